@@ -1,0 +1,208 @@
+//! The command line: `serve` and `import`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use rmcp::ServiceExt as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{Namespace, SkillVersion};
+use crate::http::{self, HttpOptions};
+use crate::import::{self, Outcome};
+use crate::mcp::SkillServer;
+use crate::registry::Registry;
+
+/// Default data directory, relative to the working directory.
+pub const DEFAULT_DATA_DIR: &str = "skillreg-data";
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "skillreg",
+    version,
+    about = "A versioned Agent Skills registry served over MCP (SEP-2640)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the registry over MCP (Streamable HTTP at /mcp, or stdio).
+    #[command(
+        after_help = "Examples:\n  skillreg serve\n  skillreg serve --listen 0.0.0.0:8080 --allowed-host skills.example.com\n  skillreg serve --stdio --data-dir /var/lib/skillreg"
+    )]
+    Serve(ServeArgs),
+    /// Import every skill found under the given directories.
+    #[command(
+        after_help = "Prints one line per skill (imported, unchanged or skipped with the reason) and a summary.\n\nExit status: 0 when every skill was imported or unchanged, 1 when any was skipped, 2 on a fatal error.\n\nExample:\n  skillreg import --namespace acme ./skills"
+    )]
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DataDir {
+    /// Directory holding the database (created if missing).
+    #[arg(long, env = "SKILLREG_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+    pub data_dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub data: DataDir,
+    /// Address to listen on for HTTP.
+    #[arg(long, env = "SKILLREG_LISTEN", default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+    /// Speak MCP on stdin/stdout instead of HTTP (logs go to stderr).
+    #[arg(long)]
+    pub stdio: bool,
+    /// Do not publish the embedded skills-seed/ skills at startup.
+    #[arg(long, env = "SKILLREG_NO_SEED")]
+    pub no_seed: bool,
+    /// Extra Host header value accepted on /mcp (repeatable; comma-separated in the env var);
+    /// `*` accepts any. Loopback names are always accepted.
+    #[arg(
+        long = "allowed-host",
+        env = "SKILLREG_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// Skills per skills/list and resources/list page.
+    #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value_t = crate::registry::DEFAULT_PAGE_SIZE)]
+    pub page_size: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub data: DataDir,
+    /// Namespace to import into.
+    #[arg(long, short, default_value = "default")]
+    pub namespace: String,
+    /// Version for every imported skill (default: the frontmatter's semver `version` or
+    /// `metadata.version`, else 0.1.0).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Directories to search for SKILL.md files (hidden directories included).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Run a parsed command line.
+pub async fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Serve(args) => serve(args).await,
+        Command::Import(args) => import(args).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let registry = Registry::open(&args.data.data_dir)
+        .await?
+        .with_page_size(args.page_size);
+    if !args.no_seed {
+        let s = import::import_seed(&registry).await?;
+        tracing::info!(
+            imported = s.imported,
+            unchanged = s.unchanged,
+            skipped = s.skipped,
+            "seed skills"
+        );
+    }
+    if args.stdio {
+        tracing::info!(data_dir = %args.data.data_dir.display(), "serving MCP on stdio");
+        let service = SkillServer::new(registry)
+            .serve(rmcp::transport::stdio())
+            .await?;
+        service.waiting().await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shutdown = CancellationToken::new();
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let app = http::router(
+        registry,
+        &HttpOptions {
+            allowed_hosts: args.allowed_hosts,
+        },
+        shutdown.clone(),
+    );
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        data_dir = %args.data.data_dir.display(),
+        "serving MCP at http://{}/mcp",
+        listener.local_addr()?
+    );
+    let signal = shutdown.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        signal.cancel();
+    });
+    http::serve(listener, app, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("install SIGTERM handler");
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term.recv() => {}
+    }
+}
+
+async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let namespace = Namespace::new(&args.namespace)
+        .map_err(|e| anyhow::anyhow!("invalid namespace {:?}: it {e}", args.namespace))?;
+    let version = args
+        .version
+        .as_deref()
+        .map(SkillVersion::parse)
+        .transpose()?;
+    let registry = Registry::open(&args.data.data_dir).await?;
+    let summary = import::import_paths(
+        &registry,
+        &namespace,
+        version.as_ref(),
+        &args.paths,
+        |line| {
+            let dir = line.dir.display();
+            match &line.outcome {
+                Outcome::Imported { uri, version } => {
+                    println!("imported  {uri} {version}  ({dir})")
+                }
+                Outcome::Unchanged { uri, version } => {
+                    println!("unchanged {uri} {version}  ({dir})")
+                }
+                Outcome::Skipped { code, reason } => println!("skipped   {dir}: {reason} [{code}]"),
+            }
+            for w in &line.warnings {
+                println!("  warning: {w}");
+            }
+        },
+    )
+    .await?;
+    println!(
+        "{} imported, {} unchanged, {} skipped",
+        summary.imported, summary.unchanged, summary.skipped
+    );
+    registry.store().close().await;
+    Ok(if summary.skipped > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

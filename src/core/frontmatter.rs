@@ -1,0 +1,700 @@
+//! `SKILL.md` frontmatter: find it, parse its YAML strictly, check the Agent Skills fields.
+//!
+//! The frontmatter is kept verbatim as a JSON object (every field the author wrote, in the
+//! author's order), because SEP-2640 requires `skills/list` to carry it unchanged. What breaks the
+//! wire contract or a real client is an error; what is merely unusual is a [`Warning`].
+//!
+//! YAML is read with the 1.2 core schema (`yaml_serde`), the same schema the conformance suite
+//! and the official clients parse with, so `yes` stays a string and dates stay strings. Stricter
+//! than the parser alone: duplicate keys, non-string keys, non-finite numbers and tags are refused.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+use super::limits::{
+    MAX_COMPATIBILITY_UNITS, MAX_DESCRIPTION_UNITS, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH,
+    RECOMMENDED_SKILL_MD_LINES,
+};
+use super::name::{NameError, SkillName};
+
+/// Top-level fields defined by the Agent Skills specification.
+pub const KNOWN_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+
+/// `metadata` keys with this prefix are reserved by SEP-2640.
+pub const RESERVED_METADATA_PREFIX: &str = "io.modelcontextprotocol/";
+
+/// A parsed and checked `SKILL.md`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillMd {
+    /// The frontmatter, verbatim, as JSON.
+    pub frontmatter: Map<String, Value>,
+    pub name: SkillName,
+    pub description: String,
+    pub warnings: Vec<Warning>,
+}
+
+/// Something unusual that does not stop a skill from being published. Stored with the version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable snake_case code.
+    pub code: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// Why a `SKILL.md` cannot be published.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontmatterError {
+    #[error("SKILL.md is not valid UTF-8 (first bad byte at offset {0})")]
+    NotUtf8(usize),
+    #[error("SKILL.md does not start with a '---' frontmatter line")]
+    Missing,
+    #[error("SKILL.md frontmatter has no closing '---' line")]
+    Unterminated,
+    #[error("SKILL.md frontmatter is {0} bytes; at most {MAX_FRONTMATTER_BYTES} are allowed")]
+    TooLarge(usize),
+    #[error("SKILL.md frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels")]
+    TooDeep,
+    #[error("SKILL.md frontmatter is not valid YAML: {0}")]
+    Yaml(String),
+    #[error("SKILL.md frontmatter is not a YAML mapping")]
+    NotAMapping,
+    #[error("SKILL.md frontmatter has the key {0:?} twice")]
+    DuplicateKey(String),
+    #[error("SKILL.md frontmatter has a key that is not a string")]
+    NonStringKey,
+    #[error(
+        "SKILL.md frontmatter has a value JSON cannot carry (NaN, infinity, a tag or a huge integer)"
+    )]
+    UnsupportedValue,
+    #[error("frontmatter field `{0}` is required")]
+    MissingField(&'static str),
+    #[error("frontmatter field `{field}` must be {expected}")]
+    FieldType {
+        field: &'static str,
+        expected: &'static str,
+    },
+    #[error("frontmatter name {name:?} is not a valid skill name: it {error}")]
+    InvalidName { name: String, error: NameError },
+    #[error("frontmatter description is empty")]
+    EmptyDescription,
+    #[error(
+        "frontmatter description is {0} characters; at most {MAX_DESCRIPTION_UNITS} are allowed"
+    )]
+    DescriptionTooLong(usize),
+    #[error(
+        "frontmatter compatibility is {0} characters; it must be 1 to {MAX_COMPATIBILITY_UNITS}"
+    )]
+    CompatibilityLength(usize),
+    #[error("frontmatter metadata.{0} must be a string (metadata maps strings to strings)")]
+    MetadataValue(String),
+    #[error("frontmatter metadata key {0:?} uses the prefix reserved by SEP-2640")]
+    ReservedMetadataKey(String),
+}
+
+impl FrontmatterError {
+    /// Stable snake_case code for APIs and reports.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NotUtf8(_) => "skill_md_not_utf8",
+            Self::Missing | Self::Unterminated => "frontmatter_missing",
+            Self::TooLarge(_) | Self::TooDeep => "frontmatter_too_large",
+            Self::Yaml(_) | Self::NotAMapping | Self::NonStringKey | Self::UnsupportedValue => {
+                "frontmatter_invalid_yaml"
+            }
+            Self::DuplicateKey(_) => "frontmatter_duplicate_key",
+            Self::MissingField(_) => "frontmatter_missing_field",
+            Self::FieldType { .. } | Self::MetadataValue(_) => "frontmatter_invalid_field",
+            Self::InvalidName { .. } => "invalid_skill_name",
+            Self::EmptyDescription | Self::DescriptionTooLong(_) => "invalid_description",
+            Self::CompatibilityLength(_) => "invalid_compatibility",
+            Self::ReservedMetadataKey(_) => "reserved_metadata_key",
+        }
+    }
+}
+
+/// Parse and check a `SKILL.md`. `bytes` is never modified; a UTF-8 BOM and CRLF line endings are
+/// tolerated when locating the frontmatter.
+pub fn parse(bytes: &[u8]) -> Result<SkillMd, FrontmatterError> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| FrontmatterError::NotUtf8(e.valid_up_to()))?;
+    let yaml = extract(text)?;
+    let frontmatter = parse_yaml(yaml)?;
+    check(frontmatter, text)
+}
+
+/// The YAML between the opening and closing `---` lines.
+fn extract(text: &str) -> Result<&str, FrontmatterError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().ok_or(FrontmatterError::Missing)?;
+    if !is_fence(first) {
+        return Err(FrontmatterError::Missing);
+    }
+    let start = first.len();
+    let mut offset = start;
+    for line in lines {
+        if is_fence(line) {
+            let yaml = &text[start..offset];
+            if yaml.len() > MAX_FRONTMATTER_BYTES {
+                return Err(FrontmatterError::TooLarge(yaml.len()));
+            }
+            return Ok(yaml);
+        }
+        offset += line.len();
+        if offset - start > MAX_FRONTMATTER_BYTES {
+            return Err(FrontmatterError::TooLarge(offset - start));
+        }
+    }
+    Err(FrontmatterError::Unterminated)
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_end_matches(['\n', '\r', ' ', '\t']) == "---"
+}
+
+/// Parse YAML into JSON, refusing what JSON or YAML 1.2 clients cannot represent the same way.
+fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, FrontmatterError> {
+    if flow_depth(yaml) > MAX_FRONTMATTER_DEPTH {
+        return Err(FrontmatterError::TooDeep);
+    }
+    let failure = RefCell::new(None);
+    let de = yaml_serde::Deserializer::from_str(yaml);
+    let value = Strict {
+        depth: 0,
+        failure: &failure,
+    }
+    .deserialize(de);
+    match (value, failure.into_inner()) {
+        (_, Some(err)) => Err(err),
+        (Err(e), None) => Err(FrontmatterError::Yaml(e.to_string())),
+        (Ok(Value::Object(map)), None) => Ok(map),
+        (Ok(Value::Null), None) => Ok(Map::new()),
+        (Ok(_), None) => Err(FrontmatterError::NotAMapping),
+    }
+}
+
+/// An upper bound on flow-collection nesting (`[`/`{`), checked before the parser sees it: the
+/// YAML parser is slow on deeply nested flow collections.
+fn flow_depth(yaml: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in yaml.bytes() {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn check(frontmatter: Map<String, Value>, text: &str) -> Result<SkillMd, FrontmatterError> {
+    let name = match frontmatter.get("name") {
+        None | Some(Value::Null) => return Err(FrontmatterError::MissingField("name")),
+        Some(Value::String(s)) => {
+            SkillName::new(s).map_err(|error| FrontmatterError::InvalidName {
+                name: s.chars().take(80).collect(),
+                error,
+            })?
+        }
+        Some(_) => {
+            return Err(FrontmatterError::FieldType {
+                field: "name",
+                expected: "a string",
+            });
+        }
+    };
+    let description = match frontmatter.get("description") {
+        None | Some(Value::Null) => return Err(FrontmatterError::MissingField("description")),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            return Err(FrontmatterError::FieldType {
+                field: "description",
+                expected: "a string",
+            });
+        }
+    };
+    if description.trim().is_empty() {
+        return Err(FrontmatterError::EmptyDescription);
+    }
+    let units = description.encode_utf16().count();
+    if units > MAX_DESCRIPTION_UNITS {
+        return Err(FrontmatterError::DescriptionTooLong(units));
+    }
+    match frontmatter.get("compatibility") {
+        None => {}
+        Some(Value::String(s)) => {
+            let units = s.encode_utf16().count();
+            if units == 0 || units > MAX_COMPATIBILITY_UNITS {
+                return Err(FrontmatterError::CompatibilityLength(units));
+            }
+        }
+        Some(_) => {
+            return Err(FrontmatterError::FieldType {
+                field: "compatibility",
+                expected: "a string",
+            });
+        }
+    }
+    match frontmatter.get("metadata") {
+        None => {}
+        Some(Value::Object(map)) => {
+            for (key, value) in map {
+                if key.starts_with(RESERVED_METADATA_PREFIX) {
+                    return Err(FrontmatterError::ReservedMetadataKey(key.clone()));
+                }
+                if !value.is_string() {
+                    return Err(FrontmatterError::MetadataValue(key.clone()));
+                }
+            }
+        }
+        Some(_) => {
+            return Err(FrontmatterError::FieldType {
+                field: "metadata",
+                expected: "a map of strings to strings",
+            });
+        }
+    }
+    match frontmatter.get("license") {
+        None | Some(Value::String(_)) => {}
+        Some(_) => {
+            return Err(FrontmatterError::FieldType {
+                field: "license",
+                expected: "a string",
+            });
+        }
+    }
+
+    let mut warnings = Vec::new();
+    if let Some(v) = frontmatter.get("allowed-tools")
+        && !v.is_string()
+    {
+        warnings.push(Warning::new(
+            "allowed_tools_not_string",
+            "allowed-tools should be a space-separated string",
+        ));
+    }
+    for key in frontmatter.keys() {
+        if !KNOWN_FIELDS.contains(&key.as_str()) {
+            warnings.push(Warning::new(
+                "unknown_field",
+                format!(
+                    "frontmatter field `{key}` is not defined by the Agent Skills specification"
+                ),
+            ));
+        }
+    }
+    let lines = text.lines().count();
+    if lines > RECOMMENDED_SKILL_MD_LINES {
+        warnings.push(Warning::new(
+            "skill_md_too_long",
+            format!("SKILL.md has {lines} lines; the Agent Skills specification recommends fewer than {RECOMMENDED_SKILL_MD_LINES}"),
+        ));
+    }
+    Ok(SkillMd {
+        frontmatter,
+        name,
+        description,
+        warnings,
+    })
+}
+
+/// Deserializes any YAML value into JSON, recording why it refused in `failure`.
+struct Strict<'a> {
+    depth: usize,
+    failure: &'a RefCell<Option<FrontmatterError>>,
+}
+
+impl Strict<'_> {
+    fn fail<E: de::Error>(&self, err: FrontmatterError) -> E {
+        let msg = err.to_string();
+        self.failure.borrow_mut().get_or_insert(err);
+        E::custom(msg)
+    }
+
+    fn deeper<E: de::Error>(&self) -> Result<Self, E> {
+        if self.depth + 1 > MAX_FRONTMATTER_DEPTH {
+            return Err(self.fail(FrontmatterError::TooDeep));
+        }
+        Ok(Strict {
+            depth: self.depth + 1,
+            failure: self.failure,
+        })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a YAML value representable as JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| self.fail(FrontmatterError::UnsupportedValue))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<Value, A::Error> {
+        Err(self.fail(FrontmatterError::UnsupportedValue))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(self.deeper()?)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key_seed(Key(self.failure))? {
+            if out.contains_key(&key) {
+                return Err(self.fail(FrontmatterError::DuplicateKey(key)));
+            }
+            let value = map.next_value_seed(self.deeper()?)?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A mapping key: only strings are accepted.
+struct Key<'a>(&'a RefCell<Option<FrontmatterError>>);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = String;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+    fn visit_string<E>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<String, E> {
+        Err(self.non_string())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<String, E> {
+        Err(self.non_string())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<String, E> {
+        Err(self.non_string())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<String, E> {
+        Err(self.non_string())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(self.non_string())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.non_string())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.non_string())
+    }
+}
+
+impl Key<'_> {
+    fn non_string<E: de::Error>(&self) -> E {
+        self.0
+            .borrow_mut()
+            .get_or_insert(FrontmatterError::NonStringKey);
+        E::custom(FrontmatterError::NonStringKey.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn md(yaml: &str) -> String {
+        format!("---\n{yaml}---\n# Body\n")
+    }
+
+    #[test]
+    fn valid_frontmatter_is_kept_verbatim() {
+        let text = md(
+            "name: pdf-tools\ndescription: Extract text.\nlicense: MIT\nmetadata:\n  author: me\n  version: \"1.0\"\nallowed-tools: Bash Read\n",
+        );
+        let parsed = parse(text.as_bytes()).unwrap();
+        assert_eq!(parsed.name.as_str(), "pdf-tools");
+        assert_eq!(
+            Value::Object(parsed.frontmatter.clone()),
+            json!({"name":"pdf-tools","description":"Extract text.","license":"MIT",
+                   "metadata":{"author":"me","version":"1.0"},"allowed-tools":"Bash Read"})
+        );
+        // Author order is preserved.
+        let keys: Vec<&str> = parsed.frontmatter.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "description",
+                "license",
+                "metadata",
+                "allowed-tools"
+            ]
+        );
+        assert!(parsed.warnings.is_empty());
+    }
+
+    #[test]
+    fn yaml_1_2_core_schema() {
+        // `yes`/`on` stay strings, dates stay strings, `1.0` is a number, `~` is null.
+        let text = md(
+            "name: a\ndescription: d\nx-yes: yes\nx-on: on\nx-date: 2024-01-02\nx-num: 1.0\nx-null: ~\nx-hex: 0x1F\n",
+        );
+        let fm = parse(text.as_bytes()).unwrap().frontmatter;
+        assert_eq!(fm["x-yes"], json!("yes"));
+        assert_eq!(fm["x-on"], json!("on"));
+        assert_eq!(fm["x-date"], json!("2024-01-02"));
+        assert_eq!(fm["x-num"], json!(1.0));
+        assert_eq!(fm["x-null"], Value::Null);
+        assert_eq!(fm["x-hex"], json!(31));
+    }
+
+    #[test]
+    fn bom_crlf_and_stray_cr_are_tolerated_without_changing_bytes() {
+        let crlf = "\u{feff}---\r\nname: a\r\ndescription: d\r\r\n---\r\nbody\r\n";
+        let parsed = parse(crlf.as_bytes()).unwrap();
+        assert_eq!(parsed.name.as_str(), "a");
+        assert_eq!(parsed.description, "d");
+    }
+
+    #[test]
+    fn warnings_for_unknown_fields_list_tools_and_long_files() {
+        let mut text = md("name: a\ndescription: d\nversion: 1.0.0\nallowed-tools: [Bash, Read]\n");
+        text.push_str(&"line\n".repeat(600));
+        let codes: Vec<String> = parse(text.as_bytes())
+            .unwrap()
+            .warnings
+            .into_iter()
+            .map(|w| w.code)
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                "allowed_tools_not_string",
+                "unknown_field",
+                "skill_md_too_long"
+            ]
+        );
+    }
+
+    #[test]
+    fn error_table() {
+        let long_desc = format!("name: a\ndescription: {}\n", "x".repeat(1025));
+        let ok_desc = format!("name: a\ndescription: {}\n", "x".repeat(1024));
+        // 600 astral characters are 1200 UTF-16 units: over the limit as the TS client counts.
+        let astral = format!("name: a\ndescription: {}\n", "😀".repeat(600));
+        let long_compat = format!(
+            "name: a\ndescription: d\ncompatibility: {}\n",
+            "c".repeat(501)
+        );
+        let deep = format!(
+            "name: a\ndescription: d\nx: {}{}\n",
+            "[".repeat(40),
+            "]".repeat(40)
+        );
+        let huge = format!("name: a\ndescription: d\nx: {}\n", "y".repeat(70_000));
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (b"no frontmatter\n".to_vec(), "frontmatter_missing"),
+            (
+                b"---\nname: a\ndescription: d\n".to_vec(),
+                "frontmatter_missing",
+            ),
+            (
+                b"---\nname: a\xff\ndescription: d\n---\n".to_vec(),
+                "skill_md_not_utf8",
+            ),
+            (
+                md("name: [unclosed\ndescription: d\n").into_bytes(),
+                "frontmatter_invalid_yaml",
+            ),
+            (
+                md("description: a: b: c\nname: a\n").into_bytes(),
+                "frontmatter_invalid_yaml",
+            ),
+            (md("- a\n- b\n").into_bytes(), "frontmatter_invalid_yaml"),
+            (
+                md("name: a\nname: b\ndescription: d\n").into_bytes(),
+                "frontmatter_duplicate_key",
+            ),
+            (
+                md("name: a\ndescription: d\n1: x\n").into_bytes(),
+                "frontmatter_invalid_yaml",
+            ),
+            (
+                md("name: a\ndescription: d\nx: .inf\n").into_bytes(),
+                "frontmatter_invalid_yaml",
+            ),
+            (
+                md("name: a\ndescription: d\nx: !custom 3\n").into_bytes(),
+                "frontmatter_invalid_yaml",
+            ),
+            (md("").into_bytes(), "frontmatter_missing_field"),
+            (
+                md("description: d\n").into_bytes(),
+                "frontmatter_missing_field",
+            ),
+            (md("name: a\n").into_bytes(), "frontmatter_missing_field"),
+            (
+                md("name: a\ndescription:\n").into_bytes(),
+                "frontmatter_missing_field",
+            ),
+            (
+                md("name: 12\ndescription: d\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (
+                md("name: a\ndescription: [d]\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (
+                md("name: Bad Name\ndescription: d\n").into_bytes(),
+                "invalid_skill_name",
+            ),
+            (
+                md("name: -lead\ndescription: d\n").into_bytes(),
+                "invalid_skill_name",
+            ),
+            (
+                md("name: a--b\ndescription: d\n").into_bytes(),
+                "invalid_skill_name",
+            ),
+            (
+                md(&format!("name: {}\ndescription: d\n", "a".repeat(65))).into_bytes(),
+                "invalid_skill_name",
+            ),
+            (
+                md("name: a\ndescription: \"  \"\n").into_bytes(),
+                "invalid_description",
+            ),
+            (md(&long_desc).into_bytes(), "invalid_description"),
+            (md(&astral).into_bytes(), "invalid_description"),
+            (md(&long_compat).into_bytes(), "invalid_compatibility"),
+            (
+                md("name: a\ndescription: d\ncompatibility: \"\"\n").into_bytes(),
+                "invalid_compatibility",
+            ),
+            (
+                md("name: a\ndescription: d\nmetadata: [a]\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (
+                md("name: a\ndescription: d\nmetadata:\n  count: 3\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (
+                md("name: a\ndescription: d\nmetadata:\n  list: [a]\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (
+                md("name: a\ndescription: d\nmetadata:\n  io.modelcontextprotocol/x: y\n")
+                    .into_bytes(),
+                "reserved_metadata_key",
+            ),
+            (
+                md("name: a\ndescription: d\nlicense: [MIT]\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (md(&deep).into_bytes(), "frontmatter_too_large"),
+            (md(&huge).into_bytes(), "frontmatter_too_large"),
+        ];
+        for (input, code) in &cases {
+            let got = parse(input).map(|_| ()).map_err(|e| e.code());
+            assert_eq!(
+                got,
+                Err(*code),
+                "{:?}",
+                String::from_utf8_lossy(&input[..input.len().min(120)])
+            );
+        }
+        assert!(parse(md(&ok_desc).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded() {
+        // A "billion laughs" document must fail (or stay small), not exhaust memory.
+        let mut yaml =
+            String::from("name: a\ndescription: d\na0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = i - 1;
+            yaml.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        let result = parse(md(&yaml).as_bytes());
+        if let Ok(parsed) = result {
+            let size = serde_json::to_string(&parsed.frontmatter).unwrap().len();
+            panic!("alias bomb accepted, expanded to {size} bytes");
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The domain: names, URIs, frontmatter, bundles, digests, versions and limits.
+//!
+//! Pure code only: nothing here does I/O or imports tokio, sqlx, axum or rmcp, so the CLI can run
+//! the same validation before an upload that the server runs on publish.
+
+pub mod bundle;
+pub mod digest;
+pub mod frontmatter;
+pub mod limits;
+pub mod mime;
+pub mod name;
+pub mod path;
+pub mod uri;
+pub mod version;
+
+pub use bundle::{Bundle, BundleError, BundleFile, Entry, InputFile, InputKind};
+pub use digest::Digest;
+pub use frontmatter::{FrontmatterError, SkillMd, Warning};
+pub use name::{NameError, Namespace, SkillName};
+pub use path::{BundlePath, PathError};
+pub use uri::{SkillUri, Target, UriError};
+pub use version::{SkillVersion, VersionError};

@@ -1,0 +1,127 @@
+//! Semantic versions of a skill (semver 2.0.0).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A published version number. Ordered by semver precedence, build metadata as a tie-break.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct SkillVersion(semver::Version);
+
+/// A string that is not a semver 2.0.0 version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{input:?} is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): {reason}")]
+pub struct VersionError {
+    pub input: String,
+    pub reason: String,
+}
+
+impl SkillVersion {
+    pub fn parse(s: &str) -> Result<Self, VersionError> {
+        semver::Version::parse(s)
+            .map(Self)
+            .map_err(|e| VersionError {
+                input: s.chars().take(80).collect(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// The default for skills whose frontmatter names no version.
+    pub fn initial() -> Self {
+        Self(semver::Version::new(0, 1, 0))
+    }
+
+    /// Pre-releases are never chosen as current while a release exists.
+    pub fn is_prerelease(&self) -> bool {
+        !self.0.pre.is_empty()
+    }
+}
+
+impl Ord for SkillVersion {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl PartialOrd for SkillVersion {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for SkillVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for SkillVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::str::FromStr for SkillVersion {
+    type Err = VersionError;
+    fn from_str(s: &str) -> Result<Self, VersionError> {
+        Self::parse(s)
+    }
+}
+
+/// The version a registry should consider current: the highest release, or the highest
+/// pre-release when there is no release. `None` when the list is empty.
+pub fn pick_current<'a, I>(candidates: I) -> Option<&'a SkillVersion>
+where
+    I: IntoIterator<Item = &'a SkillVersion>,
+{
+    let mut best_release: Option<&SkillVersion> = None;
+    let mut best_pre: Option<&SkillVersion> = None;
+    for v in candidates {
+        let slot = if v.is_prerelease() {
+            &mut best_pre
+        } else {
+            &mut best_release
+        };
+        if slot.is_none_or(|b| v > b) {
+            *slot = Some(v);
+        }
+    }
+    best_release.or(best_pre)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_table() {
+        for ok in [
+            "0.1.0",
+            "1.2.3",
+            "1.0.0-alpha.1",
+            "1.0.0+build.5",
+            "10.20.30",
+        ] {
+            assert_eq!(SkillVersion::parse(ok).unwrap().to_string(), ok);
+        }
+        for bad in [
+            "", "1", "1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0 ", "latest", "1.0.0/x",
+        ] {
+            assert!(SkillVersion::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn current_prefers_releases() {
+        let vs: Vec<SkillVersion> = ["1.0.0", "2.0.0-rc.1", "1.5.0", "0.9.0"]
+            .iter()
+            .map(|s| SkillVersion::parse(s).unwrap())
+            .collect();
+        assert_eq!(pick_current(&vs).unwrap().to_string(), "1.5.0");
+        let pre: Vec<SkillVersion> = ["2.0.0-rc.1", "2.0.0-rc.2"]
+            .iter()
+            .map(|s| SkillVersion::parse(s).unwrap())
+            .collect();
+        assert_eq!(pick_current(&pre).unwrap().to_string(), "2.0.0-rc.2");
+        assert!(pick_current(&[]).is_none());
+    }
+}

@@ -1,0 +1,504 @@
+//! The use-cases every transport calls: publish, list, get, read, read a directory.
+//!
+//! `Registry` orders the work between `core` (rules) and `store` (SQLite). It is a cheap `Clone`.
+//! What a published version contains never changes, so manifests are cached by version id; what
+//! is *current* is always asked of SQLite, so another process importing into the same data
+//! directory is seen by the next request.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Map, Value};
+use tokio::sync::broadcast;
+
+use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
+use crate::core::{
+    self, InputFile, Namespace, SkillName, SkillUri, SkillVersion, Target, Warning, mime,
+};
+use crate::error::{Error, Result};
+use crate::store::{Manifest, NewVersion, PublishOutcome, ResolvedVersion, Store};
+
+/// Default number of skills on one `skills/list` / `resources/list` page.
+pub const DEFAULT_PAGE_SIZE: u32 = 100;
+/// Manifests kept in memory; the cache is cleared when it grows past this.
+const MANIFEST_CACHE_LIMIT: usize = 20_000;
+
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    page_size: u32,
+    manifests: RwLock<HashMap<i64, Arc<Manifest>>>,
+    changes: broadcast::Sender<()>,
+}
+
+/// A skill entry as `skills/list` and `skills/get` return it.
+#[derive(Debug, Clone)]
+pub struct SkillEntry {
+    pub uri: String,
+    pub frontmatter: Map<String, Value>,
+    pub resources: Vec<FileRef>,
+    pub version: String,
+    pub pinned: bool,
+}
+
+/// A file of a skill with its integrity data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRef {
+    pub uri: String,
+    pub digest: String,
+    pub size: u64,
+}
+
+/// A file read back, bytes exactly as published.
+#[derive(Debug, Clone)]
+pub struct FileContent {
+    pub uri: String,
+    pub mime_type: String,
+    pub bytes: Vec<u8>,
+    pub pinned: bool,
+}
+
+impl FileContent {
+    /// The bytes as text when the file is served as `text`: a textual MIME type and UTF-8.
+    pub fn text(&self) -> Option<&str> {
+        if mime::is_textual(&self.mime_type) {
+            std::str::from_utf8(&self.bytes).ok()
+        } else {
+            None
+        }
+    }
+}
+
+/// One direct child of a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirChild {
+    pub uri: String,
+    pub name: String,
+    /// `inode/directory` for subdirectories.
+    pub mime_type: String,
+    /// `None` for directories.
+    pub size: Option<u64>,
+}
+
+/// A SKILL.md as `resources/list` shows it.
+#[derive(Debug, Clone)]
+pub struct SkillMdResource {
+    pub uri: String,
+    pub name: String,
+    pub description: String,
+    pub size: u64,
+}
+
+/// What a publish did.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub namespace: Namespace,
+    pub name: SkillName,
+    pub version: SkillVersion,
+    pub created: bool,
+    pub uri: String,
+    pub pinned_uri: String,
+    pub files: Vec<FileRef>,
+    pub warnings: Vec<Warning>,
+}
+
+/// A page of results and the cursor of the next one.
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+}
+
+impl Registry {
+    /// Open the registry stored in `data_dir`.
+    pub async fn open(data_dir: &Path) -> Result<Self> {
+        let store = Store::open(data_dir).await?;
+        Ok(Self::with_store(store, DEFAULT_PAGE_SIZE))
+    }
+
+    pub fn with_store(store: Store, page_size: u32) -> Self {
+        let (changes, _) = broadcast::channel(16);
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                page_size: page_size.max(1),
+                manifests: RwLock::new(HashMap::new()),
+                changes,
+            }),
+        }
+    }
+
+    pub fn with_page_size(self, page_size: u32) -> Self {
+        Self::with_store(self.inner.store.clone(), page_size)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// A receiver that gets `()` after every change to the current catalog.
+    pub fn subscribe(&self) -> broadcast::Receiver<()> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Validate and store one skill version.
+    ///
+    /// `expected_name` (from a URL) must equal the frontmatter name when given. The version is
+    /// `version`, else the frontmatter's semver `version`/`metadata.version`, else `0.1.0`.
+    pub async fn publish(
+        &self,
+        namespace: &Namespace,
+        files: Vec<InputFile>,
+        expected_name: Option<&SkillName>,
+        version: Option<SkillVersion>,
+        published_by: Option<&str>,
+    ) -> Result<Published> {
+        let bundle = core::bundle::validate(files)?;
+        if let Some(expected) = expected_name
+            && expected != &bundle.name
+        {
+            return Err(Error::NameMismatch {
+                expected: expected.to_string(),
+                found: bundle.name.to_string(),
+            });
+        }
+        let version = version
+            .or_else(|| bundle.declared_version.clone())
+            .unwrap_or_else(SkillVersion::initial);
+        let outcome = self
+            .inner
+            .store
+            .publish(NewVersion {
+                namespace,
+                bundle: &bundle,
+                version: &version,
+                published_by,
+            })
+            .await
+            .map_err(|e| match e {
+                crate::store::StoreError::VersionExists { .. } => Error::VersionExists {
+                    namespace: namespace.to_string(),
+                    name: bundle.name.to_string(),
+                    version: version.to_string(),
+                },
+                other => Error::Storage(other),
+            })?;
+        let created = matches!(outcome, PublishOutcome::Created { .. });
+        if created {
+            let _ = self.inner.changes.send(());
+        }
+        let current_root = SkillUri::root(namespace, &bundle.name, None);
+        let pinned_root = SkillUri::root(namespace, &bundle.name, Some(&version));
+        Ok(Published {
+            uri: SkillUri::join(&current_root, SKILL_MD),
+            pinned_uri: SkillUri::join(&pinned_root, SKILL_MD),
+            files: bundle
+                .files
+                .iter()
+                .map(|f| FileRef {
+                    uri: SkillUri::join(&pinned_root, f.path.as_str()),
+                    digest: f.digest.to_string(),
+                    size: f.bytes.len() as u64,
+                })
+                .collect(),
+            warnings: bundle.warnings,
+            namespace: namespace.clone(),
+            name: bundle.name,
+            version,
+            created,
+        })
+    }
+
+    /// One page of current skills (root and nested), in URI order.
+    pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
+        let after = decode_cursor(cursor)?;
+        let mut rows = self
+            .inner
+            .store
+            .list_page(&after, self.inner.page_size + 1)
+            .await?;
+        let more = rows.len() > self.inner.page_size as usize;
+        rows.truncate(self.inner.page_size as usize);
+        let next_cursor = more
+            .then(|| rows.last().map(|r| encode_cursor(&r.uri)))
+            .flatten();
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let uri = SkillUri::parse(&row.uri).map_err(|error| Error::InvalidUri {
+                uri: row.uri.clone(),
+                error,
+            })?;
+            let manifest = self.manifest(row.version_id).await?;
+            let root = SkillUri::root(&uri.namespace, &uri.name, None);
+            let frontmatter = parse_frontmatter(&row.frontmatter)?;
+            items.push(entry(
+                &root,
+                &manifest,
+                &row.subpath,
+                frontmatter,
+                row.version,
+                false,
+            ));
+        }
+        Ok(Page { items, next_cursor })
+    }
+
+    /// The skill whose SKILL.md is at `uri` (current or pinned).
+    pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry> {
+        let not_found = || Error::NotFound(format!("No skill is served at {uri}"));
+        let parsed = parse_uri(uri)?;
+        let Target::Path(path) = &parsed.target else {
+            return Err(not_found());
+        };
+        let subpath = if path == SKILL_MD {
+            ""
+        } else {
+            path.strip_suffix(&format!("/{SKILL_MD}"))
+                .ok_or_else(not_found)?
+        };
+        let (resolved, manifest) = self.resolve(&parsed).await?.ok_or_else(not_found)?;
+        let manifest_entry = manifest
+            .entries
+            .iter()
+            .find(|e| e.subpath == subpath)
+            .ok_or_else(not_found)?;
+        let pinned = parsed.version.is_some();
+        let root = SkillUri::root(&parsed.namespace, &parsed.name, parsed.version.as_ref());
+        let frontmatter = parse_frontmatter(&manifest_entry.frontmatter)?;
+        let skill = entry(
+            &root,
+            &manifest,
+            subpath,
+            frontmatter,
+            resolved.version,
+            pinned,
+        );
+        // Only the canonical spelling of a URI names a skill (hosts compare URIs as strings).
+        if skill.uri != uri {
+            return Err(not_found());
+        }
+        Ok(skill)
+    }
+
+    /// The bytes of the file at `uri`.
+    pub async fn read(&self, uri: &str) -> Result<FileContent> {
+        let not_found = || Error::NotFound(format!("No resource at {uri}"));
+        let parsed = parse_uri(uri)?;
+        let Target::Path(path) = &parsed.target else {
+            return Err(not_found());
+        };
+        let (_, manifest) = self.resolve(&parsed).await?.ok_or_else(not_found)?;
+        let file = manifest
+            .files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .map(|i| &manifest.files[i])
+            .map_err(|_| not_found())?;
+        let bytes = self.inner.store.blob(&file.digest).await?.ok_or_else(|| {
+            Error::Storage(crate::store::StoreError::Corrupt(format!(
+                "blob {} is missing",
+                file.digest
+            )))
+        })?;
+        let mime_type = mime::for_file(path, || mime::looks_like_text(&bytes));
+        Ok(FileContent {
+            uri: parsed.to_string(),
+            mime_type,
+            bytes,
+            pinned: parsed.version.is_some(),
+        })
+    }
+
+    /// The direct children of the directory at `uri`: a skill root or a subdirectory.
+    pub async fn read_dir(&self, uri: &str) -> Result<Vec<DirChild>> {
+        let parsed = parse_uri(uri)?;
+        let (_, manifest) = self
+            .resolve(&parsed)
+            .await?
+            .ok_or_else(|| Error::NotADirectory(uri.to_owned()))?;
+        let prefix = match &parsed.target {
+            Target::Root => String::new(),
+            Target::Path(p) => format!("{p}/"),
+        };
+        let root = SkillUri::root(&parsed.namespace, &parsed.name, parsed.version.as_ref());
+        let mut children: Vec<DirChild> = Vec::new();
+        let mut last_dir: Option<&str> = None;
+        for file in manifest
+            .files
+            .iter()
+            .filter(|f| f.path.starts_with(&prefix))
+        {
+            let rest = &file.path[prefix.len()..];
+            match rest.split_once('/') {
+                Some((dir, _)) => {
+                    if last_dir == Some(dir) {
+                        continue;
+                    }
+                    last_dir = Some(dir);
+                    children.push(DirChild {
+                        uri: SkillUri::join(&root, &format!("{prefix}{dir}")),
+                        name: dir.to_owned(),
+                        mime_type: mime::DIRECTORY.to_owned(),
+                        size: None,
+                    });
+                }
+                None => children.push(DirChild {
+                    uri: SkillUri::join(&root, &file.path),
+                    name: rest.to_owned(),
+                    mime_type: mime::for_file(&file.path, || true),
+                    size: Some(file.size as u64),
+                }),
+            }
+        }
+        if children.is_empty() {
+            return Err(Error::NotADirectory(uri.to_owned()));
+        }
+        children.sort_by(|a, b| a.uri.cmp(&b.uri));
+        children.dedup_by(|a, b| a.uri == b.uri);
+        Ok(children)
+    }
+
+    /// One page of current SKILL.md resources, in URI order.
+    pub async fn list_skill_mds(&self, cursor: Option<&str>) -> Result<Page<SkillMdResource>> {
+        let after = decode_cursor(cursor)?;
+        let mut rows = self
+            .inner
+            .store
+            .list_page(&after, self.inner.page_size + 1)
+            .await?;
+        let more = rows.len() > self.inner.page_size as usize;
+        rows.truncate(self.inner.page_size as usize);
+        let next_cursor = more
+            .then(|| rows.last().map(|r| encode_cursor(&r.uri)))
+            .flatten();
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let manifest = self.manifest(row.version_id).await?;
+            let path = if row.subpath.is_empty() {
+                SKILL_MD.to_owned()
+            } else {
+                format!("{}/{SKILL_MD}", row.subpath)
+            };
+            let size = manifest
+                .files
+                .iter()
+                .find(|f| f.path == path)
+                .map_or(0, |f| f.size as u64);
+            items.push(SkillMdResource {
+                uri: row.uri,
+                name: row.name,
+                description: row.description,
+                size,
+            });
+        }
+        Ok(Page { items, next_cursor })
+    }
+
+    async fn resolve(&self, uri: &SkillUri) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
+        let version = uri.version.as_ref().map(ToString::to_string);
+        let Some(resolved) = self
+            .inner
+            .store
+            .resolve(
+                uri.namespace.as_str(),
+                uri.name.as_str(),
+                version.as_deref(),
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let manifest = self.manifest(resolved.version_id).await?;
+        Ok(Some((resolved, manifest)))
+    }
+
+    async fn manifest(&self, version_id: i64) -> Result<Arc<Manifest>> {
+        if let Some(m) = self
+            .inner
+            .manifests
+            .read()
+            .expect("manifest cache")
+            .get(&version_id)
+        {
+            return Ok(m.clone());
+        }
+        let manifest = Arc::new(self.inner.store.manifest(version_id).await?);
+        let mut cache = self.inner.manifests.write().expect("manifest cache");
+        if cache.len() >= MANIFEST_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(version_id, manifest.clone());
+        Ok(manifest)
+    }
+}
+
+/// Build the entry of the skill at `subpath` of a version whose root URI is `root`.
+fn entry(
+    root: &str,
+    manifest: &Manifest,
+    subpath: &str,
+    frontmatter: Map<String, Value>,
+    version: String,
+    pinned: bool,
+) -> SkillEntry {
+    let prefix = if subpath.is_empty() {
+        String::new()
+    } else {
+        format!("{subpath}/")
+    };
+    let resources = manifest
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(&prefix))
+        .map(|f| FileRef {
+            uri: SkillUri::join(root, &f.path),
+            digest: f.digest.clone(),
+            size: f.size as u64,
+        })
+        .collect();
+    SkillEntry {
+        uri: SkillUri::join(root, &format!("{prefix}{SKILL_MD}")),
+        frontmatter,
+        resources,
+        version,
+        pinned,
+    }
+}
+
+fn parse_uri(uri: &str) -> Result<SkillUri> {
+    SkillUri::parse(uri).map_err(|error| Error::InvalidUri {
+        uri: uri.chars().take(200).collect(),
+        error,
+    })
+}
+
+fn parse_frontmatter(json: &str) -> Result<Map<String, Value>> {
+    serde_json::from_str(json).map_err(|e| {
+        Error::Storage(crate::store::StoreError::Corrupt(format!(
+            "stored frontmatter: {e}"
+        )))
+    })
+}
+
+fn encode_cursor(last_uri: &str) -> String {
+    URL_SAFE_NO_PAD.encode(last_uri)
+}
+
+fn decode_cursor(cursor: Option<&str>) -> Result<String> {
+    let Some(cursor) = cursor else {
+        return Ok(String::new());
+    };
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| Error::InvalidCursor)?;
+    let uri = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
+    if !uri.starts_with(SCHEME_PREFIX) {
+        return Err(Error::InvalidCursor);
+    }
+    Ok(uri)
+}

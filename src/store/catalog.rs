@@ -1,0 +1,375 @@
+//! Skills, versions, files, blobs and the listing: the queries.
+
+use sqlx::{Sqlite, Transaction};
+
+use super::Store;
+use crate::core::uri::{SKILL_MD, SkillUri};
+use crate::core::version::pick_current;
+use crate::core::{Bundle, Namespace, SkillVersion};
+
+/// Storage failures. Domain errors (a conflicting version) are variants of their own.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+    #[error("version {version} already exists with different content ({existing})")]
+    VersionExists { version: String, existing: String },
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+}
+
+/// A version to store. The bundle has been validated by `core`.
+pub struct NewVersion<'a> {
+    pub namespace: &'a Namespace,
+    pub bundle: &'a Bundle,
+    pub version: &'a SkillVersion,
+    pub published_by: Option<&'a str>,
+}
+
+/// What a publish did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishOutcome {
+    /// A new version was stored.
+    Created { version_id: i64 },
+    /// The identical version was already stored; nothing changed.
+    Unchanged { version_id: i64 },
+}
+
+impl PublishOutcome {
+    pub fn version_id(self) -> i64 {
+        match self {
+            Self::Created { version_id } | Self::Unchanged { version_id } => version_id,
+        }
+    }
+}
+
+/// One row of the current catalog, in URI order.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ListingRow {
+    pub uri: String,
+    pub version_id: i64,
+    pub subpath: String,
+    pub name: String,
+    pub description: String,
+    pub frontmatter: String,
+    pub version: String,
+}
+
+/// A skill version found by namespace, name and optionally version.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ResolvedVersion {
+    pub skill_id: i64,
+    pub version_id: i64,
+    pub version: String,
+    pub yanked: bool,
+    pub deprecation_message: Option<String>,
+    pub deprecated: bool,
+    pub published_at: String,
+}
+
+/// One file of a version.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FileRow {
+    pub path: String,
+    pub digest: String,
+    pub size: i64,
+    pub mode: i64,
+}
+
+/// One skill served by a version (root or nested).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ManifestEntry {
+    pub subpath: String,
+    pub name: String,
+    pub description: String,
+    pub frontmatter: String,
+}
+
+/// Everything immutable about a version except file bytes.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    pub version_id: i64,
+    /// Sorted by path.
+    pub files: Vec<FileRow>,
+    /// Sorted by subpath; the root entry (`""`) first.
+    pub entries: Vec<ManifestEntry>,
+}
+
+/// The listing URI of a skill entry's SKILL.md.
+fn listing_uri(namespace: &str, name: &str, subpath: &str) -> Result<String, StoreError> {
+    let ns = Namespace::new(namespace)
+        .map_err(|e| StoreError::Corrupt(format!("namespace {namespace:?}: {e}")))?;
+    let nm = crate::core::SkillName::new(name)
+        .map_err(|e| StoreError::Corrupt(format!("name {name:?}: {e}")))?;
+    let root = SkillUri::root(&ns, &nm, None);
+    Ok(if subpath.is_empty() {
+        SkillUri::join(&root, SKILL_MD)
+    } else {
+        SkillUri::join(&root, &format!("{subpath}/{SKILL_MD}"))
+    })
+}
+
+impl Store {
+    /// Store a version in one transaction: blobs, version row, files, entries, the new current
+    /// version and the listing. Identical content under an existing version is a no-op.
+    pub async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome, StoreError> {
+        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let ns = new.namespace.as_str();
+        let name = new.bundle.name.as_str();
+        let version = new.version.to_string();
+        let content_digest = new.bundle.content_digest.to_string();
+
+        sqlx::query("INSERT INTO namespaces (name) VALUES (?1) ON CONFLICT (name) DO NOTHING")
+            .bind(ns)
+            .execute(&mut *tx)
+            .await?;
+        let namespace_id: i64 = sqlx::query_scalar("SELECT id FROM namespaces WHERE name = ?1")
+            .bind(ns)
+            .fetch_one(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO skills (namespace_id, name) VALUES (?1, ?2)
+             ON CONFLICT (namespace_id, name) DO NOTHING",
+        )
+        .bind(namespace_id)
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+        let skill_id: i64 =
+            sqlx::query_scalar("SELECT id FROM skills WHERE namespace_id = ?1 AND name = ?2")
+                .bind(namespace_id)
+                .bind(name)
+                .fetch_one(&mut *tx)
+                .await?;
+
+        let existing: Option<(i64, String)> = sqlx::query_as(
+            "SELECT id, content_digest FROM versions WHERE skill_id = ?1 AND version = ?2",
+        )
+        .bind(skill_id)
+        .bind(&version)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((version_id, existing)) = existing {
+            tx.rollback().await?;
+            return if existing == content_digest {
+                Ok(PublishOutcome::Unchanged { version_id })
+            } else {
+                Err(StoreError::VersionExists { version, existing })
+            };
+        }
+
+        for file in &new.bundle.files {
+            sqlx::query(
+                "INSERT INTO blobs (digest, size, data) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (digest) DO NOTHING",
+            )
+            .bind(file.digest.to_string())
+            .bind(file.bytes.len() as i64)
+            .bind(&file.bytes)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let warnings = serde_json::to_string(&new.bundle.warnings)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let version_id: i64 = sqlx::query_scalar(
+            "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+        )
+        .bind(skill_id)
+        .bind(&version)
+        .bind(&content_digest)
+        .bind(new.bundle.files.len() as i64)
+        .bind(new.bundle.total_size as i64)
+        .bind(warnings)
+        .bind(new.published_by)
+        .fetch_one(&mut *tx)
+        .await?;
+        for file in &new.bundle.files {
+            sqlx::query(
+                "INSERT INTO version_files (version_id, path, digest, size, mode) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .bind(version_id)
+            .bind(file.path.as_str())
+            .bind(file.digest.to_string())
+            .bind(file.bytes.len() as i64)
+            .bind(i64::from(file.mode))
+            .execute(&mut *tx)
+            .await?;
+        }
+        for entry in &new.bundle.entries {
+            let frontmatter = serde_json::to_string(&entry.frontmatter)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            sqlx::query(
+                "INSERT INTO version_entries (version_id, subpath, name, description, frontmatter)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .bind(version_id)
+            .bind(&entry.subpath)
+            .bind(entry.name.as_str())
+            .bind(&entry.description)
+            .bind(frontmatter)
+            .execute(&mut *tx)
+            .await?;
+        }
+        refresh_current(&mut tx, skill_id, ns, name).await?;
+        tx.commit().await?;
+        Ok(PublishOutcome::Created { version_id })
+    }
+
+    /// One page of the current catalog: rows with `uri > after`, in URI order.
+    pub async fn list_page(&self, after: &str, limit: u32) -> Result<Vec<ListingRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT l.uri, l.version_id, l.subpath, e.name, e.description, e.frontmatter, v.version
+             FROM listing l
+             JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
+             JOIN versions v ON v.id = l.version_id
+             WHERE l.uri > ?1 ORDER BY l.uri LIMIT ?2",
+        )
+        .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// The current version of a skill (`version == None`) or one pinned version.
+    pub async fn resolve(
+        &self,
+        namespace: &str,
+        name: &str,
+        version: Option<&str>,
+    ) -> Result<Option<ResolvedVersion>, StoreError> {
+        let row = match version {
+            None => {
+                sqlx::query_as(
+                    "SELECT s.id AS skill_id, v.id AS version_id, v.version,
+                            v.yanked_at IS NOT NULL AS yanked, s.deprecation_message,
+                            s.deprecated_at IS NOT NULL AS deprecated, v.published_at
+                     FROM skills s
+                     JOIN namespaces n ON n.id = s.namespace_id
+                     JOIN versions v ON v.id = s.current_version_id
+                     WHERE n.name = ?1 AND s.name = ?2",
+                )
+                .bind(namespace)
+                .bind(name)
+                .fetch_optional(&self.read)
+                .await?
+            }
+            Some(version) => {
+                sqlx::query_as(
+                    "SELECT s.id AS skill_id, v.id AS version_id, v.version,
+                            v.yanked_at IS NOT NULL AS yanked, s.deprecation_message,
+                            s.deprecated_at IS NOT NULL AS deprecated, v.published_at
+                     FROM skills s
+                     JOIN namespaces n ON n.id = s.namespace_id
+                     JOIN versions v ON v.skill_id = s.id AND v.version = ?3
+                     WHERE n.name = ?1 AND s.name = ?2",
+                )
+                .bind(namespace)
+                .bind(name)
+                .bind(version)
+                .fetch_optional(&self.read)
+                .await?
+            }
+        };
+        Ok(row)
+    }
+
+    /// Files and entries of a version.
+    pub async fn manifest(&self, version_id: i64) -> Result<Manifest, StoreError> {
+        let files: Vec<FileRow> = sqlx::query_as(
+            "SELECT path, digest, size, mode FROM version_files WHERE version_id = ?1 ORDER BY path",
+        )
+        .bind(version_id)
+        .fetch_all(&self.read)
+        .await?;
+        let entries: Vec<ManifestEntry> = sqlx::query_as(
+            "SELECT subpath, name, description, frontmatter FROM version_entries
+             WHERE version_id = ?1 ORDER BY subpath",
+        )
+        .bind(version_id)
+        .fetch_all(&self.read)
+        .await?;
+        if files.is_empty() || entries.first().is_none_or(|e| !e.subpath.is_empty()) {
+            return Err(StoreError::Corrupt(format!(
+                "version {version_id} has no files or no root entry"
+            )));
+        }
+        Ok(Manifest {
+            version_id,
+            files,
+            entries,
+        })
+    }
+
+    /// The bytes stored under `digest`.
+    pub async fn blob(&self, digest: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT data FROM blobs WHERE digest = ?1")
+                .bind(digest)
+                .fetch_optional(&self.read)
+                .await?,
+        )
+    }
+}
+
+/// Recompute a skill's current version and rewrite its listing rows, inside `tx`.
+async fn refresh_current(
+    tx: &mut Transaction<'static, Sqlite>,
+    skill_id: i64,
+    namespace: &str,
+    name: &str,
+) -> Result<(), StoreError> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT id, version FROM versions WHERE skill_id = ?1 AND yanked_at IS NULL",
+    )
+    .bind(skill_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let parsed: Vec<(i64, SkillVersion)> = rows
+        .into_iter()
+        .map(|(id, v)| {
+            SkillVersion::parse(&v)
+                .map(|v| (id, v))
+                .map_err(|e| StoreError::Corrupt(e.to_string()))
+        })
+        .collect::<Result<_, _>>()?;
+    let current = pick_current(parsed.iter().map(|(_, v)| v))
+        .and_then(|best| parsed.iter().find(|(_, v)| v == best))
+        .map(|(id, _)| *id);
+    sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
+        .bind(current)
+        .bind(skill_id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM listing WHERE skill_id = ?1")
+        .bind(skill_id)
+        .execute(&mut **tx)
+        .await?;
+    let Some(version_id) = current else {
+        return Ok(());
+    };
+    let subpaths: Vec<String> =
+        sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
+            .bind(version_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    for subpath in subpaths {
+        sqlx::query(
+            "INSERT INTO listing (uri, skill_id, version_id, subpath) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(listing_uri(namespace, name, &subpath)?)
+        .bind(skill_id)
+        .bind(version_id)
+        .bind(&subpath)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! SQLite storage: every SQL statement of the crate lives under this module.
+//!
+//! One database file (`skillreg.db`, WAL mode) under the data directory. Writes go through a
+//! single-connection pool and `BEGIN IMMEDIATE` transactions, so a publish is atomic and never
+//! deadlocks against another writer (another process included); reads use a separate pool and
+//! never block on writes.
+
+mod catalog;
+mod db;
+
+pub use catalog::{
+    FileRow, ListingRow, Manifest, ManifestEntry, NewVersion, PublishOutcome, ResolvedVersion,
+    StoreError,
+};
+pub use db::Store;
