@@ -277,3 +277,176 @@ fn declared_version(fm: &Map<String, Value>, warnings: &mut Vec<Warning>) -> Opt
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SKILL: &str = "---\nname: demo\ndescription: A demo skill.\n---\n# Demo\n";
+
+    fn files(extra: &[(&str, &[u8])]) -> Vec<InputFile> {
+        let mut v = vec![InputFile::regular("SKILL.md", SKILL)];
+        v.extend(extra.iter().map(|(p, b)| InputFile::regular(*p, *b)));
+        v
+    }
+
+    #[test]
+    fn valid_bundle_with_nested_skills() {
+        let nested = b"---\nname: inner\ndescription: Inner skill.\n---\n";
+        let mismatched = b"---\nname: other\ndescription: Misnamed.\n---\n";
+        let b = validate(files(&[
+            ("refs/b.md", b"b"),
+            ("sub/inner/SKILL.md", nested),
+            ("sub/inner/x.txt", b"x"),
+            ("misc/wrong/SKILL.md", mismatched),
+            ("empty.py", b""),
+        ]))
+        .unwrap();
+        assert_eq!(b.name.as_str(), "demo");
+        let paths: Vec<&str> = b.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "SKILL.md",
+                "empty.py",
+                "misc/wrong/SKILL.md",
+                "refs/b.md",
+                "sub/inner/SKILL.md",
+                "sub/inner/x.txt"
+            ]
+        );
+        let subpaths: Vec<&str> = b.entries.iter().map(|e| e.subpath.as_str()).collect();
+        assert_eq!(subpaths, ["", "sub/inner"]);
+        assert_eq!(
+            b.warnings
+                .iter()
+                .map(|w| w.code.as_str())
+                .collect::<Vec<_>>(),
+            ["nested_skill_name_mismatch"]
+        );
+        assert_eq!(
+            b.total_size,
+            SKILL.len() as u64 + 1 + nested.len() as u64 + 1 + mismatched.len() as u64
+        );
+        assert_eq!(
+            b.files[1].digest.to_string(),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn content_digest_depends_on_bytes_paths_and_modes_only() {
+        let a = validate(files(&[("x.md", b"1")])).unwrap();
+        let b = validate(files(&[("x.md", b"1")]).into_iter().rev().collect()).unwrap();
+        assert_eq!(
+            a.content_digest, b.content_digest,
+            "input order does not matter"
+        );
+        let c = validate(files(&[("x.md", b"2")])).unwrap();
+        assert_ne!(a.content_digest, c.content_digest);
+        let mut exec = files(&[("x.md", b"1")]);
+        exec[1].executable = true;
+        assert_ne!(a.content_digest, validate(exec).unwrap().content_digest);
+    }
+
+    #[test]
+    fn declared_version() {
+        let with = |fm: &str| {
+            let md = format!("---\nname: demo\ndescription: d\n{fm}---\n");
+            validate(vec![InputFile::regular("SKILL.md", md)]).unwrap()
+        };
+        assert_eq!(
+            with("version: 1.2.3\n")
+                .declared_version
+                .unwrap()
+                .to_string(),
+            "1.2.3"
+        );
+        assert_eq!(
+            with("metadata:\n  version: 2.0.0-rc.1\n")
+                .declared_version
+                .unwrap()
+                .to_string(),
+            "2.0.0-rc.1"
+        );
+        let b = with("version: 1.0\n");
+        assert!(b.declared_version.is_none());
+        assert!(b.warnings.iter().any(|w| w.code == "version_not_semver"));
+    }
+
+    #[test]
+    fn error_table() {
+        let mut symlink = files(&[]);
+        symlink.push(InputFile {
+            path: "id_rsa".into(),
+            bytes: vec![],
+            executable: false,
+            kind: InputKind::Symlink,
+        });
+        let mut hardlink = files(&[]);
+        hardlink.push(InputFile {
+            path: "h".into(),
+            bytes: vec![],
+            executable: false,
+            kind: InputKind::HardLink,
+        });
+        let mut device = files(&[]);
+        device.push(InputFile {
+            path: "dev".into(),
+            bytes: vec![],
+            executable: false,
+            kind: InputKind::Other,
+        });
+        let too_many: Vec<InputFile> = files(&[])
+            .into_iter()
+            .chain((0..MAX_FILES).map(|i| InputFile::regular(format!("f{i}"), "x")))
+            .collect();
+        let big = vec![0u8; (MAX_TOTAL_BYTES as usize) + 1 - SKILL.len()];
+        let cases: Vec<(Vec<InputFile>, &str)> = vec![
+            (
+                vec![InputFile::regular("README.md", "x")],
+                "missing_skill_md",
+            ),
+            (
+                vec![InputFile::regular("sub/SKILL.md", SKILL)],
+                "missing_skill_md",
+            ),
+            (files(&[("../escape", b"x")]), "unsafe_path"),
+            (files(&[("/abs", b"x")]), "unsafe_path"),
+            (files(&[("a\\b", b"x")]), "unsafe_path"),
+            (files(&[("a\0b", b"x")]), "unsafe_path"),
+            (files(&[("a/./b", b"x")]), "unsafe_path"),
+            (files(&[("x.md", b"1"), ("x.md", b"2")]), "duplicate_path"),
+            (files(&[("a", b"1"), ("a/b", b"2")]), "path_conflict"),
+            (symlink, "not_a_regular_file"),
+            (hardlink, "not_a_regular_file"),
+            (device, "not_a_regular_file"),
+            (too_many, "too_many_files"),
+            (files(&[("big.bin", &big)]), "skill_too_large"),
+            (
+                vec![InputFile::regular(
+                    "SKILL.md",
+                    "---\nname: Bad\ndescription: d\n---\n",
+                )],
+                "invalid_skill_name",
+            ),
+        ];
+        for (input, code) in cases {
+            assert_eq!(validate(input).map(|_| ()).map_err(|e| e.code()), Err(code));
+        }
+        // Exactly at the limits is fine.
+        let at_limit: Vec<InputFile> = files(&[])
+            .into_iter()
+            .chain((1..MAX_FILES).map(|i| InputFile::regular(format!("f{i}"), "x")))
+            .collect();
+        assert!(validate(at_limit).is_ok());
+        let exact = vec![0u8; MAX_TOTAL_BYTES as usize - SKILL.len()];
+        assert!(validate(files(&[("big.bin", &exact)])).is_ok());
+    }
+
+    #[test]
+    fn case_collisions_warn() {
+        let b = validate(files(&[("Readme.md", b"1"), ("README.md", b"2")])).unwrap();
+        assert!(b.warnings.iter().any(|w| w.code == "case_collision"));
+    }
+}

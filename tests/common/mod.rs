@@ -1,0 +1,268 @@
+//! Shared test harness: a real server on a loopback port over a temporary data directory, a raw
+//! MCP client for both protocol eras, and the location of the external test tools.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the harness"
+)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use skillreg::Registry;
+use skillreg::http::{self, HttpOptions};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// The shared real-world corpus, read-only.
+pub fn corpus_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
+    assert!(
+        dir.join("MANIFEST.tsv").is_file(),
+        "the shared corpus must be at {}",
+        dir.display()
+    );
+    dir
+}
+
+/// A registry served over HTTP on 127.0.0.1:<random port>, stopped on drop.
+pub struct TestServer {
+    pub url: String,
+    pub registry: Registry,
+    pub data_dir: PathBuf,
+    shutdown: CancellationToken,
+    _tmp: Option<TempDir>,
+}
+
+impl TestServer {
+    /// Fresh data directory with the embedded seed skills.
+    pub async fn seeded() -> Self {
+        let tmp = TempDir::new().unwrap();
+        let registry = Registry::open(tmp.path()).await.unwrap();
+        skillreg::import::import_seed(&registry).await.unwrap();
+        Self::serve(registry, tmp.path().to_path_buf(), Some(tmp)).await
+    }
+
+    /// Serve an existing data directory with the given page size.
+    pub async fn on(data_dir: &Path, page_size: u32) -> Self {
+        let registry = Registry::open(data_dir)
+            .await
+            .unwrap()
+            .with_page_size(page_size);
+        Self::serve(registry, data_dir.to_path_buf(), None).await
+    }
+
+    async fn serve(registry: Registry, data_dir: PathBuf, tmp: Option<TempDir>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let shutdown = CancellationToken::new();
+        let app = http::router(registry.clone(), &HttpOptions::default(), shutdown.clone());
+        tokio::spawn(http::serve(listener, app, shutdown.clone()));
+        Self {
+            url,
+            registry,
+            data_dir,
+            shutdown,
+            _tmp: tmp,
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// A JSON-RPC error or result, as the server sent it.
+pub type Response = Value;
+
+/// Raw MCP over Streamable HTTP, 2026-07-28 stateless requests.
+pub struct Modern {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Modern {
+    pub fn new(url: &str) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            url: url.to_owned(),
+        }
+    }
+
+    pub async fn call(&self, method: &str, params: Value) -> Response {
+        let mut params = params;
+        params.as_object_mut().unwrap().insert(
+            "_meta".into(),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "skillreg-tests", "version": "0"}
+            }),
+        );
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method);
+        // SEP-2243: the request's target travels in Mcp-Name as well as in the body.
+        let target = match method {
+            "resources/read" => params.get("uri"),
+            "tools/call" | "prompts/get" => params.get("name"),
+            _ => None,
+        };
+        if let Some(target) = target.and_then(Value::as_str) {
+            req = req.header("Mcp-Name", target);
+        }
+        let resp = req.json(&body).send().await.unwrap();
+        let text = resp.text().await.unwrap();
+        parse_body(&text)
+    }
+}
+
+/// Raw MCP over Streamable HTTP, a 2025-11-25 session (initialize, then Mcp-Session-Id).
+pub struct Legacy {
+    http: reqwest::Client,
+    url: String,
+    session: String,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl Legacy {
+    pub async fn connect(url: &str) -> Self {
+        let http = reqwest::Client::new();
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"skillreg-tests","version":"0"}}});
+        let resp = http
+            .post(url)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&init)
+            .send()
+            .await
+            .unwrap();
+        let session = resp.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body = parse_body(&resp.text().await.unwrap());
+        assert_eq!(body["result"]["protocolVersion"], "2025-11-25", "{body}");
+        let this = Self {
+            http,
+            url: url.to_owned(),
+            session,
+            next_id: 1.into(),
+        };
+        this.post(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+            .await;
+        this
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session
+    }
+
+    async fn post(&self, body: Value) -> String {
+        self.http
+            .post(&self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Session-Id", &self.session)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    pub async fn call(&self, method: &str, params: Value) -> Response {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let text = self
+            .post(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
+            .await;
+        parse_body(&text)
+    }
+}
+
+/// A JSON body, or the last `data:` event of an SSE body that carries a JSON-RPC response.
+pub fn parse_body(text: &str) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .filter(|v| v.get("id").is_some())
+        .last()
+        .unwrap_or_else(|| panic!("no JSON-RPC response in body: {text}"))
+}
+
+/// Follow `nextCursor` to the end of a paginated method; returns (items, pages).
+pub async fn all_pages(call: impl AsyncFn(Value) -> Response, key: &str) -> (Vec<Value>, usize) {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let resp = call(params).await;
+        let result = &resp["result"];
+        assert!(result.is_object(), "error on page {pages}: {resp}");
+        items.extend(result[key].as_array().unwrap().iter().cloned());
+        pages += 1;
+        match result.get("nextCursor").and_then(Value::as_str) {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => return (items, pages),
+        }
+        assert!(pages < 10_000, "pagination does not end");
+    }
+}
+
+/// External tools installed by `scripts/install-test-tools.sh`.
+pub struct Tools {
+    pub dir: PathBuf,
+    pub node22: PathBuf,
+    pub conformance: PathBuf,
+    pub python: PathBuf,
+}
+
+/// Locate the external tools: `SKILLREG_TOOLS` or `<repo>/.tools`. Panics with the fix if absent:
+/// these tests never skip silently.
+pub fn tools() -> Tools {
+    let dir = std::env::var_os("SKILLREG_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools"));
+    let env_file = dir.join("env.sh");
+    let env = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing: run scripts/install-test-tools.sh (or .ci/run) first",
+            env_file.display()
+        )
+    });
+    let var = |name: &str| -> PathBuf {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+            .map(|v| PathBuf::from(v.trim().trim_matches(['"', '\''])))
+            .unwrap_or_else(|| panic!("{name} not set in {}", env_file.display()))
+    };
+    Tools {
+        node22: var("SKILLREG_NODE22"),
+        conformance: var("SKILLREG_CONFORMANCE"),
+        python: var("SKILLREG_PYTHON"),
+        dir,
+    }
+}
+
+/// sha256 hex of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    skillreg::core::Digest::of(bytes).hex()
+}

@@ -1,0 +1,502 @@
+//! The MCP surface over real HTTP on loopback, on both protocol eras, with a raw JSON-RPC client:
+//! wire shapes, pagination, errors, pinned URIs, nested skills, text vs blob.
+
+mod common;
+
+use base64::Engine as _;
+use common::{Legacy, Modern, TestServer, all_pages, sha256_hex};
+use serde_json::{Value, json};
+use skillreg::core::{InputFile, Namespace, SkillName, SkillVersion};
+
+fn ns(s: &str) -> Namespace {
+    Namespace::new(s).unwrap()
+}
+
+fn skill_md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
+}
+
+async fn publish(server: &TestServer, namespace: &str, version: &str, files: Vec<InputFile>) {
+    server
+        .registry
+        .publish(
+            &ns(namespace),
+            files,
+            None,
+            Some(SkillVersion::parse(version).unwrap()),
+            None,
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn capabilities_on_both_eras() {
+    let server = TestServer::seeded().await;
+    let modern = Modern::new(&server.url)
+        .call("server/discover", json!({}))
+        .await;
+    let legacy_init = {
+        let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}});
+        let text = reqwest::Client::new()
+            .post(&server.url)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        common::parse_body(&text)
+    };
+    for (era, result) in [
+        ("2026-07-28", &modern["result"]),
+        ("2025-11-25", &legacy_init["result"]),
+    ] {
+        let caps = &result["capabilities"];
+        assert_eq!(
+            caps["extensions"]["io.modelcontextprotocol/skills"],
+            json!({"directoryRead": true}),
+            "{era}: {result}"
+        );
+        assert_eq!(caps["resources"]["listChanged"], json!(true), "{era}");
+        assert!(
+            result["instructions"]
+                .as_str()
+                .unwrap()
+                .contains("skill://"),
+            "{era}"
+        );
+    }
+    assert_eq!(legacy_init["result"]["serverInfo"]["name"], "skillreg");
+    assert!(
+        modern["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+}
+
+#[tokio::test]
+async fn list_get_and_read_the_seed_on_both_eras() {
+    let server = TestServer::seeded().await;
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    for era in ["2026-07-28", "2025-11-25"] {
+        let list = match era {
+            "2026-07-28" => modern.call("skills/list", json!({})).await,
+            _ => legacy.call("skills/list", json!({})).await,
+        };
+        let skills = list["result"]["skills"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"));
+        let uris: Vec<&str> = skills.iter().map(|s| s["uri"].as_str().unwrap()).collect();
+        assert_eq!(
+            uris,
+            [
+                "skill://skillreg/finding-skills/SKILL.md",
+                "skill://skillreg/pinning-versions/SKILL.md",
+                "skill://skillreg/publishing-skills/SKILL.md"
+            ],
+            "{era}"
+        );
+        if era == "2026-07-28" {
+            assert_eq!(list["result"]["ttlMs"], 60_000);
+            assert_eq!(list["result"]["cacheScope"], "public");
+            assert_eq!(list["result"]["resultType"], "complete");
+        }
+        for skill in skills {
+            let uri = skill["uri"].as_str().unwrap();
+            let resources = skill["resources"].as_array().unwrap();
+            assert!(
+                resources.iter().any(|r| r["uri"] == uri),
+                "manifest lists its SKILL.md"
+            );
+            assert_eq!(skill["_meta"]["dev.skillreg/version"], "0.1.0");
+            for r in resources {
+                let read = match era {
+                    "2026-07-28" => {
+                        modern
+                            .call("resources/read", json!({"uri": r["uri"]}))
+                            .await
+                    }
+                    _ => {
+                        legacy
+                            .call("resources/read", json!({"uri": r["uri"]}))
+                            .await
+                    }
+                };
+                let content = &read["result"]["contents"][0];
+                let text = content["text"].as_str().unwrap_or_else(|| panic!("{read}"));
+                assert_eq!(text.len() as u64, r["size"].as_u64().unwrap());
+                assert_eq!(
+                    format!("sha256:{}", sha256_hex(text.as_bytes())),
+                    r["digest"].as_str().unwrap()
+                );
+                assert_eq!(content["mimeType"], "text/markdown");
+            }
+            let got = match era {
+                "2026-07-28" => modern.call("skills/get", json!({"uri": uri})).await,
+                _ => legacy.call("skills/get", json!({"uri": uri})).await,
+            };
+            assert_eq!(
+                &got["result"]["skill"], skill,
+                "{era}: skills/get equals the listed entry"
+            );
+            assert!(got["result"].get("nextCursor").is_none());
+        }
+    }
+}
+
+#[tokio::test]
+async fn pagination_is_keyset_and_atomic_and_bad_cursors_fail() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = TestServer::on(tmp.path(), 4).await;
+    for i in 0..10 {
+        let name = format!("skill-{i:02}");
+        publish(
+            &server,
+            "acme",
+            "1.0.0",
+            vec![InputFile::regular("SKILL.md", skill_md(&name, "d"))],
+        )
+        .await;
+    }
+    let modern = Modern::new(&server.url);
+    let (skills, pages) = all_pages(async |p| modern.call("skills/list", p).await, "skills").await;
+    assert_eq!(pages, 3);
+    let uris: Vec<&str> = skills.iter().map(|s| s["uri"].as_str().unwrap()).collect();
+    let mut sorted = uris.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(uris, sorted, "sorted by URI, no duplicates");
+    assert_eq!(uris.len(), 10);
+
+    let (resources, pages) = all_pages(
+        async |p| modern.call("resources/list", p).await,
+        "resources",
+    )
+    .await;
+    assert_eq!((resources.len(), pages), (10, 3));
+    assert_eq!(resources[0]["name"], "skill-00");
+    assert_eq!(resources[0]["description"], "d");
+    assert_eq!(resources[0]["mimeType"], "text/markdown");
+
+    let legacy = Legacy::connect(&server.url).await;
+    for cursor in ["not base64!", "Zm9v", ""] {
+        let m = modern.call("skills/list", json!({"cursor": cursor})).await;
+        assert_eq!(m["error"]["code"], -32602, "{cursor:?}: {m}");
+        let l = legacy.call("skills/list", json!({"cursor": cursor})).await;
+        assert_eq!(l["error"]["code"], -32602, "{cursor:?}: {l}");
+    }
+}
+
+#[tokio::test]
+async fn errors_use_the_right_codes_per_era() {
+    let server = TestServer::seeded().await;
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    let unknown = [
+        "skill://skillreg/no-such-skill/SKILL.md",
+        "skill://nobody/finding-skills/SKILL.md",
+        "skill://skillreg/@9.9.9/finding-skills/SKILL.md",
+        "skill://skillreg/finding-skills/references/uri-scheme.md",
+        "skill://skillreg/finding-skills/%2e%2e/pinning-versions/SKILL.md",
+        "skill://skillreg/finding-skills/SKILL.md?x=1",
+        "file:///etc/passwd",
+    ];
+    for uri in unknown {
+        for resp in [
+            modern.call("skills/get", json!({"uri": uri})).await,
+            legacy.call("skills/get", json!({"uri": uri})).await,
+        ] {
+            assert_eq!(resp["error"]["code"], -32602, "skills/get {uri}: {resp}");
+        }
+    }
+    for uri in [
+        "skill://skillreg/finding-skills/missing.md",
+        "skill://skillreg/finding-skills/../pinning-versions/SKILL.md",
+        "skill://skillreg/finding-skills/%2e%2e/pinning-versions/SKILL.md",
+        "skill://skillreg/finding-skills/references",
+        "skill://skillreg/finding-skills",
+        "skill://skillreg/finding-skills/SKILL.md#frag",
+        "skill://user@skillreg/finding-skills/SKILL.md",
+    ] {
+        let m = modern.call("resources/read", json!({"uri": uri})).await;
+        assert_eq!(m["error"]["code"], -32602, "modern read {uri}: {m}");
+        let l = legacy.call("resources/read", json!({"uri": uri})).await;
+        assert_eq!(l["error"]["code"], -32002, "legacy read {uri}: {l}");
+    }
+    for uri in [
+        "skill://skillreg/finding-skills/SKILL.md",
+        "skill://skillreg/finding-skills/nope",
+        "skill://skillreg/nope",
+    ] {
+        let m = modern
+            .call("resources/directory/read", json!({"uri": uri}))
+            .await;
+        assert_eq!(m["error"]["code"], -32602, "{uri}: {m}");
+    }
+    let root = modern
+        .call(
+            "resources/directory/read",
+            json!({"uri": "skill://skillreg/finding-skills"}),
+        )
+        .await;
+    let children = root["result"]["resources"].as_array().unwrap();
+    let shape: Vec<(&str, &str)> = children
+        .iter()
+        .map(|c| (c["uri"].as_str().unwrap(), c["mimeType"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("skill://skillreg/finding-skills/SKILL.md", "text/markdown"),
+            (
+                "skill://skillreg/finding-skills/references",
+                "inode/directory"
+            ),
+        ]
+    );
+    let sub = modern
+        .call(
+            "resources/directory/read",
+            json!({"uri": "skill://skillreg/finding-skills/references"}),
+        )
+        .await;
+    assert_eq!(sub["result"]["resources"][0]["name"], "uri-scheme.md");
+    assert!(sub["result"]["resources"][0]["size"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn versions_pinned_uris_nested_skills_and_binary_files() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = TestServer::on(tmp.path(), 100).await;
+    let png: Vec<u8> = vec![0x89, b'P', b'N', b'G', 0, 0xff, 0xfe, 1, 2, 3];
+    let crlf_bom = "\u{feff}line one\r\nline two\r\r\n".as_bytes().to_vec();
+    let v1 = |body: &str| {
+        vec![
+            InputFile::regular(
+                "SKILL.md",
+                format!("{}{body}", skill_md("tools", "Tool skill.")),
+            ),
+            InputFile::regular("assets/logo.png", png.clone()),
+            InputFile::regular("notes/crlf.txt", crlf_bom.clone()),
+            InputFile::regular("notes/(odd) name ü.md", "odd"),
+            InputFile::regular("sub/inner/SKILL.md", skill_md("inner", "Inner skill.")),
+            InputFile::regular("sub/inner/ref.md", "inner ref"),
+        ]
+    };
+    publish(&server, "acme", "1.0.0", v1("v1")).await;
+    publish(&server, "acme", "2.0.0-rc.1", v1("v2 rc")).await;
+    publish(&server, "acme", "1.1.0", v1("v1.1")).await;
+    let modern = Modern::new(&server.url);
+
+    let list = modern.call("skills/list", json!({})).await;
+    let skills = list["result"]["skills"].as_array().unwrap();
+    let uris: Vec<&str> = skills.iter().map(|s| s["uri"].as_str().unwrap()).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://acme/tools/SKILL.md",
+            "skill://acme/tools/sub/inner/SKILL.md"
+        ]
+    );
+    assert_eq!(
+        skills[0]["_meta"]["dev.skillreg/version"], "1.1.0",
+        "releases beat pre-releases"
+    );
+    assert_eq!(skills[0]["resources"].as_array().unwrap().len(), 6);
+    let inner: Vec<&str> = skills[1]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        inner,
+        [
+            "skill://acme/tools/sub/inner/SKILL.md",
+            "skill://acme/tools/sub/inner/ref.md"
+        ]
+    );
+    assert_eq!(skills[1]["frontmatter"]["name"], "inner");
+
+    // The current SKILL.md is 1.1.0's; each pinned URI serves its own bytes with a long TTL.
+    let current = modern
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/tools/SKILL.md"}),
+        )
+        .await;
+    assert!(
+        current["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("v1.1")
+    );
+    assert_eq!(current["result"]["ttlMs"], 60_000);
+    for (version, body) in [("1.0.0", "v1"), ("2.0.0-rc.1", "v2 rc")] {
+        let uri = format!("skill://acme/@{version}/tools/SKILL.md");
+        let read = modern.call("resources/read", json!({"uri": uri})).await;
+        assert!(
+            read["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with(body),
+            "{read}"
+        );
+        assert_eq!(read["result"]["ttlMs"], 86_400_000);
+        let get = modern.call("skills/get", json!({"uri": uri})).await;
+        assert_eq!(get["result"]["skill"]["uri"], uri.as_str());
+        assert_eq!(
+            get["result"]["skill"]["_meta"]["dev.skillreg/version"],
+            version
+        );
+        assert_eq!(get["result"]["ttlMs"], 86_400_000);
+        let first = &get["result"]["skill"]["resources"][0]["uri"];
+        assert!(
+            first
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("skill://acme/@{version}/tools/"))
+        );
+        let nested = modern
+            .call(
+                "skills/get",
+                json!({"uri": format!("skill://acme/@{version}/tools/sub/inner/SKILL.md")}),
+            )
+            .await;
+        assert_eq!(
+            nested["result"]["skill"]["frontmatter"]["name"], "inner",
+            "{nested}"
+        );
+    }
+
+    // Binary files are blobs with the exact bytes; non-UTF-8-safe text stays byte-exact.
+    let entry = &skills[0];
+    for r in entry["resources"].as_array().unwrap() {
+        let read = modern
+            .call("resources/read", json!({"uri": r["uri"]}))
+            .await;
+        let c = &read["result"]["contents"][0];
+        let bytes = match (c.get("text"), c.get("blob")) {
+            (Some(t), None) => t.as_str().unwrap().as_bytes().to_vec(),
+            (None, Some(b)) => base64::engine::general_purpose::STANDARD
+                .decode(b.as_str().unwrap())
+                .unwrap(),
+            _ => panic!("{read}"),
+        };
+        assert_eq!(
+            format!("sha256:{}", sha256_hex(&bytes)),
+            r["digest"].as_str().unwrap(),
+            "{}",
+            r["uri"]
+        );
+        assert_eq!(bytes.len() as u64, r["size"].as_u64().unwrap());
+    }
+    let logo = modern
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/tools/assets/logo.png"}),
+        )
+        .await;
+    assert_eq!(logo["result"]["contents"][0]["mimeType"], "image/png");
+    assert!(logo["result"]["contents"][0].get("blob").is_some());
+    let odd = entry["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["uri"].as_str().unwrap().contains("odd"))
+        .unwrap();
+    assert_eq!(
+        odd["uri"],
+        "skill://acme/tools/notes/(odd)%20name%20%C3%BC.md"
+    );
+}
+
+#[tokio::test]
+async fn republishing_identical_content_is_a_no_op_and_conflicts_are_refused() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = TestServer::on(tmp.path(), 100).await;
+    let files = || vec![InputFile::regular("SKILL.md", skill_md("a", "d"))];
+    let reg = &server.registry;
+    let first = reg
+        .publish(&ns("acme"), files(), None, None, None)
+        .await
+        .unwrap();
+    assert!(first.created);
+    assert_eq!(first.version.to_string(), "0.1.0");
+    let again = reg
+        .publish(&ns("acme"), files(), None, None, None)
+        .await
+        .unwrap();
+    assert!(!again.created);
+    let changed = vec![InputFile::regular("SKILL.md", skill_md("a", "changed"))];
+    let err = reg
+        .publish(&ns("acme"), changed, None, None, None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "version_exists");
+    let mismatch = reg
+        .publish(
+            &ns("acme"),
+            files(),
+            Some(&SkillName::new("b").unwrap()),
+            None,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(mismatch.code(), "name_mismatch");
+    // Nothing of the refused publishes is visible.
+    let list = Modern::new(&server.url)
+        .call("skills/list", json!({}))
+        .await;
+    let skills = list["result"]["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 1);
+    assert_eq!(skills[0]["frontmatter"]["description"], "d");
+}
+
+#[tokio::test]
+async fn legacy_sessions_are_told_when_the_catalog_changes() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = TestServer::on(tmp.path(), 100).await;
+    let legacy = Legacy::connect(&server.url).await;
+    // Open the session's standalone SSE stream, then publish, then expect the notification.
+    let resp = reqwest::Client::new()
+        .get(&server.url)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", legacy.session_id())
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut stream = resp;
+    publish(
+        &server,
+        "acme",
+        "1.0.0",
+        vec![InputFile::regular("SKILL.md", skill_md("fresh", "d"))],
+    )
+    .await;
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !seen.contains("notifications/resources/list_changed") {
+        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
+            .await
+            .expect("notification within 10 s");
+        seen.push_str(&String::from_utf8_lossy(
+            &chunk.unwrap().expect("stream open"),
+        ));
+    }
+    let list = legacy.call("skills/list", json!({})).await;
+    assert_eq!(
+        list["result"]["skills"][0]["uri"],
+        "skill://acme/fresh/SKILL.md"
+    );
+    let _: Value = list;
+}
