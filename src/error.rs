@@ -30,6 +30,20 @@ pub enum Error {
     NotADirectory(String),
     #[error("invalid cursor")]
     InvalidCursor,
+    #[error("{0}")]
+    InvalidArchive(#[from] crate::archive::ArchiveError),
+    #[error("a valid bearer token is required")]
+    Unauthorized,
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    #[error("this token may not act on namespace {0:?}")]
+    NamespaceNotAllowed(String),
+    #[error("unsupported content type {0:?}; send application/gzip (a .tar.gz) or application/zip")]
+    UnsupportedMediaType(String),
+    #[error("the request body is larger than {0} bytes")]
+    BodyTooLarge(usize),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
     #[error("storage failure: {0}")]
     Storage(StoreError),
 }
@@ -53,6 +67,13 @@ impl Error {
             Self::NotFound(_) => "not_found",
             Self::NotADirectory(_) => "not_a_directory",
             Self::InvalidCursor => "invalid_cursor",
+            Self::InvalidArchive(e) => e.code(),
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden(_) => "forbidden",
+            Self::NamespaceNotAllowed(_) => "namespace_not_allowed",
+            Self::UnsupportedMediaType(_) => "unsupported_media_type",
+            Self::BodyTooLarge(_) => "body_too_large",
+            Self::InvalidRequest(_) => "invalid_request",
             Self::Storage(_) => "storage_error",
         }
     }
@@ -64,7 +85,12 @@ impl Error {
             | Self::InvalidNamespace { .. }
             | Self::NameMismatch { .. }
             | Self::InvalidVersion(_) => 422,
-            Self::InvalidUri { .. } | Self::InvalidCursor => 400,
+            Self::InvalidUri { .. } | Self::InvalidCursor | Self::InvalidRequest(_) => 400,
+            Self::InvalidArchive(_) => 422,
+            Self::Unauthorized => 401,
+            Self::Forbidden(_) | Self::NamespaceNotAllowed(_) => 403,
+            Self::UnsupportedMediaType(_) => 415,
+            Self::BodyTooLarge(_) => 413,
             Self::VersionExists { .. } => 409,
             Self::NotFound(_) | Self::NotADirectory(_) => 404,
             Self::Storage(_) => 500,

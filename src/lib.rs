@@ -17,6 +17,8 @@
 //! - [`import`]: reading skill directories from disk, and the embedded seed.
 //! - [`cli`]: the command line.
 
+pub mod archive;
+pub mod auth;
 pub mod cli;
 pub mod core;
 pub mod error;

@@ -72,6 +72,16 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_hosts: Vec<String>,
+    /// The admin bearer token (creates tokens, publishes anywhere). Without it, only scoped
+    /// tokens created earlier can publish.
+    #[arg(long, env = "SKILLREG_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Require a valid token for every read (REST and MCP over HTTP).
+    #[arg(long, env = "SKILLREG_REQUIRE_READ_TOKEN")]
+    pub require_read_token: bool,
+    /// Largest accepted upload (compressed archive), in bytes.
+    #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES", default_value_t = http::DEFAULT_MAX_UPLOAD_BYTES)]
+    pub max_upload_bytes: usize,
     /// Skills per skills/list and resources/list page.
     #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value_t = crate::registry::DEFAULT_PAGE_SIZE)]
     pub page_size: u32,
@@ -135,6 +145,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         registry,
         &HttpOptions {
             allowed_hosts: args.allowed_hosts,
+            admin_token: args.admin_token,
+            require_read_token: args.require_read_token,
+            max_upload_bytes: args.max_upload_bytes,
         },
         shutdown.clone(),
     );

@@ -40,11 +40,22 @@ publish skills here.";
 #[derive(Clone)]
 pub struct SkillServer {
     registry: Registry,
+    cache_scope: CacheScope,
 }
 
 impl SkillServer {
     pub fn new(registry: Registry) -> Self {
-        Self { registry }
+        Self {
+            registry,
+            cache_scope: CacheScope::Public,
+        }
+    }
+
+    /// Mark every result `cacheScope: "private"` (reads need a token, so shared caches must not
+    /// keep them).
+    pub fn with_private_cache(mut self) -> Self {
+        self.cache_scope = CacheScope::Private;
+        self
     }
 }
 
@@ -121,7 +132,7 @@ impl ServerHandler for SkillServer {
         let mut result =
             ListSkillsResult::with_all_items(page.items.into_iter().map(skill).collect())
                 .with_ttl_ms(CURRENT_TTL_MS)
-                .with_cache_scope(CacheScope::Public);
+                .with_cache_scope(self.cache_scope);
         result.next_cursor = page.next_cursor;
         Ok(result)
     }
@@ -139,7 +150,7 @@ impl ServerHandler for SkillServer {
         let pinned = entry.pinned;
         Ok(GetSkillResult::new(skill(entry))
             .with_ttl_ms(ttl(pinned))
-            .with_cache_scope(CacheScope::Public))
+            .with_cache_scope(self.cache_scope))
     }
 
     async fn read_resource(
@@ -166,7 +177,7 @@ impl ServerHandler for SkillServer {
         .with_mime_type(&file.mime_type);
         Ok(ReadResourceResult::new(vec![contents])
             .with_ttl_ms(ttl(file.pinned))
-            .with_cache_scope(CacheScope::Public)
+            .with_cache_scope(self.cache_scope)
             .into())
     }
 
@@ -216,7 +227,7 @@ impl ServerHandler for SkillServer {
             .collect();
         let mut result = ListResourcesResult::with_all_items(resources)
             .with_ttl_ms(CURRENT_TTL_MS)
-            .with_cache_scope(CacheScope::Public);
+            .with_cache_scope(self.cache_scope);
         result.next_cursor = page.next_cursor;
         Ok(result)
     }

@@ -60,6 +60,8 @@ pub struct ListingRow {
     pub description: String,
     pub frontmatter: String,
     pub version: String,
+    pub deprecation_message: Option<String>,
+    pub deprecated: bool,
 }
 
 /// A skill version found by namespace, name and optionally version.
@@ -69,6 +71,7 @@ pub struct ResolvedVersion {
     pub version_id: i64,
     pub version: String,
     pub yanked: bool,
+    pub yank_reason: Option<String>,
     pub deprecation_message: Option<String>,
     pub deprecated: bool,
     pub published_at: String,
@@ -219,6 +222,20 @@ impl Store {
             .await?;
         }
         refresh_current(&mut tx, skill_id, ns, name).await?;
+        let details = serde_json::json!({
+            "content_digest": content_digest,
+            "files": new.bundle.files.iter().map(|f| serde_json::json!({
+                "path": f.path.as_str(), "digest": f.digest.to_string(), "size": f.bytes.len(),
+            })).collect::<Vec<_>>(),
+        });
+        super::admin::audit(
+            &mut tx,
+            new.published_by.unwrap_or("unknown"),
+            "publish",
+            Some((ns, name, Some(&version))),
+            &details,
+        )
+        .await?;
         tx.commit().await?;
         Ok(PublishOutcome::Created { version_id })
     }
@@ -226,10 +243,12 @@ impl Store {
     /// One page of the current catalog: rows with `uri > after`, in URI order.
     pub async fn list_page(&self, after: &str, limit: u32) -> Result<Vec<ListingRow>, StoreError> {
         Ok(sqlx::query_as(
-            "SELECT l.uri, l.version_id, l.subpath, e.name, e.description, e.frontmatter, v.version
+            "SELECT l.uri, l.version_id, l.subpath, e.name, e.description, e.frontmatter, v.version,
+                    s.deprecation_message, s.deprecated_at IS NOT NULL AS deprecated
              FROM listing l
              JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
              JOIN versions v ON v.id = l.version_id
+             JOIN skills s ON s.id = l.skill_id
              WHERE l.uri > ?1 ORDER BY l.uri LIMIT ?2",
         )
         .bind(after)
@@ -249,7 +268,7 @@ impl Store {
             None => {
                 sqlx::query_as(
                     "SELECT s.id AS skill_id, v.id AS version_id, v.version,
-                            v.yanked_at IS NOT NULL AS yanked, s.deprecation_message,
+                            v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
                             s.deprecated_at IS NOT NULL AS deprecated, v.published_at
                      FROM skills s
                      JOIN namespaces n ON n.id = s.namespace_id
@@ -264,7 +283,7 @@ impl Store {
             Some(version) => {
                 sqlx::query_as(
                     "SELECT s.id AS skill_id, v.id AS version_id, v.version,
-                            v.yanked_at IS NOT NULL AS yanked, s.deprecation_message,
+                            v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
                             s.deprecated_at IS NOT NULL AS deprecated, v.published_at
                      FROM skills s
                      JOIN namespaces n ON n.id = s.namespace_id
@@ -320,7 +339,7 @@ impl Store {
 }
 
 /// Recompute a skill's current version and rewrite its listing rows, inside `tx`.
-async fn refresh_current(
+pub(super) async fn refresh_current(
     tx: &mut Transaction<'static, Sqlite>,
     skill_id: i64,
     namespace: &str,

@@ -5,9 +5,11 @@
 //! deadlocks against another writer (another process included); reads use a separate pool and
 //! never block on writes.
 
+mod admin;
 mod catalog;
 mod db;
 
+pub use admin::{AuditRow, CatalogRow, SkillRow, TokenRow, VersionRow};
 pub use catalog::{
     FileRow, ListingRow, Manifest, ManifestEntry, NewVersion, PublishOutcome, ResolvedVersion,
     StoreError,

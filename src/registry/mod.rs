@@ -21,6 +21,10 @@ use crate::core::{
 use crate::error::{Error, Result};
 use crate::store::{Manifest, NewVersion, PublishOutcome, ResolvedVersion, Store};
 
+mod admin;
+
+pub use admin::{CatalogItem, ManifestFile, SkillDetail, TokenInfo, VersionDetail, VersionSummary};
+
 /// Default number of skills on one `skills/list` / `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
 /// Manifests kept in memory; the cache is cleared when it grows past this.
@@ -46,6 +50,10 @@ pub struct SkillEntry {
     pub resources: Vec<FileRef>,
     pub version: String,
     pub pinned: bool,
+    /// The deprecation message when the skill is deprecated.
+    pub deprecation: Option<String>,
+    /// The yank reason when this (pinned) version is yanked.
+    pub yank_reason: Option<String>,
 }
 
 /// A file of a skill with its integrity data.
@@ -142,6 +150,18 @@ impl Registry {
         &self.inner.store
     }
 
+    fn notify_changed(&self) {
+        let _ = self.inner.changes.send(());
+    }
+
+    async fn blob(&self, digest: &str) -> Result<Vec<u8>> {
+        self.inner.store.blob(digest).await?.ok_or_else(|| {
+            Error::Storage(crate::store::StoreError::Corrupt(format!(
+                "blob {digest} is missing"
+            )))
+        })
+    }
+
     /// A receiver that gets `()` after every change to the current catalog.
     pub fn subscribe(&self) -> broadcast::Receiver<()> {
         self.inner.changes.subscribe()
@@ -191,7 +211,7 @@ impl Registry {
             })?;
         let created = matches!(outcome, PublishOutcome::Created { .. });
         if created {
-            let _ = self.inner.changes.send(());
+            self.notify_changed();
         }
         let current_root = SkillUri::root(namespace, &bundle.name, None);
         let pinned_root = SkillUri::root(namespace, &bundle.name, Some(&version));
@@ -467,6 +487,8 @@ fn entry(
         resources,
         version,
         pinned,
+        deprecation: None,
+        yank_reason: None,
     }
 }
 
@@ -501,4 +523,18 @@ fn decode_cursor(cursor: Option<&str>) -> Result<String> {
         return Err(Error::InvalidCursor);
     }
     Ok(uri)
+}
+
+/// Cursor over (namespace, name) keys for the REST catalog.
+fn encode_key_cursor(namespace: &str, name: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{namespace}/{name}"))
+}
+
+fn decode_key_cursor(cursor: &str) -> Result<(String, String)> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| Error::InvalidCursor)?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
+    let (ns, name) = text.split_once('/').ok_or(Error::InvalidCursor)?;
+    Ok((ns.to_owned(), name.to_owned()))
 }

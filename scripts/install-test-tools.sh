@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Installs the external MCP clients and the conformance suite that skillreg's
+# integration tests drive. Idempotent: a second run only checks versions.
+#
+#   scripts/install-test-tools.sh            # into <repo>/.tools (git-ignored)
+#   SKILLREG_TOOLS=/some/dir scripts/install-test-tools.sh
+#   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS
+#
+# <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
+#               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
+#               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server).
+# <tools>/venv  Python venv with fastmcp.
+#
+# Needs: bash, node + npm (any version that runs npm 10+), python3 >= 3.10 with venv,
+# and the npm registry and PyPI. Nothing else is downloaded.
+set -euo pipefail
+
+NODE_MAJOR=22
+CONFORMANCE_VERSION=0.2.0-alpha.12
+CLIENT_VERSION=2.4.0
+SERVER_VERSION=2.4.0
+FASTMCP_VERSION=4.1.6
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="${SKILLREG_TOOLS:-$REPO/.tools}"
+mkdir -p "$TOOLS"
+TOOLS="$(cd "$TOOLS" && pwd)"
+NODE_PREFIX="$TOOLS/node"
+VENV="$TOOLS/venv"
+PYTHON3="${PYTHON3:-python3}"
+
+log() { printf 'install-test-tools: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v node >/dev/null || die "node is required (to run npm)"
+command -v npm >/dev/null || die "npm is required"
+command -v "$PYTHON3" >/dev/null || die "$PYTHON3 is required"
+
+# One installer at a time (parallel test jobs may call this script).
+if command -v flock >/dev/null; then
+    exec 9>"$TOOLS/.install.lock"
+    flock 9
+fi
+
+# ---------------------------------------------------------------- Node side
+
+# Version of an npm package installed in the prefix, or nothing.
+npm_pkg_version() {
+    local manifest="$NODE_PREFIX/node_modules/$1/package.json"
+    [[ -f "$manifest" ]] || return 0
+    node -e 'process.stdout.write(String(require(process.argv[1]).version))' "$manifest" 2>/dev/null || true
+}
+
+node_arch() {
+    case "$(uname -m)" in
+        x86_64 | amd64) echo x64 ;;
+        aarch64 | arm64) echo arm64 ;;
+        armv7l) echo armv7l ;;
+        ppc64le) echo ppc64le ;;
+        s390x) echo s390x ;;
+        *) uname -m ;;
+    esac
+}
+
+# Path of a working Node $NODE_MAJOR binary in the prefix, or nothing.
+find_node22() {
+    local candidate version
+    for candidate in \
+        "$NODE_PREFIX/node_modules/node/bin/node" \
+        "$NODE_PREFIX/node_modules/node/node_modules/node-linux-$(node_arch)/bin/node" \
+        "$NODE_PREFIX/node_modules/node-linux-$(node_arch)/bin/node"; do
+        [[ -x "$candidate" ]] || continue
+        version="$("$candidate" --version 2>/dev/null || true)"
+        if [[ "$version" == "v$NODE_MAJOR."* ]]; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+}
+
+CONFORMANCE_JS="$NODE_PREFIX/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+node_side_ok() {
+    local node22
+    node22="$(find_node22)"
+    [[ -n "$node22" ]] || return 1
+    [[ "$(npm_pkg_version @modelcontextprotocol/conformance)" == "$CONFORMANCE_VERSION" ]] || return 1
+    [[ "$(npm_pkg_version @modelcontextprotocol/client)" == "$CLIENT_VERSION" ]] || return 1
+    [[ "$(npm_pkg_version @modelcontextprotocol/server)" == "$SERVER_VERSION" ]] || return 1
+    # Loads all of the suite's runtime dependencies.
+    [[ "$("$node22" "$CONFORMANCE_JS" --version 2>/dev/null)" == "$CONFORMANCE_VERSION" ]] || return 1
+}
+
+if node_side_ok; then
+    log "node tools already installed in $NODE_PREFIX"
+else
+    log "installing node@$NODE_MAJOR and MCP packages into $NODE_PREFIX"
+    mkdir -p "$NODE_PREFIX"
+    # A package.json of its own, so npm never walks up into the repository.
+    [[ -f "$NODE_PREFIX/package.json" ]] ||
+        printf '{\n  "name": "skillreg-test-tools",\n  "private": true\n}\n' >"$NODE_PREFIX/package.json"
+    # node@22's preinstall script fetches the node-linux-<arch> package (the binary) from the npm registry.
+    (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+        "node@$NODE_MAJOR" \
+        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+        "@modelcontextprotocol/client@$CLIENT_VERSION" \
+        "@modelcontextprotocol/server@$SERVER_VERSION" >&2)
+    if [[ -z "$(find_node22)" ]]; then
+        # npm that does not run install scripts: take the binary package directly.
+        node_version="$(npm_pkg_version node)"
+        log "node@$NODE_MAJOR's install script did not provide a binary; installing node-linux-$(node_arch)@${node_version:-$NODE_MAJOR}"
+        (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+            "node-linux-$(node_arch)@${node_version:-$NODE_MAJOR}" >&2)
+    fi
+    node_side_ok || die "node tools in $NODE_PREFIX do not work after install (Node $NODE_MAJOR binary: '$(find_node22)')"
+fi
+NODE22="$(find_node22)"
+
+# -------------------------------------------------------------- Python side
+
+venv_fastmcp_version() {
+    [[ -x "$VENV/bin/python" ]] || return 0
+    "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("fastmcp"))' 2>/dev/null || true
+}
+
+if [[ "$(venv_fastmcp_version)" == "$FASTMCP_VERSION" ]] && "$VENV/bin/python" -c 'import fastmcp.skills' 2>/dev/null; then
+    log "fastmcp $FASTMCP_VERSION already installed in $VENV"
+else
+    if ! "$VENV/bin/python" -c 'import sys' 2>/dev/null; then
+        log "creating venv $VENV with $("$PYTHON3" --version 2>&1)"
+        rm -rf "$VENV"
+        if ! "$PYTHON3" -m venv "$VENV"; then
+            # Debian's own python3 needs python3-venv for ensurepip.
+            if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+                log "python3 -m venv failed; installing python3-venv"
+                rm -rf "$VENV"
+                apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+                "$PYTHON3" -m venv "$VENV"
+            else
+                die "$PYTHON3 -m venv failed"
+            fi
+        fi
+    fi
+    log "installing fastmcp==$FASTMCP_VERSION into $VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "fastmcp==$FASTMCP_VERSION" >&2
+    [[ "$(venv_fastmcp_version)" == "$FASTMCP_VERSION" ]] || die "fastmcp $FASTMCP_VERSION is not importable from $VENV"
+    "$VENV/bin/python" -c 'import fastmcp.skills' || die "fastmcp.skills does not import"
+fi
+
+# ------------------------------------------------------------------ env.sh
+
+quote() { printf '%q' "$1"; }
+cat >"$TOOLS/env.sh.tmp" <<EOF
+# Written by scripts/install-test-tools.sh; source it.
+export SKILLREG_TOOLS=$(quote "$TOOLS")
+export SKILLREG_NODE22=$(quote "$NODE22")
+export SKILLREG_CONFORMANCE=$(quote "$CONFORMANCE_JS")
+export SKILLREG_PYTHON=$(quote "$VENV/bin/python")
+EOF
+mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
+
+log "done; source $TOOLS/env.sh"
+echo "SKILLREG_TOOLS=$TOOLS"
+echo "SKILLREG_NODE22=$NODE22 ($("$NODE22" --version))"
+echo "SKILLREG_CONFORMANCE=$CONFORMANCE_JS"
+echo "SKILLREG_PYTHON=$VENV/bin/python"

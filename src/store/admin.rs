@@ -1,0 +1,357 @@
+//! Yank and deprecate, the REST catalog views, tokens and the audit log.
+
+use serde_json::Value;
+use sqlx::{Sqlite, Transaction};
+
+use super::catalog::refresh_current;
+use super::{Store, StoreError};
+
+/// One skill as the REST catalog lists it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CatalogRow {
+    pub namespace: String,
+    pub name: String,
+    pub current_version: Option<String>,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    pub deprecation_message: Option<String>,
+}
+
+/// A skill's own row.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SkillRow {
+    pub id: i64,
+    pub namespace: String,
+    pub name: String,
+    pub created_at: String,
+    pub current_version: Option<String>,
+    pub deprecated_at: Option<String>,
+    pub deprecation_message: Option<String>,
+}
+
+/// One version of a skill.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct VersionRow {
+    pub id: i64,
+    pub version: String,
+    pub content_digest: String,
+    pub file_count: i64,
+    pub total_size: i64,
+    pub warnings: String,
+    pub published_at: String,
+    pub published_by: Option<String>,
+    pub yanked_at: Option<String>,
+    pub yank_reason: Option<String>,
+}
+
+/// A stored token (never its secret).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenRow {
+    pub id: String,
+    pub description: String,
+    pub namespaces: String,
+    pub actions: String,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// One audit log entry.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AuditRow {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub details: String,
+}
+
+/// Append an audit entry inside `tx`.
+pub(super) async fn audit(
+    tx: &mut Transaction<'static, Sqlite>,
+    actor: &str,
+    action: &str,
+    target: Option<(&str, &str, Option<&str>)>,
+    details: &Value,
+) -> Result<(), StoreError> {
+    let (namespace, name, version) = match target {
+        Some((ns, name, version)) => (Some(ns), Some(name), version),
+        None => (None, None, None),
+    };
+    sqlx::query(
+        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .bind(actor)
+    .bind(action)
+    .bind(namespace)
+    .bind(name)
+    .bind(version)
+    .bind(details.to_string())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+const SKILL_ROW: &str = "SELECT s.id, n.name AS namespace, s.name, s.created_at,
+        v.version AS current_version, s.deprecated_at, s.deprecation_message
+     FROM skills s
+     JOIN namespaces n ON n.id = s.namespace_id
+     LEFT JOIN versions v ON v.id = s.current_version_id
+     WHERE n.name = ?1 AND s.name = ?2";
+
+impl Store {
+    /// A skill by namespace and name.
+    pub async fn skill(&self, namespace: &str, name: &str) -> Result<Option<SkillRow>, StoreError> {
+        Ok(sqlx::query_as(SKILL_ROW)
+            .bind(namespace)
+            .bind(name)
+            .fetch_optional(&self.read)
+            .await?)
+    }
+
+    /// Every version of a skill (unordered; callers sort by semver).
+    pub async fn versions(&self, skill_id: i64) -> Result<Vec<VersionRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
+                    published_by, yanked_at, yank_reason
+             FROM versions WHERE skill_id = ?1",
+        )
+        .bind(skill_id)
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// One version of a skill.
+    pub async fn version(
+        &self,
+        skill_id: i64,
+        version: &str,
+    ) -> Result<Option<VersionRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
+                    published_by, yanked_at, yank_reason
+             FROM versions WHERE skill_id = ?1 AND version = ?2",
+        )
+        .bind(skill_id)
+        .bind(version)
+        .fetch_optional(&self.read)
+        .await?)
+    }
+
+    /// Skills ordered by (namespace, name), after the given key, optionally in one namespace.
+    pub async fn catalog_page(
+        &self,
+        namespace: Option<&str>,
+        after: (&str, &str),
+        limit: u32,
+    ) -> Result<Vec<CatalogRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
+                    s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message
+             FROM skills s
+             JOIN namespaces n ON n.id = s.namespace_id
+             LEFT JOIN versions v ON v.id = s.current_version_id
+             LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
+             WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3)
+             ORDER BY n.name, s.name LIMIT ?4",
+        )
+        .bind(namespace)
+        .bind(after.0)
+        .bind(after.1)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// Mark a version yanked (`reason = Some`) or not (`None`). Returns false when the version
+    /// does not exist. Recomputes the current version and the listing in the same transaction.
+    pub async fn set_yanked(
+        &self,
+        namespace: &str,
+        name: &str,
+        version: &str,
+        reason: Option<&str>,
+        actor: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let Some(skill_id): Option<i64> = sqlx::query_scalar(
+            "SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
+             WHERE n.name = ?1 AND s.name = ?2",
+        )
+        .bind(namespace)
+        .bind(name)
+        .fetch_optional(&mut *tx)
+        .await?
+        else {
+            return Ok(false);
+        };
+        let changed = match reason {
+            Some(reason) => sqlx::query(
+                "UPDATE versions SET yanked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), yank_reason = ?3
+                 WHERE skill_id = ?1 AND version = ?2",
+            )
+            .bind(skill_id)
+            .bind(version)
+            .bind(reason)
+            .execute(&mut *tx)
+            .await?,
+            None => sqlx::query(
+                "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
+                 WHERE skill_id = ?1 AND version = ?2",
+            )
+            .bind(skill_id)
+            .bind(version)
+            .execute(&mut *tx)
+            .await?,
+        }
+        .rows_affected();
+        if changed == 0 {
+            return Ok(false);
+        }
+        refresh_current(&mut tx, skill_id, namespace, name).await?;
+        let (action, details) = match reason {
+            Some(r) => ("yank", serde_json::json!({ "reason": r })),
+            None => ("unyank", serde_json::json!({})),
+        };
+        audit(
+            &mut tx,
+            actor,
+            action,
+            Some((namespace, name, Some(version))),
+            &details,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Deprecate a skill (`message = Some`) or undo it. Returns false when the skill is unknown.
+    pub async fn set_deprecated(
+        &self,
+        namespace: &str,
+        name: &str,
+        message: Option<&str>,
+        actor: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let changed = sqlx::query(
+            "UPDATE skills SET
+                deprecated_at = CASE WHEN ?3 IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END,
+                deprecation_message = ?3
+             WHERE name = ?2 AND namespace_id = (SELECT id FROM namespaces WHERE name = ?1)",
+        )
+        .bind(namespace)
+        .bind(name)
+        .bind(message)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Ok(false);
+        }
+        let (action, details) = match message {
+            Some(m) => ("deprecate", serde_json::json!({ "message": m })),
+            None => ("undeprecate", serde_json::json!({})),
+        };
+        audit(
+            &mut tx,
+            actor,
+            action,
+            Some((namespace, name, None)),
+            &details,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Store a new token (its hash only) and audit it.
+    pub async fn create_token(
+        &self,
+        id: &str,
+        hash: &str,
+        description: &str,
+        namespaces: &[String],
+        actions: &[String],
+        actor: &str,
+    ) -> Result<TokenRow, StoreError> {
+        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let row: TokenRow = sqlx::query_as(
+            "INSERT INTO tokens (id, hash, description, namespaces, actions) VALUES (?1, ?2, ?3, ?4, ?5)
+             RETURNING id, description, namespaces, actions, created_at, revoked_at",
+        )
+        .bind(id)
+        .bind(hash)
+        .bind(description)
+        .bind(serde_json::to_string(namespaces).unwrap_or_default())
+        .bind(serde_json::to_string(actions).unwrap_or_default())
+        .fetch_one(&mut *tx)
+        .await?;
+        let details = serde_json::json!({"token": id, "description": description, "namespaces": namespaces, "actions": actions});
+        audit(&mut tx, actor, "token_create", None, &details).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Revoke a token. Returns false when it does not exist or was already revoked.
+    pub async fn revoke_token(&self, id: &str, actor: &str) -> Result<bool, StoreError> {
+        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let changed = sqlx::query(
+            "UPDATE tokens SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = ?1 AND revoked_at IS NULL",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Ok(false);
+        }
+        audit(
+            &mut tx,
+            actor,
+            "token_revoke",
+            None,
+            &serde_json::json!({ "token": id }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// The live (not revoked) token with this secret hash.
+    pub async fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, description, namespaces, actions, created_at, revoked_at
+             FROM tokens WHERE hash = ?1 AND revoked_at IS NULL",
+        )
+        .bind(hash)
+        .fetch_optional(&self.read)
+        .await?)
+    }
+
+    /// Every token, newest first.
+    pub async fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, description, namespaces, actions, created_at, revoked_at
+             FROM tokens ORDER BY created_at DESC, id",
+        )
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// Audit entries with `id > after`, oldest first.
+    pub async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<AuditRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, at, actor, action, namespace, name, version, details
+             FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )
+        .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?)
+    }
+}
