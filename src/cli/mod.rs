@@ -1,4 +1,7 @@
-//! The command line: `serve` and `import`.
+//! The command line: `serve` and `import` work on a data directory; `publish`, `yank`,
+//! `deprecate` and `token` talk to a running registry.
+
+mod client;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -42,6 +45,85 @@ pub enum Command {
         after_help = "Prints one line per skill (imported, unchanged or skipped with the reason) and a summary.\n\nExit status: 0 when every skill was imported or unchanged, 1 when any was skipped, 2 on a fatal error.\n\nExample:\n  skillreg import --namespace acme ./skills"
     )]
     Import(ImportArgs),
+    /// Validate a skill directory locally, then pack and upload it to a registry.
+    #[command(
+        after_help = "The version is --version, else the frontmatter's semver `version` or `metadata.version`, else 0.1.0.\n\nExit status: 0 published (or unchanged), 1 refused (the reason and its code are printed), 2 usage or connection error.\n\nExample:\n  SKILLREG_TOKEN=skr_... skillreg publish ./refund-emails --namespace acme --registry https://skills.example.com"
+    )]
+    Publish {
+        /// The skill directory (SKILL.md at its root).
+        dir: PathBuf,
+        #[arg(long, short, env = "SKILLREG_NAMESPACE", default_value = "default")]
+        namespace: String,
+        #[arg(long)]
+        version: Option<String>,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Yank a version (it stays readable by its pinned URI), or undo it with --undo.
+    #[command(
+        after_help = "Example:\n  skillreg yank acme/refund-emails 1.2.0 --reason \"leaks a customer address\""
+    )]
+    Yank {
+        /// NAMESPACE/NAME
+        skill: String,
+        version: String,
+        #[arg(long, default_value = "")]
+        reason: String,
+        #[arg(long)]
+        undo: bool,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Deprecate a skill (it stays listed and says so), or undo it with --undo.
+    #[command(
+        after_help = "Example:\n  skillreg deprecate acme/refund-emails --message \"use acme/refunds instead\""
+    )]
+    Deprecate {
+        /// NAMESPACE/NAME
+        skill: String,
+        #[arg(long, default_value = "")]
+        message: String,
+        #[arg(long)]
+        undo: bool,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Create, list or revoke API tokens (needs the admin token).
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenCommand {
+    /// Create a token scoped to namespaces and actions; its secret is printed once.
+    #[command(
+        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg token create --description ci --namespace acme --action publish --action yank"
+    )]
+    Create {
+        #[arg(long)]
+        description: String,
+        /// Namespace the token may act on (repeatable; `*` for all).
+        #[arg(long = "namespace", required = true)]
+        namespaces: Vec<String>,
+        /// publish, yank, deprecate or read (repeatable).
+        #[arg(long = "action", required = true)]
+        actions: Vec<String>,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// List tokens (never their secrets).
+    #[command(after_help = "Example:\n  skillreg token list --token $SKILLREG_ADMIN_TOKEN")]
+    List {
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Revoke a token by its id (tok_...).
+    #[command(after_help = "Example:\n  skillreg token revoke tok_1a2b3c4d5e6f")]
+    Revoke {
+        id: String,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -108,6 +190,49 @@ pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Import(args) => import(args).await,
+        Command::Publish {
+            dir,
+            namespace,
+            version,
+            remote,
+        } => {
+            return client::finish(
+                client::publish(&remote, &dir, &namespace, version.as_deref()).await,
+            );
+        }
+        Command::Yank {
+            skill,
+            version,
+            reason,
+            undo,
+            remote,
+        } => {
+            return client::finish(client::yank(&remote, &skill, &version, &reason, undo).await);
+        }
+        Command::Deprecate {
+            skill,
+            message,
+            undo,
+            remote,
+        } => {
+            return client::finish(client::deprecate(&remote, &skill, &message, undo).await);
+        }
+        Command::Token(TokenCommand::Create {
+            description,
+            namespaces,
+            actions,
+            remote,
+        }) => {
+            return client::finish(
+                client::token_create(&remote, &description, &namespaces, &actions).await,
+            );
+        }
+        Command::Token(TokenCommand::List { remote }) => {
+            return client::finish(client::token_list(&remote).await);
+        }
+        Command::Token(TokenCommand::Revoke { id, remote }) => {
+            return client::finish(client::token_revoke(&remote, &id).await);
+        }
     };
     match result {
         Ok(code) => code,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use super::limits::{
-    MAX_COMPATIBILITY_UNITS, MAX_DESCRIPTION_UNITS, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH,
+    MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH,
     RECOMMENDED_SKILL_MD_LINES,
 };
 use super::name::{NameError, SkillName};
@@ -104,11 +104,11 @@ pub enum FrontmatterError {
     #[error("frontmatter description is empty")]
     EmptyDescription,
     #[error(
-        "frontmatter description is {0} characters; at most {MAX_DESCRIPTION_UNITS} are allowed"
+        "frontmatter description is {0} characters; at most {MAX_DESCRIPTION_CHARS} are allowed"
     )]
     DescriptionTooLong(usize),
     #[error(
-        "frontmatter compatibility is {0} characters; it must be 1 to {MAX_COMPATIBILITY_UNITS}"
+        "frontmatter compatibility is {0} characters; it must be 1 to {MAX_COMPATIBILITY_CHARS}"
     )]
     CompatibilityLength(usize),
     #[error("frontmatter metadata.{0} must be a string (metadata maps strings to strings)")]
@@ -245,16 +245,16 @@ fn check(frontmatter: Map<String, Value>, text: &str) -> Result<SkillMd, Frontma
     if description.trim().is_empty() {
         return Err(FrontmatterError::EmptyDescription);
     }
-    let units = description.encode_utf16().count();
-    if units > MAX_DESCRIPTION_UNITS {
-        return Err(FrontmatterError::DescriptionTooLong(units));
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(FrontmatterError::DescriptionTooLong(chars));
     }
     match frontmatter.get("compatibility") {
         None => {}
         Some(Value::String(s)) => {
-            let units = s.encode_utf16().count();
-            if units == 0 || units > MAX_COMPATIBILITY_UNITS {
-                return Err(FrontmatterError::CompatibilityLength(units));
+            let chars = s.chars().count();
+            if chars == 0 || chars > MAX_COMPATIBILITY_CHARS {
+                return Err(FrontmatterError::CompatibilityLength(chars));
             }
         }
         Some(_) => {
@@ -283,25 +283,25 @@ fn check(frontmatter: Map<String, Value>, text: &str) -> Result<SkillMd, Frontma
             });
         }
     }
-    match frontmatter.get("license") {
-        None | Some(Value::String(_)) => {}
-        Some(_) => {
-            return Err(FrontmatterError::FieldType {
-                field: "license",
-                expected: "a string",
-            });
+    // FastMCP's client refuses a whole skills/list page when either is not a string.
+    for (field, expected) in [
+        ("license", "a string"),
+        ("allowed-tools", "a space-separated string"),
+    ] {
+        match frontmatter.get(field) {
+            None | Some(Value::String(_)) => {}
+            Some(_) => {
+                let field = if field == "license" {
+                    "license"
+                } else {
+                    "allowed-tools"
+                };
+                return Err(FrontmatterError::FieldType { field, expected });
+            }
         }
     }
 
     let mut warnings = Vec::new();
-    if let Some(v) = frontmatter.get("allowed-tools")
-        && !v.is_string()
-    {
-        warnings.push(Warning::new(
-            "allowed_tools_not_string",
-            "allowed-tools should be a space-separated string",
-        ));
-    }
     for key in frontmatter.keys() {
         if !KNOWN_FIELDS.contains(&key.as_str()) {
             warnings.push(Warning::new(
@@ -529,8 +529,8 @@ mod tests {
     }
 
     #[test]
-    fn warnings_for_unknown_fields_list_tools_and_long_files() {
-        let mut text = md("name: a\ndescription: d\nversion: 1.0.0\nallowed-tools: [Bash, Read]\n");
+    fn warnings_for_unknown_fields_and_long_files() {
+        let mut text = md("name: a\ndescription: d\nversion: 1.0.0\n");
         text.push_str(&"line\n".repeat(600));
         let codes: Vec<String> = parse(text.as_bytes())
             .unwrap()
@@ -538,22 +538,17 @@ mod tests {
             .into_iter()
             .map(|w| w.code)
             .collect();
-        assert_eq!(
-            codes,
-            [
-                "allowed_tools_not_string",
-                "unknown_field",
-                "skill_md_too_long"
-            ]
-        );
+        assert_eq!(codes, ["unknown_field", "skill_md_too_long"]);
     }
 
     #[test]
     fn error_table() {
         let long_desc = format!("name: a\ndescription: {}\n", "x".repeat(1025));
         let ok_desc = format!("name: a\ndescription: {}\n", "x".repeat(1024));
-        // 600 astral characters are 1200 UTF-16 units: over the limit as the TS client counts.
-        let astral = format!("name: a\ndescription: {}\n", "😀".repeat(600));
+        // Characters are code points, as both official clients count: 1025 astral ones fail,
+        // 1024 (2048 UTF-16 units) pass.
+        let astral = format!("name: a\ndescription: {}\n", "😀".repeat(1025));
+        let astral_ok = format!("name: a\ndescription: {}\n", "😀".repeat(1024));
         let long_compat = format!(
             "name: a\ndescription: d\ncompatibility: {}\n",
             "c".repeat(501)
@@ -662,6 +657,10 @@ mod tests {
                 "reserved_metadata_key",
             ),
             (
+                md("name: a\ndescription: d\nallowed-tools: [Bash, Read]\n").into_bytes(),
+                "frontmatter_invalid_field",
+            ),
+            (
                 md("name: a\ndescription: d\nlicense: [MIT]\n").into_bytes(),
                 "frontmatter_invalid_field",
             ),
@@ -678,6 +677,7 @@ mod tests {
             );
         }
         assert!(parse(md(&ok_desc).as_bytes()).is_ok());
+        assert!(parse(md(&astral_ok).as_bytes()).is_ok());
     }
 
     #[test]

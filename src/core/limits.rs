@@ -6,11 +6,11 @@ pub const MAX_FILES: usize = 512;
 pub const MAX_TOTAL_BYTES: u64 = 16 * 1024 * 1024;
 /// Skill and namespace names: Agent Skills `name` (1–64 characters).
 pub const MAX_NAME_CHARS: usize = 64;
-/// Agent Skills `description` (1–1024 characters). Counted in UTF-16 code units, the unit the
-/// official TypeScript client's schema counts in, so nothing we accept is rejected there.
-pub const MAX_DESCRIPTION_UNITS: usize = 1024;
+/// Agent Skills `description` (1–1024 characters), counted in Unicode code points as both the
+/// official TypeScript client (`countCharacters`) and FastMCP (`len`) count.
+pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Agent Skills `compatibility` (1–500 characters), counted like the description.
-pub const MAX_COMPATIBILITY_UNITS: usize = 500;
+pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// Agent Skills recommends keeping `SKILL.md` under 500 lines; longer files get a warning.
 pub const RECOMMENDED_SKILL_MD_LINES: usize = 500;
 /// Frontmatter larger than this is refused before YAML parsing (alias bombs, huge scalars).

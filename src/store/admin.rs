@@ -355,3 +355,34 @@ impl Store {
         .await?)
     }
 }
+
+/// Row counts and stored bytes: catalog size for metrics and for tests that assert "nothing
+/// changed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct Stats {
+    pub namespaces: i64,
+    pub skills: i64,
+    pub versions: i64,
+    pub files: i64,
+    pub blobs: i64,
+    pub blob_bytes: i64,
+    pub audit_entries: i64,
+    pub tokens: i64,
+}
+
+impl Store {
+    pub async fn stats(&self) -> Result<Stats, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT (SELECT count(*) FROM namespaces) AS namespaces,
+                    (SELECT count(*) FROM skills) AS skills,
+                    (SELECT count(*) FROM versions) AS versions,
+                    (SELECT count(*) FROM version_files) AS files,
+                    (SELECT count(*) FROM blobs) AS blobs,
+                    (SELECT coalesce(sum(size), 0) FROM blobs) AS blob_bytes,
+                    (SELECT count(*) FROM audit_log) AS audit_entries,
+                    (SELECT count(*) FROM tokens) AS tokens",
+        )
+        .fetch_one(&self.read)
+        .await?)
+    }
+}

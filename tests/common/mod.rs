@@ -52,11 +52,27 @@ impl TestServer {
         Self::serve(registry, data_dir.to_path_buf(), None).await
     }
 
+    /// Fresh data directory, no seed, with the given HTTP options.
+    pub async fn with_options(options: HttpOptions) -> Self {
+        let tmp = TempDir::new().unwrap();
+        let registry = Registry::open(tmp.path()).await.unwrap();
+        Self::serve_with(registry, tmp.path().to_path_buf(), Some(tmp), options).await
+    }
+
     async fn serve(registry: Registry, data_dir: PathBuf, tmp: Option<TempDir>) -> Self {
+        Self::serve_with(registry, data_dir, tmp, HttpOptions::default()).await
+    }
+
+    async fn serve_with(
+        registry: Registry,
+        data_dir: PathBuf,
+        tmp: Option<TempDir>,
+        options: HttpOptions,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
-        let app = http::router(registry.clone(), &HttpOptions::default(), shutdown.clone());
+        let app = http::router(registry.clone(), &options, shutdown.clone());
         tokio::spawn(http::serve(listener, app, shutdown.clone()));
         Self {
             url,
@@ -65,6 +81,13 @@ impl TestServer {
             shutdown,
             _tmp: tmp,
         }
+    }
+}
+
+impl TestServer {
+    /// Base URL, e.g. `http://127.0.0.1:1234`.
+    pub fn base(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_owned()
     }
 }
 
