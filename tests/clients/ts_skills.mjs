@@ -156,8 +156,9 @@ async function main() {
         await client.close().catch(() => {});
     }
 
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-    process.exit(report.failures.length > 0 ? 1 : 0);
+    // process.exit() would cut a large report short on a pipe: let the write drain first.
+    process.exitCode = report.failures.length > 0 ? 1 : 0;
+    process.stdout.write(`${JSON.stringify(report)}\n`, () => process.exit());
 }
 
 main().catch((error) => {
