@@ -3,8 +3,6 @@
 //! Every MCP wire shape of the crate is built here from registry types. The surface is read-only:
 //! nothing reachable over MCP changes the catalog.
 
-use std::borrow::Cow;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{
@@ -86,6 +84,18 @@ fn skill(entry: SkillEntry) -> Skill {
         format!("{META_PREFIX}version"),
         Value::String(entry.version),
     );
+    if let Some(message) = entry.deprecation {
+        meta.insert(
+            format!("{META_PREFIX}deprecated"),
+            serde_json::json!({ "message": message }),
+        );
+    }
+    if let Some(reason) = entry.yank_reason {
+        meta.insert(
+            format!("{META_PREFIX}yanked"),
+            serde_json::json!({ "reason": reason }),
+        );
+    }
     Skill::new(entry.uri, frontmatter, SkillResources::Files(resources))
         .with_meta(rmcp::model::MetaObject(meta))
 }
@@ -237,20 +247,13 @@ impl ServerHandler for SkillServer {
         let mut changes = self.registry.subscribe();
         let peer = context.peer;
         tokio::spawn(async move {
-            loop {
-                match changes.recv().await {
-                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        if peer.notify_resource_list_changed().await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            use tokio::sync::broadcast::error::RecvError;
+            // A lagged receiver missed some changes: one notification covers them all.
+            while let Ok(()) | Err(RecvError::Lagged(_)) = changes.recv().await {
+                if peer.notify_resource_list_changed().await.is_err() {
+                    break;
                 }
             }
         });
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
-        Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
     }
 }

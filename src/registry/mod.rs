@@ -257,14 +257,18 @@ impl Registry {
             let manifest = self.manifest(row.version_id).await?;
             let root = SkillUri::root(&uri.namespace, &uri.name, None);
             let frontmatter = parse_frontmatter(&row.frontmatter)?;
-            items.push(entry(
+            let mut skill = entry(
                 &root,
                 &manifest,
                 &row.subpath,
                 frontmatter,
                 row.version,
                 false,
-            ));
+            );
+            if row.deprecated {
+                skill.deprecation = Some(row.deprecation_message.unwrap_or_default());
+            }
+            items.push(skill);
         }
         Ok(Page { items, next_cursor })
     }
@@ -291,7 +295,7 @@ impl Registry {
         let pinned = parsed.version.is_some();
         let root = SkillUri::root(&parsed.namespace, &parsed.name, parsed.version.as_ref());
         let frontmatter = parse_frontmatter(&manifest_entry.frontmatter)?;
-        let skill = entry(
+        let mut skill = entry(
             &root,
             &manifest,
             subpath,
@@ -299,6 +303,12 @@ impl Registry {
             resolved.version,
             pinned,
         );
+        if resolved.deprecated {
+            skill.deprecation = Some(resolved.deprecation_message.unwrap_or_default());
+        }
+        if resolved.yanked {
+            skill.yank_reason = Some(resolved.yank_reason.unwrap_or_default());
+        }
         // Only the canonical spelling of a URI names a skill (hosts compare URIs as strings).
         if skill.uri != uri {
             return Err(not_found());

@@ -222,8 +222,7 @@ pub fn parse_body(text: &str) -> Value {
     text.lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .filter(|v| v.get("id").is_some())
-        .last()
+        .rfind(|v| v.get("id").is_some())
         .unwrap_or_else(|| panic!("no JSON-RPC response in body: {text}"))
 }
 

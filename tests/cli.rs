@@ -1,0 +1,295 @@
+//! The command line against a real server: publish (with local validation first), token
+//! create, yank and deprecate, with their exit codes.
+
+mod common;
+
+use common::{Modern, TestServer};
+use serde_json::json;
+use skillreg::http::HttpOptions;
+use tokio::process::Command;
+
+const ADMIN: &str = "cli-admin-token-abcdef";
+
+async fn skillreg(args: &[&str], token: Option<&str>) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillreg"));
+    cmd.args(args)
+        .env("SKILLREG_LOG", "warn")
+        .env_remove("SKILLREG_TOKEN");
+    if let Some(t) = token {
+        cmd.env("SKILLREG_TOKEN", t);
+    }
+    let out = cmd.output().await.unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\ndescription: {description}\nmetadata:\n  version: 2.1.0\n---\n# {name}\n")).unwrap();
+    std::fs::write(dir.join("scripts/run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(
+        dir.join("scripts/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_token_yank_deprecate() {
+    let server = TestServer::with_options(HttpOptions {
+        admin_token: Some(ADMIN.to_owned()),
+        ..HttpOptions::default()
+    })
+    .await;
+    let base = server.base();
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("deploy-helper");
+    write_skill(&dir, "deploy-helper", "Deploys things.");
+    let dir_s = dir.to_str().unwrap();
+
+    // A scoped token from the CLI, then a publish with it.
+    let (code, out, err) = skillreg(
+        &[
+            "token",
+            "create",
+            "--registry",
+            &base,
+            "--description",
+            "ci",
+            "--namespace",
+            "acme",
+            "--action",
+            "publish",
+            "--action",
+            "yank",
+        ],
+        Some(ADMIN),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let secret = out.lines().last().unwrap().trim().to_owned();
+    assert!(secret.starts_with("skr_"), "{out}");
+
+    let (code, out, err) = skillreg(
+        &["publish", dir_s, "--registry", &base, "--namespace", "acme"],
+        Some(&secret),
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("published deploy-helper 2.1.0 (2 files)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("skill://acme/@2.1.0/deploy-helper/SKILL.md"),
+        "{out}"
+    );
+    let (code, out, _) = skillreg(
+        &["publish", dir_s, "--registry", &base, "--namespace", "acme"],
+        Some(&secret),
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert!(out.starts_with("unchanged"), "{out}");
+
+    // The executable bit travelled with the file.
+    let (_, manifest_json, _) = (
+        "",
+        reqwest::get(format!("{base}/v1/skills/acme/deploy-helper/2.1.0"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "",
+    );
+    let manifest: serde_json::Value = serde_json::from_str(&manifest_json).unwrap();
+    assert_eq!(manifest["files"][1]["path"], "scripts/run.sh");
+    assert_eq!(manifest["files"][1]["mode"], 0o755);
+
+    // Refusals exit 1 with the registry's code.
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: deploy-helper\ndescription: Changed.\nmetadata:\n  version: 2.1.0\n---\n",
+    )
+    .unwrap();
+    let (code, _, err) = skillreg(
+        &["publish", dir_s, "--registry", &base, "--namespace", "acme"],
+        Some(&secret),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("[version_exists]") && err.contains("409"),
+        "{err}"
+    );
+    let (code, _, err) = skillreg(
+        &[
+            "publish",
+            dir_s,
+            "--registry",
+            &base,
+            "--namespace",
+            "other",
+        ],
+        Some(&secret),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("[namespace_not_allowed]"), "{err}");
+
+    // Yank from the CLI; MCP follows.
+    let (code, out, err) = skillreg(
+        &[
+            "yank",
+            "acme/deploy-helper",
+            "2.1.0",
+            "--reason",
+            "bad",
+            "--registry",
+            &base,
+        ],
+        Some(&secret),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "yanked acme/deploy-helper 2.1.0");
+    let list = Modern::new(&server.url)
+        .call("skills/list", json!({}))
+        .await;
+    assert_eq!(list["result"]["skills"], json!([]));
+    // The scoped token may not deprecate; the admin may.
+    let (code, _, err) = skillreg(
+        &[
+            "deprecate",
+            "acme/deploy-helper",
+            "--message",
+            "old",
+            "--registry",
+            &base,
+        ],
+        Some(&secret),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("[forbidden]"), "{err}");
+    let (code, _, _) = skillreg(
+        &[
+            "deprecate",
+            "acme/deploy-helper",
+            "--message",
+            "old",
+            "--registry",
+            &base,
+            "--json",
+        ],
+        Some(ADMIN),
+    )
+    .await;
+    assert_eq!(code, 0);
+}
+
+#[tokio::test]
+async fn publish_validates_locally_before_uploading() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("broken");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: Broken Name\ndescription: d\n---\n",
+    )
+    .unwrap();
+    // Nothing listens on port 9: a local refusal must not need the network.
+    let (code, _, err) = skillreg(
+        &[
+            "publish",
+            dir.to_str().unwrap(),
+            "--registry",
+            "http://127.0.0.1:9",
+        ],
+        Some("t"),
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("[invalid_skill_name]"), "{err}");
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("id_rsa")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: broken\ndescription: d\n---\n",
+    )
+    .unwrap();
+    let (code, _, err) = skillreg(
+        &[
+            "publish",
+            dir.to_str().unwrap(),
+            "--registry",
+            "http://127.0.0.1:9",
+        ],
+        Some("t"),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("[not_a_regular_file]"), "{err}");
+    std::fs::remove_file(dir.join("id_rsa")).unwrap();
+    let (code, _, err) = skillreg(
+        &[
+            "publish",
+            dir.to_str().unwrap(),
+            "--registry",
+            "http://127.0.0.1:9",
+        ],
+        Some("t"),
+    )
+    .await;
+    assert_eq!(
+        code, 2,
+        "a valid skill reaches the upload step and fails to connect: {err}"
+    );
+    assert!(err.contains("cannot reach the registry"), "{err}");
+}
+
+#[tokio::test]
+async fn import_reports_symlinks_and_hidden_directories() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(
+        &root.join(".hidden/visible-skill"),
+        "visible-skill",
+        "Found in a hidden dir.",
+    );
+    std::fs::create_dir_all(root.join("linked")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("linked/SKILL.md")).unwrap();
+    std::os::unix::fs::symlink(root.join(".hidden"), root.join("dir-link")).unwrap();
+    let data = tmp.path().join("data");
+    let (code, out, err) = skillreg(
+        &[
+            "import",
+            "--namespace",
+            "local",
+            "--data-dir",
+            data.to_str().unwrap(),
+            root.to_str().unwrap(),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("imported  skill://local/visible-skill/SKILL.md 2.1.0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("SKILL.md is a symbolic link; links are never followed [not_a_regular_file]"),
+        "{out}"
+    );
+    let imported = out.lines().filter(|l| l.starts_with("imported")).count();
+    assert_eq!(imported, 1, "the directory link is not followed: {out}");
+    assert_eq!(
+        out.lines().last().unwrap(),
+        "1 imported, 0 unchanged, 1 skipped"
+    );
+}
