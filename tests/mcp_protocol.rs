@@ -179,10 +179,12 @@ async fn pagination_is_keyset_and_atomic_and_bad_cursors_fail() {
         "resources",
     )
     .await;
-    assert_eq!((resources.len(), pages), (10, 3));
-    assert_eq!(resources[0]["name"], "skill-00");
-    assert_eq!(resources[0]["description"], "d");
-    assert_eq!(resources[0]["mimeType"], "text/markdown");
+    // The legacy discovery index leads the first page, then every SKILL.md.
+    assert_eq!((resources.len(), pages), (11, 3));
+    assert_eq!(resources[0]["uri"], "skill://index.json");
+    assert_eq!(resources[1]["name"], "skill-00");
+    assert_eq!(resources[1]["description"], "d");
+    assert_eq!(resources[1]["mimeType"], "text/markdown");
 
     let legacy = Legacy::connect(&server.url).await;
     for cursor in ["not base64!", "Zm9v", ""] {

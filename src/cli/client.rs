@@ -151,6 +151,52 @@ fn split_skill(skill: &str) -> Result<(&str, &str), Failure> {
     })
 }
 
+/// Search a registry and print the ranked hits.
+pub async fn search(
+    remote: &Remote,
+    query: &str,
+    namespace: Option<&str>,
+    limit: usize,
+) -> Result<(), Failure> {
+    let client = reqwest::Client::new();
+    let mut params = vec![("q", query.to_owned()), ("limit", limit.to_string())];
+    if let Some(ns) = namespace {
+        params.push(("namespace", ns.to_owned()));
+    }
+    let body = remote
+        .send(client.get(remote.url("/v1/search")).query(&params))
+        .await?;
+    remote.print(&body, |b| {
+        let hits = b["hits"].as_array().cloned().unwrap_or_default();
+        if hits.is_empty() {
+            return "no skills found".to_owned();
+        }
+        hits.iter()
+            .map(|h| {
+                let status = h["status"].as_str().unwrap_or("");
+                let flag = if status == "active" {
+                    String::new()
+                } else {
+                    format!(" [{status}]")
+                };
+                format!(
+                    "{:>6.2}  {}{flag}\n        {}",
+                    h["score"].as_f64().unwrap_or(0.0),
+                    h["uri"].as_str().unwrap_or(""),
+                    h["description"]
+                        .as_str()
+                        .unwrap_or("")
+                        .chars()
+                        .take(160)
+                        .collect::<String>()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    Ok(())
+}
+
 /// Yank (or with `undo`, unyank) a version.
 pub async fn yank(
     remote: &Remote,

@@ -88,6 +88,27 @@ pub enum Command {
         #[command(flatten)]
         remote: client::Remote,
     },
+    /// Search a running registry.
+    #[command(
+        after_help = "Example:\n  skillreg search \"review a pull request\" --namespace acme"
+    )]
+    Search {
+        /// What the skill should do, in plain words.
+        query: String,
+        #[arg(long, short)]
+        namespace: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Rebuild the search index of a data directory from SQLite (stop the server first; a
+    /// running server keeps its own index current).
+    #[command(after_help = "Example:\n  skillreg reindex --data-dir /var/lib/skillreg")]
+    Reindex {
+        #[command(flatten)]
+        data: DataDir,
+    },
     /// Create, list or revoke API tokens (needs the admin token).
     #[command(subcommand)]
     Token(TokenCommand),
@@ -164,6 +185,9 @@ pub struct ServeArgs {
     /// Largest accepted upload (compressed archive), in bytes.
     #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES", default_value_t = http::DEFAULT_MAX_UPLOAD_BYTES)]
     pub max_upload_bytes: usize,
+    /// Catalog size up to which skill://index.json lists every skill (above it, a partial index).
+    #[arg(long, env = "SKILLREG_INDEX_JSON_MAX_SKILLS", default_value_t = crate::mcp::DEFAULT_INDEX_MAX_SKILLS)]
+    pub index_json_max_skills: usize,
     /// Skills per skills/list and resources/list page.
     #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value_t = crate::registry::DEFAULT_PAGE_SIZE)]
     pub page_size: u32,
@@ -227,6 +251,17 @@ pub async fn run(cli: Cli) -> ExitCode {
                 client::token_create(&remote, &description, &namespaces, &actions).await,
             );
         }
+        Command::Search {
+            query,
+            namespace,
+            limit,
+            remote,
+        } => {
+            return client::finish(
+                client::search(&remote, &query, namespace.as_deref(), limit).await,
+            );
+        }
+        Command::Reindex { data } => reindex(data).await,
         Command::Token(TokenCommand::List { remote }) => {
             return client::finish(client::token_list(&remote).await);
         }
@@ -246,7 +281,8 @@ pub async fn run(cli: Cli) -> ExitCode {
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::open(&args.data.data_dir)
         .await?
-        .with_page_size(args.page_size);
+        .with_page_size(args.page_size)
+        .with_search(&search_dir(&args.data.data_dir))?;
     if !args.no_seed {
         let s = import::import_seed(&registry).await?;
         tracing::info!(
@@ -259,6 +295,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.stdio {
         tracing::info!(data_dir = %args.data.data_dir.display(), "serving MCP on stdio");
         let service = SkillServer::new(registry)
+            .with_index_max_skills(args.index_json_max_skills)
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;
@@ -273,6 +310,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             admin_token: args.admin_token,
             require_read_token: args.require_read_token,
             max_upload_bytes: args.max_upload_bytes,
+            index_max_skills: args.index_json_max_skills,
         },
         shutdown.clone(),
     );
@@ -300,6 +338,20 @@ async fn shutdown_signal() {
         _ = ctrl_c => {}
         _ = term.recv() => {}
     }
+}
+
+/// Where a data directory keeps its search index.
+pub fn search_dir(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("search-index")
+}
+
+async fn reindex(data: DataDir) -> anyhow::Result<ExitCode> {
+    let registry = Registry::open(&data.data_dir)
+        .await?
+        .with_search(&search_dir(&data.data_dir))?;
+    let count = registry.rebuild_search().await?;
+    println!("indexed {count} skills");
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {

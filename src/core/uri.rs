@@ -26,6 +26,17 @@ pub const SCHEME_PREFIX: &str = "skill://";
 /// File name of a skill's entry point (SEP-2640: always explicit in the URI).
 pub const SKILL_MD: &str = "SKILL.md";
 
+/// RFC 6570 templates of the URIs above, registered in `resources/templates/list` and completed
+/// by `completion/complete` (`{+path}` is reserved expansion: it keeps its `/`).
+pub const TEMPLATE_SKILL_MD: &str = "skill://{namespace}/{name}/SKILL.md";
+pub const TEMPLATE_FILE: &str = "skill://{namespace}/{name}/{+path}";
+pub const TEMPLATE_PINNED_SKILL_MD: &str = "skill://{namespace}/@{version}/{name}/SKILL.md";
+pub const TEMPLATE_PINNED_FILE: &str = "skill://{namespace}/@{version}/{name}/{+path}";
+/// The legacy discovery index (April 2026 SEP-2640 draft), still read by older hosts.
+pub const INDEX_JSON: &str = "skill://index.json";
+/// FastMCP's per-skill manifest resource name, served beside SKILL.md unless a real file has it.
+pub const FASTMCP_MANIFEST: &str = "_manifest";
+
 /// Bytes escaped in a path segment: everything except RFC 3986 `pchar`.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')

@@ -37,6 +37,8 @@ pub struct HttpOptions {
     /// Every read (REST and MCP) requires a valid token; MCP results become `cacheScope: private`.
     pub require_read_token: bool,
     pub max_upload_bytes: usize,
+    /// Catalog size up to which `skill://index.json` lists every skill.
+    pub index_max_skills: usize,
 }
 
 impl Default for HttpOptions {
@@ -46,6 +48,7 @@ impl Default for HttpOptions {
             admin_token: None,
             require_read_token: false,
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            index_max_skills: crate::mcp::DEFAULT_INDEX_MAX_SKILLS,
         }
     }
 }
@@ -79,10 +82,11 @@ pub fn router(registry: Registry, options: &HttpOptions, shutdown: CancellationT
         config = config.with_allowed_hosts(hosts);
     }
     let private = options.require_read_token;
+    let index_max = options.index_max_skills;
     let mcp_registry = registry.clone();
     let mcp = StreamableHttpService::new(
         move || {
-            let server = SkillServer::new(mcp_registry.clone());
+            let server = SkillServer::new(mcp_registry.clone()).with_index_max_skills(index_max);
             Ok(if private {
                 server.with_private_cache()
             } else {

@@ -396,6 +396,7 @@ pub struct AuditEntry {
 }
 
 #[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct CatalogQuery {
     /// Only skills of this namespace.
     namespace: Option<String>,
@@ -405,6 +406,38 @@ pub struct CatalogQuery {
 }
 
 #[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Free text: what the skill should do.
+    q: String,
+    /// Only skills of this namespace.
+    namespace: Option<String>,
+    /// 1–50 (default 10).
+    limit: Option<usize>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SearchResults {
+    hits: Vec<SearchHit>,
+}
+
+/// One ranked hit; deprecated and yanked-only skills rank below active ones and say so.
+#[derive(Serialize, ToSchema)]
+pub struct SearchHit {
+    uri: String,
+    namespace: String,
+    name: String,
+    version: String,
+    description: String,
+    score: f32,
+    /// `active`, `deprecated` or `yanked`.
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecation: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AuditQuery {
     /// Entries with an id greater than this.
     after: Option<i64>,
@@ -433,6 +466,43 @@ async fn list_skills(
     Ok(axum::Json(CatalogPage {
         items: page.items.into_iter().map(CatalogEntry::from).collect(),
         next_cursor: page.next_cursor,
+    }))
+}
+
+/// Full-text search (BM25 over name, description, SKILL.md body and file paths).
+#[utoipa::path(get, path = "/v1/search", params(SearchQuery), tag = "skills",
+    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
+async fn search(
+    State(s): State<RestState>,
+    headers: HeaderMap,
+    Query(q): Query<SearchQuery>,
+) -> ApiResult<axum::Json<SearchResults>> {
+    reader(&s, &headers).await?;
+    if q.q.trim().is_empty() {
+        return Err(Error::InvalidRequest("the query `q` is empty".to_owned()).into());
+    }
+    let hits = s.registry.search(
+        &q.q,
+        q.namespace.as_deref(),
+        q.limit.unwrap_or(10).clamp(1, 50),
+    )?;
+    Ok(axum::Json(SearchResults {
+        hits: hits
+            .into_iter()
+            .map(|h| SearchHit {
+                status: serde_json::to_value(h.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                uri: h.uri,
+                namespace: h.namespace,
+                name: h.name,
+                version: h.version,
+                description: h.description,
+                score: h.score,
+                deprecation: h.deprecation,
+            })
+            .collect(),
     }))
 }
 
@@ -731,7 +801,7 @@ async fn audit(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
-    paths(list_skills, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
+    paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
           create_token, list_tokens, revoke_token, audit),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
@@ -772,6 +842,7 @@ pub fn routes(state: RestState) -> Router {
     Router::new()
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/skills", get(list_skills))
+        .route("/v1/search", get(search))
         .route("/v1/skills/{namespace}/{name}", get(get_skill))
         .route(
             "/v1/skills/{namespace}/{name}/deprecate",

@@ -6,16 +6,22 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{
-    CacheScope, ErrorData, GetSkillRequestParams, GetSkillResult, Implementation,
-    ListResourcesResult, ListSkillsResult, PaginatedRequestParams,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-    ServerConfig, Skill, SkillFrontmatter, SkillResource, SkillResources,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, CompletionInfo, ErrorData, GetSkillRequestParams, GetSkillResult,
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig, Skill, SkillFrontmatter, SkillResource, SkillResources, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use crate::core::uri::{
+    INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD, TEMPLATE_SKILL_MD,
+};
 use crate::error::Error;
 use crate::registry::{Registry, SkillEntry};
 
@@ -39,14 +45,25 @@ publish skills here.";
 pub struct SkillServer {
     registry: Registry,
     cache_scope: CacheScope,
+    index_max_skills: usize,
 }
+
+/// Catalog size up to which `skill://index.json` lists every skill.
+pub const DEFAULT_INDEX_MAX_SKILLS: usize = 1000;
 
 impl SkillServer {
     pub fn new(registry: Registry) -> Self {
         Self {
             registry,
             cache_scope: CacheScope::Public,
+            index_max_skills: DEFAULT_INDEX_MAX_SKILLS,
         }
+    }
+
+    /// Above this many skills, `skill://index.json` is partial.
+    pub fn with_index_max_skills(mut self, max: usize) -> Self {
+        self.index_max_skills = max;
+        self
     }
 
     /// Mark every result `cacheScope: "private"` (reads need a token, so shared caches must not
@@ -119,7 +136,9 @@ fn ttl(pinned: bool) -> u64 {
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_completions()
             .enable_resources()
+            .enable_tools()
             .enable_resources_list_changed()
             .enable_skills_with_directory_read()
             .build();
@@ -168,6 +187,19 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri == INDEX_JSON {
+            let index = self
+                .registry
+                .index_json(self.index_max_skills)
+                .await
+                .map_err(to_mcp)?;
+            let contents = ResourceContents::text(index.to_string(), INDEX_JSON)
+                .with_mime_type("application/json");
+            return Ok(ReadResourceResult::new(vec![contents])
+                .with_ttl_ms(CURRENT_TTL_MS)
+                .with_cache_scope(self.cache_scope)
+                .into());
+        }
         let file = self
             .registry
             .read(&request.uri)
@@ -225,21 +257,173 @@ impl ServerHandler for SkillServer {
             .list_skill_mds(cursor.as_deref())
             .await
             .map_err(to_mcp)?;
-        let resources = page
-            .items
+        let index = cursor.is_none().then(|| {
+            Resource::new(INDEX_JSON, "index.json")
+                .with_description(
+                    "Discovery index of this registry's skills (legacy SEP-2640 draft format)",
+                )
+                .with_mime_type("application/json")
+        });
+        let resources = index
             .into_iter()
-            .map(|s| {
+            .chain(page.items.into_iter().map(|s| {
                 Resource::new(s.uri, s.name)
                     .with_description(s.description)
                     .with_mime_type(crate::core::mime::MARKDOWN)
                     .with_size(s.size)
-            })
+            }))
             .collect();
         let mut result = ListResourcesResult::with_all_items(resources)
             .with_ttl_ms(CURRENT_TTL_MS)
             .with_cache_scope(self.cache_scope);
         result.next_cursor = page.next_cursor;
         Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = [
+            (
+                TEMPLATE_SKILL_MD,
+                "skill",
+                "The SKILL.md of a skill's current version",
+            ),
+            (
+                TEMPLATE_FILE,
+                "skill-file",
+                "A file of a skill's current version",
+            ),
+            (
+                TEMPLATE_PINNED_SKILL_MD,
+                "pinned-skill",
+                "The SKILL.md of one published version",
+            ),
+            (
+                TEMPLATE_PINNED_FILE,
+                "pinned-skill-file",
+                "A file of one published version",
+            ),
+        ]
+        .into_iter()
+        .map(|(uri, name, description)| {
+            let t = ResourceTemplate::new(uri, name).with_description(description);
+            if uri.ends_with("SKILL.md") {
+                t.with_mime_type(crate::core::mime::MARKDOWN)
+            } else {
+                t
+            }
+        })
+        .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates)
+            .with_ttl_ms(PINNED_TTL_MS)
+            .with_cache_scope(self.cache_scope))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Resource(template) = &request.r#ref else {
+            return Err(ErrorData::invalid_params(
+                "this server has no prompts to complete",
+                None,
+            ));
+        };
+        let variables: &[&str] = match template.uri.as_str() {
+            TEMPLATE_SKILL_MD => &["namespace", "name"],
+            TEMPLATE_FILE => &["namespace", "name", "path"],
+            TEMPLATE_PINNED_SKILL_MD => &["namespace", "version", "name"],
+            TEMPLATE_PINNED_FILE => &["namespace", "version", "name", "path"],
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown resource template {other}"),
+                    None,
+                ));
+            }
+        };
+        let argument = request.argument.name.as_str();
+        if !variables.contains(&argument) {
+            return Err(ErrorData::invalid_params(
+                format!("template {} has no variable {argument}", template.uri),
+                None,
+            ));
+        }
+        let context = request
+            .context
+            .and_then(|c| c.arguments)
+            .unwrap_or_default();
+        let completion = self
+            .registry
+            .complete(argument, &request.argument.value, &context)
+            .await
+            .map_err(to_mcp)?;
+        let has_more = completion.has_more();
+        let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
+        let info = CompletionInfo::with_pagination(completion.values, Some(total), has_more)
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![search_tool()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != SEARCH_TOOL {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {}", request.name),
+                None,
+            ));
+        }
+        let args = request.arguments.unwrap_or_default();
+        let query = match args.get("query") {
+            Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "`query` must be a non-empty string",
+                    None,
+                ));
+            }
+        };
+        let namespace = match args.get("namespace") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(n)) => Some(n.clone()),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "`namespace` must be a string",
+                    None,
+                ));
+            }
+        };
+        let limit = match args.get("limit") {
+            None | Some(Value::Null) => 10,
+            Some(v) => match v.as_u64() {
+                Some(n @ 1..=50) => n as usize,
+                _ => {
+                    return Err(ErrorData::invalid_params(
+                        "`limit` must be an integer from 1 to 50",
+                        None,
+                    ));
+                }
+            },
+        };
+        let hits = self
+            .registry
+            .search(&query, namespace.as_deref(), limit)
+            .map_err(to_mcp)?;
+        Ok(CallToolResult::structured(serde_json::json!({ "hits": hits })).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -256,4 +440,60 @@ impl ServerHandler for SkillServer {
             }
         });
     }
+}
+
+/// Name of the search tool.
+pub const SEARCH_TOOL: &str = "search_skills";
+
+fn search_tool() -> Tool {
+    let input = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "What the skill should help with, in plain words."},
+            "namespace": {"type": "string", "description": "Only skills of this namespace."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    });
+    let output = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "hits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "uri": {"type": "string", "description": "skill:// URI of the SKILL.md: read it next."},
+                        "namespace": {"type": "string"},
+                        "name": {"type": "string"},
+                        "version": {"type": "string"},
+                        "description": {"type": "string"},
+                        "score": {"type": "number"},
+                        "status": {"type": "string", "enum": ["active", "deprecated", "yanked"]},
+                        "deprecation": {"type": "string"}
+                    },
+                    "required": ["uri", "namespace", "name", "version", "description", "score", "status"]
+                }
+            }
+        },
+        "required": ["hits"]
+    });
+    let object = |v: Value| match v {
+        Value::Object(m) => std::sync::Arc::new(m),
+        _ => std::sync::Arc::new(Map::new()),
+    };
+    let mut tool = Tool::new(
+        SEARCH_TOOL,
+        "Find skills in this registry by what they do. Returns ranked hits with the skill:// URI of \
+         each SKILL.md; read the best one with resources/read. Active skills rank above deprecated \
+         and yanked ones, which say so in `status`.",
+        object(input),
+    );
+    tool.output_schema = Some(object(output));
+    let mut annotations = ToolAnnotations::default();
+    annotations.read_only_hint = Some(true);
+    annotations.open_world_hint = Some(false);
+    tool.annotations = Some(annotations);
+    tool
 }

@@ -19,9 +19,14 @@ use crate::core::{
     self, InputFile, Namespace, SkillName, SkillUri, SkillVersion, Target, Warning, mime,
 };
 use crate::error::{Error, Result};
+use crate::search::{Hit, SearchIndex};
 use crate::store::{Manifest, NewVersion, PublishOutcome, ResolvedVersion, Store};
 
 mod admin;
+mod browse;
+mod indexer;
+
+pub use browse::{Completion, MAX_COMPLETIONS};
 
 pub use admin::{CatalogItem, ManifestFile, SkillDetail, TokenInfo, VersionDetail, VersionSummary};
 
@@ -40,6 +45,12 @@ struct Inner {
     page_size: u32,
     manifests: RwLock<HashMap<i64, Arc<Manifest>>>,
     changes: broadcast::Sender<()>,
+    /// The search index, when this process owns it (the server does; imports do not).
+    search: Option<Arc<SearchIndex>>,
+    /// Serialises index updates.
+    index_lock: tokio::sync::Mutex<()>,
+    /// Wakes the indexer task after a local change.
+    wake_indexer: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// A skill entry as `skills/list` and `skills/get` return it.
@@ -131,27 +142,77 @@ impl Registry {
     }
 
     pub fn with_store(store: Store, page_size: u32) -> Self {
+        Self::build(store, page_size, None)
+    }
+
+    fn build(store: Store, page_size: u32, search: Option<Arc<SearchIndex>>) -> Self {
         let (changes, _) = broadcast::channel(16);
-        Self {
+        let wake = search
+            .as_ref()
+            .filter(|s| s.is_writable())
+            .map(|_| Arc::new(tokio::sync::Notify::new()));
+        let registry = Self {
             inner: Arc::new(Inner {
                 store,
                 page_size: page_size.max(1),
                 manifests: RwLock::new(HashMap::new()),
                 changes,
+                search,
+                index_lock: tokio::sync::Mutex::new(()),
+                wake_indexer: wake.clone(),
             }),
+        };
+        if let Some(wake) = wake {
+            tokio::spawn(indexer::run(Arc::downgrade(&registry.inner), wake.clone()));
+            // Catch up at once (the index may be missing or behind after a crash).
+            wake.notify_one();
         }
+        registry
     }
 
     pub fn with_page_size(self, page_size: u32) -> Self {
-        Self::with_store(self.inner.store.clone(), page_size)
+        Self::build(
+            self.inner.store.clone(),
+            page_size,
+            self.inner.search.clone(),
+        )
+    }
+
+    /// Open the search index in `dir` (creating or rebuilding it as needed) and keep it current
+    /// from now on. Only one process can own an index directory.
+    pub fn with_search(self, dir: &Path) -> Result<Self> {
+        let index = SearchIndex::open(dir).map_err(|e| Error::Search(e.to_string()))?;
+        if !index.is_writable() {
+            tracing::warn!(dir = %dir.display(), "search index owned by another process: searching read-only");
+        }
+        Ok(Self::build(
+            self.inner.store.clone(),
+            self.inner.page_size,
+            Some(Arc::new(index)),
+        ))
+    }
+
+    /// Ranked skills for a free-text query.
+    pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Result<Vec<Hit>> {
+        let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
+        index
+            .search(query, namespace, limit)
+            .map_err(|e| Error::Search(e.to_string()))
     }
 
     pub fn store(&self) -> &Store {
         &self.inner.store
     }
 
+    /// After a local change: let the indexer catch up (it then tells subscribers), or tell
+    /// subscribers directly when this process keeps no index.
     fn notify_changed(&self) {
-        let _ = self.inner.changes.send(());
+        match &self.inner.wake_indexer {
+            Some(wake) => wake.notify_one(),
+            None => {
+                let _ = self.inner.changes.send(());
+            }
+        }
     }
 
     async fn blob(&self, digest: &str) -> Result<Vec<u8>> {
@@ -324,11 +385,23 @@ impl Registry {
             return Err(not_found());
         };
         let (_, manifest) = self.resolve(&parsed).await?.ok_or_else(not_found)?;
-        let file = manifest
+        let Ok(i) = manifest
             .files
             .binary_search_by(|f| f.path.as_str().cmp(path))
-            .map(|i| &manifest.files[i])
-            .map_err(|_| not_found())?;
+        else {
+            if path == crate::core::uri::FASTMCP_MANIFEST
+                && let Some(bytes) = self.fastmcp_manifest(&parsed).await?
+            {
+                return Ok(FileContent {
+                    uri: parsed.to_string(),
+                    mime_type: "application/json".to_owned(),
+                    bytes,
+                    pinned: parsed.version.is_some(),
+                });
+            }
+            return Err(not_found());
+        };
+        let file = &manifest.files[i];
         let bytes = self.inner.store.blob(&file.digest).await?.ok_or_else(|| {
             Error::Storage(crate::store::StoreError::Corrupt(format!(
                 "blob {} is missing",

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use sqlx::{Sqlite, Transaction};
 
-use super::catalog::refresh_current;
+use super::catalog::{refresh_current, touch};
 use super::{Store, StoreError};
 
 /// One skill as the REST catalog lists it.
@@ -212,6 +212,7 @@ impl Store {
             return Ok(false);
         }
         refresh_current(&mut tx, skill_id, namespace, name).await?;
+        touch(&mut tx, skill_id, false).await?;
         let (action, details) = match reason {
             Some(r) => ("yank", serde_json::json!({ "reason": r })),
             None => ("unyank", serde_json::json!({})),
@@ -237,21 +238,22 @@ impl Store {
         actor: &str,
     ) -> Result<bool, StoreError> {
         let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
-        let changed = sqlx::query(
+        let skill_id: Option<i64> = sqlx::query_scalar(
             "UPDATE skills SET
                 deprecated_at = CASE WHEN ?3 IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END,
                 deprecation_message = ?3
-             WHERE name = ?2 AND namespace_id = (SELECT id FROM namespaces WHERE name = ?1)",
+             WHERE name = ?2 AND namespace_id = (SELECT id FROM namespaces WHERE name = ?1)
+             RETURNING id",
         )
         .bind(namespace)
         .bind(name)
         .bind(message)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if changed == 0 {
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(skill_id) = skill_id else {
             return Ok(false);
-        }
+        };
+        touch(&mut tx, skill_id, false).await?;
         let (action, details) = match message {
             Some(m) => ("deprecate", serde_json::json!({ "message": m })),
             None => ("undeprecate", serde_json::json!({})),
@@ -385,4 +387,155 @@ impl Store {
         .fetch_one(&self.read)
         .await?)
     }
+}
+
+/// What the search index needs to know about one skill.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SearchSource {
+    pub skill_id: i64,
+    pub namespace: String,
+    pub name: String,
+    pub updated_gen: i64,
+    /// The current version, or the newest one when every version is yanked; `None` when the
+    /// skill has no version at all.
+    pub version_id: Option<i64>,
+    pub version: Option<String>,
+    pub yanked_only: bool,
+    pub deprecated: bool,
+    pub deprecation_message: Option<String>,
+    pub last_published_at: Option<String>,
+}
+
+impl Store {
+    /// The catalog generation: bumped by every change to what a skill serves.
+    pub async fn generation(&self) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT value FROM meta WHERE key = 'generation'")
+                .fetch_one(&self.read)
+                .await?,
+        )
+    }
+
+    /// Skills changed after generation `since`, in skill id order after `after_id`.
+    pub async fn changed_since(
+        &self,
+        since: i64,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<SearchSource>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT s.id AS skill_id, n.name AS namespace, s.name, s.updated_gen,
+                    v.id AS version_id, v.version, s.current_version_id IS NULL AS yanked_only,
+                    s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message, s.last_published_at
+             FROM skills s
+             JOIN namespaces n ON n.id = s.namespace_id
+             LEFT JOIN versions v ON v.id = coalesce(s.current_version_id,
+                 (SELECT id FROM versions WHERE skill_id = s.id ORDER BY published_at DESC, id DESC LIMIT 1))
+             WHERE s.updated_gen > ?1 AND s.id > ?2
+             ORDER BY s.id LIMIT ?3",
+        )
+        .bind(since)
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// Up to `limit` namespaces starting with `prefix`: the exact match first, then by most
+    /// recent publish; and how many start with it.
+    pub async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<(Vec<String>, i64), StoreError> {
+        let upper = prefix_upper(prefix);
+        let names: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM namespaces WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)
+             ORDER BY name = ?1 DESC, last_published_at DESC, name LIMIT ?3",
+        )
+        .bind(prefix)
+        .bind(upper.as_deref())
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?;
+        let total: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM namespaces WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)",
+        )
+        .bind(prefix)
+        .bind(upper.as_deref())
+        .fetch_one(&self.read)
+        .await?;
+        Ok((names, total))
+    }
+
+    /// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across all:
+    /// the exact match first, then by most recent publish; and how many distinct names match.
+    pub async fn complete_names(
+        &self,
+        namespace: Option<&str>,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<(Vec<String>, i64), StoreError> {
+        let upper = prefix_upper(prefix);
+        let (names, total): (Vec<String>, i64) = match namespace {
+            Some(ns) => {
+                let names = sqlx::query_scalar(
+                    "SELECT s.name FROM skills s
+                     WHERE s.namespace_id = (SELECT id FROM namespaces WHERE name = ?3)
+                       AND s.name >= ?1 AND (?2 IS NULL OR s.name < ?2)
+                     ORDER BY s.name = ?1 DESC, s.last_published_at DESC, s.name LIMIT ?4",
+                )
+                .bind(prefix)
+                .bind(upper.as_deref())
+                .bind(ns)
+                .bind(i64::from(limit))
+                .fetch_all(&self.read)
+                .await?;
+                let total = sqlx::query_scalar(
+                    "SELECT count(*) FROM skills s
+                     WHERE s.namespace_id = (SELECT id FROM namespaces WHERE name = ?3)
+                       AND s.name >= ?1 AND (?2 IS NULL OR s.name < ?2)",
+                )
+                .bind(prefix)
+                .bind(upper.as_deref())
+                .bind(ns)
+                .fetch_one(&self.read)
+                .await?;
+                (names, total)
+            }
+            None => {
+                let names = sqlx::query_scalar(
+                    "SELECT name FROM skills WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)
+                     GROUP BY name ORDER BY name = ?1 DESC, max(last_published_at) DESC, name LIMIT ?3",
+                )
+                .bind(prefix)
+                .bind(upper.as_deref())
+                .bind(i64::from(limit))
+                .fetch_all(&self.read)
+                .await?;
+                let total = sqlx::query_scalar(
+                    "SELECT count(DISTINCT name) FROM skills WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)",
+                )
+                .bind(prefix)
+                .bind(upper.as_deref())
+                .fetch_one(&self.read)
+                .await?;
+                (names, total)
+            }
+        };
+        Ok((names, total))
+    }
+}
+
+/// The smallest string greater than every string starting with `prefix` (names are ASCII), or
+/// `None` for the empty prefix.
+fn prefix_upper(prefix: &str) -> Option<String> {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0x7f {
+            bytes.push(last + 1);
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
 }

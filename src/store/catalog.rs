@@ -3,6 +3,7 @@
 use sqlx::{Sqlite, Transaction};
 
 use super::Store;
+
 use crate::core::uri::{SKILL_MD, SkillUri};
 use crate::core::version::pick_current;
 use crate::core::{Bundle, Namespace, SkillVersion};
@@ -222,6 +223,7 @@ impl Store {
             .await?;
         }
         refresh_current(&mut tx, skill_id, ns, name).await?;
+        touch(&mut tx, skill_id, true).await?;
         let details = serde_json::json!({
             "content_digest": content_digest,
             "files": new.bundle.files.iter().map(|f| serde_json::json!({
@@ -336,6 +338,44 @@ impl Store {
                 .await?,
         )
     }
+}
+
+/// Bump the catalog generation and stamp the skill with it (and, for a publish, the time), inside
+/// `tx`. Returns the new generation.
+pub(super) async fn touch(
+    tx: &mut Transaction<'static, Sqlite>,
+    skill_id: i64,
+    published: bool,
+) -> Result<i64, StoreError> {
+    let generation: i64 = sqlx::query_scalar(
+        "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value",
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    if published {
+        sqlx::query(
+            "UPDATE skills SET updated_gen = ?1, last_published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = ?2",
+        )
+        .bind(generation)
+        .bind(skill_id)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query(
+            "UPDATE namespaces SET last_published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = (SELECT namespace_id FROM skills WHERE id = ?1)",
+        )
+        .bind(skill_id)
+        .execute(&mut **tx)
+        .await?;
+    } else {
+        sqlx::query("UPDATE skills SET updated_gen = ?1 WHERE id = ?2")
+            .bind(generation)
+            .bind(skill_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(generation)
 }
 
 /// Recompute a skill's current version and rewrite its listing rows, inside `tx`.

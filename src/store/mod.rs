@@ -9,7 +9,7 @@ mod admin;
 mod catalog;
 mod db;
 
-pub use admin::{AuditRow, CatalogRow, SkillRow, Stats, TokenRow, VersionRow};
+pub use admin::{AuditRow, CatalogRow, SearchSource, SkillRow, Stats, TokenRow, VersionRow};
 pub use catalog::{
     FileRow, ListingRow, Manifest, ManifestEntry, NewVersion, PublishOutcome, ResolvedVersion,
     StoreError,

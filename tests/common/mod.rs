@@ -69,6 +69,10 @@ impl TestServer {
         tmp: Option<TempDir>,
         options: HttpOptions,
     ) -> Self {
+        let registry = registry
+            .with_search(&skillreg::cli::search_dir(&data_dir))
+            .unwrap();
+        registry.catch_up_search().await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Check docker-compose.yml without Docker: the Compose Specification JSON schema, then the
+project's own rules for the `skillreg` service, which the schema cannot express.
+
+    "$SKILLREG_PYTHON" scripts/check-compose.py [--schema PATH] [COMPOSE_FILE]
+
+COMPOSE_FILE defaults to docker-compose.yml at the repository root. The schema defaults to
+$SKILLREG_COMPOSE_SCHEMA, written to <tools>/env.sh by scripts/install-test-tools.sh (which
+also installs jsonschema and PyYAML into the venv that $SKILLREG_PYTHON names).
+
+Exit status: 0 valid, 1 a schema violation or a broken rule (each one printed), 2 the check
+could not run (no schema, missing modules, unreadable or unparseable file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SERVICE = "skillreg"
+DATA_DIR = "/var/lib/skillreg"
+CONTAINER_PORT = 8080
+READY_PATH = "/readyz"
+
+
+def die(message: str) -> None:
+    print(f"check-compose: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+try:
+    import jsonschema
+    import yaml
+except ImportError as e:
+    die(
+        f"{e.name} is not importable from {sys.executable}; run scripts/install-test-tools.sh, "
+        'then "$SKILLREG_PYTHON" scripts/check-compose.py (SKILLREG_PYTHON from <tools>/env.sh)'
+    )
+
+
+class StrictLoader(yaml.SafeLoader):
+    """A safe loader that refuses duplicate keys, as Compose itself does."""
+
+
+def _construct_mapping(loader: StrictLoader, node: yaml.MappingNode, deep: bool = False):
+    seen = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"duplicate key {key!r} (first at line {seen[key] + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line
+    loader.flatten_mapping(node)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}")
+
+
+def interpolate(value):
+    """Enough of Compose interpolation to read ports and volumes: ${VAR}, ${VAR:-default},
+    ${VAR-default}; an unset variable becomes its default or the empty string."""
+    if not isinstance(value, str):
+        return value
+
+    def sub(m: re.Match) -> str:
+        name, op, arg = m.group(1), m.group(2), m.group(3) or ""
+        current = os.environ.get(name)
+        if op in (":-", "-"):
+            if current is None or (op == ":-" and current == ""):
+                return arg
+        return current or ""
+
+    return _INTERPOLATION.sub(sub, value.replace("$$", "\0")).replace("\0", "$")
+
+
+def location(path) -> str:
+    return "/".join(str(p) for p in path) or "(top level)"
+
+
+def schema_errors(document, schema) -> list[str]:
+    # The Compose schema says "https://json-schema.org/draft-07/schema", a spelling jsonschema
+    # does not recognise (it would fall back to the latest draft): pick the draft by name.
+    declared = str(schema.get("$schema", ""))
+    drafts = {
+        "draft-04": jsonschema.Draft4Validator,
+        "draft-06": jsonschema.Draft6Validator,
+        "draft-07": jsonschema.Draft7Validator,
+        "2019-09": jsonschema.Draft201909Validator,
+        "2020-12": jsonschema.Draft202012Validator,
+    }
+    cls = next((v for k, v in drafts.items() if k in declared), jsonschema.Draft7Validator)
+    cls.check_schema(schema)
+    problems = []
+    for error in sorted(cls(schema).iter_errors(document), key=lambda e: list(map(str, e.path))):
+        text = error.message
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known, patterns = error.schema.get("properties", {}), error.schema.get("patternProperties", {})
+            extra = [
+                k
+                for k in error.instance
+                if k not in known and not any(re.search(p, str(k)) for p in patterns)
+            ]
+            text = f"unknown key(s) {', '.join(map(repr, extra))}: not in the Compose Specification"
+        message = f"schema: {location(error.absolute_path)}: {text}"
+        if error.context:  # oneOf/anyOf: the error that got deepest into a branch
+            best = max(error.context, key=lambda e: len(e.absolute_path))
+            message += f" (closest: {location(best.absolute_path)}: {best.message})"
+        problems.append(message)
+    return problems
+
+
+def environment_keys(environment) -> dict:
+    if isinstance(environment, dict):
+        return {str(k): v for k, v in environment.items()}
+    if isinstance(environment, list):
+        out = {}
+        for item in environment:
+            key, _, value = str(item).partition("=")
+            out[key] = value
+        return out
+    return {}
+
+
+def env_files(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item["path"] if isinstance(item, dict) else item for item in value]
+    return []
+
+
+def publishes_container_port(entry) -> bool:
+    """True for a ports entry that maps CONTAINER_PORT to an explicit host port."""
+    if isinstance(entry, dict):
+        published = interpolate(entry.get("published"))
+        return str(interpolate(entry.get("target"))) == str(CONTAINER_PORT) and published not in (None, "")
+    spec = str(interpolate(entry)).split("/", 1)[0]
+    parts = spec.rsplit(":", 2)
+    if len(parts) < 2:  # "8080": container port only, on a random host port
+        return False
+    container, published = parts[-1], parts[-2]
+    return container == str(CONTAINER_PORT) and published != ""
+
+
+def mounts_named_volume(entry, declared: set[str]) -> str | None:
+    """The named volume mounted at DATA_DIR by this volumes entry, or None."""
+    if isinstance(entry, dict):
+        if entry.get("type", "volume") != "volume" or interpolate(entry.get("target")) != DATA_DIR:
+            return None
+        source = interpolate(entry.get("source"))
+    else:
+        parts = str(interpolate(entry)).split(":")
+        if len(parts) < 2 or parts[1] != DATA_DIR:
+            return None
+        source = parts[0]
+    if not source or source.startswith((".", "/", "~")) or source not in declared:
+        return None
+    return source
+
+
+def rule_errors(document) -> list[str]:
+    problems = []
+
+    def rule(ok: bool, message: str) -> None:
+        if not ok:
+            problems.append(f"rule: {message}")
+
+    services = document.get("services") if isinstance(document, dict) else None
+    service = services.get(SERVICE) if isinstance(services, dict) else None
+    if not isinstance(service, dict):
+        return [f"rule: services/{SERVICE}: missing: the registry service must be named {SERVICE!r}"]
+    where = f"services/{SERVICE}"
+
+    rule("build" in service, f"{where}/build: missing: the image is built from the Dockerfile")
+
+    files = env_files(service.get("env_file"))
+    rule(bool(files), f"{where}/env_file: missing: SKILLREG_ADMIN_TOKEN comes from an env_file (.env)")
+    environment = environment_keys(service.get("environment"))
+    rule(
+        "SKILLREG_ADMIN_TOKEN" not in environment,
+        f"{where}/environment: sets SKILLREG_ADMIN_TOKEN: keep the secret in the env_file, not in the compose file",
+    )
+    rule(
+        "SKILLREG_ALLOWED_HOSTS" in environment,
+        f"{where}/environment: SKILLREG_ALLOWED_HOSTS missing: /mcp must accept the host name it is reached by",
+    )
+
+    ports = service.get("ports") or []
+    rule(
+        any(publishes_container_port(p) for p in ports),
+        f"{where}/ports: container port {CONTAINER_PORT} is not published on an explicit host port",
+    )
+
+    declared = set((document.get("volumes") or {}).keys())
+    volumes = service.get("volumes") or []
+    rule(
+        any(mounts_named_volume(v, declared) for v in volumes),
+        f"{where}/volumes: no named volume (declared under top-level volumes) is mounted at {DATA_DIR}",
+    )
+
+    healthcheck = service.get("healthcheck")
+    if not isinstance(healthcheck, dict) or healthcheck.get("disable") is True:
+        rule(False, f"{where}/healthcheck: missing or disabled")
+    else:
+        test = healthcheck.get("test")
+        text = " ".join(map(str, test)) if isinstance(test, list) else str(test or "")
+        rule(
+            isinstance(test, (list, str)) and text.split()[:1] != ["NONE"] and READY_PATH in text,
+            f"{where}/healthcheck/test: does not probe {READY_PATH}: {text!r}",
+        )
+
+    restart = service.get("restart")
+    rule(
+        restart in ("unless-stopped", "always"),
+        f"{where}/restart: {restart!r}: the registry should come back after a crash or reboot (unless-stopped)",
+    )
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("compose_file", nargs="?", default=str(REPO / "docker-compose.yml"))
+    parser.add_argument("--schema", default=os.environ.get("SKILLREG_COMPOSE_SCHEMA"))
+    args = parser.parse_args()
+
+    if not args.schema:
+        die(
+            "no Compose Specification schema: run scripts/install-test-tools.sh and "
+            'source "${SKILLREG_TOOLS:-.tools}/env.sh" (SKILLREG_COMPOSE_SCHEMA), or pass --schema'
+        )
+    try:
+        schema = json.loads(Path(args.schema).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        die(f"cannot read the schema {args.schema}: {e}")
+    try:
+        with open(args.compose_file, encoding="utf-8") as stream:
+            document = yaml.load(stream, Loader=StrictLoader)
+    except OSError as e:
+        die(f"cannot read {args.compose_file}: {e}")
+    except yaml.YAMLError as e:
+        print(f"check-compose: FAIL {args.compose_file}: not valid YAML:\n{e}", file=sys.stderr)
+        return 1
+
+    problems = schema_errors(document, schema)
+    problems += rule_errors(document)
+    if problems:
+        print(f"check-compose: FAIL {args.compose_file}: {len(problems)} problem(s)", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    print(
+        f"check-compose: ok {args.compose_file} "
+        f"(schema {schema.get('title')!r} from {args.schema}; project rules for service {SERVICE!r})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+//! Keeps the search index in step with SQLite: one task, woken after every local change and
+//! every two seconds (to see changes other processes, such as an import, made), indexes every
+//! skill whose generation stamp is newer than the index's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Registry;
+use crate::core::uri::SKILL_MD;
+use crate::core::{Namespace, SkillName, SkillUri};
+use crate::error::{Error, Result};
+use crate::search::{SearchDoc, Status};
+use crate::store::SearchSource;
+
+/// How often the indexer looks for changes made by other processes.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
+/// Skills read per batch while catching up.
+const BATCH: u32 = 500;
+/// Characters of a SKILL.md body that are indexed.
+const MAX_BODY_CHARS: usize = 64 * 1024;
+
+/// Run until the registry is dropped.
+pub(super) async fn run(registry: std::sync::Weak<super::Inner>, wake: Arc<tokio::sync::Notify>) {
+    loop {
+        tokio::select! {
+            () = wake.notified() => {}
+            () = tokio::time::sleep(POLL_INTERVAL) => {}
+        }
+        let Some(inner) = registry.upgrade() else {
+            return;
+        };
+        let registry = Registry { inner };
+        match registry.catch_up_search().await {
+            Ok(true) => {
+                let _ = registry.inner.changes.send(());
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "search index update failed; retrying"),
+        }
+    }
+}
+
+impl Registry {
+    /// Index every skill changed since the index's generation. Returns whether anything changed.
+    pub async fn catch_up_search(&self) -> Result<bool> {
+        let Some(index) = self.inner.search.clone().filter(|i| i.is_writable()) else {
+            return Ok(false);
+        };
+        let _guard = self.inner.index_lock.lock().await;
+        let db_gen = self.store().generation().await?;
+        let mut since = index.generation() as i64;
+        if since == db_gen {
+            return Ok(false);
+        }
+        if since > db_gen {
+            // The database is older than the index (restored from a backup): start over.
+            let i = index.clone();
+            blocking(move || i.clear()).await?;
+            since = 0;
+        }
+        let mut after_id = 0;
+        loop {
+            let rows = self.store().changed_since(since, after_id, BATCH).await?;
+            let Some(last) = rows.last() else { break };
+            after_id = last.skill_id;
+            let mut docs = Vec::with_capacity(rows.len());
+            let mut removed = Vec::new();
+            for row in rows {
+                match self.search_doc(&row).await? {
+                    Some(doc) => docs.push(doc),
+                    None => removed.push((row.namespace, row.name)),
+                }
+            }
+            // Intermediate batches keep the old generation: a crash mid-way resumes correctly.
+            let i = index.clone();
+            blocking(move || i.apply(&docs, &removed, since as u64)).await?;
+        }
+        let i = index.clone();
+        blocking(move || i.apply(&[], &[], db_gen as u64)).await?;
+        Ok(true)
+    }
+
+    /// Drop the index and rebuild it from SQLite.
+    pub async fn rebuild_search(&self) -> Result<u64> {
+        let Some(index) = self.inner.search.clone() else {
+            return Err(Error::SearchUnavailable);
+        };
+        if !index.is_writable() {
+            return Err(Error::Search(
+                crate::search::SearchError::ReadOnly.to_string(),
+            ));
+        }
+        {
+            let _guard = self.inner.index_lock.lock().await;
+            let i = index.clone();
+            blocking(move || i.clear()).await?;
+        }
+        self.catch_up_search().await?;
+        Ok(index.len())
+    }
+
+    async fn search_doc(&self, row: &SearchSource) -> Result<Option<SearchDoc>> {
+        let (Some(version_id), Some(version)) = (row.version_id, &row.version) else {
+            return Ok(None);
+        };
+        let manifest = self.manifest(version_id).await?;
+        let root = &manifest.entries[0];
+        let skill_md = manifest
+            .files
+            .iter()
+            .find(|f| f.path == SKILL_MD)
+            .map(|f| f.digest.clone());
+        let body = match skill_md {
+            Some(digest) => body_of(&self.blob(&digest).await?),
+            None => String::new(),
+        };
+        let uri = match (Namespace::new(&row.namespace), SkillName::new(&row.name)) {
+            (Ok(ns), Ok(name)) => SkillUri::join(&SkillUri::root(&ns, &name, None), SKILL_MD),
+            _ => return Ok(None),
+        };
+        let status = if row.yanked_only {
+            Status::Yanked
+        } else if row.deprecated {
+            Status::Deprecated
+        } else {
+            Status::Active
+        };
+        Ok(Some(SearchDoc {
+            namespace: row.namespace.clone(),
+            name: row.name.clone(),
+            uri,
+            version: version.clone(),
+            description: root.description.clone(),
+            body,
+            paths: manifest
+                .files
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            status,
+            deprecation: row
+                .deprecated
+                .then(|| row.deprecation_message.clone().unwrap_or_default()),
+        }))
+    }
+}
+
+/// The SKILL.md text after its frontmatter, capped.
+fn body_of(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = text.split_inclusive('\n');
+    let mut offset = 0;
+    if let Some(first) = lines.next() {
+        offset += first.len();
+        if first.trim_start_matches('\u{feff}').trim_end() == "---" {
+            for line in lines {
+                offset += line.len();
+                if line.trim_end() == "---" {
+                    break;
+                }
+            }
+        } else {
+            offset = 0;
+        }
+    }
+    text[offset.min(text.len())..]
+        .chars()
+        .take(MAX_BODY_CHARS)
+        .collect()
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> std::result::Result<T, crate::search::SearchError> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::Search(e.to_string()))?
+        .map_err(|e| Error::Search(e.to_string()))
+}

@@ -1,0 +1,276 @@
+//! Full-text search over the catalog (tantivy, BM25). Derived data: rebuilt from SQLite at any
+//! time, kept current by one writer task, and marked with the catalog generation it reflects
+//! (the commit payload) so startup knows whether it is stale.
+//!
+//! This module knows nothing of SQLite or transports: the registry feeds it [`SearchDoc`]s.
+
+mod schema;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use schema::Fields;
+
+/// Writer heap budget (tantivy needs at least ~15 MB).
+const WRITER_HEAP_BYTES: usize = 64 * 1024 * 1024;
+/// Most hits one query returns.
+pub const MAX_LIMIT: usize = 50;
+
+/// Whether a skill should be offered first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active = 0,
+    Deprecated = 1,
+    /// Every version is yanked: only pinned URIs still read.
+    Yanked = 2,
+}
+
+/// One skill as the index sees it.
+#[derive(Debug, Clone)]
+pub struct SearchDoc {
+    pub namespace: String,
+    pub name: String,
+    pub uri: String,
+    pub version: String,
+    pub description: String,
+    /// The SKILL.md body (frontmatter excluded).
+    pub body: String,
+    /// Every file path of the skill, space-separated.
+    pub paths: String,
+    pub status: Status,
+    pub deprecation: Option<String>,
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Hit {
+    pub uri: String,
+    pub namespace: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub score: f32,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecation: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("search index: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("search index directory: {0}")]
+    Directory(#[from] tantivy::directory::error::OpenDirectoryError),
+    #[error("search index: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(
+        "the search index is owned by another process (is a server running on this data directory?)"
+    )]
+    ReadOnly,
+}
+
+/// The on-disk index and a reader; the writer when this process owns the index (behind a mutex:
+/// only the indexer task writes).
+pub struct SearchIndex {
+    index: Index,
+    fields: Fields,
+    reader: IndexReader,
+    writer: Option<Mutex<IndexWriter>>,
+}
+
+impl SearchIndex {
+    /// Open or create the index in `dir`. When another process holds the writer lock (a second
+    /// `serve --stdio` on the same data directory), open it read-only: it still searches, and sees
+    /// the owner's commits.
+    pub fn open(dir: &Path) -> Result<Self, SearchError> {
+        std::fs::create_dir_all(dir)?;
+        let (schema, fields) = schema::build();
+        let directory = MmapDirectory::open(dir)?;
+        let index = match Index::open_or_create(directory, schema.clone()) {
+            Ok(index) if index.schema() == schema => index,
+            // A schema from another build: start over; it is derived data.
+            _ => {
+                std::fs::remove_dir_all(dir)?;
+                std::fs::create_dir_all(dir)?;
+                Index::create_in_dir(dir, schema)?
+            }
+        };
+        schema::register_tokenizers(&index);
+        let writer = match index.writer(WRITER_HEAP_BYTES) {
+            Ok(w) => Some(Mutex::new(w)),
+            Err(tantivy::TantivyError::LockFailure(..)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let policy = if writer.is_some() {
+            ReloadPolicy::Manual
+        } else {
+            ReloadPolicy::OnCommitWithDelay
+        };
+        let reader = index.reader_builder().reload_policy(policy).try_into()?;
+        Ok(Self {
+            index,
+            fields,
+            reader,
+            writer,
+        })
+    }
+
+    /// Whether this process owns the index (and must keep it current).
+    pub fn is_writable(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, SearchError> {
+        let writer = self.writer.as_ref().ok_or(SearchError::ReadOnly)?;
+        Ok(writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// The catalog generation the last commit reflects (0 for a new index).
+    pub fn generation(&self) -> u64 {
+        self.index
+            .load_metas()
+            .ok()
+            .and_then(|m| m.payload)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Replace these skills' documents and record `generation`, in one commit.
+    pub fn apply(
+        &self,
+        docs: &[SearchDoc],
+        removed: &[(String, String)],
+        generation: u64,
+    ) -> Result<(), SearchError> {
+        let mut writer = self.writer()?;
+        for doc in docs {
+            writer.delete_term(Term::from_field_text(
+                self.fields.key,
+                &key(&doc.namespace, &doc.name),
+            ));
+            writer.add_document(self.fields.document(doc))?;
+        }
+        for (ns, name) in removed {
+            writer.delete_term(Term::from_field_text(self.fields.key, &key(ns, name)));
+        }
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&generation.to_string());
+        commit.commit()?;
+        drop(writer);
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Remove every document (before a full rebuild).
+    pub fn clear(&self) -> Result<(), SearchError> {
+        let mut writer = self.writer()?;
+        writer.delete_all_documents()?;
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload("0");
+        commit.commit()?;
+        drop(writer);
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Number of indexed skills.
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rank skills for `query` (any text: syntax errors never fail the search). Active skills
+    /// come first, then deprecated, then yanked-only; BM25 order within each.
+    pub fn search(
+        &self,
+        query: &str,
+        namespace: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, SearchError> {
+        let limit = limit.clamp(1, MAX_LIMIT);
+        let mut parser = QueryParser::for_index(
+            &self.index,
+            vec![
+                self.fields.name_text,
+                self.fields.description,
+                self.fields.body,
+                self.fields.paths,
+                self.fields.namespace_text,
+            ],
+        );
+        parser.set_field_boost(self.fields.name_text, 3.0);
+        parser.set_field_boost(self.fields.description, 2.0);
+        parser.set_field_boost(self.fields.namespace_text, 1.5);
+        parser.set_field_boost(self.fields.paths, 0.5);
+        let (parsed, _errors) = parser.parse_query_lenient(&sanitize(query));
+        let query: Box<dyn Query> = match namespace {
+            Some(ns) => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, parsed),
+                (
+                    Occur::Must,
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(self.fields.namespace, ns),
+                        IndexRecordOption::Basic,
+                    )),
+                ),
+            ])),
+            None => parsed,
+        };
+        let searcher = self.reader.searcher();
+        // Over-fetch so demoted skills can be pushed below active ones without losing hits.
+        let candidates = searcher.search(
+            &query,
+            &TopDocs::with_limit(limit * 4 + 16).order_by_score(),
+        )?;
+        let mut hits = Vec::with_capacity(candidates.len());
+        for (score, address) in candidates {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            hits.push(self.fields.hit(&doc, score));
+        }
+        hits.sort_by(|a, b| a.status.cmp(&b.status).then(b.score.total_cmp(&a.score)));
+        hits.truncate(limit);
+        Ok(hits)
+    }
+}
+
+fn key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+/// Keep the words, drop the query syntax: users type plain text, and operators like `-`, `*`,
+/// unbalanced quotes or `field:` prefixes should neither fail nor change the meaning.
+fn sanitize(query: &str) -> String {
+    query
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .take(64)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub(crate) fn text_of(doc: &TantivyDocument, field: tantivy::schema::Field) -> String {
+    doc.get_first(field)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
