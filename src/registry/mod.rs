@@ -192,6 +192,12 @@ impl Registry {
         ))
     }
 
+    /// Every indexed skill, ordered by URI.
+    pub fn search_documents(&self) -> Result<Vec<Hit>> {
+        let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
+        index.all().map_err(|e| Error::Search(e.to_string()))
+    }
+
     /// Ranked skills for a free-text query.
     pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Result<Vec<Hit>> {
         let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;

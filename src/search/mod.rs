@@ -19,6 +19,10 @@ use schema::Fields;
 
 /// Writer heap budget (tantivy needs at least ~15 MB).
 const WRITER_HEAP_BYTES: usize = 64 * 1024 * 1024;
+/// Up to this many documents, every update is followed by a merge into one segment, so replaced
+/// documents stop counting in term statistics at once and scores equal a fresh rebuild's. Larger
+/// indexes leave it to tantivy's merge policy.
+const COMPACT_BELOW_DOCS: u64 = 50_000;
 /// Most hits one query returns.
 pub const MAX_LIMIT: usize = 50;
 
@@ -165,8 +169,18 @@ impl SearchIndex {
         let mut commit = writer.prepare_commit()?;
         commit.set_payload(&generation.to_string());
         commit.commit()?;
-        drop(writer);
         self.reader.reload()?;
+        let searcher = self.reader.searcher();
+        let fragmented = searcher.segment_readers().len() > 1
+            || searcher
+                .segment_readers()
+                .iter()
+                .any(|s| s.num_deleted_docs() > 0);
+        if fragmented && searcher.num_docs() <= COMPACT_BELOW_DOCS {
+            let segments = self.index.searchable_segment_ids()?;
+            writer.merge(&segments).wait()?;
+            self.reader.reload()?;
+        }
         Ok(())
     }
 
@@ -189,6 +203,23 @@ impl SearchIndex {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Every indexed skill, ordered by URI (for checks and diagnostics).
+    pub fn all(&self) -> Result<Vec<Hit>, SearchError> {
+        let searcher = self.reader.searcher();
+        let n = (searcher.num_docs() as usize).max(1);
+        let docs = searcher.search(
+            &tantivy::query::AllQuery,
+            &TopDocs::with_limit(n).order_by_score(),
+        )?;
+        let mut hits = Vec::with_capacity(docs.len());
+        for (_, address) in docs {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            hits.push(self.fields.hit(&doc, 0.0));
+        }
+        hits.sort_by(|a, b| a.uri.cmp(&b.uri));
+        Ok(hits)
     }
 
     /// Rank skills for `query` (any text: syntax errors never fail the search). Active skills

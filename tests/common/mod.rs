@@ -52,6 +52,15 @@ impl TestServer {
         Self::serve(registry, data_dir.to_path_buf(), None).await
     }
 
+    /// Serve an existing data directory with the given page size and HTTP options.
+    pub async fn on_with(data_dir: &Path, page_size: u32, options: HttpOptions) -> Self {
+        let registry = Registry::open(data_dir)
+            .await
+            .unwrap()
+            .with_page_size(page_size);
+        Self::serve_with(registry, data_dir.to_path_buf(), None, options).await
+    }
+
     /// Fresh data directory, no seed, with the given HTTP options.
     pub async fn with_options(options: HttpOptions) -> Self {
         let tmp = TempDir::new().unwrap();
