@@ -44,6 +44,8 @@ pub enum Error {
     BodyTooLarge(usize),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    #[error("the request took longer than {0} s")]
+    Timeout(u64),
     #[error("search is not available in this process")]
     SearchUnavailable,
     #[error("{0}")]
@@ -78,6 +80,7 @@ impl Error {
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
             Self::BodyTooLarge(_) => "body_too_large",
             Self::InvalidRequest(_) => "invalid_request",
+            Self::Timeout(_) => "request_timeout",
             Self::SearchUnavailable => "search_unavailable",
             Self::Search(_) => "search_error",
             Self::Storage(_) => "storage_error",
@@ -100,6 +103,7 @@ impl Error {
             Self::VersionExists { .. } => 409,
             Self::NotFound(_) | Self::NotADirectory(_) => 404,
             Self::SearchUnavailable => 503,
+            Self::Timeout(_) => 408,
             Self::Storage(_) | Self::Search(_) => 500,
         }
     }

@@ -20,11 +20,13 @@
 pub mod archive;
 pub mod auth;
 pub mod cli;
+pub mod config;
 pub mod core;
 pub mod error;
 pub mod http;
 pub mod import;
 pub mod mcp;
+pub mod metrics;
 pub mod registry;
 pub mod search;
 pub mod store;

@@ -4,13 +4,10 @@ use clap::Parser as _;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // stdout carries MCP in stdio mode: logs always go to stderr.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SKILLREG_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
-    skillreg::cli::run(skillreg::cli::Cli::parse()).await
+    let cli = skillreg::cli::Cli::parse();
+    // `serve` sets up logging from its configuration; every other command logs human-readable.
+    if !matches!(cli.command, skillreg::cli::Command::Serve(_)) {
+        skillreg::cli::init_logging(skillreg::config::LogFormat::Human);
+    }
+    skillreg::cli::run(cli).await
 }

@@ -11,16 +11,12 @@ use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{Config, LogFormat, Overrides, Secret};
 use crate::core::{Namespace, SkillVersion};
 use crate::http::{self, HttpOptions};
 use crate::import::{self, Outcome};
 use crate::mcp::SkillServer;
 use crate::registry::Registry;
-
-/// Default data directory, relative to the working directory.
-pub const DEFAULT_DATA_DIR: &str = "skillreg-data";
-/// Default listen address.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -108,7 +104,13 @@ pub enum Command {
     Reindex {
         #[command(flatten)]
         data: DataDir,
+        /// Print a JSON summary.
+        #[arg(long)]
+        json: bool,
     },
+    /// Print the example or the effective configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Create, list or revoke API tokens (needs the admin token).
     #[command(subcommand)]
     Token(TokenCommand),
@@ -147,20 +149,37 @@ pub enum TokenCommand {
     },
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct DataDir {
-    /// Directory holding the database (created if missing).
-    #[arg(long, env = "SKILLREG_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
-    pub data_dir: PathBuf,
+    /// Directory holding the database and the search index (created if missing)
+    /// [default: ./skillreg-data].
+    #[arg(long, env = "SKILLREG_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// TOML configuration file (see `skillreg config print-default`).
+    #[arg(long, env = "SKILLREG_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+impl DataDir {
+    /// The configuration these flags, the environment and the file give.
+    fn resolve(&self, over: Overrides) -> Result<Config, crate::config::ConfigError> {
+        Config::resolve(
+            self.config.as_deref(),
+            Overrides {
+                data_dir: self.data_dir.clone(),
+                ..over
+            },
+        )
+    }
 }
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub data: DataDir,
-    /// Address to listen on for HTTP.
-    #[arg(long, env = "SKILLREG_LISTEN", default_value = DEFAULT_LISTEN)]
-    pub listen: SocketAddr,
+    /// Address to listen on for HTTP [default: 127.0.0.1:8080].
+    #[arg(long, env = "SKILLREG_LISTEN")]
+    pub listen: Option<SocketAddr>,
     /// Speak MCP on stdin/stdout instead of HTTP (logs go to stderr).
     #[arg(long)]
     pub stdio: bool,
@@ -174,23 +193,61 @@ pub struct ServeArgs {
         env = "SKILLREG_ALLOWED_HOSTS",
         value_delimiter = ','
     )]
-    pub allowed_hosts: Vec<String>,
-    /// The admin bearer token (creates tokens, publishes anywhere). Without it, only scoped
-    /// tokens created earlier can publish.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// The admin bearer token, at least 16 characters (creates tokens, publishes anywhere).
     #[arg(long, env = "SKILLREG_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
     /// Require a valid token for every read (REST and MCP over HTTP).
     #[arg(long, env = "SKILLREG_REQUIRE_READ_TOKEN")]
     pub require_read_token: bool,
-    /// Largest accepted upload (compressed archive), in bytes.
-    #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES", default_value_t = http::DEFAULT_MAX_UPLOAD_BYTES)]
-    pub max_upload_bytes: usize,
-    /// Catalog size up to which skill://index.json lists every skill (above it, a partial index).
-    #[arg(long, env = "SKILLREG_INDEX_JSON_MAX_SKILLS", default_value_t = crate::mcp::DEFAULT_INDEX_MAX_SKILLS)]
-    pub index_json_max_skills: usize,
-    /// Skills per skills/list and resources/list page.
-    #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value_t = crate::registry::DEFAULT_PAGE_SIZE)]
-    pub page_size: u32,
+    /// Largest accepted upload (compressed archive), in bytes [default: 33554432].
+    #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES")]
+    pub max_upload_bytes: Option<usize>,
+    /// Catalog size up to which skill://index.json lists every skill [default: 1000].
+    #[arg(long, env = "SKILLREG_INDEX_JSON_MAX_SKILLS")]
+    pub index_json_max_skills: Option<usize>,
+    /// Skills per skills/list and resources/list page, 1-1000 [default: 100].
+    #[arg(long, env = "SKILLREG_PAGE_SIZE")]
+    pub page_size: Option<u32>,
+    /// Log format on stderr [default: human].
+    #[arg(long, env = "SKILLREG_LOG_FORMAT")]
+    pub log_format: Option<LogFormat>,
+    /// Time limit for one REST request, in seconds [default: 30].
+    #[arg(long, env = "SKILLREG_REQUEST_TIMEOUT_SECS")]
+    pub request_timeout_secs: Option<u64>,
+}
+
+impl ServeArgs {
+    fn config(&self) -> Result<Config, crate::config::ConfigError> {
+        self.data.resolve(Overrides {
+            listen: self.listen,
+            allowed_hosts: self.allowed_hosts.clone(),
+            admin_token: self.admin_token.clone().map(Secret::new),
+            require_read_token: self.require_read_token.then_some(true),
+            max_upload_bytes: self.max_upload_bytes,
+            page_size: self.page_size,
+            index_json_max_skills: self.index_json_max_skills,
+            seed: self.no_seed.then_some(false),
+            log_format: self.log_format,
+            request_timeout_secs: self.request_timeout_secs,
+            ..Overrides::default()
+        })
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCommand {
+    /// Print a commented example configuration with every default.
+    #[command(after_help = "Example:\n  skillreg config print-default > /etc/skillreg.toml")]
+    PrintDefault,
+    /// Print the effective configuration (defaults, file, environment, flags), secrets redacted.
+    #[command(
+        after_help = "Example:\n  SKILLREG_PAGE_SIZE=50 skillreg config print --config /etc/skillreg.toml"
+    )]
+    Print {
+        #[command(flatten)]
+        serve: Box<ServeArgs>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -207,6 +264,9 @@ pub struct ImportArgs {
     /// Directories to search for SKILL.md files (hidden directories included).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// One JSON object per skill, then a summary object, instead of text lines.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Run a parsed command line.
@@ -261,7 +321,18 @@ pub async fn run(cli: Cli) -> ExitCode {
                 client::search(&remote, &query, namespace.as_deref(), limit).await,
             );
         }
-        Command::Reindex { data } => reindex(data).await,
+        Command::Reindex { data, json } => reindex(data, json).await,
+        Command::Config(ConfigCommand::PrintDefault) => {
+            print!("{}", crate::config::example());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config(ConfigCommand::Print { serve }) => serve
+            .config()
+            .map(|c| {
+                print!("{}", c.to_toml());
+                ExitCode::SUCCESS
+            })
+            .map_err(Into::into),
         Command::Token(TokenCommand::List { remote }) => {
             return client::finish(client::token_list(&remote).await);
         }
@@ -278,12 +349,28 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
+/// Set up logging on stderr (stdout carries MCP in stdio mode). `SKILLREG_LOG` filters.
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SKILLREG_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    let _ = match format {
+        LogFormat::Human => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let registry = Registry::open(&args.data.data_dir)
+    let config = args.config()?;
+    init_logging(config.log_format);
+    tracing::debug!(?config, "configuration");
+    let registry = Registry::open(&config.data_dir)
         .await?
-        .with_page_size(args.page_size)
-        .with_search(&search_dir(&args.data.data_dir))?;
-    if !args.no_seed {
+        .with_page_size(config.page_size)
+        .with_search(&search_dir(&config.data_dir))?;
+    if config.seed {
         let s = import::import_seed(&registry).await?;
         tracing::info!(
             imported = s.imported,
@@ -293,37 +380,27 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if args.stdio {
-        tracing::info!(data_dir = %args.data.data_dir.display(), "serving MCP on stdio");
+        tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");
         let service = SkillServer::new(registry)
-            .with_index_max_skills(args.index_json_max_skills)
+            .with_index_max_skills(config.index_json_max_skills)
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;
         return Ok(ExitCode::SUCCESS);
     }
     let shutdown = CancellationToken::new();
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    let app = http::router(
-        registry,
-        &HttpOptions {
-            allowed_hosts: args.allowed_hosts,
-            admin_token: args.admin_token,
-            require_read_token: args.require_read_token,
-            max_upload_bytes: args.max_upload_bytes,
-            index_max_skills: args.index_json_max_skills,
-        },
-        shutdown.clone(),
-    );
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let app = http::router(registry, &HttpOptions::from(&config), shutdown.clone());
     tracing::info!(
         addr = %listener.local_addr()?,
-        data_dir = %args.data.data_dir.display(),
+        data_dir = %config.data_dir.display(),
         "serving MCP at http://{}/mcp",
         listener.local_addr()?
     );
     let signal = shutdown.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
-        tracing::info!("shutting down");
+        tracing::info!("shutting down: finishing requests in flight");
         signal.cancel();
     });
     http::serve(listener, app, shutdown).await?;
@@ -345,16 +422,59 @@ pub fn search_dir(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join("search-index")
 }
 
-async fn reindex(data: DataDir) -> anyhow::Result<ExitCode> {
-    let registry = Registry::open(&data.data_dir)
+async fn reindex(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
+    let config = data.resolve(Overrides::default())?;
+    let registry = Registry::open(&config.data_dir)
         .await?
-        .with_search(&search_dir(&data.data_dir))?;
+        .with_search(&search_dir(&config.data_dir))?;
+    let progress = Progress::spinner("indexing");
     let count = registry.rebuild_search().await?;
-    println!("indexed {count} skills");
+    progress.finish();
+    if json {
+        println!("{}", serde_json::json!({ "indexed": count }));
+    } else {
+        println!("indexed {count} skills");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
+/// A spinner on a terminal; nothing otherwise (the command's own lines are the progress).
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn spinner(message: &'static str) -> Self {
+        use std::io::IsTerminal as _;
+        if !std::io::stderr().is_terminal() {
+            return Self(None);
+        }
+        let bar = indicatif::ProgressBar::new_spinner().with_message(message);
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Self(Some(bar))
+    }
+
+    fn inc(&self) {
+        if let Some(bar) = &self.0 {
+            bar.inc(1);
+        }
+    }
+
+    /// Print a line without tearing the spinner.
+    fn println(&self, line: &str) {
+        match &self.0 {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let config = args.data.resolve(Overrides::default())?;
     let namespace = Namespace::new(&args.namespace)
         .map_err(|e| anyhow::anyhow!("invalid namespace {:?}: it {e}", args.namespace))?;
     let version = args
@@ -362,37 +482,73 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(SkillVersion::parse)
         .transpose()?;
-    let registry = Registry::open(&args.data.data_dir).await?;
+    let registry = Registry::open(&config.data_dir).await?;
+    let progress = if args.json {
+        Progress(None)
+    } else {
+        Progress::spinner("importing")
+    };
     let summary = import::import_paths(
         &registry,
         &namespace,
         version.as_ref(),
         &args.paths,
         |line| {
-            let dir = line.dir.display();
-            match &line.outcome {
-                Outcome::Imported { uri, version } => {
-                    println!("imported  {uri} {version}  ({dir})")
-                }
-                Outcome::Unchanged { uri, version } => {
-                    println!("unchanged {uri} {version}  ({dir})")
-                }
-                Outcome::Skipped { code, reason } => println!("skipped   {dir}: {reason} [{code}]"),
+            progress.inc();
+            if args.json {
+                println!("{}", import_line_json(line));
+                return;
             }
+            let dir = line.dir.display();
+            progress.println(&match &line.outcome {
+                Outcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
+                Outcome::Unchanged { uri, version } => {
+                    format!("unchanged {uri} {version}  ({dir})")
+                }
+                Outcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
+            });
             for w in &line.warnings {
-                println!("  warning: {w}");
+                progress.println(&format!("  warning: {w}"));
             }
         },
     )
     .await?;
-    println!(
-        "{} imported, {} unchanged, {} skipped",
-        summary.imported, summary.unchanged, summary.skipped
-    );
+    progress.finish();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"summary": {"imported": summary.imported, "unchanged": summary.unchanged, "skipped": summary.skipped}})
+        );
+    } else {
+        println!(
+            "{} imported, {} unchanged, {} skipped",
+            summary.imported, summary.unchanged, summary.skipped
+        );
+    }
     registry.store().close().await;
     Ok(if summary.skipped > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn import_line_json(line: &import::Line) -> serde_json::Value {
+    let warnings: Vec<_> = line
+        .warnings
+        .iter()
+        .map(|w| serde_json::json!({"code": w.code, "message": w.message}))
+        .collect();
+    let dir = line.dir.display().to_string();
+    match &line.outcome {
+        Outcome::Imported { uri, version } => {
+            serde_json::json!({"status": "imported", "dir": dir, "uri": uri, "version": version, "warnings": warnings})
+        }
+        Outcome::Unchanged { uri, version } => {
+            serde_json::json!({"status": "unchanged", "dir": dir, "uri": uri, "version": version, "warnings": warnings})
+        }
+        Outcome::Skipped { code, reason } => {
+            serde_json::json!({"status": "skipped", "dir": dir, "code": code, "reason": reason})
+        }
+    }
 }

@@ -39,6 +39,8 @@ pub struct HttpOptions {
     pub max_upload_bytes: usize,
     /// Catalog size up to which `skill://index.json` lists every skill.
     pub index_max_skills: usize,
+    /// Time limit for one REST request.
+    pub request_timeout: std::time::Duration,
 }
 
 impl Default for HttpOptions {
@@ -49,6 +51,20 @@ impl Default for HttpOptions {
             require_read_token: false,
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             index_max_skills: crate::mcp::DEFAULT_INDEX_MAX_SKILLS,
+            request_timeout: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
+impl From<&crate::config::Config> for HttpOptions {
+    fn from(c: &crate::config::Config) -> Self {
+        Self {
+            allowed_hosts: c.allowed_hosts.clone(),
+            admin_token: c.admin_token.as_ref().map(|t| t.expose().to_owned()),
+            require_read_token: c.require_read_token,
+            max_upload_bytes: c.max_upload_bytes,
+            index_max_skills: c.index_json_max_skills,
+            request_timeout: std::time::Duration::from_secs(c.request_timeout_secs),
         }
     }
 }
@@ -101,16 +117,128 @@ pub fn router(registry: Registry, options: &HttpOptions, shutdown: CancellationT
     if options.require_read_token {
         mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(auth.clone(), require_token));
     }
+    let timeout = options.request_timeout;
     let rest = rest::routes(RestState {
-        registry,
+        registry: registry.clone(),
         auth,
         require_read_token: options.require_read_token,
         max_upload_bytes: options.max_upload_bytes,
-    });
+    })
+    .layer(middleware::from_fn(move |req: Request, next: Next| {
+        time_limit(timeout, req, next)
+    }));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz).with_state(registry.clone()))
+        .route("/metrics", get(metrics).with_state(registry))
         .merge(rest)
         .merge(mcp_routes)
+        .layer(middleware::from_fn(observe))
+}
+
+/// One log line and metrics per request, and an `x-request-id` on every response (the caller's,
+/// when it sent a sane one). Headers are never logged: they carry tokens.
+async fn observe(request: Request, next: Next) -> Response {
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| route_of(request.uri().path()), |p| p.as_str().to_owned());
+    let mcp_method = request
+        .headers()
+        .get("mcp-method")
+        .and_then(|v| v.to_str().ok())
+        .map(|m| m.chars().take(64).collect::<String>());
+    let request_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map_or_else(
+            || {
+                format!(
+                    "{:08x}{:08x}",
+                    std::process::id(),
+                    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                )
+            },
+            str::to_owned,
+        );
+    let mut response = next.run(request).await;
+    let status = response.status().as_u16();
+    crate::metrics::http(method.as_str(), &route, status, started);
+    tracing::info!(
+        target: "skillreg::http",
+        request_id = %request_id,
+        method = %method,
+        route = %route,
+        mcp_method = mcp_method.as_deref().unwrap_or(""),
+        status,
+        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "request"
+    );
+    if let Ok(v) = axum::http::HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", v);
+    }
+    response
+}
+
+/// A bounded route label for paths no route matched (keeps metric cardinality finite).
+fn route_of(path: &str) -> String {
+    match path {
+        "/mcp" | "/healthz" | "/readyz" | "/metrics" | "/" => path.to_owned(),
+        p if p.starts_with("/mcp") => "/mcp".to_owned(),
+        _ => "unmatched".to_owned(),
+    }
+}
+
+/// Answer 408 `request_timeout` when a REST request runs longer than `limit`.
+async fn time_limit(limit: std::time::Duration, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError(Error::Timeout(limit.as_secs())).into_response(),
+    }
+}
+
+/// Ready when the database answers and, if this process keeps a search index, it searches.
+async fn readyz(State(registry): State<Registry>) -> Response {
+    let database = registry.store().generation().await;
+    let search = match registry.search("readiness", None, 1) {
+        Ok(_) => "ok",
+        Err(Error::SearchUnavailable) => "not configured",
+        Err(_) => "failing",
+    };
+    let body = serde_json::json!({
+        "database": if database.is_ok() { "ok" } else { "failing" },
+        "search": search,
+        "generation": database.as_ref().ok(),
+    });
+    let ready = database.is_ok() && search != "failing";
+    let status = if ready {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, axum::Json(body)).into_response()
+}
+
+/// Prometheus text exposition.
+async fn metrics(State(registry): State<Registry>) -> Response {
+    let stats = registry.store().stats().await.ok();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        crate::metrics::render(stats.as_ref()),
+    )
+        .into_response()
 }
 
 /// Refuse MCP requests without a valid token (when reads require one).

@@ -4,7 +4,7 @@
 //! below. The OpenAPI 3.1 document is generated from the annotations here (`/v1/openapi.json`).
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -53,6 +53,7 @@ pub struct ErrorDetail {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        crate::metrics::error(self.0.code());
         let status =
             StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = match &self.0 {
@@ -96,9 +97,15 @@ async fn reader(state: &RestState, headers: &HeaderMap) -> ApiResult<Principal> 
     Ok(p)
 }
 
-fn json_body<T: for<'de> Deserialize<'de>>(body: &Bytes) -> ApiResult<T> {
-    let body: &[u8] = if body.is_empty() { b"{}" } else { body };
-    serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()).into())
+/// Largest JSON request body (yank reasons, deprecation messages, token requests).
+const MAX_JSON_BODY: usize = 64 * 1024;
+
+async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
+    let bytes = axum::body::to_bytes(body, MAX_JSON_BODY)
+        .await
+        .map_err(|_| Error::BodyTooLarge(MAX_JSON_BODY))?;
+    let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
+    serde_json::from_slice(bytes).map_err(|e| Error::InvalidRequest(e.to_string()).into())
 }
 
 // ---- wire shapes ------------------------------------------------------------------------------
@@ -655,10 +662,10 @@ async fn yank(
     State(s): State<RestState>,
     headers: HeaderMap,
     Path((ns, name, version)): Path<(String, String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<axum::Json<StatusView>> {
     let p = principal(&s, &headers).await?;
-    let req: YankRequest = json_body(&body)?;
+    let req: YankRequest = json_body(body).await?;
     let reason = req.reason.unwrap_or_default();
     s.registry
         .set_yanked(&p, &ns, &name, &version, Some(&reason))
@@ -691,10 +698,10 @@ async fn deprecate(
     State(s): State<RestState>,
     headers: HeaderMap,
     Path((ns, name)): Path<(String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<axum::Json<StatusView>> {
     let p = principal(&s, &headers).await?;
-    let req: DeprecateRequest = json_body(&body)?;
+    let req: DeprecateRequest = json_body(body).await?;
     let message = req.message.unwrap_or_default();
     s.registry
         .set_deprecated(&p, &ns, &name, Some(&message))
@@ -723,11 +730,11 @@ async fn undeprecate(
 async fn create_token(
     State(s): State<RestState>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
     let p = principal(&s, &headers).await?;
     p.require_admin()?;
-    let req: TokenRequest = json_body(&body)?;
+    let req: TokenRequest = json_body(body).await?;
     let (info, secret) = s
         .registry
         .create_token(&p, &req.description, &req.namespaces, &req.actions)

@@ -75,6 +75,7 @@ impl SkillServer {
 }
 
 fn to_mcp(err: Error) -> ErrorData {
+    crate::metrics::error(err.code());
     let data = Some(serde_json::json!({ "code": err.code() }));
     match err {
         Error::Storage(_) => {
@@ -152,18 +153,24 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let cursor = request.and_then(|r| r.cursor);
-        let page = self
-            .registry
-            .list_skills(cursor.as_deref())
-            .await
-            .map_err(to_mcp)?;
-        let mut result =
-            ListSkillsResult::with_all_items(page.items.into_iter().map(skill).collect())
-                .with_ttl_ms(CURRENT_TTL_MS)
-                .with_cache_scope(self.cache_scope);
-        result.next_cursor = page.next_cursor;
-        Ok(result)
+        let started = std::time::Instant::now();
+        let result: Result<ListSkillsResult, ErrorData> = async {
+            let cursor = request.and_then(|r| r.cursor);
+            let page = self
+                .registry
+                .list_skills(cursor.as_deref())
+                .await
+                .map_err(to_mcp)?;
+            let mut result =
+                ListSkillsResult::with_all_items(page.items.into_iter().map(skill).collect())
+                    .with_ttl_ms(CURRENT_TTL_MS)
+                    .with_cache_scope(self.cache_scope);
+            result.next_cursor = page.next_cursor;
+            Ok(result)
+        }
+        .await;
+        crate::metrics::mcp("skills/list", result.is_ok(), started);
+        result
     }
 
     async fn get_skill(
@@ -171,15 +178,21 @@ impl ServerHandler for SkillServer {
         request: GetSkillRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let entry = self
-            .registry
-            .get_skill(&request.uri)
-            .await
-            .map_err(to_mcp)?;
-        let pinned = entry.pinned;
-        Ok(GetSkillResult::new(skill(entry))
-            .with_ttl_ms(ttl(pinned))
-            .with_cache_scope(self.cache_scope))
+        let started = std::time::Instant::now();
+        let result: Result<GetSkillResult, ErrorData> = async {
+            let entry = self
+                .registry
+                .get_skill(&request.uri)
+                .await
+                .map_err(to_mcp)?;
+            let pinned = entry.pinned;
+            Ok(GetSkillResult::new(skill(entry))
+                .with_ttl_ms(ttl(pinned))
+                .with_cache_scope(self.cache_scope))
+        }
+        .await;
+        crate::metrics::mcp("skills/get", result.is_ok(), started);
+        result
     }
 
     async fn read_resource(
@@ -187,40 +200,46 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri == INDEX_JSON {
-            let index = self
+        let started = std::time::Instant::now();
+        let result: Result<ReadResourceResponse, ErrorData> = async {
+            if request.uri == INDEX_JSON {
+                let index = self
+                    .registry
+                    .index_json(self.index_max_skills)
+                    .await
+                    .map_err(to_mcp)?;
+                let contents = ResourceContents::text(index.to_string(), INDEX_JSON)
+                    .with_mime_type("application/json");
+                return Ok(ReadResourceResult::new(vec![contents])
+                    .with_ttl_ms(CURRENT_TTL_MS)
+                    .with_cache_scope(self.cache_scope)
+                    .into());
+            }
+            let file = self
                 .registry
-                .index_json(self.index_max_skills)
+                .read(&request.uri)
                 .await
-                .map_err(to_mcp)?;
-            let contents = ResourceContents::text(index.to_string(), INDEX_JSON)
-                .with_mime_type("application/json");
-            return Ok(ReadResourceResult::new(vec![contents])
-                .with_ttl_ms(CURRENT_TTL_MS)
+                .map_err(|e| match e {
+                    Error::Storage(_) => to_mcp(e),
+                    // -32002 on 2025-era sessions; rmcp turns it into -32602 for 2026-07-28 peers.
+                    other => ErrorData::resource_not_found(
+                        other.to_string(),
+                        Some(serde_json::json!({ "code": other.code(), "uri": request.uri })),
+                    ),
+                })?;
+            let contents = match file.text() {
+                Some(text) => ResourceContents::text(text, &file.uri),
+                None => ResourceContents::blob(STANDARD.encode(&file.bytes), &file.uri),
+            }
+            .with_mime_type(&file.mime_type);
+            Ok(ReadResourceResult::new(vec![contents])
+                .with_ttl_ms(ttl(file.pinned))
                 .with_cache_scope(self.cache_scope)
-                .into());
+                .into())
         }
-        let file = self
-            .registry
-            .read(&request.uri)
-            .await
-            .map_err(|e| match e {
-                Error::Storage(_) => to_mcp(e),
-                // -32002 on 2025-era sessions; rmcp turns it into -32602 for 2026-07-28 peers.
-                other => ErrorData::resource_not_found(
-                    other.to_string(),
-                    Some(serde_json::json!({ "code": other.code(), "uri": request.uri })),
-                ),
-            })?;
-        let contents = match file.text() {
-            Some(text) => ResourceContents::text(text, &file.uri),
-            None => ResourceContents::blob(STANDARD.encode(&file.bytes), &file.uri),
-        }
-        .with_mime_type(&file.mime_type);
-        Ok(ReadResourceResult::new(vec![contents])
-            .with_ttl_ms(ttl(file.pinned))
-            .with_cache_scope(self.cache_scope)
-            .into())
+        .await;
+        crate::metrics::mcp("resources/read", result.is_ok(), started);
+        result
     }
 
     async fn read_resource_directory(
@@ -228,22 +247,28 @@ impl ServerHandler for SkillServer {
         request: ReadResourceDirectoryRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        if request.cursor.is_some() {
-            // Directories are answered in one page, so no cursor of ours exists.
-            return Err(ErrorData::invalid_params("invalid cursor", None));
+        let started = std::time::Instant::now();
+        let result: Result<ReadResourceDirectoryResult, ErrorData> = async {
+            if request.cursor.is_some() {
+                // Directories are answered in one page, so no cursor of ours exists.
+                return Err(ErrorData::invalid_params("invalid cursor", None));
+            }
+            let children = self.registry.read_dir(&request.uri).await.map_err(to_mcp)?;
+            let resources = children
+                .into_iter()
+                .map(|c| {
+                    let r = Resource::new(c.uri, c.name).with_mime_type(c.mime_type);
+                    match c.size {
+                        Some(size) => r.with_size(size),
+                        None => r,
+                    }
+                })
+                .collect();
+            Ok(ListResourcesResult::with_all_items(resources))
         }
-        let children = self.registry.read_dir(&request.uri).await.map_err(to_mcp)?;
-        let resources = children
-            .into_iter()
-            .map(|c| {
-                let r = Resource::new(c.uri, c.name).with_mime_type(c.mime_type);
-                match c.size {
-                    Some(size) => r.with_size(size),
-                    None => r,
-                }
-            })
-            .collect();
-        Ok(ListResourcesResult::with_all_items(resources))
+        .await;
+        crate::metrics::mcp("resources/directory/read", result.is_ok(), started);
+        result
     }
 
     async fn list_resources(
@@ -251,33 +276,39 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let cursor = request.and_then(|r| r.cursor);
-        let page = self
-            .registry
-            .list_skill_mds(cursor.as_deref())
-            .await
-            .map_err(to_mcp)?;
-        let index = cursor.is_none().then(|| {
-            Resource::new(INDEX_JSON, "index.json")
-                .with_description(
-                    "Discovery index of this registry's skills (legacy SEP-2640 draft format)",
-                )
-                .with_mime_type("application/json")
-        });
-        let resources = index
-            .into_iter()
-            .chain(page.items.into_iter().map(|s| {
-                Resource::new(s.uri, s.name)
-                    .with_description(s.description)
-                    .with_mime_type(crate::core::mime::MARKDOWN)
-                    .with_size(s.size)
-            }))
-            .collect();
-        let mut result = ListResourcesResult::with_all_items(resources)
-            .with_ttl_ms(CURRENT_TTL_MS)
-            .with_cache_scope(self.cache_scope);
-        result.next_cursor = page.next_cursor;
-        Ok(result)
+        let started = std::time::Instant::now();
+        let result: Result<ListResourcesResult, ErrorData> = async {
+            let cursor = request.and_then(|r| r.cursor);
+            let page = self
+                .registry
+                .list_skill_mds(cursor.as_deref())
+                .await
+                .map_err(to_mcp)?;
+            let index = cursor.is_none().then(|| {
+                Resource::new(INDEX_JSON, "index.json")
+                    .with_description(
+                        "Discovery index of this registry's skills (legacy SEP-2640 draft format)",
+                    )
+                    .with_mime_type("application/json")
+            });
+            let resources = index
+                .into_iter()
+                .chain(page.items.into_iter().map(|s| {
+                    Resource::new(s.uri, s.name)
+                        .with_description(s.description)
+                        .with_mime_type(crate::core::mime::MARKDOWN)
+                        .with_size(s.size)
+                }))
+                .collect();
+            let mut result = ListResourcesResult::with_all_items(resources)
+                .with_ttl_ms(CURRENT_TTL_MS)
+                .with_cache_scope(self.cache_scope);
+            result.next_cursor = page.next_cursor;
+            Ok(result)
+        }
+        .await;
+        crate::metrics::mcp("resources/list", result.is_ok(), started);
+        result
     }
 
     async fn list_resource_templates(
@@ -285,41 +316,47 @@ impl ServerHandler for SkillServer {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let templates = [
-            (
-                TEMPLATE_SKILL_MD,
-                "skill",
-                "The SKILL.md of a skill's current version",
-            ),
-            (
-                TEMPLATE_FILE,
-                "skill-file",
-                "A file of a skill's current version",
-            ),
-            (
-                TEMPLATE_PINNED_SKILL_MD,
-                "pinned-skill",
-                "The SKILL.md of one published version",
-            ),
-            (
-                TEMPLATE_PINNED_FILE,
-                "pinned-skill-file",
-                "A file of one published version",
-            ),
-        ]
-        .into_iter()
-        .map(|(uri, name, description)| {
-            let t = ResourceTemplate::new(uri, name).with_description(description);
-            if uri.ends_with("SKILL.md") {
-                t.with_mime_type(crate::core::mime::MARKDOWN)
-            } else {
-                t
-            }
-        })
-        .collect();
-        Ok(ListResourceTemplatesResult::with_all_items(templates)
-            .with_ttl_ms(PINNED_TTL_MS)
-            .with_cache_scope(self.cache_scope))
+        let started = std::time::Instant::now();
+        let result: Result<ListResourceTemplatesResult, ErrorData> = async {
+            let templates = [
+                (
+                    TEMPLATE_SKILL_MD,
+                    "skill",
+                    "The SKILL.md of a skill's current version",
+                ),
+                (
+                    TEMPLATE_FILE,
+                    "skill-file",
+                    "A file of a skill's current version",
+                ),
+                (
+                    TEMPLATE_PINNED_SKILL_MD,
+                    "pinned-skill",
+                    "The SKILL.md of one published version",
+                ),
+                (
+                    TEMPLATE_PINNED_FILE,
+                    "pinned-skill-file",
+                    "A file of one published version",
+                ),
+            ]
+            .into_iter()
+            .map(|(uri, name, description)| {
+                let t = ResourceTemplate::new(uri, name).with_description(description);
+                if uri.ends_with("SKILL.md") {
+                    t.with_mime_type(crate::core::mime::MARKDOWN)
+                } else {
+                    t
+                }
+            })
+            .collect();
+            Ok(ListResourceTemplatesResult::with_all_items(templates)
+                .with_ttl_ms(PINNED_TTL_MS)
+                .with_cache_scope(self.cache_scope))
+        }
+        .await;
+        crate::metrics::mcp("resources/templates/list", result.is_ok(), started);
+        result
     }
 
     async fn complete(
@@ -327,45 +364,51 @@ impl ServerHandler for SkillServer {
         request: CompleteRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let Reference::Resource(template) = &request.r#ref else {
-            return Err(ErrorData::invalid_params(
-                "this server has no prompts to complete",
-                None,
-            ));
-        };
-        let variables: &[&str] = match template.uri.as_str() {
-            TEMPLATE_SKILL_MD => &["namespace", "name"],
-            TEMPLATE_FILE => &["namespace", "name", "path"],
-            TEMPLATE_PINNED_SKILL_MD => &["namespace", "version", "name"],
-            TEMPLATE_PINNED_FILE => &["namespace", "version", "name", "path"],
-            other => {
+        let started = std::time::Instant::now();
+        let result: Result<CompleteResult, ErrorData> = async {
+            let Reference::Resource(template) = &request.r#ref else {
                 return Err(ErrorData::invalid_params(
-                    format!("unknown resource template {other}"),
+                    "this server has no prompts to complete",
+                    None,
+                ));
+            };
+            let variables: &[&str] = match template.uri.as_str() {
+                TEMPLATE_SKILL_MD => &["namespace", "name"],
+                TEMPLATE_FILE => &["namespace", "name", "path"],
+                TEMPLATE_PINNED_SKILL_MD => &["namespace", "version", "name"],
+                TEMPLATE_PINNED_FILE => &["namespace", "version", "name", "path"],
+                other => {
+                    return Err(ErrorData::invalid_params(
+                        format!("unknown resource template {other}"),
+                        None,
+                    ));
+                }
+            };
+            let argument = request.argument.name.as_str();
+            if !variables.contains(&argument) {
+                return Err(ErrorData::invalid_params(
+                    format!("template {} has no variable {argument}", template.uri),
                     None,
                 ));
             }
-        };
-        let argument = request.argument.name.as_str();
-        if !variables.contains(&argument) {
-            return Err(ErrorData::invalid_params(
-                format!("template {} has no variable {argument}", template.uri),
-                None,
-            ));
+            let context = request
+                .context
+                .and_then(|c| c.arguments)
+                .unwrap_or_default();
+            let completion = self
+                .registry
+                .complete(argument, &request.argument.value, &context)
+                .await
+                .map_err(to_mcp)?;
+            let has_more = completion.has_more();
+            let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
+            let info = CompletionInfo::with_pagination(completion.values, Some(total), has_more)
+                .map_err(|e| ErrorData::internal_error(e, None))?;
+            Ok(CompleteResult::new(info))
         }
-        let context = request
-            .context
-            .and_then(|c| c.arguments)
-            .unwrap_or_default();
-        let completion = self
-            .registry
-            .complete(argument, &request.argument.value, &context)
-            .await
-            .map_err(to_mcp)?;
-        let has_more = completion.has_more();
-        let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
-        let info = CompletionInfo::with_pagination(completion.values, Some(total), has_more)
-            .map_err(|e| ErrorData::internal_error(e, None))?;
-        Ok(CompleteResult::new(info))
+        .await;
+        crate::metrics::mcp("completion/complete", result.is_ok(), started);
+        result
     }
 
     async fn list_tools(
@@ -373,7 +416,11 @@ impl ServerHandler for SkillServer {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![search_tool()]))
+        let started = std::time::Instant::now();
+        let result: Result<ListToolsResult, ErrorData> =
+            async { Ok(ListToolsResult::with_all_items(vec![search_tool()])) }.await;
+        crate::metrics::mcp("tools/list", result.is_ok(), started);
+        result
     }
 
     async fn call_tool(
@@ -381,49 +428,55 @@ impl ServerHandler for SkillServer {
         request: CallToolRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != SEARCH_TOOL {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool {}", request.name),
-                None,
-            ));
-        }
-        let args = request.arguments.unwrap_or_default();
-        let query = match args.get("query") {
-            Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
-            _ => {
+        let started = std::time::Instant::now();
+        let result: Result<CallToolResponse, ErrorData> = async {
+            if request.name != SEARCH_TOOL {
                 return Err(ErrorData::invalid_params(
-                    "`query` must be a non-empty string",
+                    format!("unknown tool {}", request.name),
                     None,
                 ));
             }
-        };
-        let namespace = match args.get("namespace") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(n)) => Some(n.clone()),
-            Some(_) => {
-                return Err(ErrorData::invalid_params(
-                    "`namespace` must be a string",
-                    None,
-                ));
-            }
-        };
-        let limit = match args.get("limit") {
-            None | Some(Value::Null) => 10,
-            Some(v) => match v.as_u64() {
-                Some(n @ 1..=50) => n as usize,
+            let args = request.arguments.unwrap_or_default();
+            let query = match args.get("query") {
+                Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
                 _ => {
                     return Err(ErrorData::invalid_params(
-                        "`limit` must be an integer from 1 to 50",
+                        "`query` must be a non-empty string",
                         None,
                     ));
                 }
-            },
-        };
-        let hits = self
-            .registry
-            .search(&query, namespace.as_deref(), limit)
-            .map_err(to_mcp)?;
-        Ok(CallToolResult::structured(serde_json::json!({ "hits": hits })).into())
+            };
+            let namespace = match args.get("namespace") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(n)) => Some(n.clone()),
+                Some(_) => {
+                    return Err(ErrorData::invalid_params(
+                        "`namespace` must be a string",
+                        None,
+                    ));
+                }
+            };
+            let limit = match args.get("limit") {
+                None | Some(Value::Null) => 10,
+                Some(v) => match v.as_u64() {
+                    Some(n @ 1..=50) => n as usize,
+                    _ => {
+                        return Err(ErrorData::invalid_params(
+                            "`limit` must be an integer from 1 to 50",
+                            None,
+                        ));
+                    }
+                },
+            };
+            let hits = self
+                .registry
+                .search(&query, namespace.as_deref(), limit)
+                .map_err(to_mcp)?;
+            Ok(CallToolResult::structured(serde_json::json!({ "hits": hits })).into())
+        }
+        .await;
+        crate::metrics::mcp("tools/call", result.is_ok(), started);
+        result
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -54,6 +54,18 @@ impl Registry {
         value: &str,
         context: &std::collections::HashMap<String, String>,
     ) -> Result<Completion> {
+        let started = std::time::Instant::now();
+        let result = self.complete_inner(argument, value, context).await;
+        crate::metrics::completion(started);
+        result
+    }
+
+    async fn complete_inner(
+        &self,
+        argument: &str,
+        value: &str,
+        context: &std::collections::HashMap<String, String>,
+    ) -> Result<Completion> {
         let namespace = context
             .get("namespace")
             .and_then(|n| Namespace::new(n).ok());

@@ -201,9 +201,12 @@ impl Registry {
     /// Ranked skills for a free-text query.
     pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Result<Vec<Hit>> {
         let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
-        index
+        let started = std::time::Instant::now();
+        let hits = index
             .search(query, namespace, limit)
-            .map_err(|e| Error::Search(e.to_string()))
+            .map_err(|e| Error::Search(e.to_string()));
+        crate::metrics::search(started);
+        hits
     }
 
     pub fn store(&self) -> &Store {
@@ -246,7 +249,8 @@ impl Registry {
         version: Option<SkillVersion>,
         published_by: Option<&str>,
     ) -> Result<Published> {
-        let bundle = core::bundle::validate(files)?;
+        let bundle =
+            core::bundle::validate(files).inspect_err(|_| crate::metrics::publish("refused"))?;
         if let Some(expected) = expected_name
             && expected != &bundle.name
         {
@@ -277,6 +281,7 @@ impl Registry {
                 other => Error::Storage(other),
             })?;
         let created = matches!(outcome, PublishOutcome::Created { .. });
+        crate::metrics::publish(if created { "created" } else { "unchanged" });
         if created {
             self.notify_changed();
         }

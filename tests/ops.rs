@@ -1,0 +1,310 @@
+//! Operating it: health and readiness, Prometheus metrics, request ids, JSON logs without
+//! secrets, the configuration file and its precedence, and the documented environment variables.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Command, Stdio};
+
+use common::{Modern, TestServer};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn health_readiness_metrics_and_request_ids() {
+    let server = TestServer::seeded().await;
+    let http = reqwest::Client::new();
+    let health = http
+        .get(format!("{}/healthz", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let ready = http
+        .get(format!("{}/readyz", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let body: Value = ready.json().await.unwrap();
+    assert_eq!(
+        (body["database"].as_str(), body["search"].as_str()),
+        (Some("ok"), Some("ok")),
+        "{body}"
+    );
+
+    let mcp = Modern::new(&server.url);
+    mcp.call("skills/list", json!({})).await;
+    mcp.call("skills/get", json!({"uri": "skill://nobody/none/SKILL.md"}))
+        .await;
+    http.get(format!("{}/v1/skills/acme/none", server.base()))
+        .send()
+        .await
+        .unwrap();
+    let resp = http
+        .get(format!("{}/v1/skills", server.base()))
+        .header("x-request-id", "trace-abc-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.headers()["x-request-id"],
+        "trace-abc-123",
+        "a sane caller id is echoed"
+    );
+    let generated = http
+        .get(format!("{}/healthz", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert!(generated.headers()["x-request-id"].to_str().unwrap().len() >= 16);
+
+    let metrics = http
+        .get(format!("{}/metrics", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        metrics.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let text = metrics.text().await.unwrap();
+    for needle in [
+        r#"skillreg_mcp_requests_total{method="skills/list",outcome="ok"}"#,
+        r#"skillreg_mcp_requests_total{method="skills/get",outcome="error"}"#,
+        r#"skillreg_errors_total{code="not_found"}"#,
+        r#"skillreg_http_requests_total{method="GET",route="/v1/skills/{namespace}/{name}",status="404"}"#,
+        "skillreg_mcp_request_duration_seconds_bucket",
+        "skillreg_http_request_duration_seconds_bucket",
+        r#"skillreg_catalog{kind="skills"} "#,
+        r#"skillreg_publishes_total{kind="created"}"#,
+    ] {
+        assert!(text.contains(needle), "missing {needle} in:\n{text}");
+    }
+    let skills_line = text
+        .lines()
+        .find(|l| l.starts_with(r#"skillreg_catalog{kind="skills"} "#))
+        .unwrap();
+    assert!(
+        skills_line.ends_with(" 3"),
+        "three seed skills: {skills_line}"
+    );
+}
+
+#[test]
+fn json_logs_one_line_per_request_and_never_a_token() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let token = "log-secret-token-0123456789";
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
+        .args([
+            "serve",
+            "--log-format",
+            "json",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
+        .arg(tmp.path())
+        .env("SKILLREG_ADMIN_TOKEN", token)
+        .env("SKILLREG_LOG", "info")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // Wait for the listening line, then make requests that carry the token.
+    for line in lines.by_ref() {
+        if line.unwrap().contains("serving MCP at") {
+            break;
+        }
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let r = http
+            .get(format!("http://127.0.0.1:{port}/v1/tokens"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        http.get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
+            .unwrap();
+    });
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let _ = child.wait();
+    let requests: Vec<Value> = rest
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["message"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 2, "one line per request: {rest:#?}");
+    let tokens = &requests[0];
+    assert_eq!(tokens["route"], "/v1/tokens");
+    assert_eq!(tokens["status"], 200);
+    assert_eq!(tokens["method"], "GET");
+    assert!(
+        tokens["latency_ms"].as_f64().is_some() && tokens["request_id"].as_str().is_some(),
+        "{tokens}"
+    );
+    assert!(
+        rest.iter().any(|l| l.contains("shutting down")),
+        "graceful shutdown is logged"
+    );
+    assert!(
+        !rest.join("\n").contains(token),
+        "the token never reaches the logs"
+    );
+}
+
+fn skillreg(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillreg"));
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn configuration_precedence_and_errors() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let file = tmp.path().join("skillreg.toml");
+    let (code, example, _) = skillreg(&["config", "print-default"], &[]);
+    assert_eq!(code, 0);
+    let edited = example
+        .replace("page_size = 100\n", "page_size = 7\n")
+        .replace("request_timeout_secs = 30\n", "request_timeout_secs = 5\n");
+    assert_ne!(edited, example);
+    std::fs::write(&file, edited).unwrap();
+    let file_s = file.to_str().unwrap();
+    let (code, out, err) = skillreg(
+        &["config", "print", "--config", file_s],
+        &[("SKILLREG_REQUEST_TIMEOUT_SECS", "9")],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("page_size = 7"), "file beats default: {out}");
+    assert!(
+        out.contains("request_timeout_secs = 9"),
+        "environment beats file: {out}"
+    );
+    let (_, out, _) = skillreg(
+        &[
+            "config",
+            "print",
+            "--config",
+            file_s,
+            "--request-timeout-secs",
+            "11",
+        ],
+        &[("SKILLREG_REQUEST_TIMEOUT_SECS", "9")],
+    );
+    assert!(
+        out.contains("request_timeout_secs = 11"),
+        "flag beats environment: {out}"
+    );
+    let (_, out, _) = skillreg(
+        &["config", "print"],
+        &[("SKILLREG_ADMIN_TOKEN", "a-very-secret-admin-token")],
+    );
+    assert!(
+        out.contains(r#"admin_token = "<redacted>""#) && !out.contains("a-very-secret"),
+        "{out}"
+    );
+
+    std::fs::write(&file, "pag_size = 7\n").unwrap();
+    let (code, _, err) = skillreg(&["config", "print", "--config", file_s], &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("pag_size") && err.contains("unknown field"),
+        "{err}"
+    );
+    let (code, _, err) = skillreg(&["serve", "--config", "/nonexistent/skillreg.toml"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/skillreg.toml"), "{err}");
+}
+
+#[test]
+fn documented_environment_variables_are_the_ones_the_code_reads() {
+    use clap::CommandFactory as _;
+    fn collect(cmd: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+        for arg in cmd.get_arguments() {
+            if let Some(env) = arg.get_env() {
+                out.insert(env.to_string_lossy().into_owned());
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            collect(sub, out);
+        }
+    }
+    let mut read = std::collections::BTreeSet::new();
+    collect(&skillreg::cli::Cli::command(), &mut read);
+    read.insert("SKILLREG_LOG".to_owned()); // the log filter, read by the tracing setup
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme
+        .split("## Configuration")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let documented: std::collections::BTreeSet<String> = section
+        .split('`')
+        .filter(|w| {
+            w.starts_with("SKILLREG_") && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        })
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        documented, read,
+        "README's configuration table and the code disagree"
+    );
+    // Compose passes these through .env; Docker sets these two.
+    let dockerfile =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile")).unwrap();
+    for var in ["SKILLREG_DATA_DIR", "SKILLREG_LISTEN"] {
+        assert!(dockerfile.contains(var) && read.contains(var));
+    }
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    use clap::CommandFactory as _;
+    fn walk(cmd: &clap::Command, path: String, missing: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            let name = format!("{path} {}", sub.get_name());
+            if sub.has_subcommands() {
+                walk(sub, name, missing);
+            } else if !sub
+                .get_after_help()
+                .is_some_and(|h| h.to_string().contains("skillreg "))
+            {
+                missing.push(name);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    walk(
+        &skillreg::cli::Cli::command(),
+        "skillreg".to_owned(),
+        &mut missing,
+    );
+    assert!(missing.is_empty(), "no example in --help: {missing:?}");
+}
