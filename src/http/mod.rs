@@ -2,6 +2,7 @@
 //! `/healthz`.
 
 pub mod rest;
+mod web;
 
 use std::net::SocketAddr;
 
@@ -117,6 +118,11 @@ pub fn router(registry: Registry, options: &HttpOptions, shutdown: CancellationT
     if options.require_read_token {
         mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(auth.clone(), require_token));
     }
+    let mut web = web::routes(registry.clone());
+    if options.require_read_token {
+        // The catalog page reads too: same rule as /mcp.
+        web = web.layer(middleware::from_fn_with_state(auth.clone(), require_token));
+    }
     let timeout = options.request_timeout;
     let rest = rest::routes(RestState {
         registry: registry.clone(),
@@ -130,7 +136,8 @@ pub fn router(registry: Registry, options: &HttpOptions, shutdown: CancellationT
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz).with_state(registry.clone()))
-        .route("/metrics", get(metrics).with_state(registry))
+        .route("/metrics", get(metrics).with_state(registry.clone()))
+        .merge(web)
         .merge(rest)
         .merge(mcp_routes)
         .layer(middleware::from_fn(observe))

@@ -1,0 +1,440 @@
+//! The web catalog at `/`: browse and search skills, see a skill's versions, status and files,
+//! read its SKILL.md rendered as HTML, copy its `skill://` URI and an MCP client configuration.
+//!
+//! Server-rendered; the only script copies text to the clipboard. Skill content is untrusted:
+//! every string is HTML-escaped, raw HTML in Markdown is shown as text, and links other than
+//! http(s), mailto and relative ones are neutralised.
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+use serde::Deserialize;
+
+use crate::core::uri::SKILL_MD;
+use crate::error::Error;
+use crate::registry::Registry;
+
+const PAGE_SIZE: u32 = 50;
+
+pub fn routes(registry: Registry) -> Router {
+    Router::new()
+        .route("/", get(catalog))
+        .route("/skills/{namespace}/{name}", get(skill))
+        .with_state(registry)
+}
+
+#[derive(Deserialize)]
+struct CatalogQuery {
+    q: Option<String>,
+    namespace: Option<String>,
+    cursor: Option<String>,
+}
+
+/// HTML-escape text for element content and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn page(title: &str, body: &str) -> Html<String> {
+    Html(format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · skillreg</title>
+<style>
+body{{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}}
+header{{background:#1d2330;color:#fff;padding:.8rem 1.5rem;display:flex;gap:1rem;align-items:center}}
+header a{{color:#fff;text-decoration:none;font-weight:600}}
+main{{max-width:960px;margin:1.5rem auto;padding:0 1rem}}
+form.search{{display:flex;gap:.5rem;margin-bottom:1rem}} form.search input{{flex:1;padding:.5rem;font-size:1rem}}
+.card{{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:.8rem 1rem;margin-bottom:.6rem}}
+.card h3{{margin:0 0 .2rem}} .muted{{color:#5c6577;font-size:.9em}}
+.badge{{display:inline-block;padding:0 .45rem;border-radius:4px;font-size:.8em;margin-left:.4rem}}
+.deprecated{{background:#fff3cd;color:#7a5b00}} .yanked{{background:#fde2e1;color:#8a1c14}}
+code,pre{{font-family:ui-monospace,monospace;font-size:.9em}} pre{{background:#f0f2f5;padding:.7rem;overflow:auto;border-radius:4px}}
+table{{border-collapse:collapse;width:100%}} td,th{{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e5e8ec}}
+.skillmd{{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:1rem 1.5rem}}
+button{{cursor:pointer}}
+</style></head>
+<body><header><a href="/">skillreg</a><span class="muted">Agent Skills registry · MCP at /mcp</span></header>
+<main>{body}</main>
+<script>
+document.querySelectorAll('button[data-copy]').forEach(function (b) {{
+  b.addEventListener('click', function () {{
+    var text = document.getElementById(b.dataset.copy).textContent;
+    var done = function () {{ b.textContent = 'Copied'; b.dataset.copied = 'true'; }};
+    if (navigator.clipboard) {{ navigator.clipboard.writeText(text).then(done, done); }} else {{ done(); }}
+  }});
+}});
+</script></body></html>"#,
+        title = esc(title),
+    ))
+}
+
+fn error_page(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        page(
+            "Error",
+            &format!("<h1>{}</h1><p>{}</p>", status.as_u16(), esc(message)),
+        ),
+    )
+        .into_response()
+}
+
+fn badge(status: &str, title: Option<&str>) -> String {
+    match status {
+        "active" | "" => String::new(),
+        s => format!(
+            r#"<span class="badge {s}" title="{}">{s}</span>"#,
+            esc(title.unwrap_or(""))
+        ),
+    }
+}
+
+async fn catalog(State(registry): State<Registry>, Query(q): Query<CatalogQuery>) -> Response {
+    let query = q.q.clone().unwrap_or_default();
+    let mut body = format!(
+        r#"<form class="search" action="/" method="get"><input id="q" name="q" type="search" placeholder="Search skills by what they do" value="{}" aria-label="Search skills"><button type="submit">Search</button></form>"#,
+        esc(&query)
+    );
+    if !query.trim().is_empty() {
+        match registry.search(&query, q.namespace.as_deref(), 50) {
+            Ok(hits) => {
+                body.push_str(&format!(
+                    r#"<p class="muted" id="results">{} results for “{}”</p>"#,
+                    hits.len(),
+                    esc(&query)
+                ));
+                for h in hits {
+                    let status = serde_json::to_value(h.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    body.push_str(&card(
+                        &h.namespace,
+                        &h.name,
+                        &h.description,
+                        Some(&h.version),
+                        &badge(&status, h.deprecation.as_deref()),
+                    ));
+                }
+            }
+            Err(e) => return error_page(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+        return page(&format!("Search: {query}"), &body).into_response();
+    }
+    match registry
+        .catalog(q.namespace.as_deref(), q.cursor.as_deref(), PAGE_SIZE)
+        .await
+    {
+        Ok(p) => {
+            body.push_str(r#"<div id="catalog">"#);
+            for item in &p.items {
+                let status = if item.current_version.is_none() {
+                    badge("yanked", Some("every version is yanked"))
+                } else if item.deprecation.is_some() {
+                    badge("deprecated", item.deprecation.as_deref())
+                } else {
+                    String::new()
+                };
+                body.push_str(&card(
+                    &item.namespace,
+                    &item.name,
+                    item.description.as_deref().unwrap_or(""),
+                    item.current_version.as_deref(),
+                    &status,
+                ));
+            }
+            body.push_str("</div>");
+            if p.items.is_empty() {
+                body.push_str("<p>No skills yet.</p>");
+            }
+            if let Some(next) = p.next_cursor {
+                let ns = q
+                    .namespace
+                    .as_deref()
+                    .map(|n| format!("&namespace={}", esc(n)))
+                    .unwrap_or_default();
+                body.push_str(&format!(
+                    r#"<p><a id="next" href="/?cursor={}{ns}">Next page →</a></p>"#,
+                    esc(&next)
+                ));
+            }
+            page("Skills", &body).into_response()
+        }
+        Err(e) => error_page(
+            StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
+            &e.to_string(),
+        ),
+    }
+}
+
+fn card(
+    namespace: &str,
+    name: &str,
+    description: &str,
+    version: Option<&str>,
+    status: &str,
+) -> String {
+    format!(
+        r#"<div class="card"><h3><a class="skill-link" href="/skills/{ns}/{n}">{ns}/{n}</a>{status}</h3><div>{d}</div><div class="muted">{v}</div></div>"#,
+        ns = esc(namespace),
+        n = esc(name),
+        d = esc(description),
+        v = version
+            .map(|v| format!("version {}", esc(v)))
+            .unwrap_or_default(),
+    )
+}
+
+#[derive(Deserialize)]
+struct SkillQuery {
+    version: Option<String>,
+}
+
+async fn skill(
+    State(registry): State<Registry>,
+    Path((ns, name)): Path<(String, String)>,
+    Query(q): Query<SkillQuery>,
+) -> Response {
+    let detail = match registry.skill_detail(&ns, &name).await {
+        Ok(d) => d,
+        Err(e @ Error::NotFound(_)) => return error_page(StatusCode::NOT_FOUND, &e.to_string()),
+        Err(e) => {
+            return error_page(
+                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
+                &e.to_string(),
+            );
+        }
+    };
+    let Some(version) = q
+        .version
+        .clone()
+        .or(detail.current_version.clone())
+        .or(detail.versions.first().map(|v| v.version.clone()))
+    else {
+        return error_page(StatusCode::NOT_FOUND, "this skill has no versions");
+    };
+    let manifest = match registry.version_detail(&ns, &name, &version).await {
+        Ok(m) => m,
+        Err(e) => return error_page(StatusCode::NOT_FOUND, &e.to_string()),
+    };
+    let skill_md = match registry.version_file(&ns, &name, &version, SKILL_MD).await {
+        Ok((file, _)) => String::from_utf8_lossy(&file.bytes).into_owned(),
+        Err(e) => return error_page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let pinned = detail.current_version.as_deref() != Some(version.as_str());
+    let uri = if pinned {
+        manifest.summary.pinned_uri.clone()
+    } else {
+        detail.uri.clone()
+    };
+    let mut body = format!(
+        r#"<p><a href="/">← all skills</a></p><h1 id="skill-title">{}/{}</h1>"#,
+        esc(&ns),
+        esc(&name)
+    );
+    if let Some(message) = &detail.deprecation {
+        body.push_str(&format!(
+            r#"<div class="card deprecated" id="deprecation">Deprecated: {}</div>"#,
+            esc(message)
+        ));
+    }
+    if let Some(reason) = &manifest.summary.yank_reason {
+        body.push_str(&format!(
+            r#"<div class="card yanked">Version {} is yanked: {}</div>"#,
+            esc(&version),
+            esc(reason)
+        ));
+    }
+    let description = manifest
+        .frontmatter
+        .get("description")
+        .and_then(|d| d.as_str())
+        .unwrap_or("");
+    body.push_str(&format!(r#"<p>{}</p>"#, esc(description)));
+    body.push_str(&format!(
+        r#"<p><code id="skill-uri">{uri}</code> <button type="button" data-copy="skill-uri" id="copy-uri">Copy URI</button></p>"#,
+        uri = esc(&uri)
+    ));
+    let snippet = serde_json::to_string_pretty(&serde_json::json!({
+        "mcpServers": { "skillreg": { "command": "skillreg", "args": ["serve", "--stdio", "--data-dir", "/var/lib/skillreg"] } }
+    }))
+    .unwrap_or_default();
+    let http_snippet = serde_json::to_string_pretty(&serde_json::json!({
+        "mcpServers": { "skillreg": { "type": "http", "url": "http://127.0.0.1:8080/mcp" } }
+    }))
+    .unwrap_or_default();
+    body.push_str(&format!(
+        r#"<details><summary>Connect an MCP host</summary><p>Over stdio:</p><pre id="config-stdio">{}</pre><button type="button" data-copy="config-stdio">Copy</button><p>Over HTTP:</p><pre id="config-http">{}</pre><button type="button" data-copy="config-http">Copy</button></details>"#,
+        esc(&snippet),
+        esc(&http_snippet)
+    ));
+    body.push_str(r#"<h2>Versions</h2><table id="versions"><tr><th>version</th><th>published</th><th>status</th><th>files</th></tr>"#);
+    for v in &detail.versions {
+        let status = match (
+            &v.yanked_at,
+            detail.current_version.as_deref() == Some(v.version.as_str()),
+        ) {
+            (Some(_), _) => format!(
+                r#"<span class="badge yanked" title="{}">yanked</span>"#,
+                esc(v.yank_reason.as_deref().unwrap_or(""))
+            ),
+            (None, true) => "current".to_owned(),
+            (None, false) => String::new(),
+        };
+        body.push_str(&format!(
+            r#"<tr><td><a href="/skills/{ns}/{n}?version={v}">{v}</a></td><td>{p}</td><td>{status}</td><td>{f}</td></tr>"#,
+            ns = esc(&ns),
+            n = esc(&name),
+            v = esc(&v.version),
+            p = esc(&v.published_at),
+            f = v.file_count,
+        ));
+    }
+    body.push_str("</table>");
+    body.push_str(&format!(r#"<h2>Files of {}</h2><table id="files"><tr><th>path</th><th>size</th><th>digest</th></tr>"#, esc(&version)));
+    for f in &manifest.files {
+        body.push_str(&format!(
+            r#"<tr><td><a href="/v1/skills/{ns}/{n}/{v}/files/{p}">{p}</a></td><td>{s}</td><td><code>{d}</code></td></tr>"#,
+            ns = esc(&ns),
+            n = esc(&name),
+            v = esc(&version),
+            p = esc(&f.path),
+            s = f.size,
+            d = esc(&f.digest[..f.digest.len().min(19)]),
+        ));
+    }
+    body.push_str("</table>");
+    body.push_str(&format!(
+        r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{}</article>"#,
+        render_markdown(&skill_md)
+    ));
+    page(&format!("{ns}/{name}"), &body).into_response()
+}
+
+/// Render untrusted Markdown (frontmatter removed) to safe HTML.
+pub fn render_markdown(text: &str) -> String {
+    let body = strip_frontmatter(text);
+    let mut options = Options::empty();
+    options
+        .insert(Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS);
+    let events = Parser::new_ext(body, options).map(|event| match event {
+        // Raw HTML is shown as text, never interpreted.
+        Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => Event::Start(Tag::Link {
+            link_type,
+            dest_url: safe_url(dest_url),
+            title,
+            id,
+        }),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => Event::Start(Tag::Image {
+            link_type,
+            dest_url: safe_url(dest_url),
+            title,
+            id,
+        }),
+        other => other,
+    });
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events);
+    html
+}
+
+/// Keep http(s), mailto and relative URLs; anything else (javascript:, data:, vbscript:…) becomes `#`.
+fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
+    let lower = url.trim().to_ascii_lowercase();
+    let scheme_end = lower.find(':');
+    let first_sep = lower.find(['/', '?', '#']);
+    let has_scheme = match (scheme_end, first_sep) {
+        (Some(c), Some(s)) => c < s,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let allowed = !has_scheme
+        || ["http:", "https:", "mailto:"]
+            .iter()
+            .any(|s| lower.starts_with(s));
+    if allowed && !lower.chars().any(char::is_control) {
+        url
+    } else {
+        CowStr::Borrowed("#")
+    }
+}
+
+fn strip_frontmatter(text: &str) -> &str {
+    let t = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = t.split_inclusive('\n');
+    let Some(first) = lines.next() else { return t };
+    if first.trim_end() != "---" {
+        return t;
+    }
+    let mut offset = first.len();
+    for line in lines {
+        offset += line.len();
+        if line.trim_end() == "---" {
+            return &t[offset..];
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_is_sanitised() {
+        let md = "---\nname: x\ndescription: y\n---\n# Title\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[bad](javascript:alert(1)) [also](JavaScript:alert(2)) [data](data:text/html,x) [ok](https://example.com) [rel](references/a.md) ![i](javascript:x)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+        let html = render_markdown(md);
+        assert!(html.contains("<h1>Title</h1>"), "{html}");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(
+            !html.contains("<img src=x") && !html.contains("onerror=alert(1)>"),
+            "{html}"
+        );
+        assert!(
+            !html.to_lowercase().contains("javascript:") && !html.contains("data:text"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"href="https://example.com""#)
+                && html.contains(r#"href="references/a.md""#),
+            "{html}"
+        );
+        assert!(html.contains("<table>"), "{html}");
+        assert!(
+            !html.contains("name: x"),
+            "frontmatter is not rendered: {html}"
+        );
+        assert_eq!(
+            esc(r#"<a href="x">&'"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}
