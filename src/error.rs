@@ -44,6 +44,8 @@ pub enum Error {
     BodyTooLarge(usize),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    #[error("integrity failure: {0}")]
+    Integrity(String),
     #[error("the request took longer than {0} s")]
     Timeout(u64),
     #[error("search is not available in this process")]
@@ -81,9 +83,10 @@ impl Error {
             Self::BodyTooLarge(_) => "body_too_large",
             Self::InvalidRequest(_) => "invalid_request",
             Self::Timeout(_) => "request_timeout",
+            Self::Integrity(_) => "integrity_error",
             Self::SearchUnavailable => "search_unavailable",
             Self::Search(_) => "search_error",
-            Self::Storage(_) => "storage_error",
+            Self::Storage(e) => e.code(),
         }
     }
 
@@ -104,7 +107,8 @@ impl Error {
             Self::NotFound(_) | Self::NotADirectory(_) => 404,
             Self::SearchUnavailable => 503,
             Self::Timeout(_) => 408,
-            Self::Storage(_) | Self::Search(_) => 500,
+            Self::Storage(e) => e.status(),
+            Self::Search(_) | Self::Integrity(_) => 500,
         }
     }
 }

@@ -108,6 +108,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check every stored byte against its digest and every row against the blobs it needs.
+    #[command(
+        after_help = "Exit status: 0 when nothing is damaged, 1 when something is (each problem is printed), 2 on error.\n\nExample:\n  skillreg verify --data-dir /var/lib/skillreg"
+    )]
+    Verify {
+        #[command(flatten)]
+        data: DataDir,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a consistent copy of the database to PATH while the registry keeps running.
+    #[command(
+        after_help = "Restore by stopping the server and copying PATH to <data-dir>/skillreg.db in an empty data directory; the search index rebuilds itself.\n\nExample:\n  skillreg backup /backups/skillreg-$(date +%F).db --data-dir /var/lib/skillreg"
+    )]
+    Backup {
+        /// Where to write the copy (must not exist).
+        path: PathBuf,
+        #[command(flatten)]
+        data: DataDir,
+    },
     /// Print the example or the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -322,6 +343,8 @@ pub async fn run(cli: Cli) -> ExitCode {
             );
         }
         Command::Reindex { data, json } => reindex(data, json).await,
+        Command::Verify { data, json } => verify(data, json).await,
+        Command::Backup { path, data } => backup(data, &path).await,
         Command::Config(ConfigCommand::PrintDefault) => {
             print!("{}", crate::config::example());
             Ok(ExitCode::SUCCESS)
@@ -435,6 +458,72 @@ async fn reindex(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         println!("indexed {count} skills");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn verify(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
+    let config = data.resolve(Overrides::default())?;
+    let db = config.data_dir.join(crate::store::DB_FILE);
+    anyhow::ensure!(db.exists(), "no database at {}", db.display());
+    let registry = Registry::open(&config.data_dir).await?;
+    let progress = if json {
+        Progress(None)
+    } else {
+        Progress::spinner("verifying blobs")
+    };
+    let mut report = registry.store().verify(|_| progress.inc()).await?;
+    progress.finish();
+    // The search index is derived data: a stale one rebuilds itself, a wrong one is a problem.
+    if let Ok(with_search) = registry.clone().with_search(&search_dir(&config.data_dir)) {
+        with_search.catch_up_search().await.ok();
+        let current =
+            with_search.search_generation() == Some(registry.store().generation().await? as u64);
+        // An index another process owns may lag a moment behind; compare only a current one.
+        if let (true, Ok(docs)) = (current, with_search.search_documents()) {
+            let expected = registry.store().stats().await?.skills;
+            if docs.len() as i64 != expected {
+                report.problems.push(format!(
+                    "search index holds {} skills, the database {expected}",
+                    docs.len()
+                ));
+            }
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for p in &report.problems {
+            println!("damaged: {p}");
+        }
+        println!(
+            "checked {} blobs ({} bytes) and {} versions: {}",
+            report.blobs_checked,
+            report.bytes_checked,
+            report.versions_checked,
+            if report.is_clean() {
+                "no damage".to_owned()
+            } else {
+                format!("{} problems", report.problems.len())
+            }
+        );
+    }
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+async fn backup(data: DataDir, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let config = data.resolve(Overrides::default())?;
+    let registry = Registry::open(&config.data_dir).await?;
+    registry.store().backup(path).await?;
+    let size = std::fs::metadata(path)?.len();
+    println!(
+        "backed up {} to {} ({size} bytes)",
+        config.data_dir.display(),
+        path.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -225,6 +225,7 @@ async fn readyz(State(registry): State<Registry>) -> Response {
         "database": if database.is_ok() { "ok" } else { "failing" },
         "search": search,
         "generation": database.as_ref().ok(),
+        "search_generation": registry.search_generation(),
     });
     let ready = database.is_ok() && search != "failing";
     let status = if ready {

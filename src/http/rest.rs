@@ -59,7 +59,16 @@ impl IntoResponse for ApiError {
         let message = match &self.0 {
             Error::Storage(e) => {
                 tracing::error!(error = %e, "request failed");
-                "internal storage error".to_owned()
+                match e.code() {
+                    "storage_full" => {
+                        "the registry's storage is full; nothing was stored".to_owned()
+                    }
+                    "storage_read_only" => {
+                        "the registry's storage is read-only; nothing was stored".to_owned()
+                    }
+                    "storage_busy" => "the registry's storage is busy; try again".to_owned(),
+                    _ => "internal storage error".to_owned(),
+                }
             }
             other => other.to_string(),
         };

@@ -78,9 +78,9 @@ fn to_mcp(err: Error) -> ErrorData {
     crate::metrics::error(err.code());
     let data = Some(serde_json::json!({ "code": err.code() }));
     match err {
-        Error::Storage(_) => {
+        Error::Storage(_) | Error::Integrity(_) | Error::Search(_) | Error::Timeout(_) => {
             tracing::error!(error = %err, "request failed");
-            ErrorData::internal_error("internal storage error", data)
+            ErrorData::internal_error(format!("internal error ({})", err.code()), data)
         }
         other => ErrorData::invalid_params(other.to_string(), data),
     }
@@ -220,7 +220,7 @@ impl ServerHandler for SkillServer {
                 .read(&request.uri)
                 .await
                 .map_err(|e| match e {
-                    Error::Storage(_) => to_mcp(e),
+                    Error::Storage(_) | Error::Integrity(_) => to_mcp(e),
                     // -32002 on 2025-era sessions; rmcp turns it into -32602 for 2026-07-28 peers.
                     other => ErrorData::resource_not_found(
                         other.to_string(),

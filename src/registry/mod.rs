@@ -45,6 +45,8 @@ struct Inner {
     page_size: u32,
     manifests: RwLock<HashMap<i64, Arc<Manifest>>>,
     changes: broadcast::Sender<()>,
+    /// Verified file bytes, by digest.
+    blobs: BlobCache,
     /// The search index, when this process owns it (the server does; imports do not).
     search: Option<Arc<SearchIndex>>,
     /// Serialises index updates.
@@ -157,6 +159,7 @@ impl Registry {
                 page_size: page_size.max(1),
                 manifests: RwLock::new(HashMap::new()),
                 changes,
+                blobs: BlobCache::default(),
                 search,
                 index_lock: tokio::sync::Mutex::new(()),
                 wake_indexer: wake.clone(),
@@ -192,6 +195,11 @@ impl Registry {
         ))
     }
 
+    /// The catalog generation the search index reflects, when this process has one.
+    pub fn search_generation(&self) -> Option<u64> {
+        self.inner.search.as_ref().map(|s| s.generation())
+    }
+
     /// Every indexed skill, ordered by URI.
     pub fn search_documents(&self) -> Result<Vec<Hit>> {
         let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
@@ -224,12 +232,30 @@ impl Registry {
         }
     }
 
+    /// The bytes stored under `digest`, verified: bytes that no longer hash to their digest are
+    /// never served (`integrity_error`). Verified blobs are kept in a bounded cache.
     async fn blob(&self, digest: &str) -> Result<Vec<u8>> {
-        self.inner.store.blob(digest).await?.ok_or_else(|| {
-            Error::Storage(crate::store::StoreError::Corrupt(format!(
-                "blob {digest} is missing"
-            )))
-        })
+        if let Some(bytes) = self.inner.blobs.get(digest) {
+            return Ok(bytes.as_ref().clone());
+        }
+        let bytes = self
+            .inner
+            .store
+            .blob(digest)
+            .await?
+            .ok_or_else(|| Error::Integrity(format!("blob {digest} is missing")))?;
+        if crate::core::Digest::of(&bytes).to_string() != digest {
+            tracing::error!(
+                digest,
+                "stored bytes do not match their digest; refusing to serve them"
+            );
+            return Err(Error::Integrity(format!(
+                "the stored bytes of {digest} do not match their digest"
+            )));
+        }
+        let bytes = Arc::new(bytes);
+        self.inner.blobs.insert(digest, bytes.clone());
+        Ok(Arc::unwrap_or_clone(bytes))
     }
 
     /// A receiver that gets `()` after every change to the current catalog.
@@ -413,12 +439,7 @@ impl Registry {
             return Err(not_found());
         };
         let file = &manifest.files[i];
-        let bytes = self.inner.store.blob(&file.digest).await?.ok_or_else(|| {
-            Error::Storage(crate::store::StoreError::Corrupt(format!(
-                "blob {} is missing",
-                file.digest
-            )))
-        })?;
+        let bytes = self.blob(&file.digest).await?;
         let mime_type = mime::for_file(path, || mime::looks_like_text(&bytes));
         Ok(FileContent {
             uri: parsed.to_string(),
@@ -617,6 +638,39 @@ fn decode_cursor(cursor: Option<&str>) -> Result<String> {
         return Err(Error::InvalidCursor);
     }
     Ok(uri)
+}
+
+/// Verified blobs kept in memory, up to [`BLOB_CACHE_BYTES`]; cleared when full.
+#[derive(Default)]
+struct BlobCache {
+    map: RwLock<(HashMap<String, Arc<Vec<u8>>>, usize)>,
+}
+
+/// Memory for cached file bytes.
+const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
+/// Files larger than this are not cached.
+const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
+
+impl BlobCache {
+    fn get(&self, digest: &str) -> Option<Arc<Vec<u8>>> {
+        self.map.read().ok()?.0.get(digest).cloned()
+    }
+
+    fn insert(&self, digest: &str, bytes: Arc<Vec<u8>>) {
+        if bytes.len() > BLOB_CACHE_MAX_ITEM {
+            return;
+        }
+        let Ok(mut guard) = self.map.write() else {
+            return;
+        };
+        let (map, size) = &mut *guard;
+        if *size + bytes.len() > BLOB_CACHE_BYTES {
+            map.clear();
+            *size = 0;
+        }
+        *size += bytes.len();
+        map.insert(digest.to_owned(), bytes);
+    }
 }
 
 /// Cursor over (namespace, name) keys for the REST catalog.

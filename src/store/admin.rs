@@ -1,7 +1,9 @@
 //! Yank and deprecate, the REST catalog views, tokens and the audit log.
 
 use serde_json::Value;
-use sqlx::{Sqlite, Transaction};
+use sqlx::SqliteConnection;
+
+use super::db::WriteTx;
 
 use super::catalog::{refresh_current, touch};
 use super::{Store, StoreError};
@@ -70,7 +72,7 @@ pub struct AuditRow {
 
 /// Append an audit entry inside `tx`.
 pub(super) async fn audit(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut SqliteConnection,
     actor: &str,
     action: &str,
     target: Option<(&str, &str, Option<&str>)>,
@@ -90,7 +92,7 @@ pub(super) async fn audit(
     .bind(name)
     .bind(version)
     .bind(details.to_string())
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     Ok(())
 }
@@ -176,7 +178,7 @@ impl Store {
         reason: Option<&str>,
         actor: &str,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = WriteTx::begin(&self.write).await?;
         let Some(skill_id): Option<i64> = sqlx::query_scalar(
             "SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
              WHERE n.name = ?1 AND s.name = ?2",
@@ -237,7 +239,7 @@ impl Store {
         message: Option<&str>,
         actor: &str,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = WriteTx::begin(&self.write).await?;
         let skill_id: Option<i64> = sqlx::query_scalar(
             "UPDATE skills SET
                 deprecated_at = CASE WHEN ?3 IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END,
@@ -280,7 +282,7 @@ impl Store {
         actions: &[String],
         actor: &str,
     ) -> Result<TokenRow, StoreError> {
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = WriteTx::begin(&self.write).await?;
         let row: TokenRow = sqlx::query_as(
             "INSERT INTO tokens (id, hash, description, namespaces, actions) VALUES (?1, ?2, ?3, ?4, ?5)
              RETURNING id, description, namespaces, actions, created_at, revoked_at",
@@ -300,7 +302,7 @@ impl Store {
 
     /// Revoke a token. Returns false when it does not exist or was already revoked.
     pub async fn revoke_token(&self, id: &str, actor: &str) -> Result<bool, StoreError> {
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = WriteTx::begin(&self.write).await?;
         let changed = sqlx::query(
             "UPDATE tokens SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE id = ?1 AND revoked_at IS NULL",
@@ -538,4 +540,146 @@ fn prefix_upper(prefix: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// What `verify` found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct VerifyReport {
+    pub blobs_checked: u64,
+    pub bytes_checked: u64,
+    pub versions_checked: u64,
+    /// Each damaged thing, described.
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Store {
+    /// Scrub the whole store: every blob re-hashed against its digest and size, every file row
+    /// pointing at an existing blob, every version with its root entry, every listing row at a
+    /// current version. `progress` is called after each blob.
+    pub async fn verify(&self, mut progress: impl FnMut(u64)) -> Result<VerifyReport, StoreError> {
+        let mut report = VerifyReport::default();
+        let mut after = String::new();
+        loop {
+            let rows: Vec<(String, i64, Vec<u8>)> = sqlx::query_as(
+                "SELECT digest, size, data FROM blobs WHERE digest > ?1 ORDER BY digest LIMIT 64",
+            )
+            .bind(&after)
+            .fetch_all(&self.read)
+            .await?;
+            let Some(last) = rows.last() else { break };
+            after = last.0.clone();
+            for (digest, size, data) in rows {
+                report.blobs_checked += 1;
+                report.bytes_checked += data.len() as u64;
+                let actual = crate::core::Digest::of(&data).to_string();
+                if actual != digest {
+                    report
+                        .problems
+                        .push(format!("blob {digest}: its bytes hash to {actual}"));
+                } else if data.len() as i64 != size {
+                    report.problems.push(format!(
+                        "blob {digest}: {} bytes, recorded as {size}",
+                        data.len()
+                    ));
+                }
+                progress(report.blobs_checked);
+            }
+        }
+        let dangling: Vec<(i64, String, String)> = sqlx::query_as(
+            "SELECT f.version_id, f.path, f.digest FROM version_files f
+             LEFT JOIN blobs b ON b.digest = f.digest WHERE b.digest IS NULL",
+        )
+        .fetch_all(&self.read)
+        .await?;
+        for (version, path, digest) in dangling {
+            report.problems.push(format!(
+                "version {version}: {path} points at missing blob {digest}"
+            ));
+        }
+        let size_mismatch: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT f.version_id, f.path FROM version_files f JOIN blobs b ON b.digest = f.digest WHERE b.size != f.size",
+        )
+        .fetch_all(&self.read)
+        .await?;
+        for (version, path) in size_mismatch {
+            report.problems.push(format!(
+                "version {version}: {path} has a size different from its blob"
+            ));
+        }
+        report.versions_checked = sqlx::query_scalar("SELECT count(*) FROM versions")
+            .fetch_one(&self.read)
+            .await?;
+        let rootless: Vec<i64> = sqlx::query_scalar(
+            "SELECT v.id FROM versions v WHERE NOT EXISTS
+               (SELECT 1 FROM version_entries e WHERE e.version_id = v.id AND e.subpath = '')
+             OR NOT EXISTS (SELECT 1 FROM version_files f WHERE f.version_id = v.id AND f.path = 'SKILL.md')",
+        )
+        .fetch_all(&self.read)
+        .await?;
+        for v in rootless {
+            report
+                .problems
+                .push(format!("version {v} has no SKILL.md or no root entry"));
+        }
+        let file_counts: Vec<i64> = sqlx::query_scalar(
+            "SELECT v.id FROM versions v WHERE v.file_count != (SELECT count(*) FROM version_files f WHERE f.version_id = v.id)",
+        )
+        .fetch_all(&self.read)
+        .await?;
+        for v in file_counts {
+            report
+                .problems
+                .push(format!("version {v} does not have the files it recorded"));
+        }
+        let stale_listing: Vec<String> = sqlx::query_scalar(
+            "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id
+             WHERE s.current_version_id IS NOT l.version_id",
+        )
+        .fetch_all(&self.read)
+        .await?;
+        for uri in stale_listing {
+            report.problems.push(format!(
+                "listing {uri} does not point at the current version"
+            ));
+        }
+        let check: String = sqlx::query_scalar("PRAGMA quick_check")
+            .fetch_one(&self.read)
+            .await?;
+        if check != "ok" {
+            report.problems.push(format!("SQLite quick_check: {check}"));
+        }
+        Ok(report)
+    }
+
+    /// A consistent copy of the database at `path` (which must not exist), taken while the
+    /// registry keeps serving and publishing: SQLite `VACUUM INTO` reads one snapshot.
+    pub async fn backup(&self, path: &std::path::Path) -> Result<(), StoreError> {
+        if path.exists() {
+            return Err(StoreError::Io {
+                context: format!("backing up to {}", path.display()),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "the target already exists",
+                ),
+            });
+        }
+        let target = path.to_str().ok_or_else(|| StoreError::Io {
+            context: "backing up".to_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the target path is not UTF-8",
+            ),
+        })?;
+        sqlx::query("VACUUM INTO ?1")
+            .bind(target)
+            .execute(&self.read)
+            .await?;
+        Ok(())
+    }
 }

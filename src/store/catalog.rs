@@ -1,6 +1,8 @@
 //! Skills, versions, files, blobs and the listing: the queries.
 
-use sqlx::{Sqlite, Transaction};
+use sqlx::SqliteConnection;
+
+use super::db::WriteTx;
 
 use super::Store;
 
@@ -24,6 +26,34 @@ pub enum StoreError {
     VersionExists { version: String, existing: String },
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+}
+
+impl StoreError {
+    /// Stable code: a full disk and a read-only database are told apart from other failures.
+    pub fn code(&self) -> &'static str {
+        match self.sqlite_code().as_deref() {
+            Some("13") => "storage_full",
+            Some("8") => "storage_read_only",
+            Some("5" | "6" | "261" | "517") => "storage_busy",
+            _ => "storage_error",
+        }
+    }
+
+    /// HTTP status: 507 for a full disk, 503 for read-only or busy storage, else 500.
+    pub fn status(&self) -> u16 {
+        match self.code() {
+            "storage_full" => 507,
+            "storage_read_only" | "storage_busy" => 503,
+            _ => 500,
+        }
+    }
+
+    fn sqlite_code(&self) -> Option<String> {
+        match self {
+            Self::Sqlx(sqlx::Error::Database(e)) => e.code().map(|c| c.into_owned()),
+            _ => None,
+        }
+    }
 }
 
 /// A version to store. The bundle has been validated by `core`.
@@ -124,7 +154,7 @@ impl Store {
     /// Store a version in one transaction: blobs, version row, files, entries, the new current
     /// version and the listing. Identical content under an existing version is a no-op.
     pub async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome, StoreError> {
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = WriteTx::begin(&self.write).await?;
         let ns = new.namespace.as_str();
         let name = new.bundle.name.as_str();
         let version = new.version.to_string();
@@ -161,7 +191,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         if let Some((version_id, existing)) = existing {
-            tx.rollback().await?;
+            tx.rollback().await;
             return if existing == content_digest {
                 Ok(PublishOutcome::Unchanged { version_id })
             } else {
@@ -343,14 +373,14 @@ impl Store {
 /// Bump the catalog generation and stamp the skill with it (and, for a publish, the time), inside
 /// `tx`. Returns the new generation.
 pub(super) async fn touch(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut SqliteConnection,
     skill_id: i64,
     published: bool,
 ) -> Result<i64, StoreError> {
     let generation: i64 = sqlx::query_scalar(
         "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value",
     )
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *tx)
     .await?;
     if published {
         sqlx::query(
@@ -359,20 +389,20 @@ pub(super) async fn touch(
         )
         .bind(generation)
         .bind(skill_id)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         sqlx::query(
             "UPDATE namespaces SET last_published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE id = (SELECT namespace_id FROM skills WHERE id = ?1)",
         )
         .bind(skill_id)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
     } else {
         sqlx::query("UPDATE skills SET updated_gen = ?1 WHERE id = ?2")
             .bind(generation)
             .bind(skill_id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
     }
     Ok(generation)
@@ -380,7 +410,7 @@ pub(super) async fn touch(
 
 /// Recompute a skill's current version and rewrite its listing rows, inside `tx`.
 pub(super) async fn refresh_current(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut SqliteConnection,
     skill_id: i64,
     namespace: &str,
     name: &str,
@@ -389,7 +419,7 @@ pub(super) async fn refresh_current(
         "SELECT id, version FROM versions WHERE skill_id = ?1 AND yanked_at IS NULL",
     )
     .bind(skill_id)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .await?;
     let parsed: Vec<(i64, SkillVersion)> = rows
         .into_iter()
@@ -405,11 +435,11 @@ pub(super) async fn refresh_current(
     sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
         .bind(current)
         .bind(skill_id)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
     sqlx::query("DELETE FROM listing WHERE skill_id = ?1")
         .bind(skill_id)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
     let Some(version_id) = current else {
         return Ok(());
@@ -417,7 +447,7 @@ pub(super) async fn refresh_current(
     let subpaths: Vec<String> =
         sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
             .bind(version_id)
-            .fetch_all(&mut **tx)
+            .fetch_all(&mut *tx)
             .await?;
     for subpath in subpaths {
         sqlx::query(
@@ -427,7 +457,7 @@ pub(super) async fn refresh_current(
         .bind(skill_id)
         .bind(version_id)
         .bind(&subpath)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
     }
     Ok(())

@@ -62,3 +62,58 @@ impl Store {
         self.write.close().await;
     }
 }
+
+/// A write transaction on the single writer connection, `BEGIN IMMEDIATE` so it never deadlocks
+/// against another writer. Dropped without [`WriteTx::commit`] (an error anywhere, a full disk at
+/// commit), its connection is closed rather than returned to the pool: SQLite rolls back on
+/// close, and the next writer starts from a clean connection whatever state the failure left.
+pub(super) struct WriteTx {
+    conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+    done: bool,
+}
+
+impl WriteTx {
+    pub(super) async fn begin(pool: &SqlitePool) -> Result<Self, StoreError> {
+        let mut conn = pool.acquire().await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        Ok(Self { conn, done: false })
+    }
+
+    pub(super) async fn commit(mut self) -> Result<(), StoreError> {
+        sqlx::query("COMMIT").execute(&mut *self.conn).await?;
+        self.done = true;
+        Ok(())
+    }
+
+    /// Undo everything (used when nothing needs writing after all).
+    pub(super) async fn rollback(mut self) {
+        if sqlx::query("ROLLBACK")
+            .execute(&mut *self.conn)
+            .await
+            .is_ok()
+        {
+            self.done = true;
+        }
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::SqliteConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
+    }
+}
+
+impl Drop for WriteTx {
+    fn drop(&mut self) {
+        if !self.done {
+            self.conn.close_on_drop();
+        }
+    }
+}

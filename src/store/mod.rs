@@ -9,9 +9,11 @@ mod admin;
 mod catalog;
 mod db;
 
-pub use admin::{AuditRow, CatalogRow, SearchSource, SkillRow, Stats, TokenRow, VersionRow};
+pub use admin::{
+    AuditRow, CatalogRow, SearchSource, SkillRow, Stats, TokenRow, VerifyReport, VersionRow,
+};
 pub use catalog::{
     FileRow, ListingRow, Manifest, ManifestEntry, NewVersion, PublishOutcome, ResolvedVersion,
     StoreError,
 };
-pub use db::Store;
+pub use db::{DB_FILE, Store};

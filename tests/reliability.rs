@@ -1,0 +1,326 @@
+//! Integrity, backup and storage faults: corrupted bytes are never served and `verify` finds
+//! them; a backup taken while publishes continue restores to a registry that verifies; a full
+//! disk refuses publishes with a clear code while reads keep working, and recovers.
+//! (A data directory made read-only under a running server is not covered: a tmpfs with the
+//! database open for writing cannot be remounted read-only.)
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{Modern, TestServer};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use skillreg::core::{InputFile, Namespace, SkillVersion};
+use skillreg::http::HttpOptions;
+
+const ADMIN: &str = "reliability-admin-token";
+
+fn skillreg(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skillreg"))
+        .args(args)
+        .env("SKILLREG_LOG", "warn")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn skill(name: &str, body: &str) -> Vec<InputFile> {
+    vec![
+        InputFile::regular(
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: d\n---\n{body}\n"),
+        ),
+        InputFile::regular("refs/notes.md", format!("notes of {name}")),
+    ]
+}
+
+async fn corrupt(data_dir: &Path, digest: &str) {
+    use sqlx::ConnectOptions as _;
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join("skillreg.db"))
+        .connect()
+        .await
+        .unwrap();
+    let changed =
+        sqlx::query("UPDATE blobs SET data = CAST('tampered bytes' AS BLOB) WHERE digest = ?1")
+            .bind(digest)
+            .execute(&mut conn)
+            .await
+            .unwrap()
+            .rows_affected();
+    assert_eq!(changed, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = TestServer::on_with(
+        tmp.path(),
+        100,
+        HttpOptions {
+            admin_token: Some(ADMIN.into()),
+            ..HttpOptions::default()
+        },
+    )
+    .await;
+    let published = server
+        .registry
+        .publish(
+            &Namespace::new("acme").unwrap(),
+            skill("fragile", "# Fragile"),
+            None,
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    let notes = published
+        .files
+        .iter()
+        .find(|f| f.uri.ends_with("notes.md"))
+        .unwrap();
+    let (code, out, _) = skillreg(&["verify", "--data-dir", tmp.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "clean before: {out}");
+    corrupt(tmp.path(), &notes.digest).await;
+
+    let mcp = Modern::new(&server.url);
+    let read = mcp
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/fragile/refs/notes.md"}),
+        )
+        .await;
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    assert_eq!(read["error"]["data"]["code"], "integrity_error");
+    assert!(
+        !read.to_string().contains("tampered"),
+        "the bad bytes are not served"
+    );
+    let rest = reqwest::get(format!(
+        "{}/v1/skills/acme/fragile/0.1.0/files/refs/notes.md",
+        server.base()
+    ))
+    .await
+    .unwrap();
+    assert_eq!(rest.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let body: Value = rest.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "integrity_error");
+    // The untouched file still reads.
+    let ok = mcp
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/fragile/SKILL.md"}),
+        )
+        .await;
+    assert!(
+        ok["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("# Fragile")
+    );
+
+    let (code, out, _) = skillreg(&["verify", "--data-dir", tmp.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("damaged: blob {}", notes.digest)),
+        "{out}"
+    );
+    let (code, out, _) = skillreg(&[
+        "verify",
+        "--json",
+        "--data-dir",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["problems"].as_array().unwrap().len(),
+        1,
+        "exactly the tampered blob: {report}"
+    );
+    assert_eq!(report["blobs_checked"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = TestServer::on(tmp.path(), 100).await;
+    let registry = server.registry.clone();
+    let writer = tokio::spawn(async move {
+        let ns = Namespace::new("acme").unwrap();
+        for i in 0..40u64 {
+            let v = SkillVersion::parse(&format!("1.0.{i}")).unwrap();
+            registry
+                .publish(
+                    &ns,
+                    skill("busy", &format!("revision {i}")),
+                    None,
+                    Some(v),
+                    None,
+                )
+                .await
+                .unwrap();
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let before = server.registry.store().stats().await.unwrap().versions;
+    let backup = tmp.path().join("backup.db");
+    let (code, out, err) = skillreg(&[
+        "backup",
+        backup.to_str().unwrap(),
+        "--data-dir",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    writer.await.unwrap();
+    let (code, _, err) = skillreg(&[
+        "backup",
+        backup.to_str().unwrap(),
+        "--data-dir",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "an existing target is refused: {err}");
+
+    let restored = tempfile::TempDir::new().unwrap();
+    std::fs::copy(&backup, restored.path().join("skillreg.db")).unwrap();
+    let (code, out, _) = skillreg(&["verify", "--data-dir", restored.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let server2 = TestServer::on(restored.path(), 100).await;
+    let stats = server2.registry.store().stats().await.unwrap();
+    assert!(
+        stats.versions >= before,
+        "every version acknowledged before the backup is in it ({} < {before})",
+        stats.versions
+    );
+    assert!(stats.versions <= 40);
+    // The restored registry serves what it holds, and its search index rebuilt itself.
+    let list = Modern::new(&server2.url)
+        .call("skills/list", json!({}))
+        .await;
+    assert_eq!(
+        list["result"]["skills"][0]["uri"],
+        "skill://acme/busy/SKILL.md"
+    );
+    assert_eq!(
+        server2.registry.search("revision", None, 5).unwrap().len(),
+        1
+    );
+}
+
+/// A small tmpfs as the data directory: a real full disk, unmounted on drop.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn new(size: &str) -> Self {
+        let dir = tempfile::TempDir::new().unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("mount runs (these tests need root, as CI has)");
+        assert!(
+            status.success(),
+            "mounting a tmpfs failed: these tests need root"
+        );
+        Self { dir }
+    }
+
+    fn remount(&self, options: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(self.dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
+    let disk = SmallDisk::new("6m");
+    let data = disk.dir.path().join("data");
+    let server = TestServer::on_with(
+        &data,
+        100,
+        HttpOptions {
+            admin_token: Some(ADMIN.into()),
+            ..HttpOptions::default()
+        },
+    )
+    .await;
+    let ns = Namespace::new("acme").unwrap();
+    server
+        .registry
+        .publish(&ns, skill("survivor", "# Survivor"), None, None, None)
+        .await
+        .unwrap();
+    let mcp = Modern::new(&server.url);
+
+    // Fill the disk with publishes of incompressible files until one is refused.
+    let mut refused = None;
+    for i in 0..40u32 {
+        let mut noise = vec![0u8; 512 * 1024];
+        let mut x = 0x9e37_79b9_u32.wrapping_mul(i + 1);
+        for b in &mut noise {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            *b = x as u8;
+        }
+        let mut files = skill(&format!("filler-{i}"), "# Filler");
+        files.push(InputFile::regular("assets/noise.bin", noise));
+        if let Err(e) = server.registry.publish(&ns, files, None, None, None).await {
+            refused = Some(e);
+            break;
+        }
+    }
+    let err = refused.expect("the disk filled up");
+    assert_eq!(err.code(), "storage_full", "{err}");
+    assert_eq!(err.status(), 507);
+
+    // Reads keep working on a full disk.
+    let read = mcp
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/survivor/SKILL.md"}),
+        )
+        .await;
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("# Survivor"),
+        "{read}"
+    );
+    let list = mcp.call("skills/list", json!({})).await;
+    assert!(list["result"]["skills"].as_array().unwrap().len() >= 2);
+
+    // Space returns: publishing works again and nothing is corrupted.
+    disk.remount("size=128m");
+    server
+        .registry
+        .publish(&ns, skill("after-space", "# Back"), None, None, None)
+        .await
+        .unwrap();
+    let report = server.registry.store().verify(|_| {}).await.unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+
+    drop(server);
+}

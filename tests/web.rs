@@ -1,0 +1,205 @@
+//! The web catalog at `/` end to end, in headless Chromium: `tests/web/catalog.mjs` drives it with
+//! playwright-core (real key presses and clicks: search, result link, pagination, copy button),
+//! checks the rendered SKILL.md, and that a hostile SKILL.md runs no script. A full-page
+//! screenshot of a skill page is kept at `target/test-artifacts/web-catalog.png`.
+//!
+//! Chromium (Debian's package) and playwright-core come from `scripts/install-test-tools.sh`;
+//! this test fails, never skips, when they are missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{TestServer, Tools, corpus_dir, tools};
+use serde_json::Value;
+use skillreg::Registry;
+use skillreg::core::{InputFile, Namespace};
+use tokio::process::Command;
+
+/// A SKILL.md written to break out of the page: none of it may run or become an element.
+const HOSTILE_SKILL_MD: &str = r#"---
+name: hostile
+description: 'Hostile test skill: <img src=x onerror="window.__pwned=4"> and <b>bold</b> in its description.'
+---
+# Hostile skill
+
+<script>window.__pwned = 1</script>
+
+<img src=x onerror="window.__pwned=2">
+
+[x](javascript:window.__pwned=3)
+"#;
+
+/// The real corpus in namespace `corpus` plus the seed in `skillreg` (as in tests/browse.rs).
+async fn catalog() -> tempfile::TempDir {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let registry = Registry::open(tmp.path()).await.unwrap();
+    skillreg::import::import_seed(&registry).await.unwrap();
+    let ns = Namespace::new("corpus").unwrap();
+    let summary = skillreg::import::import_paths(&registry, &ns, None, &[corpus_dir()], |_| {})
+        .await
+        .unwrap();
+    assert!(summary.imported >= 100, "{summary:?}");
+    registry.store().close().await;
+    tmp
+}
+
+/// The Chromium binary: `$SKILLREG_CHROMIUM`, else the one `<tools>/env.sh` records. Panics with
+/// the fix when there is none.
+fn chromium(t: &Tools) -> PathBuf {
+    let fix = "run scripts/install-test-tools.sh (as root it installs Debian's chromium with \
+               apt-get; elsewhere `sudo apt-get install chromium`, or set SKILLREG_CHROMIUM)";
+    let path = std::env::var_os("SKILLREG_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::fs::read_to_string(t.dir.join("env.sh"))
+                .ok()?
+                .lines()
+                .find_map(|l| l.strip_prefix("export SKILLREG_CHROMIUM="))
+                .map(|v| PathBuf::from(v.trim().trim_matches(['"', '\''])))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "SKILLREG_CHROMIUM is not set in {}: {fix}",
+                t.dir.join("env.sh").display()
+            )
+        });
+    assert!(
+        path.is_file(),
+        "Chromium is missing at {}: {fix}",
+        path.display()
+    );
+    let playwright = t.dir.join("node/node_modules/playwright-core/package.json");
+    assert!(
+        playwright.is_file(),
+        "playwright-core is missing ({} not found): {fix}",
+        playwright.display()
+    );
+    path
+}
+
+/// Width and height of a PNG file, from its IHDR chunk.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(
+        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR",
+        "not a PNG file"
+    );
+    let be = |b: &[u8]| u32::from_be_bytes(b.try_into().unwrap());
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_catalog_in_headless_chromium() {
+    let t = tools();
+    let chromium = chromium(&t);
+
+    let dir = catalog().await;
+    let server = TestServer::on(dir.path(), 100).await;
+    server
+        .registry
+        .publish(
+            &Namespace::new("acme").unwrap(),
+            vec![InputFile::regular("SKILL.md", HOSTILE_SKILL_MD)],
+            None,
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    server.registry.catch_up_search().await.unwrap();
+
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let artifacts = manifest_dir.join("target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let screenshot = artifacts.join("web-catalog.png");
+    let failure_shot = artifacts.join("web-catalog.failure.png");
+    for stale in [&screenshot, &failure_shot] {
+        let _ = std::fs::remove_file(stale);
+    }
+
+    let mut cmd = Command::new(&t.node22);
+    cmd.arg(manifest_dir.join("tests/web/catalog.mjs"))
+        .arg("--url")
+        .arg(server.base())
+        .arg("--screenshot")
+        .arg(&screenshot)
+        .env("SKILLREG_TOOLS", &t.dir)
+        .env("SKILLREG_CHROMIUM", &chromium)
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .expect("tests/web/catalog.mjs finished within 120 s")
+        .expect("tests/web/catalog.mjs started");
+    let code = out.status.code().unwrap_or(-1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!("catalog.mjs printed no JSON (exit {code}):\n{stdout}\n{stderr}")
+    });
+    assert_eq!(
+        code,
+        0,
+        "catalog.mjs failed: {}\n(a screenshot of the failing page: {})\n{stderr}",
+        report["failure"],
+        failure_shot.display()
+    );
+    assert_eq!(report["ok"], true, "{report}");
+    eprintln!("catalog.mjs: {report:#}");
+
+    // What the browser saw.
+    assert!(
+        report["browser"].as_str().unwrap_or("").starts_with('1'),
+        "{report}"
+    );
+    assert_eq!(
+        report["catalog"]["first_page"], 50,
+        "the web catalog shows 50 skills a page: {report}"
+    );
+    assert_eq!(report["catalog"]["next_clicked"], true, "{report}");
+    assert_eq!(
+        report["catalog"]["description_markup_escaped"], true,
+        "{report}"
+    );
+    assert_eq!(report["search"]["first"], "corpus/commit", "{report}");
+    assert_eq!(report["skill"]["title"], "corpus/commit", "{report}");
+    assert!(
+        !report["skill"]["headings"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    assert!(
+        !report["skill"]["versions"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    assert_eq!(report["copy"]["data_copied"], "true", "{report}");
+    assert_eq!(
+        report["copy"]["clipboard"], "skill://corpus/commit/SKILL.md",
+        "{report}"
+    );
+    let hostile = &report["hostile"];
+    assert_eq!(hostile["pwned"], Value::Null, "{report}");
+    assert_eq!(hostile["scripts_in_article"], 0, "{report}");
+    assert_eq!(hostile["onerror_images_in_article"], 0, "{report}");
+    assert_eq!(
+        hostile["javascript_hrefs"],
+        serde_json::json!([]),
+        "{report}"
+    );
+    assert_eq!(hostile["link_href"], "#", "{report}");
+    assert_eq!(report["page_errors"], serde_json::json!([]), "{report}");
+
+    // The screenshot: a full-page PNG of the skill page, kept as a test artifact.
+    let png = std::fs::read(&screenshot)
+        .unwrap_or_else(|e| panic!("no screenshot at {}: {e}", screenshot.display()));
+    let (width, height) = png_size(&png);
+    assert_eq!(width, 1280, "viewport width");
+    assert!(
+        height > 800,
+        "a full-page screenshot is taller than the viewport ({height} px)"
+    );
+    eprintln!(
+        "screenshot: {} ({width}x{height}, {} bytes)",
+        screenshot.display(),
+        png.len()
+    );
+}
