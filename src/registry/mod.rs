@@ -640,10 +640,13 @@ fn decode_cursor(cursor: Option<&str>) -> Result<String> {
     Ok(uri)
 }
 
+type BlobMap = HashMap<String, Arc<Vec<u8>>>;
+
 /// Verified blobs kept in memory, up to [`BLOB_CACHE_BYTES`]; cleared when full.
 #[derive(Default)]
 struct BlobCache {
-    map: RwLock<(HashMap<String, Arc<Vec<u8>>>, usize)>,
+    /// Bytes by digest, and their total size.
+    map: RwLock<(BlobMap, usize)>,
 }
 
 /// Memory for cached file bytes.
