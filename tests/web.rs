@@ -203,3 +203,79 @@ async fn web_catalog_in_headless_chromium() {
         png.len()
     );
 }
+
+/// Headers and links that keep untrusted skill files from acting on the registry's origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_and_files_carry_security_headers_and_encoded_links() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let server = common::TestServer::on(tmp.path(), 100).await;
+    let files = vec![
+        skillreg::core::InputFile::regular(
+            "SKILL.md",
+            "---\nname: tricky\ndescription: d\n---\n# T\n",
+        ),
+        skillreg::core::InputFile::regular("page.html", "<script>alert(document.domain)</script>"),
+        skillreg::core::InputFile::regular("references/q?#1.md", "odd name"),
+    ];
+    let version = skillreg::core::SkillVersion::parse("1.0.0+build.1").unwrap();
+    server
+        .registry
+        .publish(
+            &skillreg::core::Namespace::new("acme").unwrap(),
+            files,
+            None,
+            Some(version),
+            None,
+        )
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let page = http
+        .get(format!("{}/skills/acme/tricky", server.base()))
+        .send()
+        .await
+        .unwrap();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'sha256-"),
+        "{csp}"
+    );
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains(r#"/files/references/q%3F%231.md""#),
+        "path segments are percent-encoded"
+    );
+    assert!(
+        html.contains("?version=1.0.0%2Bbuild.1"),
+        "query values are percent-encoded"
+    );
+    // Following the encoded link reaches the file.
+    let odd = http
+        .get(format!(
+            "{}/v1/skills/acme/tricky/1.0.0+build.1/files/references/q%3F%231.md",
+            server.base()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(odd.status(), 200);
+    assert_eq!(odd.text().await.unwrap(), "odd name");
+    // A skill's HTML is served sandboxed: it cannot script the registry's origin.
+    let raw = http
+        .get(format!(
+            "{}/v1/skills/acme/tricky/1.0.0+build.1/files/page.html",
+            server.base()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        raw.headers()["content-security-policy"],
+        "sandbox; default-src 'none'"
+    );
+    assert_eq!(raw.headers()["x-content-type-options"], "nosniff");
+}

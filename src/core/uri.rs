@@ -182,6 +182,24 @@ impl fmt::Display for SkillUri {
     }
 }
 
+/// Percent-encode each `/`-separated segment of a relative path (for URLs and URIs alike).
+pub fn encode_path(path: &str) -> String {
+    path.split('/')
+        .map(encode_segment)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Percent-encode a URL query value (everything but unreserved characters).
+pub fn encode_query_value(value: &str) -> String {
+    const QUERY: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    utf8_percent_encode(value, QUERY).to_string()
+}
+
 fn encode_segment(segment: &str) -> String {
     utf8_percent_encode(segment, SEGMENT).to_string()
 }

@@ -49,19 +49,47 @@ fn esc(s: &str) -> String {
     out
 }
 
-fn page(title: &str, body: &str) -> Html<String> {
-    Html(format!(
+/// The one script of the pages: copy buttons.
+const SCRIPT: &str = "document.querySelectorAll('button[data-copy]').forEach(function (b) {
+  b.addEventListener('click', function () {
+    var text = document.getElementById(b.dataset.copy).textContent;
+    var label = b.textContent;
+    var done = function () {
+      b.textContent = 'Copied'; b.dataset.copied = 'true';
+      setTimeout(function () { b.textContent = label; }, 2000);
+    };
+    if (navigator.clipboard) { navigator.clipboard.writeText(text).then(done, done); } else { done(); }
+  });
+});";
+
+/// A strict content security policy: no script but [`SCRIPT`] (by hash), no plugins, no frames,
+/// images only from here or https. A second line of defence behind the escaping.
+fn content_security_policy() -> &'static str {
+    static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CSP.get_or_init(|| {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(SCRIPT.as_bytes()));
+        format!(
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src 'self' https:; \
+             base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        )
+    })
+}
+
+fn page(title: &str, body: &str) -> Response {
+    let html = Html(format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · skillreg</title>
 <style>
 body{{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}}
 header{{background:#1d2330;color:#fff;padding:.8rem 1.5rem;display:flex;gap:1rem;align-items:center}}
-header a{{color:#fff;text-decoration:none;font-weight:600}}
+header a{{color:#fff;text-decoration:none;font-weight:600}} header .tagline{{color:#c9d1e0;font-size:.9em}}
 main{{max-width:960px;margin:1.5rem auto;padding:0 1rem}}
 form.search{{display:flex;gap:.5rem;margin-bottom:1rem}} form.search input{{flex:1;padding:.5rem;font-size:1rem}}
 .card{{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:.8rem 1rem;margin-bottom:.6rem}}
-.card h3{{margin:0 0 .2rem}} .muted{{color:#5c6577;font-size:.9em}}
+.card h3{{margin:0 0 .2rem}} .muted{{color:#4f5869;font-size:.9em}}
 .badge{{display:inline-block;padding:0 .45rem;border-radius:4px;font-size:.8em;margin-left:.4rem}}
 .deprecated{{background:#fff3cd;color:#7a5b00}} .yanked{{background:#fde2e1;color:#8a1c14}}
 code,pre{{font-family:ui-monospace,monospace;font-size:.9em}} pre{{background:#f0f2f5;padding:.7rem;overflow:auto;border-radius:4px}}
@@ -69,19 +97,26 @@ table{{border-collapse:collapse;width:100%}} td,th{{text-align:left;padding:.25r
 .skillmd{{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:1rem 1.5rem}}
 button{{cursor:pointer}}
 </style></head>
-<body><header><a href="/">skillreg</a><span class="muted">Agent Skills registry · MCP at /mcp</span></header>
+<body><header><a href="/">skillreg</a><span class="tagline">Agent Skills registry · MCP at /mcp</span></header>
 <main>{body}</main>
-<script>
-document.querySelectorAll('button[data-copy]').forEach(function (b) {{
-  b.addEventListener('click', function () {{
-    var text = document.getElementById(b.dataset.copy).textContent;
-    var done = function () {{ b.textContent = 'Copied'; b.dataset.copied = 'true'; }};
-    if (navigator.clipboard) {{ navigator.clipboard.writeText(text).then(done, done); }} else {{ done(); }}
-  }});
-}});
-</script></body></html>"#,
+<script>{script}</script></body></html>"#,
         title = esc(title),
-    ))
+        script = SCRIPT,
+    ));
+    let mut response = html.into_response();
+    let headers = response.headers_mut();
+    if let Ok(v) = axum::http::HeaderValue::from_str(content_security_policy()) {
+        headers.insert(axum::http::header::CONTENT_SECURITY_POLICY, v);
+    }
+    headers.insert(
+        axum::http::header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        axum::http::header::REFERRER_POLICY,
+        axum::http::HeaderValue::from_static("no-referrer"),
+    );
+    response
 }
 
 fn error_page(status: StatusCode, message: &str) -> Response {
@@ -114,9 +149,13 @@ async fn catalog(State(registry): State<Registry>, Query(q): Query<CatalogQuery>
     if !query.trim().is_empty() {
         match registry.search(&query, q.namespace.as_deref(), 50) {
             Ok(hits) => {
+                let count = if hits.len() == 50 {
+                    "The 50 best results".to_owned()
+                } else {
+                    format!("{} results", hits.len())
+                };
                 body.push_str(&format!(
-                    r#"<p class="muted" id="results">{} results for “{}”</p>"#,
-                    hits.len(),
+                    r#"<p class="muted" id="results">{count} for “{}”</p>"#,
                     esc(&query)
                 ));
                 for h in hits {
@@ -210,7 +249,18 @@ async fn skill(
     State(registry): State<Registry>,
     Path((ns, name)): Path<(String, String)>,
     Query(q): Query<SkillQuery>,
+    headers: axum::http::HeaderMap,
 ) -> Response {
+    // The address the browser used is the one an MCP host on the same network can use.
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("127.0.0.1:8080")
+        .to_owned();
     let detail = match registry.skill_detail(&ns, &name).await {
         Ok(d) => d,
         Err(e @ Error::NotFound(_)) => return error_page(StatusCode::NOT_FOUND, &e.to_string()),
@@ -276,7 +326,7 @@ async fn skill(
     }))
     .unwrap_or_default();
     let http_snippet = serde_json::to_string_pretty(&serde_json::json!({
-        "mcpServers": { "skillreg": { "type": "http", "url": "http://127.0.0.1:8080/mcp" } }
+        "mcpServers": { "skillreg": { "type": "http", "url": format!("http://{host}/mcp") } }
     }))
     .unwrap_or_default();
     body.push_str(&format!(
@@ -298,9 +348,10 @@ async fn skill(
             (None, false) => String::new(),
         };
         body.push_str(&format!(
-            r#"<tr><td><a href="/skills/{ns}/{n}?version={v}">{v}</a></td><td>{p}</td><td>{status}</td><td>{f}</td></tr>"#,
+            r#"<tr><td><a href="/skills/{ns}/{n}?version={q}">{v}</a></td><td>{p}</td><td>{status}</td><td>{f}</td></tr>"#,
             ns = esc(&ns),
             n = esc(&name),
+            q = esc(&crate::core::uri::encode_query_value(&v.version)),
             v = esc(&v.version),
             p = esc(&v.published_at),
             f = v.file_count,
@@ -310,12 +361,14 @@ async fn skill(
     body.push_str(&format!(r#"<h2>Files of {}</h2><table id="files"><tr><th>path</th><th>size</th><th>digest</th></tr>"#, esc(&version)));
     for f in &manifest.files {
         body.push_str(&format!(
-            r#"<tr><td><a href="/v1/skills/{ns}/{n}/{v}/files/{p}">{p}</a></td><td>{s}</td><td><code>{d}</code></td></tr>"#,
+            r#"<tr><td><a href="/v1/skills/{ns}/{n}/{v}/files/{href}">{p}</a></td><td>{s}</td><td><code title="{full}">{d}</code></td></tr>"#,
             ns = esc(&ns),
             n = esc(&name),
-            v = esc(&version),
+            v = esc(&crate::core::uri::encode_path(&version)),
+            href = esc(&crate::core::uri::encode_path(&f.path)),
             p = esc(&f.path),
             s = f.size,
+            full = esc(&f.digest),
             d = esc(&f.digest[..f.digest.len().min(19)]),
         ));
     }
