@@ -124,7 +124,7 @@ async fn acknowledged_publishes_survive_sigkill() {
                     let name = format!("crash-{p}");
                     let version = format!("1.{round}.{i}");
                     let payload: Vec<u8> = (0..(4096 + (i % 7) * 1000))
-                        .map(|j| (j as u64 * 31 + i) as u8)
+                        .map(|j| (j * 31 + i) as u8)
                         .collect();
                     let resp = http
                         .put(format!("{base}/v1/skills/acme/{name}/{version}"))
@@ -152,7 +152,8 @@ async fn acknowledged_publishes_survive_sigkill() {
             t.await.unwrap();
         }
         server = start(tmp.path(), port);
-        check_acknowledged(&http, &server.base, &acked.lock().unwrap()).await;
+        let snapshot = acked.lock().unwrap().clone();
+        check_acknowledged(&http, &server.base, &snapshot).await;
     }
     let total = acked.lock().unwrap().len();
     assert!(
