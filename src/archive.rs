@@ -9,7 +9,7 @@
 use std::io::{Cursor, Read, Write};
 
 use flate2::Compression;
-use flate2::read::GzDecoder;
+use flate2::bufread::GzDecoder;
 use flate2::write::GzEncoder;
 
 use crate::core::InputFile;
@@ -175,8 +175,15 @@ fn unpack_tar_gz(bytes: &[u8]) -> Result<Vec<InputFile>, ArchiveError> {
             });
         }
     }
-    // Read to the end of the gzip stream so its CRC is checked (and trailing garbage noticed).
+    // Read to the end of the gzip member so its CRC is checked, then refuse anything after it: a
+    // second member or appended bytes would be invisible to this reader but not to others.
     std::io::copy(&mut reader, &mut std::io::sink()).map_err(|e| err(&e))?;
+    if !reader.inner.into_inner().is_empty() {
+        return Err(ArchiveError::Malformed(
+            "gzip-compressed tar",
+            "data follows the end of the gzip stream".to_owned(),
+        ));
+    }
     Ok(files)
 }
 

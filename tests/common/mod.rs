@@ -151,7 +151,21 @@ impl Modern {
             _ => None,
         };
         if let Some(target) = target.and_then(Value::as_str) {
-            req = req.header("Mcp-Name", target);
+            // SEP-2243: values that cannot travel as a bare header go base64-wrapped.
+            let bare = !target.is_empty()
+                && target.bytes().all(|b| (0x20..=0x7e).contains(&b))
+                && !target.starts_with([' ', '\t'])
+                && !target.ends_with([' ', '\t']);
+            let value = if bare {
+                target.to_owned()
+            } else {
+                use base64::Engine as _;
+                format!(
+                    "=?base64?{}?=",
+                    base64::engine::general_purpose::STANDARD.encode(target)
+                )
+            };
+            req = req.header("Mcp-Name", value);
         }
         let resp = req.json(&body).send().await.unwrap();
         let text = resp.text().await.unwrap();
