@@ -52,6 +52,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Extra Host header values `/mcp` accepts besides the loopback names; `*` accepts any.
     pub allowed_hosts: Vec<String>,
+    /// Origin header values `/mcp` accepts from browsers; empty accepts any (non-browser clients
+    /// send none).
+    pub allowed_origins: Vec<String>,
     /// The admin bearer token.
     pub admin_token: Option<Secret>,
     /// Every read (REST and MCP over HTTP) requires a valid token.
@@ -76,6 +79,7 @@ impl Default for Config {
             data_dir: PathBuf::from("skillreg-data"),
             listen: "127.0.0.1:8080".parse().expect("valid default address"),
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             admin_token: None,
             require_read_token: false,
             max_upload_bytes: crate::http::DEFAULT_MAX_UPLOAD_BYTES,
@@ -96,6 +100,7 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
     pub listen: Option<SocketAddr>,
     pub allowed_hosts: Option<Vec<String>>,
+    pub allowed_origins: Option<Vec<String>>,
     pub admin_token: Option<Secret>,
     pub require_read_token: Option<bool>,
     pub max_upload_bytes: Option<usize>,
@@ -152,6 +157,7 @@ impl Config {
             data_dir,
             listen,
             allowed_hosts,
+            allowed_origins,
             require_read_token,
             max_upload_bytes,
             page_size,
@@ -214,6 +220,10 @@ listen = "{listen}"
 # Extra Host header values /mcp accepts besides localhost, 127.0.0.1 and ::1; "*" accepts any
 # (SKILLREG_ALLOWED_HOSTS, comma-separated; --allowed-host, repeatable).
 allowed_hosts = []
+
+# Origin header values /mcp accepts (browser clients); empty accepts any
+# (SKILLREG_ALLOWED_ORIGINS, comma-separated; --allowed-origin, repeatable).
+allowed_origins = []
 
 # The admin bearer token, at least 16 characters (SKILLREG_ADMIN_TOKEN, --admin-token).
 # Prefer the environment variable for secrets.

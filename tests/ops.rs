@@ -308,3 +308,23 @@ fn every_subcommand_has_help_with_an_example() {
     );
     assert!(missing.is_empty(), "no example in --help: {missing:?}");
 }
+
+#[tokio::test]
+async fn origin_allow_list_on_mcp() {
+    let server = TestServer::with_options(skillreg::http::HttpOptions {
+        allowed_origins: vec!["https://host.example".to_owned()],
+        ..skillreg::http::HttpOptions::default()
+    })
+    .await;
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}});
+    let post = |origin: &'static str| {
+        reqwest::Client::new()
+            .post(&server.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Origin", origin)
+            .json(&init)
+            .send()
+    };
+    assert_eq!(post("https://evil.example").await.unwrap().status(), 403);
+    assert_eq!(post("https://host.example").await.unwrap().status(), 200);
+}

@@ -1,8 +1,7 @@
 //! Integrity, backup and storage faults: corrupted bytes are never served and `verify` finds
 //! them; a backup taken while publishes continue restores to a registry that verifies; a full
 //! disk refuses publishes with a clear code while reads keep working, and recovers.
-//! (A data directory made read-only under a running server is not covered: a tmpfs with the
-//! database open for writing cannot be remounted read-only.)
+//! A registry started on a read-only data directory serves reads and refuses publishes.
 
 mod common;
 
@@ -323,4 +322,108 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
     assert!(report.is_clean(), "{:?}", report.problems);
 
     drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
+    let source = tempfile::TempDir::new().unwrap();
+    {
+        let server = TestServer::on(source.path(), 100).await;
+        server
+            .registry
+            .publish(
+                &Namespace::new("acme").unwrap(),
+                skill("kept", "# Kept"),
+                None,
+                None,
+                None,
+            )
+            .await
+            .unwrap();
+        server.registry.catch_up_search().await.unwrap();
+        server.registry.store().close().await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // A read-only bind mount of the data directory (refused writes even for root).
+    let view = tempfile::TempDir::new().unwrap();
+    let mount = |args: &[&str]| {
+        assert!(
+            Command::new("mount").args(args).status().unwrap().success(),
+            "mount {args:?} (needs root)"
+        )
+    };
+    mount(&[
+        "--bind",
+        source.path().to_str().unwrap(),
+        view.path().to_str().unwrap(),
+    ]);
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(view.path());
+    mount(&["-o", "remount,bind,ro", view.path().to_str().unwrap()]);
+    assert!(
+        std::fs::File::create(view.path().join("probe")).is_err(),
+        "the view is read-only"
+    );
+
+    let server = TestServer::on_with(
+        view.path(),
+        100,
+        HttpOptions {
+            admin_token: Some(ADMIN.into()),
+            ..HttpOptions::default()
+        },
+    )
+    .await;
+    let read = Modern::new(&server.url)
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/kept/SKILL.md"}),
+        )
+        .await;
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("# Kept"),
+        "{read}"
+    );
+    assert_eq!(
+        server.registry.search("kept", None, 5).unwrap().len(),
+        1,
+        "search works read-only"
+    );
+    let err = server
+        .registry
+        .publish(
+            &Namespace::new("acme").unwrap(),
+            skill("new", "# New"),
+            None,
+            None,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "storage_read_only", "{err}");
+    let archive = skillreg::archive::pack_tar_gz([skillreg::archive::ExportFile {
+        path: "SKILL.md",
+        mode: 0o644,
+        bytes: b"---\nname: new\ndescription: d\n---\n",
+    }])
+    .unwrap();
+    let resp = reqwest::Client::new()
+        .put(format!("{}/v1/skills/acme/new/1.0.0", server.base()))
+        .bearer_auth(ADMIN)
+        .header("Content-Type", "application/gzip")
+        .body(archive)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "storage_read_only", "{body}");
 }

@@ -215,6 +215,14 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_hosts: Option<Vec<String>>,
+    /// Origin header value accepted on /mcp (repeatable; comma-separated in the env var);
+    /// none given accepts any origin.
+    #[arg(
+        long = "allowed-origin",
+        env = "SKILLREG_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Option<Vec<String>>,
     /// The admin bearer token, at least 16 characters (creates tokens, publishes anywhere).
     #[arg(long, env = "SKILLREG_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -243,6 +251,7 @@ impl ServeArgs {
         self.data.resolve(Overrides {
             listen: self.listen,
             allowed_hosts: self.allowed_hosts.clone(),
+            allowed_origins: self.allowed_origins.clone(),
             admin_token: self.admin_token.clone().map(Secret::new),
             require_read_token: self.require_read_token.then_some(true),
             max_upload_bytes: self.max_upload_bytes,
@@ -394,13 +403,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .with_page_size(config.page_size)
         .with_search(&search_dir(&config.data_dir))?;
     if config.seed {
-        let s = import::import_seed(&registry).await?;
-        tracing::info!(
-            imported = s.imported,
-            unchanged = s.unchanged,
-            skipped = s.skipped,
-            "seed skills"
-        );
+        match import::import_seed(&registry).await {
+            Ok(s) => tracing::info!(
+                imported = s.imported,
+                unchanged = s.unchanged,
+                skipped = s.skipped,
+                "seed skills"
+            ),
+            // A read-only data directory still serves what it holds.
+            Err(e) if e.code() == "storage_read_only" => {
+                tracing::warn!("seed skills not published: storage is read-only")
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     if args.stdio {
         tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");

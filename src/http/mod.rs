@@ -33,6 +33,8 @@ pub struct HttpOptions {
     /// Extra `Host` header values accepted on `/mcp` besides localhost, 127.0.0.1 and ::1
     /// (DNS-rebinding protection). `*` disables the check.
     pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted on `/mcp`; empty accepts any.
+    pub allowed_origins: Vec<String>,
     /// The admin bearer token; `None` disables admin operations.
     pub admin_token: Option<String>,
     /// Every read (REST and MCP) requires a valid token; MCP results become `cacheScope: private`.
@@ -48,6 +50,7 @@ impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             admin_token: None,
             require_read_token: false,
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
@@ -61,6 +64,7 @@ impl From<&crate::config::Config> for HttpOptions {
     fn from(c: &crate::config::Config) -> Self {
         Self {
             allowed_hosts: c.allowed_hosts.clone(),
+            allowed_origins: c.allowed_origins.clone(),
             admin_token: c.admin_token.as_ref().map(|t| t.expose().to_owned()),
             require_read_token: c.require_read_token,
             max_upload_bytes: c.max_upload_bytes,
@@ -97,6 +101,9 @@ pub fn router(registry: Registry, options: &HttpOptions, shutdown: CancellationT
             .map(str::to_owned)
             .chain(options.allowed_hosts.iter().cloned());
         config = config.with_allowed_hosts(hosts);
+    }
+    if !options.allowed_origins.is_empty() {
+        config = config.with_allowed_origins(options.allowed_origins.iter().cloned());
     }
     let private = options.require_read_token;
     let index_max = options.index_max_skills;

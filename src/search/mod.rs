@@ -94,7 +94,15 @@ impl SearchIndex {
     /// `serve --stdio` on the same data directory), open it read-only: it still searches, and sees
     /// the owner's commits.
     pub fn open(dir: &Path) -> Result<Self, SearchError> {
-        std::fs::create_dir_all(dir)?;
+        if !dir.exists() {
+            std::fs::create_dir_all(dir)?;
+        }
+        if !dir_writable(dir) {
+            // Read-only storage: tantivy's readers need lock files, so index into memory instead
+            // (the indexer rebuilds it from SQLite at startup).
+            tracing::warn!(dir = %dir.display(), "search index directory is read-only: indexing in memory");
+            return Self::in_memory();
+        }
         let (schema, fields) = schema::build();
         let directory = MmapDirectory::open(dir)?;
         let index = match Index::open_or_create(directory, schema.clone()) {
@@ -109,13 +117,20 @@ impl SearchIndex {
         schema::register_tokenizers(&index);
         let writer = match index.writer(WRITER_HEAP_BYTES) {
             Ok(w) => Some(Mutex::new(w)),
+            // Another process owns the index, or the directory is read-only: search read-only.
             Err(tantivy::TantivyError::LockFailure(..)) => None,
+            Err(e) if !dir_writable(dir) => {
+                tracing::warn!(error = %e, "search index directory is read-only");
+                None
+            }
             Err(e) => return Err(e.into()),
         };
-        let policy = if writer.is_some() {
-            ReloadPolicy::Manual
-        } else {
+        // The owner reloads after its own commits; a second process follows the owner's commits;
+        // on read-only storage nothing changes (and watching would need a lock file).
+        let policy = if writer.is_none() && dir_writable(dir) {
             ReloadPolicy::OnCommitWithDelay
+        } else {
+            ReloadPolicy::Manual
         };
         let reader = index.reader_builder().reload_policy(policy).try_into()?;
         Ok(Self {
@@ -123,6 +138,23 @@ impl SearchIndex {
             fields,
             reader,
             writer,
+        })
+    }
+
+    /// An index held in memory only.
+    pub fn in_memory() -> Result<Self, SearchError> {
+        let (schema, fields) = schema::build();
+        let index = Index::create_in_ram(schema);
+        let writer = index.writer(WRITER_HEAP_BYTES)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            index,
+            fields,
+            reader,
+            writer: Some(Mutex::new(writer)),
         })
     }
 
@@ -304,4 +336,11 @@ pub(crate) fn text_of(doc: &TantivyDocument, field: tantivy::schema::Field) -> S
         .and_then(|v| v.as_str())
         .unwrap_or_default()
         .to_owned()
+}
+
+fn dir_writable(dir: &Path) -> bool {
+    let probe = dir.join(".skillreg-write-probe");
+    let ok = std::fs::File::create(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
 }

@@ -28,6 +28,9 @@ impl Store {
             source: e,
         })?;
         let path = data_dir.join(DB_FILE);
+        if path.exists() && !writable(data_dir) {
+            return Self::open_read_only(&path).await;
+        }
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(&path)
             .create_if_missing(true)
@@ -49,6 +52,41 @@ impl Store {
             .connect_with(options.read_only(true))
             .await?;
         Ok(Self { read, write, path })
+    }
+
+    /// Serve a database on read-only storage: every read works, every write fails with
+    /// `storage_read_only`. `immutable` because WAL locking needs a writable directory.
+    async fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        tracing::warn!(path = %path.display(), "the data directory is read-only: serving reads only");
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(path)
+            .read_only(true)
+            .immutable(true);
+        let read = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options.clone())
+            .await?;
+        let migrator = sqlx::migrate!("./migrations");
+        let applied: i64 = sqlx::query_scalar(
+            "SELECT coalesce(max(version), 0) FROM _sqlx_migrations WHERE success",
+        )
+        .fetch_one(&read)
+        .await?;
+        let latest = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+        if applied < latest {
+            return Err(StoreError::Corrupt(format!(
+                "the read-only database is at schema version {applied}; this build needs {latest}"
+            )));
+        }
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await?;
+        Ok(Self {
+            read,
+            write,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Path of the database file.
@@ -115,5 +153,17 @@ impl Drop for WriteTx {
         if !self.done {
             self.conn.close_on_drop();
         }
+    }
+}
+
+/// Whether files can be created in `dir` (false on a read-only mount, whoever we are).
+fn writable(dir: &Path) -> bool {
+    let probe = dir.join(format!(".skillreg-write-probe-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            true
+        }
+        Err(_) => false,
     }
 }
