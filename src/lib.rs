@@ -19,6 +19,7 @@
 
 pub mod archive;
 pub mod auth;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod core;

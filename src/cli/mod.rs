@@ -129,6 +129,9 @@ pub enum Command {
         #[command(flatten)]
         data: DataDir,
     },
+    /// Benchmark helpers: generate a synthetic catalog, measure read-path latency.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Print the example or the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -266,6 +269,34 @@ impl ServeArgs {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Fill a data directory with synthetic skills shaped like the real corpus, then index them.
+    #[command(
+        after_help = "Skills are numbered; --from continues an earlier run. Publishes 1,000 skills per transaction.\n\nExample:\n  skillreg bench generate --skills 100000 --data-dir /tmp/bench-100k"
+    )]
+    Generate {
+        #[arg(long)]
+        skills: u64,
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[command(flatten)]
+        data: DataDir,
+    },
+    /// Measure p50/p99 latency of completion, search, listing and reads, in-process.
+    #[command(
+        after_help = "Example:\n  skillreg bench latency --data-dir /tmp/bench-100k --iterations 2000"
+    )]
+    Latency {
+        #[arg(long, default_value_t = 1000)]
+        iterations: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        data: DataDir,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum ConfigCommand {
     /// Print a commented example configuration with every default.
     #[command(after_help = "Example:\n  skillreg config print-default > /etc/skillreg.toml")]
@@ -353,6 +384,14 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
+        Command::Bench(BenchCommand::Generate { skills, from, data }) => {
+            bench_generate(data, from, skills).await
+        }
+        Command::Bench(BenchCommand::Latency {
+            iterations,
+            json,
+            data,
+        }) => bench_latency(data, iterations, json).await,
         Command::Backup { path, data } => backup(data, &path).await,
         Command::Config(ConfigCommand::PrintDefault) => {
             print!("{}", crate::config::example());
@@ -527,6 +566,66 @@ async fn verify(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+async fn bench_generate(data: DataDir, from: u64, skills: u64) -> anyhow::Result<ExitCode> {
+    let config = data.resolve(Overrides::default())?;
+    let registry = Registry::open(&config.data_dir).await?;
+    let started = std::time::Instant::now();
+    let progress = Progress::spinner("generating");
+    let created = crate::bench::generate(&registry, from, from + skills, |done| {
+        progress.inc();
+        if done % 100_000 == 0 {
+            progress.println(&format!(
+                "{done} skills, {:.0} s",
+                started.elapsed().as_secs_f64()
+            ));
+        }
+    })
+    .await?;
+    progress.finish();
+    let stored = started.elapsed();
+    println!(
+        "stored {created} skills in {:.1} s ({:.0} skills/s)",
+        stored.as_secs_f64(),
+        created as f64 / stored.as_secs_f64()
+    );
+    let indexing = std::time::Instant::now();
+    let registry = registry.with_search(&search_dir(&config.data_dir))?;
+    registry.catch_up_search().await?;
+    println!(
+        "indexed for search in {:.1} s",
+        indexing.elapsed().as_secs_f64()
+    );
+    let stats = registry.store().stats().await?;
+    println!(
+        "catalog: {} skills, {} versions, {} files, {} blobs, {} blob bytes",
+        stats.skills, stats.versions, stats.files, stats.blobs, stats.blob_bytes
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn bench_latency(data: DataDir, iterations: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let config = data.resolve(Overrides::default())?;
+    let registry = Registry::open(&config.data_dir)
+        .await?
+        .with_search(&search_dir(&config.data_dir))?;
+    registry.catch_up_search().await?;
+    let results = crate::bench::latency(&registry, iterations).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        println!(
+            "| operation | samples | p50 (µs) | p99 (µs) | max (µs) |\n| --- | --- | --- | --- | --- |"
+        );
+        for r in results {
+            println!(
+                "| {} | {} | {:.0} | {:.0} | {:.0} |",
+                r.operation, r.samples, r.p50_us, r.p99_us, r.max_us
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn backup(data: DataDir, path: &std::path::Path) -> anyhow::Result<ExitCode> {

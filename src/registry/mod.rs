@@ -333,6 +333,41 @@ impl Registry {
         })
     }
 
+    /// Validate and store many versions in one transaction (bulk loading). Returns how many were
+    /// new. Any invalid bundle fails the whole batch, before anything is written.
+    pub async fn publish_batch(
+        &self,
+        items: Vec<(Namespace, Vec<InputFile>, SkillVersion)>,
+    ) -> Result<u64> {
+        let mut bundles = Vec::with_capacity(items.len());
+        for (ns, files, version) in items {
+            bundles.push((ns, core::bundle::validate(files)?, version));
+        }
+        let outcomes = self
+            .inner
+            .store
+            .publish_many(
+                bundles
+                    .iter()
+                    .map(|(namespace, bundle, version)| NewVersion {
+                        namespace,
+                        bundle,
+                        version,
+                        published_by: Some("bulk"),
+                    })
+                    .collect(),
+            )
+            .await?;
+        let created = outcomes
+            .iter()
+            .filter(|o| matches!(o, PublishOutcome::Created { .. }))
+            .count() as u64;
+        if created > 0 {
+            self.notify_changed();
+        }
+        Ok(created)
+    }
+
     /// One page of current skills (root and nested), in URI order.
     pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
         let after = decode_cursor(cursor)?;
@@ -688,4 +723,9 @@ fn decode_key_cursor(cursor: &str) -> Result<(String, String)> {
     let text = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
     let (ns, name) = text.split_once('/').ok_or(Error::InvalidCursor)?;
     Ok((ns.to_owned(), name.to_owned()))
+}
+
+/// The `skills/list` cursor that continues after `uri` (for benchmarks and tests).
+pub fn cursor_after(uri: &str) -> String {
+    encode_cursor(uri)
 }

@@ -155,6 +155,35 @@ impl Store {
     /// version and the listing. Identical content under an existing version is a no-op.
     pub async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome, StoreError> {
         let mut tx = WriteTx::begin(&self.write).await?;
+        let outcome = publish_in(&mut tx, new).await?;
+        match outcome {
+            PublishOutcome::Created { .. } => tx.commit().await?,
+            PublishOutcome::Unchanged { .. } => tx.rollback().await,
+        }
+        Ok(outcome)
+    }
+
+    /// Store many versions in one transaction (bulk loading): all of them, or none.
+    pub async fn publish_many(
+        &self,
+        versions: Vec<NewVersion<'_>>,
+    ) -> Result<Vec<PublishOutcome>, StoreError> {
+        let mut tx = WriteTx::begin(&self.write).await?;
+        let mut outcomes = Vec::with_capacity(versions.len());
+        for new in versions {
+            outcomes.push(publish_in(&mut tx, new).await?);
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+}
+
+/// The body of a publish, inside `tx`.
+async fn publish_in(
+    tx: &mut SqliteConnection,
+    new: NewVersion<'_>,
+) -> Result<PublishOutcome, StoreError> {
+    {
         let ns = new.namespace.as_str();
         let name = new.bundle.name.as_str();
         let version = new.version.to_string();
@@ -191,7 +220,6 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         if let Some((version_id, existing)) = existing {
-            tx.rollback().await;
             return if existing == content_digest {
                 Ok(PublishOutcome::Unchanged { version_id })
             } else {
@@ -252,8 +280,8 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
-        refresh_current(&mut tx, skill_id, ns, name).await?;
-        touch(&mut tx, skill_id, true).await?;
+        refresh_current(tx, skill_id, ns, name).await?;
+        touch(tx, skill_id, true).await?;
         let details = serde_json::json!({
             "content_digest": content_digest,
             "files": new.bundle.files.iter().map(|f| serde_json::json!({
@@ -261,17 +289,18 @@ impl Store {
             })).collect::<Vec<_>>(),
         });
         super::admin::audit(
-            &mut tx,
+            tx,
             new.published_by.unwrap_or("unknown"),
             "publish",
             Some((ns, name, Some(&version))),
             &details,
         )
         .await?;
-        tx.commit().await?;
         Ok(PublishOutcome::Created { version_id })
     }
+}
 
+impl Store {
     /// One page of the current catalog: rows with `uri > after`, in URI order.
     pub async fn list_page(&self, after: &str, limit: u32) -> Result<Vec<ListingRow>, StoreError> {
         Ok(sqlx::query_as(

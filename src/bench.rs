@@ -1,0 +1,322 @@
+//! Benchmark support: a synthetic catalog generator shaped like the real corpus, and in-process
+//! latency measurements of the read paths (`skillreg bench generate`, `skillreg bench latency`).
+
+use std::time::{Duration, Instant};
+
+use crate::core::{InputFile, Namespace, SkillVersion};
+use crate::error::Result;
+use crate::registry::Registry;
+
+const ADJECTIVES: &[&str] = &[
+    "quick", "secure", "async", "visual", "typed", "static", "cloud", "native", "mobile", "data",
+    "smart", "batch", "live", "legacy", "modern", "shared", "private", "public", "remote", "local",
+    "safe", "fast", "lean", "robust",
+];
+const NOUNS: &[&str] = &[
+    "review",
+    "deploy",
+    "release",
+    "invoice",
+    "report",
+    "schema",
+    "query",
+    "ticket",
+    "changelog",
+    "dashboard",
+    "migration",
+    "pipeline",
+    "audit",
+    "backup",
+    "search",
+    "index",
+    "cache",
+    "router",
+    "form",
+    "chart",
+    "email",
+    "refund",
+    "contract",
+    "sprint",
+    "incident",
+    "metric",
+    "trace",
+    "budget",
+    "roadmap",
+    "onboarding",
+];
+const VERBS: &[&str] = &[
+    "writer",
+    "checker",
+    "builder",
+    "helper",
+    "planner",
+    "guide",
+    "assistant",
+    "reviewer",
+    "generator",
+    "analyzer",
+    "tuner",
+    "fixer",
+    "tracker",
+    "formatter",
+    "explorer",
+];
+const TOPICS: &[&str] = &[
+    "pull requests",
+    "Postgres migrations",
+    "React components",
+    "customer refunds",
+    "incident timelines",
+    "API schemas",
+    "release notes",
+    "Kubernetes manifests",
+    "sales dashboards",
+    "expense reports",
+    "onboarding checklists",
+    "security reviews",
+    "test coverage",
+    "accessibility audits",
+    "data pipelines",
+    "cloud costs",
+    "sprint planning",
+    "log queries",
+    "feature flags",
+    "contract clauses",
+];
+
+/// Deterministic pseudo-random numbers (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+}
+
+/// Extra files per skill, shaped like the real corpus (median 3 besides SKILL.md, p90 ~15).
+fn extra_files(rng: &mut Rng) -> usize {
+    match rng.next() % 100 {
+        0..=24 => 0,
+        25..=49 => 2,
+        50..=74 => 3 + (rng.next() % 3) as usize,
+        75..=89 => 6 + (rng.next() % 8) as usize,
+        _ => 15 + (rng.next() % 30) as usize,
+    }
+}
+
+/// Shared reference files: the same bytes recur across skills (as LICENSE files and templates
+/// do in the real corpus), so content addressing stores them once.
+fn pool_file(k: u64) -> (String, Vec<u8>) {
+    let kind = k % 4;
+    let path = match kind {
+        0 => format!("references/guide-{k}.md"),
+        1 => format!("scripts/run-{k}.sh"),
+        2 => format!("assets/template-{k}.json"),
+        _ => format!("LICENSE-{k}.txt"),
+    };
+    let body = format!(
+        "# Shared file {k}\n\n{}\n",
+        "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(20 + (k % 50) as usize)
+    );
+    (path, body.into_bytes())
+}
+
+/// One synthetic skill: unique name, description and SKILL.md; extra files from the shared pool.
+pub fn synthetic_skill(i: u64) -> (Namespace, Vec<InputFile>) {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x1000_0001));
+    let namespace = Namespace::new(&format!("team-{:04}", i % 1000)).expect("valid namespace");
+    let name = format!(
+        "{}-{}-{}-{i}",
+        rng.pick(ADJECTIVES),
+        rng.pick(NOUNS),
+        rng.pick(VERBS)
+    );
+    let topic = rng.pick(TOPICS);
+    let description = format!(
+        "{} {} for {topic}. Use when the user asks to {} {} or to check {topic} before a release.",
+        capitalize(rng.pick(ADJECTIVES)),
+        rng.pick(NOUNS),
+        rng.pick(&["draft", "review", "plan", "fix", "summarize", "migrate"]),
+        rng.pick(NOUNS),
+    );
+    let mut body = format!(
+        "---\nname: {name}\ndescription: {description}\nmetadata:\n  owner: {}\n---\n# {name}\n\n",
+        namespace
+    );
+    for step in 1..=(3 + rng.next() % 6) {
+        body.push_str(&format!(
+            "{step}. {} the {} of the {} and record the {} in the {}.\n",
+            capitalize(rng.pick(&["Read", "Check", "Compare", "Update", "List"])),
+            rng.pick(NOUNS),
+            rng.pick(TOPICS),
+            rng.pick(NOUNS),
+            rng.pick(NOUNS)
+        ));
+    }
+    let mut files = vec![InputFile::regular("SKILL.md", body)];
+    for _ in 0..extra_files(&mut rng) {
+        let (path, bytes) = pool_file(rng.next() % 400);
+        if !files.iter().any(|f| f.path == path) {
+            files.push(InputFile::regular(path, bytes));
+        }
+    }
+    (namespace, files)
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Publish synthetic skills `from..to` in batches (one transaction per batch).
+pub async fn generate(
+    registry: &Registry,
+    from: u64,
+    to: u64,
+    mut progress: impl FnMut(u64),
+) -> Result<u64> {
+    const BATCH: u64 = 1000;
+    let version = SkillVersion::parse("1.0.0").expect("valid version");
+    let mut created = 0;
+    let mut start = from;
+    while start < to {
+        let end = (start + BATCH).min(to);
+        let batch = (start..end).map(|i| {
+            let (ns, files) = synthetic_skill(i);
+            (ns, files, version.clone())
+        });
+        created += registry.publish_batch(batch.collect()).await?;
+        start = end;
+        progress(start - from);
+    }
+    Ok(created)
+}
+
+/// Latency percentiles of one operation.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Latency {
+    pub operation: String,
+    pub samples: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+fn summarize(operation: &str, mut samples: Vec<Duration>) -> Latency {
+    samples.sort();
+    let at =
+        |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e6;
+    Latency {
+        operation: operation.to_owned(),
+        samples: samples.len(),
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        max_us: at(1.0),
+    }
+}
+
+/// Time the read paths in-process against whatever catalog `registry` holds.
+pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Latency>> {
+    let mut rng = Rng(42);
+    let mut results = Vec::new();
+    let stats = registry.store().stats().await?;
+    let n = stats.skills.max(1) as u64;
+    let pick = |rng: &mut Rng| -> (String, String) {
+        let i = rng.next() % n;
+        let (ns, files) = synthetic_skill(i);
+        let md = String::from_utf8_lossy(&files[0].bytes).into_owned();
+        let name = md
+            .lines()
+            .find_map(|l| l.strip_prefix("name: "))
+            .unwrap_or("")
+            .to_owned();
+        (ns.to_string(), name)
+    };
+    macro_rules! measure {
+        ($op:expr, $body:expr) => {{
+            let mut samples = Vec::with_capacity(iterations);
+            for _ in 0..iterations {
+                let started = Instant::now();
+                $body;
+                samples.push(started.elapsed());
+            }
+            results.push(summarize($op, samples));
+        }};
+    }
+    let empty = std::collections::HashMap::new();
+    measure!("completion: namespace, 1-char prefix", {
+        let c = char::from(b'a' + (rng.next() % 26) as u8).to_string();
+        registry.complete("namespace", &c, &empty).await?;
+    });
+    measure!("completion: name in namespace, 2-char prefix", {
+        let (ns, name) = pick(&mut rng);
+        let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
+        registry.complete("name", &name[..2], &ctx).await?;
+    });
+    measure!("completion: name across namespaces, 3-char prefix", {
+        let (_, name) = pick(&mut rng);
+        registry.complete("name", &name[..3], &empty).await?;
+    });
+    measure!("completion: name across namespaces, 1-char prefix", {
+        let c = char::from(b'a' + (rng.next() % 26) as u8).to_string();
+        registry.complete("name", &c, &empty).await?;
+    });
+    measure!("completion: path in a skill", {
+        let (ns, name) = pick(&mut rng);
+        let ctx = std::collections::HashMap::from([
+            ("namespace".to_owned(), ns),
+            ("name".to_owned(), name),
+        ]);
+        registry.complete("path", "", &ctx).await?;
+    });
+    measure!("search: 4-word query", {
+        let q = format!(
+            "{} {} {} {}",
+            rng.pick(NOUNS),
+            rng.pick(TOPICS),
+            rng.pick(VERBS),
+            rng.pick(NOUNS)
+        );
+        registry.search(&q, None, 10)?;
+    });
+    measure!("search: 4-word query in a namespace", {
+        let q = format!(
+            "{} {} {}",
+            rng.pick(NOUNS),
+            rng.pick(TOPICS),
+            rng.pick(NOUNS)
+        );
+        let ns = format!("team-{:04}", rng.next() % 1000);
+        registry.search(&q, Some(&ns), 10)?;
+    });
+    measure!("skills/list: first page", {
+        registry.list_skills(None).await?;
+    });
+    measure!("skills/list: deep page", {
+        let (ns, name) = pick(&mut rng);
+        let cursor = crate::registry::cursor_after(&format!("skill://{ns}/{name}/SKILL.md"));
+        registry.list_skills(Some(&cursor)).await?;
+    });
+    measure!("skills/get", {
+        let (ns, name) = pick(&mut rng);
+        registry
+            .get_skill(&format!("skill://{ns}/{name}/SKILL.md"))
+            .await?;
+    });
+    measure!("resources/read: SKILL.md", {
+        let (ns, name) = pick(&mut rng);
+        registry
+            .read(&format!("skill://{ns}/{name}/SKILL.md"))
+            .await?;
+    });
+    Ok(results)
+}
