@@ -8,24 +8,11 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{Legacy, Modern, TestServer, corpus_dir, tools};
+use common::{Legacy, Modern, TestServer, tools};
 use serde_json::{Value, json};
 use skillreg::Registry;
 use skillreg::core::{InputFile, Namespace, SkillVersion};
 use skillreg::http::HttpOptions;
-
-/// The real corpus in namespace `corpus` plus the seed in `skillreg`.
-async fn catalog() -> (tempfile::TempDir, usize) {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let registry = Registry::open(tmp.path()).await.unwrap();
-    skillreg::import::import_seed(&registry).await.unwrap();
-    let ns = Namespace::new("corpus").unwrap();
-    let summary = skillreg::import::import_paths(&registry, &ns, None, &[corpus_dir()], |_| {})
-        .await
-        .unwrap();
-    registry.store().close().await;
-    (tmp, summary.imported + 3)
-}
 
 fn complete(template: &str, argument: &str, value: &str, context: Option<Value>) -> Value {
     let mut params = json!({"ref": {"type": "ref/resource", "uri": template}, "argument": {"name": argument, "value": value}});
@@ -50,7 +37,7 @@ const PINNED_T: &str = "skill://{namespace}/@{version}/{name}/SKILL.md";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn templates_and_completion_on_both_eras() {
-    let (dir, count) = catalog().await;
+    let (dir, count) = common::corpus_catalog().await;
     let server = TestServer::on(dir.path(), 100).await;
     let modern = Modern::new(&server.url);
     let legacy = Legacy::connect(&server.url).await;
@@ -211,7 +198,7 @@ async fn templates_and_completion_on_both_eras() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_json_full_and_partial_and_fastmcp_manifest() {
-    let (dir, count) = catalog().await;
+    let (dir, count) = common::corpus_catalog().await;
     let full = TestServer::on(dir.path(), 100).await;
     let modern = Modern::new(&full.url);
     let index = modern
@@ -423,7 +410,7 @@ const QUERIES: &[(&str, &str)] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_finds_skills_by_purpose_on_the_real_corpus() {
-    let (dir, _) = catalog().await;
+    let (dir, _) = common::corpus_catalog().await;
     let server = TestServer::on(dir.path(), 100).await;
     let mut misses = Vec::new();
     for (query, expected) in QUERIES {
@@ -561,7 +548,7 @@ async fn search_tool_ranks_status_and_survives_any_input() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
-    let (dir, count) = catalog().await;
+    let (dir, count) = common::corpus_catalog().await;
     let (live_docs, live_hits) = {
         let server = TestServer::on(dir.path(), 100).await;
         // Change the catalog after the first build, so the live index saw updates.
@@ -652,7 +639,7 @@ async fn run(cmd: &mut tokio::process::Command) -> (i32, String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_clients_browse_search_and_read_manifests() {
     let t = tools();
-    let (dir, count) = catalog().await;
+    let (dir, count) = common::corpus_catalog().await;
     let server = TestServer::on(dir.path(), 100).await;
     let script = |name: &str| {
         Path::new(env!("CARGO_MANIFEST_DIR"))

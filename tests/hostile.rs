@@ -7,44 +7,12 @@ mod common;
 use std::io::Write as _;
 use std::time::Duration;
 
-use common::{Legacy, Modern, TestServer};
-use flate2::Compression;
-use flate2::write::GzEncoder;
+use common::{Legacy, Modern, TestServer, tar_gz};
 use serde_json::{Value, json};
 use skillreg::http::HttpOptions;
 use tokio::io::AsyncWriteExt as _;
 
 const ADMIN: &str = "hostile-admin-token-0123";
-
-fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
-    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
-    for (path, kind, data) in entries {
-        let mut h = tar::Header::new_gnu();
-        h.set_entry_type(*kind);
-        h.set_size(if *kind == tar::EntryType::Regular {
-            data.len() as u64
-        } else {
-            0
-        });
-        h.set_mode(0o644);
-        if matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link) {
-            h.set_link_name("../../etc/passwd").unwrap();
-        }
-        h.as_gnu_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
-        h.set_cksum();
-        builder
-            .append(
-                &h,
-                if *kind == tar::EntryType::Regular {
-                    *data
-                } else {
-                    &[][..]
-                },
-            )
-            .unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
-}
 
 fn with_skill_md(md: &[u8]) -> Vec<u8> {
     tar_gz(&[("SKILL.md", tar::EntryType::Regular, md)])
@@ -365,7 +333,8 @@ fn upload_cases() -> Vec<(String, &'static str, Vec<u8>, u16, &'static str)> {
 
 fn tar_gz_long(skill_md: &[u8], long: &str) -> Vec<u8> {
     // GNU long names let a path exceed the 100-byte header field.
-    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gz);
     for (path, data) in [("SKILL.md", skill_md), (long, &b"x"[..])] {
         let mut h = tar::Header::new_gnu();
         h.set_size(data.len() as u64);

@@ -6,9 +6,7 @@ mod common;
 
 use std::io::Write as _;
 
-use common::{Modern, TestServer, corpus_dir};
-use flate2::Compression;
-use flate2::write::GzEncoder;
+use common::{Modern, TestServer, corpus_dir, tar_gz};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::http::HttpOptions;
@@ -26,34 +24,6 @@ async fn server() -> TestServer {
 
 fn skill_md(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
-}
-
-/// A tar.gz with raw entry names (so hostile names can be built).
-fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
-    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
-    for (path, kind, data) in entries {
-        let mut h = tar::Header::new_gnu();
-        h.set_entry_type(*kind);
-        h.set_size(if *kind == tar::EntryType::Regular {
-            data.len() as u64
-        } else {
-            0
-        });
-        h.set_mode(0o644);
-        if matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link) {
-            h.set_link_name("SKILL.md").unwrap();
-        }
-        let gnu = h.as_gnu_mut().unwrap();
-        gnu.name[..path.len()].copy_from_slice(path.as_bytes());
-        h.set_cksum();
-        let body: &[u8] = if *kind == tar::EntryType::Regular {
-            data
-        } else {
-            &[]
-        };
-        builder.append(&h, body).unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
 }
 
 fn skill_archive(name: &str, description: &str) -> Vec<u8> {

@@ -11,9 +11,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{TestServer, Tools, corpus_dir, tools};
+use common::{TestServer, Tools, tools};
 use serde_json::Value;
-use skillreg::Registry;
 use skillreg::core::{InputFile, Namespace};
 use tokio::process::Command;
 
@@ -30,20 +29,6 @@ description: 'Hostile test skill: <img src=x onerror="window.__pwned=4"> and <b>
 
 [x](javascript:window.__pwned=3)
 "#;
-
-/// The real corpus in namespace `corpus` plus the seed in `skillreg` (as in tests/browse.rs).
-async fn catalog() -> tempfile::TempDir {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let registry = Registry::open(tmp.path()).await.unwrap();
-    skillreg::import::import_seed(&registry).await.unwrap();
-    let ns = Namespace::new("corpus").unwrap();
-    let summary = skillreg::import::import_paths(&registry, &ns, None, &[corpus_dir()], |_| {})
-        .await
-        .unwrap();
-    assert!(summary.imported >= 100, "{summary:?}");
-    registry.store().close().await;
-    tmp
-}
 
 /// The Chromium binary: `$SKILLREG_CHROMIUM`, else the one `<tools>/env.sh` records. Panics with
 /// the fix when there is none.
@@ -94,7 +79,7 @@ async fn web_catalog_in_headless_chromium() {
     let t = tools();
     let chromium = chromium(&t);
 
-    let dir = catalog().await;
+    let dir = common::corpus_catalog().await.0;
     let server = TestServer::on(dir.path(), 100).await;
     server
         .registry

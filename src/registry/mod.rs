@@ -368,19 +368,29 @@ impl Registry {
         Ok(created)
     }
 
-    /// One page of current skills (root and nested), in URI order.
-    pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
+    /// One page of the listing table after `cursor`, and the cursor of the next page.
+    async fn listing_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<crate::store::ListingRow>, Option<String>)> {
         let after = decode_cursor(cursor)?;
+        let page_size = self.inner.page_size as usize;
         let mut rows = self
             .inner
             .store
             .list_page(&after, self.inner.page_size + 1)
             .await?;
-        let more = rows.len() > self.inner.page_size as usize;
-        rows.truncate(self.inner.page_size as usize);
+        let more = rows.len() > page_size;
+        rows.truncate(page_size);
         let next_cursor = more
             .then(|| rows.last().map(|r| encode_cursor(&r.uri)))
             .flatten();
+        Ok((rows, next_cursor))
+    }
+
+    /// One page of current skills (root and nested), in URI order.
+    pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
+        let (rows, next_cursor) = self.listing_page(cursor).await?;
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
             let uri = SkillUri::parse(&row.uri).map_err(|error| Error::InvalidUri {
@@ -535,17 +545,7 @@ impl Registry {
 
     /// One page of current SKILL.md resources, in URI order.
     pub async fn list_skill_mds(&self, cursor: Option<&str>) -> Result<Page<SkillMdResource>> {
-        let after = decode_cursor(cursor)?;
-        let mut rows = self
-            .inner
-            .store
-            .list_page(&after, self.inner.page_size + 1)
-            .await?;
-        let more = rows.len() > self.inner.page_size as usize;
-        rows.truncate(self.inner.page_size as usize);
-        let next_cursor = more
-            .then(|| rows.last().map(|r| encode_cursor(&r.uri)))
-            .flatten();
+        let (rows, next_cursor) = self.listing_page(cursor).await?;
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
             let manifest = self.manifest(row.version_id).await?;

@@ -315,3 +315,42 @@ pub fn tools() -> Tools {
 pub fn sha256_hex(bytes: &[u8]) -> String {
     skillreg::core::Digest::of(bytes).hex()
 }
+
+/// A `.tar.gz` with raw entry names (so hostile names can be built); links point outside.
+pub fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for (path, kind, data) in entries {
+        let regular = *kind == tar::EntryType::Regular;
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(*kind);
+        h.set_size(if regular { data.len() as u64 } else { 0 });
+        h.set_mode(0o644);
+        if matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link) {
+            h.set_link_name("../../etc/passwd").unwrap();
+        }
+        // set_path refuses `..`; write the raw name.
+        h.as_gnu_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
+        h.set_cksum();
+        builder
+            .append(&h, if regular { *data } else { &[][..] })
+            .unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+/// A data directory holding the seed (namespace `skillreg`) and every importable skill of the
+/// real corpus (namespace `corpus`), and how many skills that is.
+pub async fn corpus_catalog() -> (TempDir, usize) {
+    let tmp = TempDir::new().unwrap();
+    let registry = Registry::open(tmp.path()).await.unwrap();
+    skillreg::import::import_seed(&registry).await.unwrap();
+    let ns = skillreg::core::Namespace::new("corpus").unwrap();
+    let summary = skillreg::import::import_paths(&registry, &ns, None, &[corpus_dir()], |_| {})
+        .await
+        .unwrap();
+    assert!(summary.imported >= 100, "{summary:?}");
+    registry.store().close().await;
+    (tmp, summary.imported + 3)
+}
