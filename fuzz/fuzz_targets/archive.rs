@@ -48,7 +48,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(seen.insert(f.path.as_str()), "duplicate path {:?}", f.path);
         assert!(!f.path.starts_with("./"), "leading ./ kept: {:?}", f.path);
         if f.kind != InputKind::File {
-            assert!(f.bytes.is_empty(), "non-regular entry {:?} has bytes", f.path);
+            assert!(
+                f.bytes.is_empty(),
+                "non-regular entry {:?} has bytes",
+                f.path
+            );
         }
     }
 

@@ -35,7 +35,11 @@ impl Seg {
 
 #[derive(Arbitrary, Debug)]
 enum Content {
-    Skill { name: Seg, description: String, extra: String },
+    Skill {
+        name: Seg,
+        description: String,
+        extra: String,
+    },
     Raw(Vec<u8>),
 }
 
@@ -106,7 +110,10 @@ fuzz_target!(|input: Input| {
             assert_eq!(a.files, b.files, "files depend on input order");
             assert_eq!(a.entries, b.entries, "entries depend on input order");
             assert_eq!(a.warnings, b.warnings, "warnings depend on input order");
-            assert_eq!(a.content_digest, b.content_digest, "digest depends on input order");
+            assert_eq!(
+                a.content_digest, b.content_digest,
+                "digest depends on input order"
+            );
         }
         (Err(_), Err(_)) => {}
         _ => panic!(

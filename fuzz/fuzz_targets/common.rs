@@ -7,7 +7,11 @@ use skillreg::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use skillreg::core::{Bundle, BundlePath, Digest, SkillName, frontmatter};
 
 pub fn check_bundle(b: &Bundle) {
-    assert!(b.files.len() <= MAX_FILES, "{} files accepted", b.files.len());
+    assert!(
+        b.files.len() <= MAX_FILES,
+        "{} files accepted",
+        b.files.len()
+    );
     assert!(
         b.total_size <= MAX_TOTAL_BYTES,
         "{} bytes accepted",
@@ -22,7 +26,11 @@ pub fn check_bundle(b: &Bundle) {
             panic!("validated bundle has path {p:?} that BundlePath::new refuses: {e}");
         }
         assert_eq!(f.digest, Digest::of(&f.bytes), "wrong digest for {p:?}");
-        assert!(f.mode == 0o644 || f.mode == 0o755, "mode {:o} for {p:?}", f.mode);
+        assert!(
+            f.mode == 0o644 || f.mode == 0o755,
+            "mode {:o} for {p:?}",
+            f.mode
+        );
     }
     for w in b.files.windows(2) {
         assert!(
@@ -59,7 +67,10 @@ pub fn check_bundle(b: &Bundle) {
         let dir_name = e.subpath.rsplit('/').next().unwrap();
         assert_eq!(e.name.as_str(), dir_name, "nested entry name != directory");
         let md = format!("{}/SKILL.md", e.subpath);
-        assert!(paths.contains(md.as_str()), "nested entry {md:?} is not a file");
+        assert!(
+            paths.contains(md.as_str()),
+            "nested entry {md:?} is not a file"
+        );
     }
     for w in b.entries[1..].windows(2) {
         assert!(w[0].subpath < w[1].subpath, "nested entries not sorted");

@@ -14,11 +14,17 @@ fuzz_target!(|data: &[u8]| {
     let Ok(md) = parse(data) else { return };
 
     let name = md.name.as_str();
-    assert!(SkillName::new(name).is_ok(), "accepted invalid name {name:?}");
+    assert!(
+        SkillName::new(name).is_ok(),
+        "accepted invalid name {name:?}"
+    );
 
     let desc = md.description.as_str();
     assert!(!desc.is_empty(), "accepted an empty description");
-    assert!(!desc.trim().is_empty(), "accepted a blank description {desc:?}");
+    assert!(
+        !desc.trim().is_empty(),
+        "accepted a blank description {desc:?}"
+    );
     let chars = desc.chars().count();
     assert!(
         chars <= MAX_DESCRIPTION_CHARS,

@@ -292,18 +292,28 @@ impl SearchIndex {
             None => parsed,
         };
         let searcher = self.reader.searcher();
-        // Over-fetch so demoted skills can be pushed below active ones without losing hits.
+        // Over-fetch so demoted skills can be pushed below active ones without losing hits; the
+        // status comes from its fast-field column, so only the final hits' documents are read.
         let candidates = searcher.search(
             &query,
             &TopDocs::with_limit(limit * 4 + 16).order_by_score(),
         )?;
-        let mut hits = Vec::with_capacity(candidates.len());
+        let mut ranked = Vec::with_capacity(candidates.len());
         for (score, address) in candidates {
+            let column = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .u64("status")?;
+            let status = column.first(address.doc_id).unwrap_or(0);
+            ranked.push((status, score, address));
+        }
+        ranked.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        ranked.truncate(limit);
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (_, score, address) in ranked {
             let doc: TantivyDocument = searcher.doc(address)?;
             hits.push(self.fields.hit(&doc, score));
         }
-        hits.sort_by(|a, b| a.status.cmp(&b.status).then(b.score.total_cmp(&a.score)));
-        hits.truncate(limit);
         Ok(hits)
     }
 }

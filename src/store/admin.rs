@@ -444,82 +444,107 @@ impl Store {
     }
 
     /// Up to `limit` namespaces starting with `prefix`: the exact match first, then by most
-    /// recent publish; and how many start with it.
+    /// recent publish; and how many start with it (counted up to [`COUNT_CAP`]).
     pub async fn complete_namespaces(
         &self,
         prefix: &str,
         limit: u32,
     ) -> Result<(Vec<String>, i64), StoreError> {
-        let upper = prefix_upper(prefix);
+        let (lo, hi) = prefix_range(prefix);
         let names: Vec<String> = sqlx::query_scalar(
-            "SELECT name FROM namespaces WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)
-             ORDER BY name = ?1 DESC, last_published_at DESC, name LIMIT ?3",
+            "SELECT name FROM (SELECT name, last_published_at FROM namespaces
+                               WHERE name >= ?1 AND name < ?2 ORDER BY name LIMIT ?4)
+             ORDER BY name = ?3 DESC, last_published_at DESC, name LIMIT ?5",
         )
+        .bind(&lo)
+        .bind(&hi)
         .bind(prefix)
-        .bind(upper.as_deref())
+        .bind(CANDIDATES)
         .bind(i64::from(limit))
         .fetch_all(&self.read)
         .await?;
         let total: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM namespaces WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)",
+            "SELECT count(*) FROM (SELECT 1 FROM namespaces WHERE name >= ?1 AND name < ?2 LIMIT ?3)",
         )
-        .bind(prefix)
-        .bind(upper.as_deref())
+        .bind(&lo)
+        .bind(&hi)
+        .bind(COUNT_CAP)
         .fetch_one(&self.read)
         .await?;
         Ok((names, total))
     }
 
     /// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across all:
-    /// the exact match first, then by most recent publish; and how many distinct names match.
+    /// the exact match first, then by most recent publish; and how many skills match (counted up
+    /// to [`COUNT_CAP`]). Work is bounded: the ranking looks at the first [`CANDIDATES`] matches
+    /// in name order, so a one-letter prefix over a million skills costs the same as a long one.
     pub async fn complete_names(
         &self,
         namespace: Option<&str>,
         prefix: &str,
         limit: u32,
     ) -> Result<(Vec<String>, i64), StoreError> {
-        let upper = prefix_upper(prefix);
-        let (names, total): (Vec<String>, i64) = match namespace {
+        let (lo, hi) = prefix_range(prefix);
+        let namespace_id: Option<i64> = match namespace {
+            Some(ns) => match sqlx::query_scalar("SELECT id FROM namespaces WHERE name = ?1")
+                .bind(ns)
+                .fetch_optional(&self.read)
+                .await?
+            {
+                Some(id) => Some(id),
+                None => return Ok((Vec::new(), 0)),
+            },
+            None => None,
+        };
+        // Separate statements so each range-scans a covering index with both bounds:
+        // (namespace_id, name, last_published_at) or (name, last_published_at).
+        let (names, total): (Vec<String>, i64) = match namespace_id {
             Some(ns) => {
                 let names = sqlx::query_scalar(
-                    "SELECT s.name FROM skills s
-                     WHERE s.namespace_id = (SELECT id FROM namespaces WHERE name = ?3)
-                       AND s.name >= ?1 AND (?2 IS NULL OR s.name < ?2)
-                     ORDER BY s.name = ?1 DESC, s.last_published_at DESC, s.name LIMIT ?4",
+                    "SELECT name FROM (SELECT name, last_published_at FROM skills
+                                       WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
+                                       ORDER BY name LIMIT ?5)
+                     ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT ?6",
                 )
-                .bind(prefix)
-                .bind(upper.as_deref())
+                .bind(&lo)
+                .bind(&hi)
                 .bind(ns)
+                .bind(prefix)
+                .bind(CANDIDATES)
                 .bind(i64::from(limit))
                 .fetch_all(&self.read)
                 .await?;
                 let total = sqlx::query_scalar(
-                    "SELECT count(*) FROM skills s
-                     WHERE s.namespace_id = (SELECT id FROM namespaces WHERE name = ?3)
-                       AND s.name >= ?1 AND (?2 IS NULL OR s.name < ?2)",
+                    "SELECT count(*) FROM (SELECT 1 FROM skills
+                                           WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2 LIMIT ?4)",
                 )
-                .bind(prefix)
-                .bind(upper.as_deref())
+                .bind(&lo)
+                .bind(&hi)
                 .bind(ns)
+                .bind(COUNT_CAP)
                 .fetch_one(&self.read)
                 .await?;
                 (names, total)
             }
             None => {
                 let names = sqlx::query_scalar(
-                    "SELECT name FROM skills WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)
-                     GROUP BY name ORDER BY name = ?1 DESC, max(last_published_at) DESC, name LIMIT ?3",
+                    "SELECT name FROM (SELECT name, last_published_at FROM skills
+                                       WHERE name >= ?1 AND name < ?2 ORDER BY name LIMIT ?4)
+                     GROUP BY name ORDER BY name = ?3 DESC, max(last_published_at) DESC, name LIMIT ?5",
                 )
+                .bind(&lo)
+                .bind(&hi)
                 .bind(prefix)
-                .bind(upper.as_deref())
+                .bind(CANDIDATES)
                 .bind(i64::from(limit))
                 .fetch_all(&self.read)
                 .await?;
                 let total = sqlx::query_scalar(
-                    "SELECT count(DISTINCT name) FROM skills WHERE name >= ?1 AND (?2 IS NULL OR name < ?2)",
+                    "SELECT count(*) FROM (SELECT 1 FROM skills WHERE name >= ?1 AND name < ?2 LIMIT ?3)",
                 )
-                .bind(prefix)
-                .bind(upper.as_deref())
+                .bind(&lo)
+                .bind(&hi)
+                .bind(COUNT_CAP)
                 .fetch_one(&self.read)
                 .await?;
                 (names, total)
@@ -527,6 +552,19 @@ impl Store {
         };
         Ok((names, total))
     }
+}
+
+/// Completion ranks at most this many prefix matches (name order) by recency.
+const CANDIDATES: i64 = 500;
+/// Completion totals count at most this many matches.
+pub const COUNT_CAP: i64 = 10_000;
+
+/// `[lo, hi)` covering every ASCII name that starts with `prefix` (names are ASCII).
+fn prefix_range(prefix: &str) -> (String, String) {
+    (
+        prefix.to_owned(),
+        prefix_upper(prefix).unwrap_or_else(|| "\u{7f}".to_owned()),
+    )
 }
 
 /// The smallest string greater than every string starting with `prefix` (names are ASCII), or
