@@ -141,12 +141,18 @@ impl SkillUri {
         } else {
             Target::Path(rest.join("/"))
         };
-        Ok(Self {
+        let uri = Self {
             namespace,
             name,
             version,
             target,
-        })
+        };
+        // Percent-encoding can make the canonical form up to 3x longer than the input; refuse a
+        // URI whose canonical form could not itself be parsed back (found by fuzzing).
+        if uri.to_string().len() > MAX_URI_BYTES {
+            return Err(UriError::TooLong);
+        }
+        Ok(uri)
     }
 
     /// The URI of the skill root directory (no trailing slash).
@@ -272,6 +278,26 @@ mod tests {
         // Non-canonical encodings are accepted and canonicalised.
         let u = SkillUri::parse("skill://acme/x/%41.md").unwrap();
         assert_eq!(u.to_string(), "skill://acme/x/A.md");
+    }
+
+    #[test]
+    fn canonical_forms_always_parse_back() {
+        // Regression (fuzz/regressions/uri): raw spaces are accepted in input and encoded as %20
+        // in the canonical form, which exceeded the length limit and failed to re-parse.
+        let spaces = format!("skill://acme/x/{}", " ".repeat(2000));
+        assert_eq!(SkillUri::parse(&spaces), Err(UriError::TooLong));
+        for input in [
+            include_str!("../../fuzz/regressions/uri/tmin-from-fuzzer"),
+            include_str!("../../fuzz/regressions/uri/canonical-longer-than-max-uri-bytes"),
+        ] {
+            if let Ok(uri) = SkillUri::parse(input) {
+                let canonical = uri.to_string();
+                assert_eq!(SkillUri::parse(&canonical).as_ref(), Ok(&uri));
+            }
+        }
+        let fine = format!("skill://acme/x/{}", " ".repeat(100));
+        let uri = SkillUri::parse(&fine).unwrap();
+        assert_eq!(SkillUri::parse(&uri.to_string()).unwrap(), uri);
     }
 
     #[test]
