@@ -7,7 +7,6 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-use base64::Engine as _;
 use common::{Modern, TestServer, all_pages, corpus_dir, sha256_hex};
 use serde_json::{Value, json};
 use skillreg::core::SkillUri;
@@ -211,14 +210,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
             let read = modern
                 .call("resources/read", json!({"uri": file_uri}))
                 .await;
-            let c = &read["result"]["contents"][0];
-            let bytes = match (c.get("text"), c.get("blob")) {
-                (Some(t), None) => t.as_str().unwrap().as_bytes().to_vec(),
-                (None, Some(b)) => base64::engine::general_purpose::STANDARD
-                    .decode(b.as_str().unwrap())
-                    .unwrap(),
-                _ => panic!("{file_uri}: {read}"),
-            };
+            let bytes = common::content_bytes(&read);
             assert_eq!(bytes.len() as u64, row.size, "{dir}/{path} size");
             assert_eq!(sha256_hex(&bytes), row.sha256, "{dir}/{path} sha256");
             files_checked += 1;

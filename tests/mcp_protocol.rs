@@ -3,7 +3,6 @@
 
 mod common;
 
-use base64::Engine as _;
 use common::{Legacy, Modern, TestServer, all_pages, sha256_hex};
 use serde_json::{Value, json};
 use skillreg::core::{InputFile, Namespace, SkillName, SkillVersion};
@@ -383,14 +382,7 @@ async fn versions_pinned_uris_nested_skills_and_binary_files() {
         let read = modern
             .call("resources/read", json!({"uri": r["uri"]}))
             .await;
-        let c = &read["result"]["contents"][0];
-        let bytes = match (c.get("text"), c.get("blob")) {
-            (Some(t), None) => t.as_str().unwrap().as_bytes().to_vec(),
-            (None, Some(b)) => base64::engine::general_purpose::STANDARD
-                .decode(b.as_str().unwrap())
-                .unwrap(),
-            _ => panic!("{read}"),
-        };
+        let bytes = common::content_bytes(&read);
         assert_eq!(
             format!("sha256:{}", sha256_hex(&bytes)),
             r["digest"].as_str().unwrap(),

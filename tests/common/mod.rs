@@ -354,3 +354,16 @@ pub async fn corpus_catalog() -> (TempDir, usize) {
     registry.store().close().await;
     (tmp, summary.imported + 3)
 }
+
+/// The bytes a `resources/read` response carries: its `text` as UTF-8, or its base64 `blob`.
+pub fn content_bytes(read: &Value) -> Vec<u8> {
+    use base64::Engine as _;
+    let c = &read["result"]["contents"][0];
+    match (c.get("text"), c.get("blob")) {
+        (Some(t), None) => t.as_str().unwrap().as_bytes().to_vec(),
+        (None, Some(b)) => base64::engine::general_purpose::STANDARD
+            .decode(b.as_str().unwrap())
+            .unwrap(),
+        _ => panic!("neither text nor blob: {read}"),
+    }
+}
