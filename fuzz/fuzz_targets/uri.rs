@@ -1,25 +1,14 @@
 //! `core::SkillUri::parse` on arbitrary (UTF-8) strings.
 //!
 //! Invariants on `Ok`: the canonical form (`to_string`) re-parses to an equal value and is a
-//! fixed point; it is printable ASCII with no `?`, `#`, backslash, NUL, and no empty, `.` or `..`
-//! path segment.
+//! fixed point; it is at most `MAX_URI_BYTES` long, printable ASCII with no `?`, `#`, backslash,
+//! NUL, and no empty, `.` or `..` path segment.
 #![no_main]
-
-use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use skillreg::core::SkillUri;
 use skillreg::core::limits::MAX_URI_BYTES;
 use skillreg::core::uri::SCHEME_PREFIX;
-
-/// Known issue (fuzz/regressions/uri/): `parse` accepts input whose canonical form is longer
-/// than `MAX_URI_BYTES` (percent-encoding grows it up to 3x), and then refuses that canonical
-/// form with `TooLong`. Until it is fixed, the re-parse check is skipped for such URIs unless
-/// `SKILLREG_FUZZ_STRICT=1`; delete this guard once the fix lands.
-fn strict() -> bool {
-    static STRICT: OnceLock<bool> = OnceLock::new();
-    *STRICT.get_or_init(|| std::env::var_os("SKILLREG_FUZZ_STRICT").is_some_and(|v| v == "1"))
-}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {
@@ -49,9 +38,13 @@ fuzz_target!(|data: &[u8]| {
         );
     }
 
-    if canonical.len() > MAX_URI_BYTES && !strict() {
-        return;
-    }
+    // Regression (fuzz/regressions/uri/, fixed in 50985cb): parse used to accept input whose
+    // canonical form is longer than MAX_URI_BYTES and then refuse that canonical form.
+    assert!(
+        canonical.len() <= MAX_URI_BYTES,
+        "canonical form is {} bytes (> MAX_URI_BYTES) for input {s:?}",
+        canonical.len()
+    );
     let again = SkillUri::parse(&canonical).unwrap_or_else(|e| {
         panic!(
             "canonical form does not re-parse: {e}\n  input ({} bytes): {s:?}\n  canonical ({} bytes): {canonical:?}",

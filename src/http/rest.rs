@@ -106,13 +106,37 @@ async fn reader(state: &RestState, headers: &HeaderMap) -> ApiResult<Principal> 
     Ok(p)
 }
 
+/// Read a body of at most `limit` bytes. Past the limit the rest is read and discarded (up to
+/// 4× the limit; the request time limit bounds slow senders) so the client, which is usually
+/// still writing, receives the 413 instead of a reset connection.
+async fn read_capped(body: Body, limit: usize) -> ApiResult<Vec<u8>> {
+    use http_body_util::BodyExt as _;
+    let mut body = body;
+    let mut bytes = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Error::InvalidRequest(format!("reading the body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen <= limit {
+            bytes.extend_from_slice(&data);
+        } else if seen > limit.saturating_mul(4) {
+            break;
+        }
+    }
+    if seen > limit {
+        return Err(Error::BodyTooLarge(limit).into());
+    }
+    Ok(bytes)
+}
+
 /// Largest JSON request body (yank reasons, deprecation messages, token requests).
 const MAX_JSON_BODY: usize = 64 * 1024;
 
 async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
-    let bytes = axum::body::to_bytes(body, MAX_JSON_BODY)
-        .await
-        .map_err(|_| Error::BodyTooLarge(MAX_JSON_BODY))?;
+    let bytes = read_capped(body, MAX_JSON_BODY).await?;
     let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
     serde_json::from_slice(bytes).map_err(|e| Error::InvalidRequest(e.to_string()).into())
 }
@@ -565,9 +589,7 @@ async fn publish(
         )
         .into());
     }
-    let bytes = axum::body::to_bytes(body, s.max_upload_bytes)
-        .await
-        .map_err(|_| Error::BodyTooLarge(s.max_upload_bytes))?;
+    let bytes = read_capped(body, s.max_upload_bytes).await?;
     let published = s
         .registry
         .publish_archive(&p, &ns, &name, &version, content_type, &bytes)
