@@ -128,16 +128,51 @@ fn pool_file(k: u64) -> (String, Vec<u8>) {
     (path, body.into_bytes())
 }
 
-/// One synthetic skill: unique name, description and SKILL.md; extra files from the shared pool.
-pub fn synthetic_skill(i: u64) -> (Namespace, Vec<InputFile>) {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x1000_0001));
-    let namespace = Namespace::new(&format!("team-{:04}", i % 1000)).expect("valid namespace");
-    let name = format!(
+/// Every `BINARY_EVERY`-th skill carries a 200 KB binary asset (one of 8 shared blobs), like the
+/// images and PDFs of the real corpus.
+pub const BINARY_EVERY: u64 = 20;
+/// Size of the synthetic binary assets.
+pub const BINARY_SIZE: usize = 200 * 1024;
+
+/// Incompressible pseudo-random bytes: a stand-in for a PNG.
+fn binary_file(k: u64) -> Vec<u8> {
+    let mut rng = Rng(0x5eed_0000 + k);
+    let mut bytes = Vec::with_capacity(BINARY_SIZE);
+    while bytes.len() < BINARY_SIZE {
+        bytes.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    bytes.truncate(BINARY_SIZE);
+    bytes
+}
+
+/// The name of synthetic skill `i` (without building its files).
+pub fn synthetic_name(i: u64) -> String {
+    let mut rng = skill_rng(i);
+    format!(
         "{}-{}-{}-{i}",
         rng.pick(ADJECTIVES),
         rng.pick(NOUNS),
         rng.pick(VERBS)
-    );
+    )
+}
+
+fn skill_rng(i: u64) -> Rng {
+    Rng(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x1000_0001))
+}
+
+/// The namespace of synthetic skill `i`.
+pub fn synthetic_namespace(i: u64) -> Namespace {
+    Namespace::new(&format!("team-{:04}", i % 1000)).expect("valid namespace")
+}
+
+/// One synthetic skill: unique name, description and SKILL.md; extra files from the shared pool.
+pub fn synthetic_skill(i: u64) -> (Namespace, Vec<InputFile>) {
+    let name = synthetic_name(i);
+    let mut rng = skill_rng(i);
+    for _ in 0..3 {
+        rng.next();
+    }
+    let namespace = synthetic_namespace(i);
     let topic = rng.pick(TOPICS);
     let description = format!(
         "{} {} for {topic}. Use when the user asks to {} {} or to check {topic} before a release.",
@@ -161,6 +196,13 @@ pub fn synthetic_skill(i: u64) -> (Namespace, Vec<InputFile>) {
         ));
     }
     let mut files = vec![InputFile::regular("SKILL.md", body)];
+    if i.is_multiple_of(BINARY_EVERY) {
+        let k = (i / BINARY_EVERY) % 8;
+        files.push(InputFile::regular(
+            format!("assets/figure-{k}.png"),
+            binary_file(k),
+        ));
+    }
     for _ in 0..extra_files(&mut rng) {
         let (path, bytes) = pool_file(rng.next() % 400);
         if !files.iter().any(|f| f.path == path) {
@@ -177,7 +219,8 @@ fn capitalize(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Publish synthetic skills `from..to` in batches (one transaction per batch).
+/// Publish synthetic skills `from..to` in batches of 1,000 (one transaction each). The next
+/// batch is built and validated on another thread while the current one is written.
 pub async fn generate(
     registry: &Registry,
     from: u64,
@@ -185,16 +228,31 @@ pub async fn generate(
     mut progress: impl FnMut(u64),
 ) -> Result<u64> {
     const BATCH: u64 = 1000;
-    let version = SkillVersion::parse("1.0.0").expect("valid version");
+    let prepare = |start: u64| {
+        tokio::task::spawn_blocking(move || {
+            let version = SkillVersion::parse("1.0.0").expect("valid version");
+            (start..(start + BATCH).min(to))
+                .map(|i| {
+                    let (ns, files) = synthetic_skill(i);
+                    Registry::prepare(ns, files, None, Some(version.clone()), Some("bulk"))
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+    };
     let mut created = 0;
     let mut start = from;
-    while start < to {
+    let mut next = (start < to).then(|| prepare(start));
+    while let Some(pending) = next.take() {
+        let batch = pending
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
         let end = (start + BATCH).min(to);
-        let batch = (start..end).map(|i| {
-            let (ns, files) = synthetic_skill(i);
-            (ns, files, version.clone())
-        });
-        created += registry.publish_batch(batch.collect()).await?;
+        if end < to {
+            next = Some(prepare(end));
+        }
+        for published in registry.publish_prepared(batch).await? {
+            created += u64::from(published?.created);
+        }
         start = end;
         progress(start - from);
     }
@@ -224,27 +282,23 @@ fn summarize(operation: &str, mut samples: Vec<Duration>) -> Latency {
     }
 }
 
-/// Time the read paths in-process against whatever catalog `registry` holds.
+/// Time the read paths in-process against a catalog made by [`generate`]. Inputs are drawn
+/// before each timed call, so only the registry's work is measured.
 pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Latency>> {
     let mut rng = Rng(42);
     let mut results = Vec::new();
     let stats = registry.store().stats().await?;
     let n = stats.skills.max(1) as u64;
-    let pick = |rng: &mut Rng| -> (String, String) {
+    let skill = |rng: &mut Rng| -> (String, String) {
         let i = rng.next() % n;
-        let (ns, files) = synthetic_skill(i);
-        let md = String::from_utf8_lossy(&files[0].bytes).into_owned();
-        let name = md
-            .lines()
-            .find_map(|l| l.strip_prefix("name: "))
-            .unwrap_or("")
-            .to_owned();
-        (ns.to_string(), name)
+        (synthetic_namespace(i).to_string(), synthetic_name(i))
     };
+    let letter = |rng: &mut Rng| char::from(b'a' + (rng.next() % 26) as u8).to_string();
     macro_rules! measure {
-        ($op:expr, $body:expr) => {{
+        ($op:expr, $input:expr, |$x:pat_param| $body:expr) => {{
+            let inputs: Vec<_> = (0..iterations).map(|_| $input).collect();
             let mut samples = Vec::with_capacity(iterations);
-            for _ in 0..iterations {
+            for $x in inputs {
                 let started = Instant::now();
                 $body;
                 samples.push(started.elapsed());
@@ -253,70 +307,109 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
         }};
     }
     let empty = std::collections::HashMap::new();
-    measure!("completion: namespace, 1-char prefix", {
-        let c = char::from(b'a' + (rng.next() % 26) as u8).to_string();
-        registry.complete("namespace", &c, &empty).await?;
-    });
-    measure!("completion: name in namespace, 2-char prefix", {
-        let (ns, name) = pick(&mut rng);
-        let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
-        registry.complete("name", &name[..2], &ctx).await?;
-    });
-    measure!("completion: name across namespaces, 3-char prefix", {
-        let (_, name) = pick(&mut rng);
-        registry.complete("name", &name[..3], &empty).await?;
-    });
-    measure!("completion: name across namespaces, 1-char prefix", {
-        let c = char::from(b'a' + (rng.next() % 26) as u8).to_string();
-        registry.complete("name", &c, &empty).await?;
-    });
-    measure!("completion: path in a skill", {
-        let (ns, name) = pick(&mut rng);
+    let uri = |(ns, name): (String, String), path: &str| format!("skill://{ns}/{name}/{path}");
+    measure!(
+        "completion: namespace, 1-char prefix",
+        letter(&mut rng),
+        |c| registry.complete("namespace", &c, &empty).await?
+    );
+    measure!(
+        "completion: name in namespace, 2-char prefix",
+        skill(&mut rng),
+        |(ns, name)| {
+            let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
+            registry.complete("name", &name[..2], &ctx).await?
+        }
+    );
+    measure!(
+        "completion: name across namespaces, 3-char prefix",
+        skill(&mut rng),
+        |(_, name)| registry.complete("name", &name[..3], &empty).await?
+    );
+    measure!(
+        "completion: name across namespaces, 1-char prefix",
+        letter(&mut rng),
+        |c| registry.complete("name", &c, &empty).await?
+    );
+    measure!("completion: path in a skill", skill(&mut rng), |(
+        ns,
+        name,
+    )| {
         let ctx = std::collections::HashMap::from([
             ("namespace".to_owned(), ns),
             ("name".to_owned(), name),
         ]);
-        registry.complete("path", "", &ctx).await?;
+        registry.complete("path", "", &ctx).await?
     });
-    measure!("search: 4-word query", {
-        let q = format!(
+    measure!(
+        "search: 4-word query",
+        format!(
             "{} {} {} {}",
             rng.pick(NOUNS),
             rng.pick(TOPICS),
             rng.pick(VERBS),
             rng.pick(NOUNS)
-        );
-        registry.search(&q, None, 10)?;
-    });
-    measure!("search: 4-word query in a namespace", {
-        let q = format!(
-            "{} {} {}",
-            rng.pick(NOUNS),
-            rng.pick(TOPICS),
-            rng.pick(NOUNS)
-        );
-        let ns = format!("team-{:04}", rng.next() % 1000);
-        registry.search(&q, Some(&ns), 10)?;
-    });
-    measure!("skills/list: first page", {
-        registry.list_skills(None).await?;
-    });
-    measure!("skills/list: deep page", {
-        let (ns, name) = pick(&mut rng);
-        let cursor = crate::registry::cursor_after(&format!("skill://{ns}/{name}/SKILL.md"));
-        registry.list_skills(Some(&cursor)).await?;
-    });
-    measure!("skills/get", {
-        let (ns, name) = pick(&mut rng);
-        registry
-            .get_skill(&format!("skill://{ns}/{name}/SKILL.md"))
-            .await?;
-    });
-    measure!("resources/read: SKILL.md", {
-        let (ns, name) = pick(&mut rng);
-        registry
-            .read(&format!("skill://{ns}/{name}/SKILL.md"))
-            .await?;
-    });
+        ),
+        |q| registry.search(&q, None, 10)?
+    );
+    measure!(
+        "search: 4-word query in a namespace",
+        (
+            format!(
+                "{} {} {}",
+                rng.pick(NOUNS),
+                rng.pick(TOPICS),
+                rng.pick(NOUNS)
+            ),
+            format!("team-{:04}", rng.next() % 1000)
+        ),
+        |(q, ns)| registry.search(&q, Some(&ns), 10)?
+    );
+    measure!("skills/list: first page", (), |_| registry
+        .list_skills(None)
+        .await?);
+    measure!(
+        "skills/list: deep page",
+        crate::registry::cursor_after(&uri(skill(&mut rng), "SKILL.md")),
+        |cursor| registry.list_skills(Some(&cursor)).await?
+    );
+    measure!("skills/get", uri(skill(&mut rng), "SKILL.md"), |u| registry
+        .get_skill(&u)
+        .await?);
+    measure!(
+        "resources/read: SKILL.md",
+        uri(skill(&mut rng), "SKILL.md"),
+        |u| registry.read(&u).await?
+    );
+    let binaries = n.div_ceil(BINARY_EVERY);
+    measure!(
+        "resources/read: 200 KB binary",
+        {
+            let i = (rng.next() % binaries) * BINARY_EVERY;
+            let k = (i / BINARY_EVERY) % 8;
+            uri(
+                (synthetic_namespace(i).to_string(), synthetic_name(i)),
+                &format!("assets/figure-{k}.png"),
+            )
+        },
+        |u| registry.read(&u).await?
+    );
     Ok(results)
+}
+
+/// Write synthetic skills `from..to` as a directory tree `dir/<name>/...` (for peers that serve
+/// skills from a folder, and for `skillreg import`).
+pub fn export(dir: &std::path::Path, from: u64, to: u64) -> std::io::Result<u64> {
+    for i in from..to {
+        let (_, files) = synthetic_skill(i);
+        let root = dir.join(synthetic_name(i));
+        for file in files {
+            let path = root.join(&file.path);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, &file.bytes)?;
+        }
+    }
+    Ok(to - from)
 }

@@ -169,7 +169,15 @@ pub fn read_dir_files(dir: &Path) -> Result<Vec<InputFile>, (String, String)> {
     Ok(files)
 }
 
-/// Import every skill found under `paths` into `namespace`, calling `report` once per skill.
+/// Skills read, validated and stored per transaction.
+const IMPORT_BATCH: usize = 256;
+
+/// Import every skill found under `paths` into `namespace`, calling `report` once per skill
+/// (in discovery order, once its batch is committed).
+///
+/// Skills are read and validated on a blocking thread, a batch ahead of the writer, and stored
+/// `IMPORT_BATCH` to a transaction. A skill that cannot be imported is skipped with its code;
+/// a storage failure stops the run (batches already reported stay stored).
 pub async fn import_paths(
     registry: &Registry,
     namespace: &Namespace,
@@ -177,30 +185,46 @@ pub async fn import_paths(
     paths: &[PathBuf],
     mut report: impl FnMut(&Line),
 ) -> Result<Summary, Error> {
-    let mut summary = Summary::default();
+    let mut candidates = Vec::new();
     for path in paths {
-        let candidates = if path.is_dir() {
-            discover(path)
-        } else {
-            vec![Candidate {
+        if !path.is_dir() {
+            candidates.push(Candidate {
                 dir: path.clone(),
                 problem: Some(("not_found".to_owned(), "not a directory".to_owned())),
-            }]
-        };
-        if candidates.is_empty() {
-            let line = Line {
-                dir: path.clone(),
-                outcome: Outcome::Skipped {
-                    code: "missing_skill_md".to_owned(),
-                    reason: "no SKILL.md found below this path".to_owned(),
-                },
-                warnings: Vec::new(),
-            };
-            summary.skipped += 1;
-            report(&line);
+            });
+            continue;
         }
-        for candidate in candidates {
-            let line = import_one(registry, namespace, version, candidate).await?;
+        let found = discover(path);
+        if found.is_empty() {
+            candidates.push(Candidate {
+                dir: path.clone(),
+                problem: Some((
+                    "missing_skill_md".to_owned(),
+                    "no SKILL.md found below this path".to_owned(),
+                )),
+            });
+        }
+        candidates.extend(found);
+    }
+    let prepare = |chunk: Vec<Candidate>| {
+        let namespace = namespace.clone();
+        let version = version.cloned();
+        tokio::task::spawn_blocking(move || {
+            chunk
+                .into_iter()
+                .map(|c| prepare_one(&namespace, version.as_ref(), c))
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut summary = Summary::default();
+    let mut chunks = candidates.chunks(IMPORT_BATCH).map(<[Candidate]>::to_vec);
+    let mut next = chunks.next().map(prepare);
+    while let Some(pending) = next.take() {
+        let prepared = pending
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        next = chunks.next().map(prepare);
+        for line in store_chunk(registry, prepared).await? {
             match line.outcome {
                 Outcome::Imported { .. } => summary.imported += 1,
                 Outcome::Unchanged { .. } => summary.unchanged += 1,
@@ -212,58 +236,92 @@ pub async fn import_paths(
     Ok(summary)
 }
 
-async fn import_one(
-    registry: &Registry,
-    namespace: &Namespace,
-    version: Option<&SkillVersion>,
-    candidate: Candidate,
-) -> Result<Line, Error> {
-    let skipped = |dir: PathBuf, code: String, reason: String| Line {
+/// A candidate read and validated: ready to store, or already a "skipped" line.
+type PreparedCandidate = (PathBuf, Result<crate::registry::Prepared, Line>);
+
+fn skipped(dir: PathBuf, code: String, reason: String) -> Line {
+    Line {
         dir,
         outcome: Outcome::Skipped { code, reason },
         warnings: Vec::new(),
-    };
-    if let Some((code, reason)) = candidate.problem {
-        return Ok(skipped(candidate.dir, code, reason));
     }
-    let files = match read_dir_files(&candidate.dir) {
-        Ok(files) => files,
-        Err((code, reason)) => return Ok(skipped(candidate.dir, code, reason)),
+}
+
+fn prepare_one(
+    namespace: &Namespace,
+    version: Option<&SkillVersion>,
+    candidate: Candidate,
+) -> PreparedCandidate {
+    let dir = candidate.dir;
+    if let Some((code, reason)) = candidate.problem {
+        return (dir.clone(), Err(skipped(dir, code, reason)));
+    }
+    let prepared = match read_dir_files(&dir) {
+        Err((code, reason)) => Err(skipped(dir.clone(), code, reason)),
+        Ok(files) => Registry::prepare(
+            namespace.clone(),
+            files,
+            None,
+            version.cloned(),
+            Some("import"),
+        )
+        .map_err(|e| skipped(dir.clone(), e.code().to_owned(), e.to_string())),
     };
-    match registry
-        .publish(namespace, files, None, version.cloned(), Some("import"))
-        .await
-    {
-        Ok(published) => {
-            let mut warnings = published.warnings;
-            let dir_name = candidate
-                .dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            if dir_name.as_deref() != Some(published.name.as_str()) {
-                warnings.push(Warning::new(
-                    "directory_name_mismatch",
-                    format!(
-                        "directory {:?} differs from the skill name {:?}",
-                        dir_name.unwrap_or_default(),
-                        published.name.as_str()
-                    ),
-                ));
+    (dir, prepared)
+}
+
+/// Store one chunk in one transaction and turn every candidate into its report line.
+async fn store_chunk(
+    registry: &Registry,
+    chunk: Vec<PreparedCandidate>,
+) -> Result<Vec<Line>, Error> {
+    let mut lines: Vec<Option<Line>> = Vec::with_capacity(chunk.len());
+    let mut dirs = Vec::new();
+    let mut ready = Vec::new();
+    for (dir, prepared) in chunk {
+        match prepared {
+            Ok(p) => {
+                dirs.push((lines.len(), dir));
+                ready.push(p);
+                lines.push(None);
             }
-            let uri = published.uri;
-            let version = published.version.to_string();
-            Ok(Line {
-                dir: candidate.dir,
-                outcome: if published.created {
-                    Outcome::Imported { uri, version }
-                } else {
-                    Outcome::Unchanged { uri, version }
-                },
-                warnings,
-            })
+            Err(line) => lines.push(Some(line)),
         }
-        Err(Error::Storage(e)) => Err(Error::Storage(e)),
-        Err(e) => Ok(skipped(candidate.dir, e.code().to_owned(), e.to_string())),
+    }
+    let results = registry.publish_prepared(ready).await?;
+    for ((slot, dir), result) in dirs.into_iter().zip(results) {
+        lines[slot] = Some(match result {
+            Ok(published) => imported_line(dir, published),
+            Err(Error::Storage(e)) => return Err(Error::Storage(e)),
+            Err(e) => skipped(dir, e.code().to_owned(), e.to_string()),
+        });
+    }
+    Ok(lines.into_iter().flatten().collect())
+}
+
+fn imported_line(dir: PathBuf, published: crate::registry::Published) -> Line {
+    let mut warnings = published.warnings;
+    let dir_name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    if dir_name.as_deref() != Some(published.name.as_str()) {
+        warnings.push(Warning::new(
+            "directory_name_mismatch",
+            format!(
+                "directory {:?} differs from the skill name {:?}",
+                dir_name.unwrap_or_default(),
+                published.name.as_str()
+            ),
+        ));
+    }
+    let uri = published.uri;
+    let version = published.version.to_string();
+    Line {
+        dir,
+        outcome: if published.created {
+            Outcome::Imported { uri, version }
+        } else {
+            Outcome::Unchanged { uri, version }
+        },
+        warnings,
     }
 }
 

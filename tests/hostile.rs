@@ -504,7 +504,8 @@ async fn every_hostile_input_gets_its_code_and_changes_nothing() {
     }
     // The server answers 413 as soon as the body passes the limit and stops reading; the client
     // may still be writing and see the connection close instead. Either way nothing is served.
-    let oversize = http
+    // Its own client: the half-written connection must not go back to the shared pool.
+    let oversize = reqwest::Client::new()
         .post(&server.url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")

@@ -120,18 +120,22 @@ async fn publishers_yankers_and_readers_on_both_eras() {
     let tmp = tempfile::TempDir::new().unwrap();
     let server = TestServer::on(tmp.path(), 10).await;
     let ns = Namespace::new("soak").unwrap();
+    // Two versions each, so yanking 1.0.0 moves the current version back to 0.9.0 and never
+    // leaves a skill without one (which would rightly drop it from the listing).
     for s in 0..4 {
-        server
-            .registry
-            .publish(
-                &ns,
-                files(&format!("soak-{s}"), "1.0.0"),
-                None,
-                Some(SkillVersion::parse("1.0.0").unwrap()),
-                None,
-            )
-            .await
-            .unwrap();
+        for version in ["0.9.0", "1.0.0"] {
+            server
+                .registry
+                .publish(
+                    &ns,
+                    files(&format!("soak-{s}"), version),
+                    None,
+                    Some(SkillVersion::parse(version).unwrap()),
+                    None,
+                )
+                .await
+                .unwrap();
+        }
     }
     let stop = Arc::new(AtomicBool::new(false));
     let counts = Arc::new(Counts::default());

@@ -272,16 +272,26 @@ impl ServeArgs {
 pub enum BenchCommand {
     /// Fill a data directory with synthetic skills shaped like the real corpus, then index them.
     #[command(
-        after_help = "Skills are numbered; --from continues an earlier run. Publishes 1,000 skills per transaction.\n\nExample:\n  skillreg bench generate --skills 100000 --data-dir /tmp/bench-100k"
+        after_help = "Skills are numbered; --from continues an earlier run. Publishes 1,000 skills per transaction.\n\nExample:\n  skillreg bench generate --skills 100000 --data-dir /tmp/bench-100k\n  skillreg bench generate --skills 1000 --export /tmp/skills-1k"
     )]
     Generate {
         #[arg(long)]
         skills: u64,
         #[arg(long, default_value_t = 0)]
         from: u64,
+        /// Write the skills as a folder of skill folders (DIR/<name>/SKILL.md ...) instead of
+        /// publishing them: the same catalog for peers that serve a directory.
+        #[arg(long, value_name = "DIR")]
+        export: Option<std::path::PathBuf>,
         #[command(flatten)]
         data: DataDir,
     },
+    /// Print the namespace and name of synthetic skills by number (for load scripts).
+    #[command(
+        hide = true,
+        after_help = "Prints one \"NAMESPACE NAME\" line per number.\n\nExample:\n  skillreg bench names 0 20 999999"
+    )]
+    Names { numbers: Vec<u64> },
     /// Measure p50/p99 latency of completion, search, listing and reads, in-process.
     #[command(
         after_help = "Example:\n  skillreg bench latency --data-dir /tmp/bench-100k --iterations 2000"
@@ -384,8 +394,27 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
-        Command::Bench(BenchCommand::Generate { skills, from, data }) => {
-            bench_generate(data, from, skills).await
+        Command::Bench(BenchCommand::Generate {
+            skills,
+            from,
+            export: Some(dir),
+            ..
+        }) => bench_export(&dir, from, skills),
+        Command::Bench(BenchCommand::Generate {
+            skills,
+            from,
+            export: None,
+            data,
+        }) => bench_generate(data, from, skills).await,
+        Command::Bench(BenchCommand::Names { numbers }) => {
+            for i in numbers {
+                println!(
+                    "{} {}",
+                    crate::bench::synthetic_namespace(i),
+                    crate::bench::synthetic_name(i)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Latency {
             iterations,
@@ -568,6 +597,13 @@ async fn verify(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
+fn bench_export(dir: &std::path::Path, from: u64, skills: u64) -> anyhow::Result<ExitCode> {
+    let written = crate::bench::export(dir, from, from + skills)
+        .map_err(|e| anyhow::anyhow!("writing skills under {}: {e}", dir.display()))?;
+    println!("wrote {written} skills under {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn bench_generate(data: DataDir, from: u64, skills: u64) -> anyhow::Result<ExitCode> {
     let config = data.resolve(Overrides::default())?;
     let registry = Registry::open(&config.data_dir).await?;
@@ -691,6 +727,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     } else {
         Progress::spinner("importing")
     };
+    let started = std::time::Instant::now();
     let summary = import::import_paths(
         &registry,
         &namespace,
@@ -720,7 +757,12 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({"summary": {"imported": summary.imported, "unchanged": summary.unchanged, "skipped": summary.skipped}})
+            serde_json::json!({"summary": {
+                "imported": summary.imported,
+                "unchanged": summary.unchanged,
+                "skipped": summary.skipped,
+                "seconds": started.elapsed().as_secs_f64(),
+            }})
         );
     } else {
         println!(

@@ -16,6 +16,8 @@ use crate::store::SearchSource;
 pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// Skills read per batch while catching up.
 const BATCH: u32 = 500;
+/// Documents per index commit while catching up (a commit costs a segment and an fsync).
+const COMMIT_EVERY: usize = 20_000;
 /// Characters of a SKILL.md body that are indexed.
 const MAX_BODY_CHARS: usize = 64 * 1024;
 
@@ -32,6 +34,7 @@ pub(super) async fn run(registry: std::sync::Weak<super::Inner>, wake: Arc<tokio
         let registry = Registry { inner };
         match registry.catch_up_search().await {
             Ok(true) => {
+                registry.forget_resolved();
                 let _ = registry.inner.changes.send(());
             }
             Ok(false) => {}
@@ -58,25 +61,42 @@ impl Registry {
             blocking(move || i.clear()).await?;
             since = 0;
         }
+        // Every changed skill appears once below, so an empty index needs no deletes.
+        let fresh = index.is_empty();
         let mut after_id = 0;
+        let mut docs = Vec::new();
+        let mut removed = Vec::new();
         loop {
             let rows = self.store().changed_since(since, after_id, BATCH).await?;
-            let Some(last) = rows.last() else { break };
-            after_id = last.skill_id;
-            let mut docs = Vec::with_capacity(rows.len());
-            let mut removed = Vec::new();
+            let done = rows.len() < BATCH as usize;
+            if let Some(last) = rows.last() {
+                after_id = last.skill_id;
+            }
+            // Read straight from the store: a bulk catch-up must not flush the serving cache.
+            let ids: Vec<i64> = rows.iter().filter_map(|r| r.version_id).collect();
+            let manifests = self.store().manifests(&ids).await?;
             for row in rows {
-                match self.search_doc(&row).await? {
+                match self.search_doc(&row, &manifests).await? {
                     Some(doc) => docs.push(doc),
                     None => removed.push((row.namespace, row.name)),
                 }
             }
-            // Intermediate batches keep the old generation: a crash mid-way resumes correctly.
-            let i = index.clone();
-            blocking(move || i.apply(&docs, &removed, since as u64)).await?;
+            if !done && docs.len() + removed.len() < COMMIT_EVERY {
+                continue;
+            }
+            // Intermediate commits keep the old generation: a crash mid-way resumes correctly.
+            let generation = if done { db_gen } else { since } as u64;
+            let update = crate::search::Update { fresh, last: done };
+            let (d, r, i) = (
+                std::mem::take(&mut docs),
+                std::mem::take(&mut removed),
+                index.clone(),
+            );
+            blocking(move || i.apply(&d, &r, generation, update)).await?;
+            if done {
+                break;
+            }
         }
-        let i = index.clone();
-        blocking(move || i.apply(&[], &[], db_gen as u64)).await?;
         Ok(true)
     }
 
@@ -99,11 +119,19 @@ impl Registry {
         Ok(index.len())
     }
 
-    async fn search_doc(&self, row: &SearchSource) -> Result<Option<SearchDoc>> {
+    async fn search_doc(
+        &self,
+        row: &SearchSource,
+        manifests: &std::collections::HashMap<i64, crate::store::Manifest>,
+    ) -> Result<Option<SearchDoc>> {
         let (Some(version_id), Some(version)) = (row.version_id, &row.version) else {
             return Ok(None);
         };
-        let manifest = self.manifest(version_id).await?;
+        let manifest = manifests.get(&version_id).ok_or_else(|| {
+            Error::Storage(crate::store::StoreError::Corrupt(format!(
+                "version {version_id} has no manifest"
+            )))
+        })?;
         let root = &manifest.entries[0];
         let skill_md = manifest
             .files
@@ -111,7 +139,8 @@ impl Registry {
             .find(|f| f.path == SKILL_MD)
             .map(|f| f.digest.clone());
         let body = match skill_md {
-            Some(digest) => body_of(&self.blob(&digest).await?),
+            // Not through the serving cache either (see above).
+            Some(digest) => body_of(&self.store().blob(&digest).await?.unwrap_or_default()),
             None => String::new(),
         };
         let uri = match (Namespace::new(&row.namespace), SkillName::new(&row.name)) {

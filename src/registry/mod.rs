@@ -1,9 +1,11 @@
 //! The use-cases every transport calls: publish, list, get, read, read a directory.
 //!
 //! `Registry` orders the work between `core` (rules) and `store` (SQLite). It is a cheap `Clone`.
-//! What a published version contains never changes, so manifests are cached by version id; what
-//! is *current* is always asked of SQLite, so another process importing into the same data
-//! directory is seen by the next request.
+//! What a published version contains never changes, so manifests are cached by version id. What
+//! is *current* (and a version's yank and deprecation state) is cached for at most
+//! [`RESOLVE_TTL`] and dropped at once on every change this process makes: a skill another
+//! process imports into the same data directory is served by the next request, and a new
+//! version of an existing skill within [`RESOLVE_TTL`].
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,6 +36,16 @@ pub use admin::{CatalogItem, ManifestFile, SkillDetail, TokenInfo, VersionDetail
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
 /// Manifests kept in memory; the cache is cleared when it grows past this.
 const MANIFEST_CACHE_LIMIT: usize = 20_000;
+/// How long a resolved (namespace, name, version) stays cached when nothing changes locally.
+pub const RESOLVE_TTL: std::time::Duration = std::time::Duration::from_secs(1);
+/// Resolutions kept at most (the cache is dropped whole when full).
+const RESOLVE_CACHE_LIMIT: usize = 50_000;
+
+/// Resolutions of skill URIs to versions, valid for [`RESOLVE_TTL`] from `filled_at`.
+struct ResolveCache {
+    filled_at: std::time::Instant,
+    map: HashMap<(String, String, Option<String>), ResolvedVersion>,
+}
 
 #[derive(Clone)]
 pub struct Registry {
@@ -44,6 +56,7 @@ struct Inner {
     store: Store,
     page_size: u32,
     manifests: RwLock<HashMap<i64, Arc<Manifest>>>,
+    resolved: RwLock<ResolveCache>,
     changes: broadcast::Sender<()>,
     /// Verified file bytes, by digest.
     blobs: BlobCache,
@@ -130,6 +143,70 @@ pub struct Published {
     pub warnings: Vec<Warning>,
 }
 
+/// A validated version waiting to be stored ([`Registry::prepare`]).
+pub struct Prepared {
+    namespace: Namespace,
+    bundle: core::Bundle,
+    version: SkillVersion,
+    published_by: Option<String>,
+}
+
+impl Prepared {
+    /// The skill's name (from its frontmatter).
+    pub fn name(&self) -> &SkillName {
+        &self.bundle.name
+    }
+
+    fn new_version(&self) -> NewVersion<'_> {
+        NewVersion {
+            namespace: &self.namespace,
+            bundle: &self.bundle,
+            version: &self.version,
+            published_by: self.published_by.as_deref(),
+        }
+    }
+
+    fn store_error(&self, e: crate::store::StoreError) -> Error {
+        match e {
+            crate::store::StoreError::VersionExists { .. } => {
+                crate::metrics::publish("refused");
+                Error::VersionExists {
+                    namespace: self.namespace.to_string(),
+                    name: self.bundle.name.to_string(),
+                    version: self.version.to_string(),
+                }
+            }
+            other => Error::Storage(other),
+        }
+    }
+
+    fn published(self, outcome: PublishOutcome) -> Published {
+        let created = matches!(outcome, PublishOutcome::Created { .. });
+        crate::metrics::publish(if created { "created" } else { "unchanged" });
+        let current_root = SkillUri::root(&self.namespace, &self.bundle.name, None);
+        let pinned_root = SkillUri::root(&self.namespace, &self.bundle.name, Some(&self.version));
+        Published {
+            uri: SkillUri::join(&current_root, SKILL_MD),
+            pinned_uri: SkillUri::join(&pinned_root, SKILL_MD),
+            files: self
+                .bundle
+                .files
+                .iter()
+                .map(|f| FileRef {
+                    uri: SkillUri::join(&pinned_root, f.path.as_str()),
+                    digest: f.digest.to_string(),
+                    size: f.bytes.len() as u64,
+                })
+                .collect(),
+            warnings: self.bundle.warnings,
+            namespace: self.namespace,
+            name: self.bundle.name,
+            version: self.version,
+            created,
+        }
+    }
+}
+
 /// A page of results and the cursor of the next one.
 pub struct Page<T> {
     pub items: Vec<T>,
@@ -158,6 +235,10 @@ impl Registry {
                 store,
                 page_size: page_size.max(1),
                 manifests: RwLock::new(HashMap::new()),
+                resolved: RwLock::new(ResolveCache {
+                    filled_at: std::time::Instant::now(),
+                    map: HashMap::new(),
+                }),
                 changes,
                 blobs: BlobCache::default(),
                 search,
@@ -224,6 +305,7 @@ impl Registry {
     /// After a local change: let the indexer catch up (it then tells subscribers), or tell
     /// subscribers directly when this process keeps no index.
     fn notify_changed(&self) {
+        self.forget_resolved();
         match &self.inner.wake_indexer {
             Some(wake) => wake.notify_one(),
             None => {
@@ -263,23 +345,24 @@ impl Registry {
         self.inner.changes.subscribe()
     }
 
-    /// Validate and store one skill version.
+    /// Validate one skill version for storing (CPU work, no I/O: bulk loaders run it on other
+    /// threads while the previous batch is written).
     ///
     /// `expected_name` (from a URL) must equal the frontmatter name when given. The version is
     /// `version`, else the frontmatter's semver `version`/`metadata.version`, else `0.1.0`.
-    pub async fn publish(
-        &self,
-        namespace: &Namespace,
+    pub fn prepare(
+        namespace: Namespace,
         files: Vec<InputFile>,
         expected_name: Option<&SkillName>,
         version: Option<SkillVersion>,
         published_by: Option<&str>,
-    ) -> Result<Published> {
+    ) -> Result<Prepared> {
         let bundle =
             core::bundle::validate(files).inspect_err(|_| crate::metrics::publish("refused"))?;
         if let Some(expected) = expected_name
             && expected != &bundle.name
         {
+            crate::metrics::publish("refused");
             return Err(Error::NameMismatch {
                 expected: expected.to_string(),
                 found: bundle.name.to_string(),
@@ -288,84 +371,65 @@ impl Registry {
         let version = version
             .or_else(|| bundle.declared_version.clone())
             .unwrap_or_else(SkillVersion::initial);
-        let outcome = self
-            .inner
-            .store
-            .publish(NewVersion {
-                namespace,
-                bundle: &bundle,
-                version: &version,
-                published_by,
-            })
-            .await
-            .map_err(|e| match e {
-                crate::store::StoreError::VersionExists { .. } => Error::VersionExists {
-                    namespace: namespace.to_string(),
-                    name: bundle.name.to_string(),
-                    version: version.to_string(),
-                },
-                other => Error::Storage(other),
-            })?;
-        let created = matches!(outcome, PublishOutcome::Created { .. });
-        crate::metrics::publish(if created { "created" } else { "unchanged" });
-        if created {
-            self.notify_changed();
-        }
-        let current_root = SkillUri::root(namespace, &bundle.name, None);
-        let pinned_root = SkillUri::root(namespace, &bundle.name, Some(&version));
-        Ok(Published {
-            uri: SkillUri::join(&current_root, SKILL_MD),
-            pinned_uri: SkillUri::join(&pinned_root, SKILL_MD),
-            files: bundle
-                .files
-                .iter()
-                .map(|f| FileRef {
-                    uri: SkillUri::join(&pinned_root, f.path.as_str()),
-                    digest: f.digest.to_string(),
-                    size: f.bytes.len() as u64,
-                })
-                .collect(),
-            warnings: bundle.warnings,
-            namespace: namespace.clone(),
-            name: bundle.name,
+        Ok(Prepared {
+            namespace,
+            bundle,
             version,
-            created,
+            published_by: published_by.map(str::to_owned),
         })
     }
 
-    /// Validate and store many versions in one transaction (bulk loading). Returns how many were
-    /// new. Any invalid bundle fails the whole batch, before anything is written.
-    pub async fn publish_batch(
+    /// Validate and store one skill version (see [`Registry::prepare`]).
+    pub async fn publish(
         &self,
-        items: Vec<(Namespace, Vec<InputFile>, SkillVersion)>,
-    ) -> Result<u64> {
-        let mut bundles = Vec::with_capacity(items.len());
-        for (ns, files, version) in items {
-            bundles.push((ns, core::bundle::validate(files)?, version));
+        namespace: &Namespace,
+        files: Vec<InputFile>,
+        expected_name: Option<&SkillName>,
+        version: Option<SkillVersion>,
+        published_by: Option<&str>,
+    ) -> Result<Published> {
+        let prepared = Self::prepare(
+            namespace.clone(),
+            files,
+            expected_name,
+            version,
+            published_by,
+        )?;
+        let outcome = self
+            .inner
+            .store
+            .publish(prepared.new_version())
+            .await
+            .map_err(|e| prepared.store_error(e))?;
+        if matches!(outcome, PublishOutcome::Created { .. }) {
+            self.notify_changed();
         }
+        Ok(prepared.published(outcome))
+    }
+
+    /// Store prepared versions with one commit (bulk loading). Each gets its own result: a
+    /// conflicting version is refused alone; a storage failure fails the whole batch, and then
+    /// nothing of it is stored.
+    pub async fn publish_prepared(&self, items: Vec<Prepared>) -> Result<Vec<Result<Published>>> {
         let outcomes = self
             .inner
             .store
-            .publish_many(
-                bundles
-                    .iter()
-                    .map(|(namespace, bundle, version)| NewVersion {
-                        namespace,
-                        bundle,
-                        version,
-                        published_by: Some("bulk"),
-                    })
-                    .collect(),
-            )
+            .publish_many(items.iter().map(Prepared::new_version).collect())
             .await?;
-        let created = outcomes
+        if outcomes
             .iter()
-            .filter(|o| matches!(o, PublishOutcome::Created { .. }))
-            .count() as u64;
-        if created > 0 {
+            .any(|o| matches!(o, Ok(PublishOutcome::Created { .. })))
+        {
             self.notify_changed();
         }
-        Ok(created)
+        Ok(items
+            .into_iter()
+            .zip(outcomes)
+            .map(|(prepared, outcome)| match outcome {
+                Ok(outcome) => Ok(prepared.published(outcome)),
+                Err(e) => Err(prepared.store_error(e)),
+            })
+            .collect())
     }
 
     /// One page of the listing table after `cursor`, and the cursor of the next page.
@@ -391,13 +455,20 @@ impl Registry {
     /// One page of current skills (root and nested), in URI order.
     pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
         let (rows, next_cursor) = self.listing_page(cursor).await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
+        let manifests = self.manifests(&ids).await?;
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
             let uri = SkillUri::parse(&row.uri).map_err(|error| Error::InvalidUri {
                 uri: row.uri.clone(),
                 error,
             })?;
-            let manifest = self.manifest(row.version_id).await?;
+            let manifest = manifests.get(&row.version_id).cloned().ok_or_else(|| {
+                Error::Storage(crate::store::StoreError::Corrupt(format!(
+                    "listed version {} has no manifest",
+                    row.version_id
+                )))
+            })?;
             let root = SkillUri::root(&uri.namespace, &uri.name, None);
             let frontmatter = parse_frontmatter(&row.frontmatter)?;
             let mut skill = entry(
@@ -570,21 +641,80 @@ impl Registry {
     }
 
     async fn resolve(&self, uri: &SkillUri) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
-        let version = uri.version.as_ref().map(ToString::to_string);
-        let Some(resolved) = self
-            .inner
-            .store
-            .resolve(
-                uri.namespace.as_str(),
-                uri.name.as_str(),
-                version.as_deref(),
-            )
-            .await?
-        else {
-            return Ok(None);
+        let key = (
+            uri.namespace.to_string(),
+            uri.name.to_string(),
+            uri.version.as_ref().map(ToString::to_string),
+        );
+        let cached = {
+            let cache = self.inner.resolved.read().expect("resolve cache");
+            (cache.filled_at.elapsed() < RESOLVE_TTL)
+                .then(|| cache.map.get(&key).cloned())
+                .flatten()
+        };
+        let resolved = match cached {
+            Some(resolved) => resolved,
+            None => {
+                // Misses are not cached: a skill another process publishes is served at once.
+                let Some(resolved) = self
+                    .inner
+                    .store
+                    .resolve(&key.0, &key.1, key.2.as_deref())
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let mut cache = self.inner.resolved.write().expect("resolve cache");
+                if cache.filled_at.elapsed() >= RESOLVE_TTL
+                    || cache.map.len() >= RESOLVE_CACHE_LIMIT
+                {
+                    cache.map.clear();
+                    cache.filled_at = std::time::Instant::now();
+                }
+                cache.map.insert(key, resolved.clone());
+                resolved
+            }
         };
         let manifest = self.manifest(resolved.version_id).await?;
         Ok(Some((resolved, manifest)))
+    }
+
+    /// Drop every cached resolution (after a change to the catalog).
+    fn forget_resolved(&self) {
+        let mut cache = self.inner.resolved.write().expect("resolve cache");
+        cache.map.clear();
+        cache.filled_at = std::time::Instant::now();
+    }
+
+    /// Manifests of many versions: cached ones, and the misses read in one go (then cached).
+    async fn manifests(&self, version_ids: &[i64]) -> Result<HashMap<i64, Arc<Manifest>>> {
+        let mut found = HashMap::with_capacity(version_ids.len());
+        let mut missing = Vec::new();
+        {
+            let cache = self.inner.manifests.read().expect("manifest cache");
+            for id in version_ids {
+                match cache.get(id) {
+                    Some(m) => {
+                        found.insert(*id, m.clone());
+                    }
+                    None => missing.push(*id),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
+        }
+        let loaded = self.inner.store.manifests(&missing).await?;
+        let mut cache = self.inner.manifests.write().expect("manifest cache");
+        if cache.len() + loaded.len() > MANIFEST_CACHE_LIMIT {
+            cache.clear();
+        }
+        for (id, manifest) in loaded {
+            let manifest = Arc::new(manifest);
+            cache.insert(id, manifest.clone());
+            found.insert(id, manifest);
+        }
+        Ok(found)
     }
 
     async fn manifest(&self, version_id: i64) -> Result<Arc<Manifest>> {

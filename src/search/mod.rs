@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -89,6 +89,15 @@ pub struct SearchIndex {
     writer: Option<Mutex<IndexWriter>>,
 }
 
+/// How one [`SearchIndex::apply`] relates to the index.
+#[derive(Debug, Clone, Copy)]
+pub struct Update {
+    /// None of the documents is in the index yet (a load into an empty index): skip the deletes.
+    pub fresh: bool,
+    /// The last commit of a catch-up: compact a small, fragmented index afterwards.
+    pub last: bool,
+}
+
 impl SearchIndex {
     /// Open or create the index in `dir`. When another process holds the writer lock (a second
     /// `serve --stdio` on the same data directory), open it read-only: it still searches, and sees
@@ -105,7 +114,7 @@ impl SearchIndex {
         }
         let (schema, fields) = schema::build();
         let directory = MmapDirectory::open(dir)?;
-        let index = match Index::open_or_create(directory, schema.clone()) {
+        let mut index = match Index::open_or_create(directory, schema.clone()) {
             Ok(index) if index.schema() == schema => index,
             // A schema from another build: start over; it is derived data.
             _ => {
@@ -115,6 +124,7 @@ impl SearchIndex {
             }
         };
         schema::register_tokenizers(&index);
+        search_in_parallel(&mut index)?;
         let writer = match index.writer(WRITER_HEAP_BYTES) {
             Ok(w) => Some(Mutex::new(w)),
             // Another process owns the index, or the directory is read-only: search read-only.
@@ -181,18 +191,24 @@ impl SearchIndex {
     }
 
     /// Replace these skills' documents and record `generation`, in one commit.
+    ///
+    /// `update` is how the documents relate to the index: during a bulk load into an empty
+    /// index nothing needs deleting first, and only the last commit compacts small indexes.
     pub fn apply(
         &self,
         docs: &[SearchDoc],
         removed: &[(String, String)],
         generation: u64,
+        update: Update,
     ) -> Result<(), SearchError> {
         let mut writer = self.writer()?;
         for doc in docs {
-            writer.delete_term(Term::from_field_text(
-                self.fields.key,
-                &key(&doc.namespace, &doc.name),
-            ));
+            if !update.fresh {
+                writer.delete_term(Term::from_field_text(
+                    self.fields.key,
+                    &key(&doc.namespace, &doc.name),
+                ));
+            }
             writer.add_document(self.fields.document(doc))?;
         }
         for (ns, name) in removed {
@@ -208,7 +224,7 @@ impl SearchIndex {
                 .segment_readers()
                 .iter()
                 .any(|s| s.num_deleted_docs() > 0);
-        if fragmented && searcher.num_docs() <= COMPACT_BELOW_DOCS {
+        if update.last && fragmented && searcher.num_docs() <= COMPACT_BELOW_DOCS {
             let segments = self.index.searchable_segment_ids()?;
             writer.merge(&segments).wait()?;
             self.reader.reload()?;
@@ -263,49 +279,39 @@ impl SearchIndex {
         limit: usize,
     ) -> Result<Vec<Hit>, SearchError> {
         let limit = limit.clamp(1, MAX_LIMIT);
-        let mut parser = QueryParser::for_index(
-            &self.index,
-            vec![
-                self.fields.name_text,
-                self.fields.description,
-                self.fields.body,
-                self.fields.paths,
-                self.fields.namespace_text,
-            ],
-        );
-        parser.set_field_boost(self.fields.name_text, 3.0);
-        parser.set_field_boost(self.fields.description, 2.0);
-        parser.set_field_boost(self.fields.namespace_text, 1.5);
-        parser.set_field_boost(self.fields.paths, 0.5);
-        let (parsed, _errors) = parser.parse_query_lenient(&sanitize(query));
-        let query: Box<dyn Query> = match namespace {
-            Some(ns) => Box::new(BooleanQuery::new(vec![
-                (Occur::Must, parsed),
-                (
-                    Occur::Must,
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(self.fields.namespace, ns),
-                        IndexRecordOption::Basic,
-                    )),
-                ),
-            ])),
-            None => parsed,
+        let Some(query) = self.query(query, namespace) else {
+            return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        // Over-fetch so demoted skills can be pushed below active ones without losing hits; the
-        // status comes from its fast-field column, so only the final hits' documents are read.
-        let candidates = searcher.search(
-            &query,
-            &TopDocs::with_limit(limit * 4 + 16).order_by_score(),
-        )?;
-        let mut ranked = Vec::with_capacity(candidates.len());
-        for (score, address) in candidates {
-            let column = searcher
-                .segment_reader(address.segment_ord)
-                .fast_fields()
-                .u64("status")?;
-            let status = column.first(address.doc_id).unwrap_or(0);
-            ranked.push((status, score, address));
+        // Demoted (deprecated, yanked) skills go below active ones. When the best `limit` hits
+        // are all active they are the answer; otherwise over-fetch and re-rank. A small window
+        // keeps the block-max WAND threshold high, which is what makes a query over a large
+        // catalog cheap. Status comes from a fast-field column; only the final hits' documents
+        // are read.
+        let mut ranked = Vec::new();
+        for window in [limit, limit * 4 + 16] {
+            let candidates =
+                searcher.search(&query, &TopDocs::with_limit(window).order_by_score())?;
+            let exhausted = candidates.len() < window;
+            ranked.clear();
+            for (score, address) in candidates {
+                let column = searcher
+                    .segment_reader(address.segment_ord)
+                    .fast_fields()
+                    .u64("status")?;
+                let status = column.first(address.doc_id).unwrap_or(0);
+                // In a namespace the filter scores 0: a hit must also match a word.
+                if score > 0.0 {
+                    ranked.push((status, score, address));
+                }
+            }
+            if exhausted
+                || ranked
+                    .iter()
+                    .all(|(status, ..)| *status == Status::Active as u64)
+            {
+                break;
+            }
         }
         ranked.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
         ranked.truncate(limit);
@@ -316,6 +322,69 @@ impl SearchIndex {
         }
         Ok(hits)
     }
+}
+
+impl SearchIndex {
+    /// The words of `text` (analysed like the indexed text) as one flat OR of boosted term
+    /// queries over the searched fields: BM25 summed over every field and word, as a query
+    /// parser's nested OR-of-ORs scores it, but flat, so tantivy can prune with block-max WAND
+    /// instead of scoring every document that contains a common word. `None` when no word is
+    /// left.
+    fn query(&self, text: &str, namespace: Option<&str>) -> Option<Box<dyn Query>> {
+        let mut analyzer = self.index.tokenizer_for_field(self.fields.body).ok()?;
+        let mut words: Vec<String> = Vec::new();
+        let text = sanitize(text);
+        let mut stream = analyzer.token_stream(&text);
+        while let Some(token) = stream.next() {
+            if !words.contains(&token.text) {
+                words.push(token.text.clone());
+            }
+        }
+        if words.is_empty() {
+            return None;
+        }
+        let fields = [
+            (self.fields.name_text, 3.0),
+            (self.fields.description, 2.0),
+            (self.fields.namespace_text, 1.5),
+            (self.fields.body, 1.0),
+            (self.fields.paths, 0.5),
+        ];
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (field, boost) in fields {
+            for word in &words {
+                let term = TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(term), boost)),
+                ));
+            }
+        }
+        if let Some(ns) = namespace {
+            let filter = TermQuery::new(
+                Term::from_field_text(self.fields.namespace, ns),
+                IndexRecordOption::Basic,
+            );
+            clauses.push((
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(filter), 0.0)),
+            ));
+        }
+        Some(Box::new(BooleanQuery::new(clauses)))
+    }
+}
+
+/// Search an index's segments on several threads (one query's latency on a large, multi-segment
+/// index roughly halves on two cores).
+fn search_in_parallel(index: &mut Index) -> Result<(), SearchError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if threads > 1 {
+        index.set_multithread_executor(threads)?;
+    }
+    Ok(())
 }
 
 fn key(namespace: &str, name: &str) -> String {

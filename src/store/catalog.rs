@@ -1,6 +1,6 @@
 //! Skills, versions, files, blobs and the listing: the queries.
 
-use sqlx::SqliteConnection;
+use sqlx::{QueryBuilder, SqliteConnection};
 
 use super::db::WriteTx;
 
@@ -163,15 +163,24 @@ impl Store {
         Ok(outcome)
     }
 
-    /// Store many versions in one transaction (bulk loading): all of them, or none.
+    /// Store many versions in one transaction (bulk loading): a version that cannot be stored (a
+    /// conflicting version) is left out with its error and the rest are kept. Nothing is
+    /// durable, or reported stored, before the one commit.
     pub async fn publish_many(
         &self,
         versions: Vec<NewVersion<'_>>,
-    ) -> Result<Vec<PublishOutcome>, StoreError> {
+    ) -> Result<Vec<Result<PublishOutcome, StoreError>>, StoreError> {
         let mut tx = WriteTx::begin(&self.write).await?;
         let mut outcomes = Vec::with_capacity(versions.len());
         for new in versions {
-            outcomes.push(publish_in(&mut tx, new).await?);
+            // `publish_in` decides Unchanged/VersionExists before it writes anything but the
+            // no-op upserts of an existing skill, so no savepoint is needed to leave one out.
+            match publish_in(&mut tx, new).await {
+                Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
+                // Anything else (I/O, a full disk) fails the whole batch.
+                Err(e) => return Err(e),
+                Ok(o) => outcomes.push(Ok(o)),
+            }
         }
         tx.commit().await?;
         Ok(outcomes)
@@ -189,28 +198,22 @@ async fn publish_in(
         let version = new.version.to_string();
         let content_digest = new.bundle.content_digest.to_string();
 
-        sqlx::query("INSERT INTO namespaces (name) VALUES (?1) ON CONFLICT (name) DO NOTHING")
-            .bind(ns)
-            .execute(&mut *tx)
-            .await?;
-        let namespace_id: i64 = sqlx::query_scalar("SELECT id FROM namespaces WHERE name = ?1")
-            .bind(ns)
-            .fetch_one(&mut *tx)
-            .await?;
-        sqlx::query(
+        // Upserts with a no-op update, so RETURNING yields the id whether the row is new or not.
+        let namespace_id: i64 = sqlx::query_scalar(
+            "INSERT INTO namespaces (name) VALUES (?1)
+             ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id",
+        )
+        .bind(ns)
+        .fetch_one(&mut *tx)
+        .await?;
+        let skill_id: i64 = sqlx::query_scalar(
             "INSERT INTO skills (namespace_id, name) VALUES (?1, ?2)
-             ON CONFLICT (namespace_id, name) DO NOTHING",
+             ON CONFLICT (namespace_id, name) DO UPDATE SET name = excluded.name RETURNING id",
         )
         .bind(namespace_id)
         .bind(name)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
-        let skill_id: i64 =
-            sqlx::query_scalar("SELECT id FROM skills WHERE namespace_id = ?1 AND name = ?2")
-                .bind(namespace_id)
-                .bind(name)
-                .fetch_one(&mut *tx)
-                .await?;
 
         let existing: Option<(i64, String)> = sqlx::query_as(
             "SELECT id, content_digest FROM versions WHERE skill_id = ?1 AND version = ?2",
@@ -227,16 +230,15 @@ async fn publish_in(
             };
         }
 
-        for file in &new.bundle.files {
-            sqlx::query(
-                "INSERT INTO blobs (digest, size, data) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (digest) DO NOTHING",
-            )
-            .bind(file.digest.to_string())
-            .bind(file.bytes.len() as i64)
-            .bind(&file.bytes)
-            .execute(&mut *tx)
-            .await?;
+        for chunk in pow2_chunks(&new.bundle.files) {
+            let mut insert = QueryBuilder::new("INSERT INTO blobs (digest, size, data) ");
+            insert.push_values(chunk, |mut row, file| {
+                row.push_bind(file.digest.to_string())
+                    .push_bind(file.bytes.len() as i64)
+                    .push_bind(file.bytes.as_slice());
+            });
+            insert.push(" ON CONFLICT (digest) DO NOTHING");
+            insert.build().execute(&mut *tx).await?;
         }
         let warnings = serde_json::to_string(&new.bundle.warnings)
             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -253,34 +255,47 @@ async fn publish_in(
         .bind(new.published_by)
         .fetch_one(&mut *tx)
         .await?;
-        for file in &new.bundle.files {
-            sqlx::query(
-                "INSERT INTO version_files (version_id, path, digest, size, mode) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            .bind(version_id)
-            .bind(file.path.as_str())
-            .bind(file.digest.to_string())
-            .bind(file.bytes.len() as i64)
-            .bind(i64::from(file.mode))
-            .execute(&mut *tx)
-            .await?;
+        for chunk in pow2_chunks(&new.bundle.files) {
+            let mut insert = QueryBuilder::new(
+                "INSERT INTO version_files (version_id, path, digest, size, mode) ",
+            );
+            insert.push_values(chunk, |mut row, file| {
+                row.push_bind(version_id)
+                    .push_bind(file.path.as_str())
+                    .push_bind(file.digest.to_string())
+                    .push_bind(file.bytes.len() as i64)
+                    .push_bind(i64::from(file.mode));
+            });
+            insert.build().execute(&mut *tx).await?;
         }
-        for entry in &new.bundle.entries {
-            let frontmatter = serde_json::to_string(&entry.frontmatter)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            sqlx::query(
-                "INSERT INTO version_entries (version_id, subpath, name, description, frontmatter)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            .bind(version_id)
-            .bind(&entry.subpath)
-            .bind(entry.name.as_str())
-            .bind(&entry.description)
-            .bind(frontmatter)
-            .execute(&mut *tx)
-            .await?;
+        let frontmatters = new
+            .bundle
+            .entries
+            .iter()
+            .map(|entry| serde_json::to_string(&entry.frontmatter))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let entries: Vec<_> = new.bundle.entries.iter().zip(&frontmatters).collect();
+        for chunk in pow2_chunks(&entries) {
+            let mut insert = QueryBuilder::new(
+                "INSERT INTO version_entries (version_id, subpath, name, description, frontmatter) ",
+            );
+            insert.push_values(chunk, |mut row, (entry, frontmatter)| {
+                row.push_bind(version_id)
+                    .push_bind(entry.subpath.as_str())
+                    .push_bind(entry.name.as_str())
+                    .push_bind(entry.description.as_str())
+                    .push_bind(frontmatter.as_str());
+            });
+            insert.build().execute(&mut *tx).await?;
         }
-        refresh_current(tx, skill_id, ns, name).await?;
+        let subpaths: Vec<&str> = new
+            .bundle
+            .entries
+            .iter()
+            .map(|e| e.subpath.as_str())
+            .collect();
+        refresh_current_with(tx, skill_id, ns, name, Some((version_id, &subpaths))).await?;
         touch(tx, skill_id, true).await?;
         let details = serde_json::json!({
             "content_digest": content_digest,
@@ -388,6 +403,70 @@ impl Store {
         })
     }
 
+    /// The manifests of many versions with two queries (a listing page's cache misses).
+    /// Versions that do not exist are absent from the map.
+    pub async fn manifests(
+        &self,
+        version_ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, Manifest>, StoreError> {
+        let ids =
+            serde_json::to_string(version_ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let files: Vec<(i64, String, String, i64, i64)> = sqlx::query_as(
+            "SELECT version_id, path, digest, size, mode FROM version_files
+             WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, path",
+        )
+        .bind(&ids)
+        .fetch_all(&self.read)
+        .await?;
+        let entries: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+            "SELECT version_id, subpath, name, description, frontmatter FROM version_entries
+             WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, subpath",
+        )
+        .bind(&ids)
+        .fetch_all(&self.read)
+        .await?;
+        let mut manifests = std::collections::HashMap::<i64, Manifest>::new();
+        for (version_id, path, digest, size, mode) in files {
+            manifests
+                .entry(version_id)
+                .or_insert_with(|| Manifest {
+                    version_id,
+                    files: Vec::new(),
+                    entries: Vec::new(),
+                })
+                .files
+                .push(FileRow {
+                    path,
+                    digest,
+                    size,
+                    mode,
+                });
+        }
+        for (version_id, subpath, name, description, frontmatter) in entries {
+            let Some(manifest) = manifests.get_mut(&version_id) else {
+                return Err(StoreError::Corrupt(format!(
+                    "version {version_id} has no files"
+                )));
+            };
+            manifest.entries.push(ManifestEntry {
+                subpath,
+                name,
+                description,
+                frontmatter,
+            });
+        }
+        if let Some(bad) = manifests
+            .values()
+            .find(|m| m.entries.first().is_none_or(|e| !e.subpath.is_empty()))
+        {
+            return Err(StoreError::Corrupt(format!(
+                "version {} has no root entry",
+                bad.version_id
+            )));
+        }
+        Ok(manifests)
+    }
+
     /// The bytes stored under `digest`.
     pub async fn blob(&self, digest: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(
@@ -444,6 +523,18 @@ pub(super) async fn refresh_current(
     namespace: &str,
     name: &str,
 ) -> Result<(), StoreError> {
+    refresh_current_with(tx, skill_id, namespace, name, None).await
+}
+
+/// [`refresh_current`], told the entries of one version it need not read back (the one being
+/// published).
+async fn refresh_current_with(
+    tx: &mut SqliteConnection,
+    skill_id: i64,
+    namespace: &str,
+    name: &str,
+    known: Option<(i64, &[&str])>,
+) -> Result<(), StoreError> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
         "SELECT id, version FROM versions WHERE skill_id = ?1 AND yanked_at IS NULL",
     )
@@ -473,21 +564,50 @@ pub(super) async fn refresh_current(
     let Some(version_id) = current else {
         return Ok(());
     };
-    let subpaths: Vec<String> =
-        sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
-            .bind(version_id)
-            .fetch_all(&mut *tx)
-            .await?;
-    for subpath in subpaths {
-        sqlx::query(
-            "INSERT INTO listing (uri, skill_id, version_id, subpath) VALUES (?1, ?2, ?3, ?4)",
-        )
-        .bind(listing_uri(namespace, name, &subpath)?)
-        .bind(skill_id)
-        .bind(version_id)
-        .bind(&subpath)
-        .execute(&mut *tx)
-        .await?;
+    let subpaths: Vec<String> = match known {
+        Some((known_id, subpaths)) if known_id == version_id => {
+            subpaths.iter().map(|s| (*s).to_owned()).collect()
+        }
+        _ => {
+            sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
+                .bind(version_id)
+                .fetch_all(&mut *tx)
+                .await?
+        }
+    };
+    let rows = subpaths
+        .into_iter()
+        .map(|subpath| Ok((listing_uri(namespace, name, &subpath)?, subpath)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    for chunk in pow2_chunks(&rows) {
+        let mut insert =
+            QueryBuilder::new("INSERT INTO listing (uri, skill_id, version_id, subpath) ");
+        insert.push_values(chunk, |mut row, (uri, subpath)| {
+            row.push_bind(uri.as_str())
+                .push_bind(skill_id)
+                .push_bind(version_id)
+                .push_bind(subpath.as_str());
+        });
+        insert.build().execute(&mut *tx).await?;
     }
     Ok(())
+}
+
+/// Split `rows` into runs whose lengths are powers of two (at most 64): multi-row INSERTs of
+/// those sizes need only a handful of distinct prepared statements, whatever the row count.
+fn pow2_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    const MAX: usize = 64;
+    std::iter::from_fn(move || {
+        if rows.is_empty() {
+            return None;
+        }
+        let size = if rows.len() >= MAX {
+            MAX
+        } else {
+            1 << rows.len().ilog2()
+        };
+        let (head, tail) = rows.split_at(size);
+        rows = tail;
+        Some(head)
+    })
 }

@@ -1,0 +1,188 @@
+//! In-process benchmarks of the registry's hot paths (criterion).
+//!
+//! By default each run builds a fresh 1,000-skill synthetic catalog in a temporary directory
+//! (`skillreg bench generate` shapes). Point `SKILLREG_BENCH_DATA_DIR` at a catalog made with
+//! `skillreg bench generate --skills N --data-dir DIR` to measure the same paths at 100k or 1M.
+//!
+//!   cargo bench --bench registry                       # full run, 1,000 skills
+//!   SKILLREG_BENCH_DATA_DIR=/tmp/b1m cargo bench --bench registry -- --noplot
+//!   cargo test --bench registry                        # smoke: every benchmark once, 200 skills
+//!
+//! The read benchmarks touch skills spread across the whole catalog (a different one on every
+//! iteration), so they measure the catalog, not one cached entry. "publish one version" runs
+//! only on the temporary catalog: a given data directory is never written to.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use skillreg::bench::{BINARY_EVERY, synthetic_name, synthetic_namespace, synthetic_skill};
+use skillreg::core::SkillVersion;
+use skillreg::registry::Registry;
+
+struct Catalog {
+    registry: Registry,
+    skills: u64,
+    rt: tokio::runtime::Runtime,
+    temp: Option<tempfile::TempDir>,
+}
+
+fn catalog() -> Catalog {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    // `cargo bench` passes --bench; `cargo test` runs each benchmark once on a small catalog.
+    let full = std::env::args().any(|a| a == "--bench");
+    let (dir, temp) = match std::env::var_os("SKILLREG_BENCH_DATA_DIR") {
+        Some(dir) => (PathBuf::from(dir), None),
+        None => {
+            let temp = tempfile::tempdir().expect("temp dir");
+            (temp.path().to_owned(), Some(temp))
+        }
+    };
+    let registry = rt.block_on(async {
+        let registry = Registry::open(&dir).await.expect("open registry");
+        if temp.is_some() {
+            let n = if full { 1000 } else { 200 };
+            skillreg::bench::generate(&registry, 0, n, |_| {})
+                .await
+                .expect("generate");
+        }
+        let registry = registry
+            .with_search(&dir.join("search-index"))
+            .expect("search index");
+        registry.catch_up_search().await.expect("index");
+        registry
+    });
+    let skills = rt.block_on(registry.store().stats()).expect("stats").skills as u64;
+    Catalog {
+        registry,
+        skills,
+        rt,
+        temp,
+    }
+}
+
+/// Skill numbers spread over the catalog: a fixed stride through it.
+struct Spread {
+    next: u64,
+    n: u64,
+}
+
+impl Spread {
+    fn next(&mut self) -> u64 {
+        self.next = (self.next + 7919) % self.n;
+        self.next
+    }
+}
+
+fn uri(i: u64, path: &str) -> String {
+    format!(
+        "skill://{}/{}/{path}",
+        synthetic_namespace(i),
+        synthetic_name(i)
+    )
+}
+
+fn benches(c: &mut Criterion) {
+    let cat = catalog();
+    let reg = &cat.registry;
+    let rt = &cat.rt;
+    let mut spread = Spread {
+        next: 0,
+        n: cat.skills.max(1),
+    };
+    let mut group = c.benchmark_group(format!("{} skills", cat.skills));
+
+    group.bench_function("skills/list first page", |b| {
+        b.iter(|| rt.block_on(reg.list_skills(None)).expect("list"))
+    });
+    group.bench_function("skills/list deep page", |b| {
+        b.iter_batched(
+            || skillreg::registry::cursor_after(&uri(spread.next(), "SKILL.md")),
+            |cursor| rt.block_on(reg.list_skills(Some(&cursor))).expect("list"),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("skills/get", |b| {
+        b.iter_batched(
+            || uri(spread.next(), "SKILL.md"),
+            |u| rt.block_on(reg.get_skill(&u)).expect("get"),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("resources/read SKILL.md", |b| {
+        b.iter_batched(
+            || uri(spread.next(), "SKILL.md"),
+            |u| rt.block_on(reg.read(&u)).expect("read"),
+            BatchSize::SmallInput,
+        )
+    });
+    let binaries = cat.skills.div_ceil(BINARY_EVERY).max(1);
+    group.bench_function("resources/read 200 KB binary", |b| {
+        b.iter_batched(
+            || {
+                let i = (spread.next() % binaries) * BINARY_EVERY;
+                uri(i, &format!("assets/figure-{}.png", (i / BINARY_EVERY) % 8))
+            },
+            |u| rt.block_on(reg.read(&u)).expect("read"),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("completion name in namespace", |b| {
+        b.iter_batched(
+            || {
+                let i = spread.next();
+                let ctx =
+                    HashMap::from([("namespace".to_owned(), synthetic_namespace(i).to_string())]);
+                (synthetic_name(i)[..3].to_owned(), ctx)
+            },
+            |(prefix, ctx)| {
+                rt.block_on(reg.complete("name", &prefix, &ctx))
+                    .expect("complete")
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("search", |b| {
+        b.iter(|| {
+            reg.search(black_box("review release notes checker"), None, 10)
+                .expect("search")
+        })
+    });
+    // Publishing writes: only into the temporary catalog, never into a given data directory.
+    let mut version = 0u64;
+    let writable = cat.temp.is_some();
+    group.bench_function("publish one version", |b| {
+        if !writable {
+            return;
+        }
+        b.iter_batched(
+            || {
+                version += 1;
+                let (ns, files) = synthetic_skill(spread.next());
+                let v = SkillVersion::parse(&format!("2.0.{version}")).expect("version");
+                (ns, files, v)
+            },
+            |(ns, files, v)| {
+                rt.block_on(reg.publish(&ns, files, None, Some(v), Some("bench")))
+                    .expect("publish")
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("validate one bundle", |b| {
+        b.iter_batched(
+            || synthetic_skill(spread.next()).1,
+            |files| skillreg::core::bundle::validate(files).expect("valid"),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(registry, benches);
+criterion_main!(registry);
