@@ -111,12 +111,25 @@ def names(binary, picks):
     return [(i, out[2 * k], out[2 * k + 1]) for k, i in enumerate(picks)]
 
 
+KINDS = ["skills/get", "resources/read SKILL.md", "resources/read 200 KB binary",
+         "completion/complete", "tools/call search_skills", "skills/list (deep page)"]
+
+
 def serve_load(conn, targets, binaries, requests):
-    """Send `requests` requests spread over `targets`; every answer is checked for content."""
+    """Send `requests` requests spread over `targets`, one at a time; every answer is checked
+    for content. Returns each kind's latencies in seconds (client-measured, HTTP included)."""
+    latencies = {k: [] for k in KINDS}
     for n in range(requests):
         i, ns, name = targets[n % len(targets)]
         root = f"skill://{ns}/{name}"
         kind = n % 6
+        began = time.perf_counter()
+        one_request(conn, kind, i, ns, name, root, binaries, n)
+        latencies[KINDS[kind]].append(time.perf_counter() - began)
+    return latencies
+
+
+def one_request(conn, kind, i, ns, name, root, binaries, n):
         if kind == 0:
             r = call(conn, "skills/get", {"uri": f"{root}/SKILL.md"})
             assert r["skill"]["frontmatter"]["name"] == name, r
@@ -144,6 +157,12 @@ def serve_load(conn, targets, binaries, requests):
             cursor = base64.urlsafe_b64encode(f"{root}/SKILL.md".encode()).decode().rstrip("=")
             r = call(conn, "skills/list", {"cursor": cursor})
             assert "skills" in r, r
+
+
+def percentiles(samples):
+    ordered = sorted(samples)
+    at = lambda q: ordered[min(len(ordered) - 1, round((len(ordered) - 1) * q))] * 1000
+    return {"n": len(ordered), "p50": at(0.5), "p99": at(0.99)}
 
 
 def du(path):
@@ -198,7 +217,7 @@ def main():
         binaries = names(args.skillreg, [rng.randrange(max(n // 20, 1)) * 20 for _ in range(50)])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         began = time.perf_counter()
-        serve_load(conn, targets, binaries, args.requests)
+        latencies = serve_load(conn, targets, binaries, args.requests)
         load_seconds = time.perf_counter() - began
         peak = vm(proc.pid, "VmHWM")
         rss = vm(proc.pid, "VmRSS")
@@ -210,6 +229,7 @@ def main():
         "cold_start_s": {"first": starts[0], "median": statistics.median(starts), "all": starts},
         "rss_bytes": {"idle_after_start": idle_rss, "after_load": rss, "peak": peak},
         "load": {"requests": args.requests, "seconds": load_seconds},
+        "latency_ms": {k: percentiles(v) for k, v in latencies.items()},
         "storage": store,
     }
     if args.json:
@@ -221,6 +241,9 @@ def main():
           f"(first {starts[0] * 1000:.0f} ms, {args.runs} runs)")
     print(f"RSS: {mb(idle_rss)} after start, peak {mb(peak)} after {args.requests} requests "
           f"({load_seconds:.1f} s)")
+    print("sequential requests over HTTP (2026-07-28, one connection), ms:")
+    for kind, p in result["latency_ms"].items():
+        print(f"  {kind}: p50 {p['p50']:.2f}, p99 {p['p99']:.2f} ({p['n']} requests)")
     print(f"storage: {mb(store['published_bytes'])} published, {mb(store['unique_blob_bytes'])} unique blobs "
           f"(dedup {store['dedup_ratio']:.1f}x); on disk {mb(store['db_bytes'])} database + "
           f"{mb(store['index_bytes'])} search index = {store['disk_over_published']:.2f}x the published bytes")

@@ -215,20 +215,38 @@ async fn publish_in(
         .fetch_one(&mut *tx)
         .await?;
 
-        let existing: Option<(i64, String)> = sqlx::query_as(
-            "SELECT id, content_digest FROM versions WHERE skill_id = ?1 AND version = ?2",
+        let warnings = serde_json::to_string(&new.bundle.warnings)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        // The version row first: when it already exists nothing else is written, so a batch can
+        // leave this version out without a savepoint.
+        let inserted: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
         )
         .bind(skill_id)
         .bind(&version)
+        .bind(&content_digest)
+        .bind(new.bundle.files.len() as i64)
+        .bind(new.bundle.total_size as i64)
+        .bind(warnings)
+        .bind(new.published_by)
         .fetch_optional(&mut *tx)
         .await?;
-        if let Some((version_id, existing)) = existing {
+        let Some(version_id) = inserted else {
+            let (version_id, existing): (i64, String) = sqlx::query_as(
+                "SELECT id, content_digest FROM versions WHERE skill_id = ?1 AND version = ?2",
+            )
+            .bind(skill_id)
+            .bind(&version)
+            .fetch_one(&mut *tx)
+            .await?;
             return if existing == content_digest {
                 Ok(PublishOutcome::Unchanged { version_id })
             } else {
                 Err(StoreError::VersionExists { version, existing })
             };
-        }
+        };
 
         for chunk in pow2_chunks(&new.bundle.files) {
             let mut insert = QueryBuilder::new("INSERT INTO blobs (digest, size, data) ");
@@ -240,21 +258,6 @@ async fn publish_in(
             insert.push(" ON CONFLICT (digest) DO NOTHING");
             insert.build().execute(&mut *tx).await?;
         }
-        let warnings = serde_json::to_string(&new.bundle.warnings)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let version_id: i64 = sqlx::query_scalar(
-            "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
-        )
-        .bind(skill_id)
-        .bind(&version)
-        .bind(&content_digest)
-        .bind(new.bundle.files.len() as i64)
-        .bind(new.bundle.total_size as i64)
-        .bind(warnings)
-        .bind(new.published_by)
-        .fetch_one(&mut *tx)
-        .await?;
         for chunk in pow2_chunks(&new.bundle.files) {
             let mut insert = QueryBuilder::new(
                 "INSERT INTO version_files (version_id, path, digest, size, mode) ",
@@ -295,8 +298,20 @@ async fn publish_in(
             .iter()
             .map(|e| e.subpath.as_str())
             .collect();
-        refresh_current_with(tx, skill_id, ns, name, Some((version_id, &subpaths))).await?;
-        touch(tx, skill_id, true).await?;
+        let generation = next_generation(tx).await?;
+        let published = Published {
+            version_id,
+            subpaths: &subpaths,
+            generation,
+        };
+        refresh_current_with(tx, skill_id, ns, name, Some(published)).await?;
+        sqlx::query(
+            "UPDATE namespaces SET last_published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = ?1",
+        )
+        .bind(namespace_id)
+        .execute(&mut *tx)
+        .await?;
         let details = serde_json::json!({
             "content_digest": content_digest,
             "files": new.bundle.files.iter().map(|f| serde_json::json!({
@@ -485,11 +500,7 @@ pub(super) async fn touch(
     skill_id: i64,
     published: bool,
 ) -> Result<i64, StoreError> {
-    let generation: i64 = sqlx::query_scalar(
-        "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value",
-    )
-    .fetch_one(&mut *tx)
-    .await?;
+    let generation = next_generation(tx).await?;
     if published {
         sqlx::query(
             "UPDATE skills SET updated_gen = ?1, last_published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
@@ -526,14 +537,32 @@ pub(super) async fn refresh_current(
     refresh_current_with(tx, skill_id, namespace, name, None).await
 }
 
-/// [`refresh_current`], told the entries of one version it need not read back (the one being
-/// published).
+/// Bump the catalog generation, inside `tx`, and return it.
+async fn next_generation(tx: &mut SqliteConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value",
+    )
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+/// A version being published, as [`refresh_current_with`] needs it.
+struct Published<'a> {
+    version_id: i64,
+    /// Its entries' subpaths (not read back when it becomes current).
+    subpaths: &'a [&'a str],
+    /// The generation to stamp the skill with, with the publish time.
+    generation: i64,
+}
+
+/// [`refresh_current`], and for a publish also the skill's generation stamp and publish time (in
+/// the same statement), without reading back the new version's entries.
 async fn refresh_current_with(
     tx: &mut SqliteConnection,
     skill_id: i64,
     namespace: &str,
     name: &str,
-    known: Option<(i64, &[&str])>,
+    published: Option<Published<'_>>,
 ) -> Result<(), StoreError> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
         "SELECT id, version FROM versions WHERE skill_id = ?1 AND yanked_at IS NULL",
@@ -552,11 +581,21 @@ async fn refresh_current_with(
     let current = pick_current(parsed.iter().map(|(_, v)| v))
         .and_then(|best| parsed.iter().find(|(_, v)| v == best))
         .map(|(id, _)| *id);
-    sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
+    match &published {
+        Some(p) => sqlx::query(
+            "UPDATE skills SET current_version_id = ?1, updated_gen = ?3,
+                    last_published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = ?2",
+        )
         .bind(current)
         .bind(skill_id)
-        .execute(&mut *tx)
-        .await?;
+        .bind(p.generation),
+        None => sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
+            .bind(current)
+            .bind(skill_id),
+    }
+    .execute(&mut *tx)
+    .await?;
     sqlx::query("DELETE FROM listing WHERE skill_id = ?1")
         .bind(skill_id)
         .execute(&mut *tx)
@@ -564,10 +603,12 @@ async fn refresh_current_with(
     let Some(version_id) = current else {
         return Ok(());
     };
-    let subpaths: Vec<String> = match known {
-        Some((known_id, subpaths)) if known_id == version_id => {
-            subpaths.iter().map(|s| (*s).to_owned()).collect()
-        }
+    let subpaths: Vec<String> = match published {
+        Some(Published {
+            version_id: known_id,
+            subpaths,
+            ..
+        }) if known_id == version_id => subpaths.iter().map(|s| (*s).to_owned()).collect(),
         _ => {
             sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
                 .bind(version_id)

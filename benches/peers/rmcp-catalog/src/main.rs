@@ -123,9 +123,7 @@ fn parse_args() -> anyhow::Result<Args> {
             }
             "--trivial" => trivial = true,
             "-h" | "--help" => {
-                println!(
-                    "usage: rmcp-catalog (--dir DIR | --trivial) [--listen 127.0.0.1:PORT]"
-                );
+                println!("usage: rmcp-catalog (--dir DIR | --trivial) [--listen 127.0.0.1:PORT]");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other}"),
@@ -164,8 +162,7 @@ async fn trivial() -> ([(axum::http::HeaderName, &'static str); 1], &'static str
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -183,7 +180,8 @@ async fn main() -> anyhow::Result<()> {
         let handler = Anchor {
             skills: Arc::new(catalog),
         };
-        let cfg = StreamableHttpServerConfig::default().with_cancellation_token(token.child_token());
+        let cfg =
+            StreamableHttpServerConfig::default().with_cancellation_token(token.child_token());
         let svc = StreamableHttpService::new(
             move || Ok(handler.clone()),
             LocalSessionManager::default().into(),
