@@ -480,6 +480,16 @@ async fn bad_uploads_get_their_own_code_and_change_nothing() {
         (status, code(&resp)),
         (StatusCode::UNPROCESSABLE_ENTITY, "invalid_version")
     );
+    // A valid semver too long for a pinned URI to stay under the URI limit.
+    let long = format!("1.0.0-{}", "x".repeat(200));
+    let (status, resp) = api
+        .publish(Some(ADMIN), "acme", "bad", &long, ok(&[]))
+        .await;
+    assert_eq!(
+        (status, code(&resp)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_version"),
+        "{resp}"
+    );
     let (status, resp) = api
         .publish(Some(ADMIN), "Bad_NS", "bad", "1.0.0", ok(&[]))
         .await;

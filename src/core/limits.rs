@@ -19,5 +19,8 @@ pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 pub const MAX_FRONTMATTER_DEPTH: usize = 32;
 /// Length of one file path inside a skill, in bytes (longer paths break common file systems).
 pub const MAX_PATH_BYTES: usize = 1024;
+/// Length of a version string, in bytes: keeps every pinned URI
+/// (`skill://<namespace>/@<version>/<name>/<path>`) under [`MAX_URI_BYTES`].
+pub const MAX_VERSION_BYTES: usize = 128;
 /// Length of a `skill://` URI we are willing to parse.
 pub const MAX_URI_BYTES: usize = 4096;

@@ -17,6 +17,12 @@ pub struct VersionError {
 
 impl SkillVersion {
     pub fn parse(s: &str) -> Result<Self, VersionError> {
+        if s.len() > super::limits::MAX_VERSION_BYTES {
+            return Err(VersionError {
+                input: s.chars().take(80).collect(),
+                reason: format!("longer than {} bytes", super::limits::MAX_VERSION_BYTES),
+            });
+        }
         semver::Version::parse(s)
             .map(Self)
             .map_err(|e| VersionError {
@@ -108,6 +114,14 @@ mod tests {
         ] {
             assert!(SkillVersion::parse(bad).is_err(), "{bad:?}");
         }
+        // The longest accepted version, and one byte more.
+        let longest = format!(
+            "1.0.0-{}",
+            "a".repeat(super::super::limits::MAX_VERSION_BYTES - 6)
+        );
+        assert_eq!(SkillVersion::parse(&longest).unwrap().to_string(), longest);
+        let err = SkillVersion::parse(&format!("{longest}a")).unwrap_err();
+        assert!(err.reason.contains("longer than 128 bytes"), "{err}");
     }
 
     #[test]
