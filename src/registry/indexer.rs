@@ -127,11 +127,9 @@ impl Registry {
         let (Some(version_id), Some(version)) = (row.version_id, &row.version) else {
             return Ok(None);
         };
-        let manifest = manifests.get(&version_id).ok_or_else(|| {
-            Error::Storage(crate::store::StoreError::Corrupt(format!(
-                "version {version_id} has no manifest"
-            )))
-        })?;
+        let manifest = manifests
+            .get(&version_id)
+            .ok_or_else(|| super::no_manifest(version_id))?;
         let root = &manifest.entries[0];
         let skill_md = manifest
             .files

@@ -152,11 +152,6 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The skill's name (from its frontmatter).
-    pub fn name(&self) -> &SkillName {
-        &self.bundle.name
-    }
-
     fn new_version(&self) -> NewVersion<'_> {
         NewVersion {
             namespace: &self.namespace,
@@ -463,12 +458,10 @@ impl Registry {
                 uri: row.uri.clone(),
                 error,
             })?;
-            let manifest = manifests.get(&row.version_id).cloned().ok_or_else(|| {
-                Error::Storage(crate::store::StoreError::Corrupt(format!(
-                    "listed version {} has no manifest",
-                    row.version_id
-                )))
-            })?;
+            let manifest = manifests
+                .get(&row.version_id)
+                .cloned()
+                .ok_or_else(|| no_manifest(row.version_id))?;
             let root = SkillUri::root(&uri.namespace, &uri.name, None);
             let frontmatter = parse_frontmatter(&row.frontmatter)?;
             let mut skill = entry(
@@ -617,9 +610,14 @@ impl Registry {
     /// One page of current SKILL.md resources, in URI order.
     pub async fn list_skill_mds(&self, cursor: Option<&str>) -> Result<Page<SkillMdResource>> {
         let (rows, next_cursor) = self.listing_page(cursor).await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
+        let manifests = self.manifests(&ids).await?;
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
-            let manifest = self.manifest(row.version_id).await?;
+            let manifest = manifests
+                .get(&row.version_id)
+                .cloned()
+                .ok_or_else(|| no_manifest(row.version_id))?;
             let path = if row.subpath.is_empty() {
                 SKILL_MD.to_owned()
             } else {
@@ -718,23 +716,18 @@ impl Registry {
     }
 
     async fn manifest(&self, version_id: i64) -> Result<Arc<Manifest>> {
-        if let Some(m) = self
-            .inner
-            .manifests
-            .read()
-            .expect("manifest cache")
-            .get(&version_id)
-        {
-            return Ok(m.clone());
-        }
-        let manifest = Arc::new(self.inner.store.manifest(version_id).await?);
-        let mut cache = self.inner.manifests.write().expect("manifest cache");
-        if cache.len() >= MANIFEST_CACHE_LIMIT {
-            cache.clear();
-        }
-        cache.insert(version_id, manifest.clone());
-        Ok(manifest)
+        self.manifests(&[version_id])
+            .await?
+            .remove(&version_id)
+            .ok_or_else(|| no_manifest(version_id))
     }
+}
+
+/// A version the catalog points at has no stored files.
+fn no_manifest(version_id: i64) -> Error {
+    Error::Storage(crate::store::StoreError::Corrupt(format!(
+        "version {version_id} has no files"
+    )))
 }
 
 /// Build the entry of the skill at `subpath` of a version whose root URI is `root`.

@@ -393,29 +393,10 @@ impl Store {
 
     /// Files and entries of a version.
     pub async fn manifest(&self, version_id: i64) -> Result<Manifest, StoreError> {
-        let files: Vec<FileRow> = sqlx::query_as(
-            "SELECT path, digest, size, mode FROM version_files WHERE version_id = ?1 ORDER BY path",
-        )
-        .bind(version_id)
-        .fetch_all(&self.read)
-        .await?;
-        let entries: Vec<ManifestEntry> = sqlx::query_as(
-            "SELECT subpath, name, description, frontmatter FROM version_entries
-             WHERE version_id = ?1 ORDER BY subpath",
-        )
-        .bind(version_id)
-        .fetch_all(&self.read)
-        .await?;
-        if files.is_empty() || entries.first().is_none_or(|e| !e.subpath.is_empty()) {
-            return Err(StoreError::Corrupt(format!(
-                "version {version_id} has no files or no root entry"
-            )));
-        }
-        Ok(Manifest {
-            version_id,
-            files,
-            entries,
-        })
+        self.manifests(&[version_id])
+            .await?
+            .remove(&version_id)
+            .ok_or_else(|| StoreError::Corrupt(format!("version {version_id} has no files")))
     }
 
     /// The manifests of many versions with two queries (a listing page's cache misses).
