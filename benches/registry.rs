@@ -20,9 +20,14 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use skillreg::bench::{BINARY_EVERY, synthetic_name, synthetic_namespace, synthetic_skill};
 use skillreg::core::SkillVersion;
 use skillreg::registry::Registry;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Index, Searcher, Term};
 
 struct Catalog {
     registry: Registry,
+    dir: PathBuf,
     skills: u64,
     rt: tokio::runtime::Runtime,
     temp: Option<tempfile::TempDir>,
@@ -60,6 +65,7 @@ fn catalog() -> Catalog {
     let skills = rt.block_on(registry.store().stats()).expect("stats").skills as u64;
     Catalog {
         registry,
+        dir,
         skills,
         rt,
         temp,
@@ -147,9 +153,20 @@ fn benches(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    const QUERY: &str = "review release notes checker";
     group.bench_function("search", |b| {
         b.iter(|| {
-            reg.search(black_box("review release notes checker"), None, 10)
+            rt.block_on(reg.search(black_box(QUERY), None, 10))
+                .expect("search")
+        })
+    });
+    // The same ranking computed by tantivy's own BooleanQuery (block-max WAND over the same
+    // boosted terms, on as many threads): what skillreg's MaxScore search is measured against.
+    let (searcher, query) = reference_query(&cat.dir.join("search-index"), QUERY);
+    group.bench_function("search, reference: tantivy BooleanQuery", |b| {
+        b.iter(|| {
+            searcher
+                .search(&query, &TopDocs::with_limit(10).order_by_score())
                 .expect("search")
         })
     });
@@ -180,6 +197,40 @@ fn benches(c: &mut Criterion) {
         )
     });
     group.finish();
+}
+
+/// `text` as tantivy's flat OR of boosted term queries over the searched fields, and a searcher
+/// of the index in `dir` with as many search threads as the registry's.
+fn reference_query(dir: &std::path::Path, text: &str) -> (Searcher, BooleanQuery) {
+    let mut index = Index::open_in_dir(dir).expect("search index");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if threads > 1 {
+        index.set_multithread_executor(threads).expect("executor");
+    }
+    let schema = index.schema();
+    let mut analyzer = index
+        .tokenizer_for_field(schema.get_field("body").expect("body"))
+        .expect("tokenizer");
+    let mut words = Vec::new();
+    analyzer
+        .token_stream(text)
+        .process(&mut |token| words.push(token.text.clone()));
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for (name, boost) in skillreg::search::SEARCHED_FIELDS {
+        let field = schema.get_field(name).expect("searched field");
+        for word in &words {
+            let term = TermQuery::new(
+                Term::from_field_text(field, word),
+                IndexRecordOption::WithFreqs,
+            );
+            clauses.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(term), boost)),
+            ));
+        }
+    }
+    let searcher = index.reader().expect("reader").searcher();
+    (searcher, BooleanQuery::new(clauses))
 }
 
 criterion_group!(registry, benches);

@@ -84,11 +84,11 @@ const TOPICS: &[&str] = &[
     "contract clauses",
 ];
 
-/// Deterministic pseudo-random numbers (xorshift64*).
-struct Rng(u64);
+/// Deterministic pseudo-random numbers (xorshift64*); also the tests' source of random input.
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -350,7 +350,7 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
             rng.pick(VERBS),
             rng.pick(NOUNS)
         ),
-        |q| registry.search(&q, None, 10)?
+        |q| registry.search(&q, None, 10).await?
     );
     measure!(
         "search: 4-word query in a namespace",
@@ -363,7 +363,7 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
             ),
             format!("team-{:04}", rng.next() % 1000)
         ),
-        |(q, ns)| registry.search(&q, Some(&ns), 10)?
+        |(q, ns)| registry.search(&q, Some(&ns), 10).await?
     );
     measure!("skills/list: first page", (), |_| registry
         .list_skills(None)

@@ -414,7 +414,11 @@ async fn search_finds_skills_by_purpose_on_the_real_corpus() {
     let server = TestServer::on(dir.path(), 100).await;
     let mut misses = Vec::new();
     for (query, expected) in QUERIES {
-        let hits = server.registry.search(query, Some("corpus"), 3).unwrap();
+        let hits = server
+            .registry
+            .search(query, Some("corpus"), 3)
+            .await
+            .unwrap();
         let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
         if !names.contains(expected) {
             misses.push(format!("{query:?}: wanted {expected}, got {names:?}"));
@@ -565,10 +569,10 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
             .unwrap();
         server.registry.catch_up_search().await.unwrap();
         let docs = documents(&server.registry);
-        let hits: Vec<_> = QUERIES
-            .iter()
-            .map(|(q, _)| server.registry.search(q, None, 10).unwrap())
-            .collect();
+        let mut hits = Vec::new();
+        for (q, _) in QUERIES {
+            hits.push(server.registry.search(q, None, 10).await.unwrap());
+        }
         server.registry.store().close().await;
         (docs, hits)
     };
@@ -586,7 +590,7 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
     rebuilt.catch_up_search().await.unwrap();
     assert_eq!(documents(&rebuilt), live_docs, "the same documents");
     for ((query, _), before) in QUERIES.iter().zip(&live_hits) {
-        let after = rebuilt.search(query, None, 10).unwrap();
+        let after = rebuilt.search(query, None, 10).await.unwrap();
         // tantivy's BM25 statistics (field-norm buckets, average lengths) differ in the last
         // digits between an updated and a fresh index, which can swap near-tied tail hits.
         let ranking = |hits: &[skillreg::search::Hit]| {

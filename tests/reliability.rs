@@ -207,7 +207,12 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
         "skill://acme/busy/SKILL.md"
     );
     assert_eq!(
-        server2.registry.search("revision", None, 5).unwrap().len(),
+        server2
+            .registry
+            .search("revision", None, 5)
+            .await
+            .unwrap()
+            .len(),
         1
     );
 }
@@ -393,7 +398,7 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
         "{read}"
     );
     assert_eq!(
-        server.registry.search("kept", None, 5).unwrap().len(),
+        server.registry.search("kept", None, 5).await.unwrap().len(),
         1,
         "search works read-only"
     );

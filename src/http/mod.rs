@@ -223,7 +223,7 @@ async fn time_limit(limit: std::time::Duration, request: Request, next: Next) ->
 /// Ready when the database answers and, if this process keeps a search index, it searches.
 async fn readyz(State(registry): State<Registry>) -> Response {
     let database = registry.store().generation().await;
-    let search = match registry.search("readiness", None, 1) {
+    let search = match registry.search("readiness", None, 1).await {
         Ok(_) => "ok",
         Err(Error::SearchUnavailable) => "not configured",
         Err(_) => "failing",

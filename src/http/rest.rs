@@ -521,11 +521,14 @@ async fn search(
     if q.q.trim().is_empty() {
         return Err(Error::InvalidRequest("the query `q` is empty".to_owned()).into());
     }
-    let hits = s.registry.search(
-        &q.q,
-        q.namespace.as_deref(),
-        q.limit.unwrap_or(10).clamp(1, 50),
-    )?;
+    let hits = s
+        .registry
+        .search(
+            &q.q,
+            q.namespace.as_deref(),
+            q.limit.unwrap_or(10).clamp(1, 50),
+        )
+        .await?;
     Ok(axum::Json(SearchResults {
         hits: hits
             .into_iter()

@@ -147,7 +147,7 @@ async fn catalog(State(registry): State<Registry>, Query(q): Query<CatalogQuery>
         esc(&query)
     );
     if !query.trim().is_empty() {
-        match registry.search(&query, q.namespace.as_deref(), 50) {
+        match registry.search(&query, q.namespace.as_deref(), 50).await {
             Ok(hits) => {
                 let count = if hits.len() == 50 {
                     "The 50 best results".to_owned()

@@ -471,6 +471,7 @@ impl ServerHandler for SkillServer {
             let hits = self
                 .registry
                 .search(&query, namespace.as_deref(), limit)
+                .await
                 .map_err(to_mcp)?;
             Ok(CallToolResult::structured(serde_json::json!({ "hits": hits })).into())
         }

@@ -282,13 +282,25 @@ impl Registry {
         index.all().map_err(|e| Error::Search(e.to_string()))
     }
 
-    /// Ranked skills for a free-text query.
-    pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Result<Vec<Hit>> {
-        let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
+    /// Ranked skills for a free-text query. The search runs on a blocking thread (it takes
+    /// milliseconds on a large catalog and fans out over the index's search threads), so it
+    /// never holds up the async workers serving other requests.
+    pub async fn search(
+        &self,
+        query: &str,
+        namespace: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        let index = self.inner.search.clone().ok_or(Error::SearchUnavailable)?;
+        let (query, namespace) = (query.to_owned(), namespace.map(str::to_owned));
         let started = std::time::Instant::now();
-        let hits = index
-            .search(query, namespace, limit)
-            .map_err(|e| Error::Search(e.to_string()));
+        let hits = tokio::task::spawn_blocking(move || {
+            index
+                .search(&query, namespace.as_deref(), limit)
+                .map_err(|e| Error::Search(e.to_string()))
+        })
+        .await
+        .map_err(|e| Error::Search(format!("search task failed: {e}")))?;
         crate::metrics::search(started);
         hits
     }

@@ -5,14 +5,14 @@
 //! This module knows nothing of SQLite or transports: the registry feeds it [`SearchDoc`]s.
 
 mod schema;
+mod top_k;
 
 use std::path::Path;
 use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::schema::Value;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use schema::Fields;
@@ -25,6 +25,15 @@ const WRITER_HEAP_BYTES: usize = 64 * 1024 * 1024;
 const COMPACT_BELOW_DOCS: u64 = 50_000;
 /// Most hits one query returns.
 pub const MAX_LIMIT: usize = 50;
+/// The fields a query searches and their boosts: a word in a skill's name counts three times as
+/// much as in its body.
+pub const SEARCHED_FIELDS: [(&str, f32); 5] = [
+    ("name_text", 3.0),
+    ("description", 2.0),
+    ("namespace_text", 1.5),
+    ("body", 1.0),
+    ("paths", 0.5),
+];
 
 /// Whether a skill should be offered first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -279,19 +288,25 @@ impl SearchIndex {
         limit: usize,
     ) -> Result<Vec<Hit>, SearchError> {
         let limit = limit.clamp(1, MAX_LIMIT);
-        let Some(query) = self.query(query, namespace) else {
+        let clauses = self.clauses(query);
+        if clauses.is_empty() {
             return Ok(Vec::new());
-        };
+        }
+        let filter = namespace.map(|ns| Term::from_field_text(self.fields.namespace, ns));
         let searcher = self.reader.searcher();
         // Demoted (deprecated, yanked) skills go below active ones. When the best `limit` hits
         // are all active they are the answer; otherwise over-fetch and re-rank. A small window
-        // keeps the block-max WAND threshold high, which is what makes a query over a large
-        // catalog cheap. Status comes from a fast-field column; only the final hits' documents
-        // are read.
+        // keeps the pruning threshold high, which is what makes a query over a large catalog
+        // cheap. Status comes from a fast-field column; only the final hits' documents are read.
         let mut ranked = Vec::new();
         for window in [limit, limit * 4 + 16] {
-            let candidates =
-                searcher.search(&query, &TopDocs::with_limit(window).order_by_score())?;
+            let candidates = top_k::top_k(
+                &searcher,
+                self.index.search_executor(),
+                &clauses,
+                filter.as_ref(),
+                window,
+            )?;
             let exhausted = candidates.len() < window;
             ranked.clear();
             for (score, address) in candidates {
@@ -300,10 +315,7 @@ impl SearchIndex {
                     .fast_fields()
                     .u64("status")?;
                 let status = column.first(address.doc_id).unwrap_or(0);
-                // In a namespace the filter scores 0: a hit must also match a word.
-                if score > 0.0 {
-                    ranked.push((status, score, address));
-                }
+                ranked.push((status, score, address));
             }
             if exhausted
                 || ranked
@@ -325,13 +337,13 @@ impl SearchIndex {
 }
 
 impl SearchIndex {
-    /// The words of `text` (analysed like the indexed text) as one flat OR of boosted term
-    /// queries over the searched fields: BM25 summed over every field and word, as a query
-    /// parser's nested OR-of-ORs scores it, but flat, so tantivy can prune with block-max WAND
-    /// instead of scoring every document that contains a common word. `None` when no word is
-    /// left.
-    fn query(&self, text: &str, namespace: Option<&str>) -> Option<Box<dyn Query>> {
-        let mut analyzer = self.index.tokenizer_for_field(self.fields.body).ok()?;
+    /// The words of `text` (analysed like the indexed text), each searched in every text field
+    /// with that field's boost: BM25 summed over every field and word, as a query parser's
+    /// nested OR-of-ORs scores it. Empty when no word is left.
+    fn clauses(&self, text: &str) -> Vec<top_k::Clause> {
+        let Ok(mut analyzer) = self.index.tokenizer_for_field(self.fields.body) else {
+            return Vec::new();
+        };
         let mut words: Vec<String> = Vec::new();
         let text = sanitize(text);
         let mut stream = analyzer.token_stream(&text);
@@ -340,45 +352,25 @@ impl SearchIndex {
                 words.push(token.text.clone());
             }
         }
-        if words.is_empty() {
-            return None;
-        }
-        let fields = [
-            (self.fields.name_text, 3.0),
-            (self.fields.description, 2.0),
-            (self.fields.namespace_text, 1.5),
-            (self.fields.body, 1.0),
-            (self.fields.paths, 0.5),
-        ];
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (field, boost) in fields {
+        let schema = self.index.schema();
+        let mut clauses = Vec::with_capacity(SEARCHED_FIELDS.len() * words.len());
+        for (name, boost) in SEARCHED_FIELDS {
+            let Ok(field) = schema.get_field(name) else {
+                continue;
+            };
             for word in &words {
-                let term = TermQuery::new(
-                    Term::from_field_text(field, word),
-                    IndexRecordOption::WithFreqs,
-                );
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(term), boost)),
-                ));
+                clauses.push(top_k::Clause {
+                    term: Term::from_field_text(field, word),
+                    boost,
+                });
             }
         }
-        if let Some(ns) = namespace {
-            let filter = TermQuery::new(
-                Term::from_field_text(self.fields.namespace, ns),
-                IndexRecordOption::Basic,
-            );
-            clauses.push((
-                Occur::Must,
-                Box::new(ConstScoreQuery::new(Box::new(filter), 0.0)),
-            ));
-        }
-        Some(Box::new(BooleanQuery::new(clauses)))
+        clauses
     }
 }
 
-/// Search an index's segments on several threads (one query's latency on a large, multi-segment
-/// index roughly halves on two cores).
+/// Give the index a pool of search threads: a query over a large catalog is split into document
+/// ranges searched side by side (see `top_k`), so its latency roughly halves on two cores.
 fn search_in_parallel(index: &mut Index) -> Result<(), SearchError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     if threads > 1 {
