@@ -15,15 +15,22 @@ fn main() {
         "/// Files of `skills-seed/`: (path relative to it, bytes, executable).\n\
          pub static SEED_FILES: &[(&str, &[u8], bool)] = &[\n",
     );
-    for (rel, abs, exec) in files {
-        writeln!(out, "    ({rel:?}, include_bytes!({abs:?}), {exec}),").unwrap();
+    // Paths relative to the crate being compiled, not absolute: checkouts that share a target
+    // directory share this OUT_DIR, and an absolute path would embed another checkout's files.
+    for (rel, exec) in files {
+        let from_manifest = format!("/skills-seed/{rel}");
+        writeln!(
+            out,
+            "    ({rel:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {from_manifest:?})), {exec}),"
+        )
+        .unwrap();
     }
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("seed.rs");
     std::fs::write(dest, out).unwrap();
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String, bool)>) {
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, bool)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -42,7 +49,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String, bool)>) {
                 .unwrap()
                 .replace('\\', "/");
             let exec = meta.permissions().mode() & 0o111 != 0;
-            out.push((rel, path.to_str().unwrap().to_owned(), exec));
+            out.push((rel, exec));
         }
     }
 }
