@@ -203,7 +203,7 @@ fn benches(c: &mut Criterion) {
 /// of the index in `dir` with as many search threads as the registry's.
 fn reference_query(dir: &std::path::Path, text: &str) -> (Searcher, BooleanQuery) {
     let mut index = Index::open_in_dir(dir).expect("search index");
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = skillreg::search::search_threads();
     if threads > 1 {
         index.set_multithread_executor(threads).expect("executor");
     }

@@ -352,12 +352,8 @@ impl SearchIndex {
                 words.push(token.text.clone());
             }
         }
-        let schema = self.index.schema();
-        let mut clauses = Vec::with_capacity(SEARCHED_FIELDS.len() * words.len());
-        for (name, boost) in SEARCHED_FIELDS {
-            let Ok(field) = schema.get_field(name) else {
-                continue;
-            };
+        let mut clauses = Vec::with_capacity(self.fields.searched.len() * words.len());
+        for (field, boost) in self.fields.searched {
             for word in &words {
                 clauses.push(top_k::Clause {
                     term: Term::from_field_text(field, word),
@@ -369,10 +365,15 @@ impl SearchIndex {
     }
 }
 
+/// How many threads search one query: the cores this process may use, at most four.
+pub fn search_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
 /// Give the index a pool of search threads: a query over a large catalog is split into document
 /// ranges searched side by side (see `top_k`), so its latency roughly halves on two cores.
 fn search_in_parallel(index: &mut Index) -> Result<(), SearchError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = search_threads();
     if threads > 1 {
         index.set_multithread_executor(threads)?;
     }

@@ -4,9 +4,9 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
     TextOptions, Value,
 };
-use tantivy::{Index, TantivyDocument};
+use tantivy::{Index, Score, TantivyDocument};
 
-use super::{Hit, SearchDoc, Status, text_of};
+use super::{Hit, SEARCHED_FIELDS, SearchDoc, Status, text_of};
 
 /// Stemmed English text, lowercased, split on anything that is not alphanumeric (so
 /// `pdf-tools` and `pdf_tools` index as `pdf`, `tool`).
@@ -26,6 +26,8 @@ pub struct Fields {
     pub version: Field,
     pub status: Field,
     pub deprecation: Field,
+    /// The fields a query searches, with their boosts (`SEARCHED_FIELDS`).
+    pub searched: [(Field, Score); SEARCHED_FIELDS.len()],
 }
 
 pub fn build() -> (Schema, Fields) {
@@ -38,7 +40,7 @@ pub fn build() -> (Schema, Fields) {
         );
         if stored { opts.set_stored() } else { opts }
     };
-    let fields = Fields {
+    let mut fields = Fields {
         key: b.add_text_field("key", STRING),
         namespace: b.add_text_field("namespace", STRING | STORED),
         namespace_text: b.add_text_field("namespace_text", text(false)),
@@ -51,8 +53,17 @@ pub fn build() -> (Schema, Fields) {
         version: b.add_text_field("version", STORED),
         status: b.add_u64_field("status", INDEXED | STORED | FAST),
         deprecation: b.add_text_field("deprecation", STORED),
+        // Filled in from the built schema below.
+        searched: [(Field::from_field_id(0), 0.0); SEARCHED_FIELDS.len()],
     };
-    (b.build(), fields)
+    let schema = b.build();
+    fields.searched = SEARCHED_FIELDS.map(|(name, boost)| {
+        let field = schema
+            .get_field(name)
+            .unwrap_or_else(|_| panic!("SEARCHED_FIELDS names {name:?}, which the schema lacks"));
+        (field, boost)
+    });
+    (schema, fields)
 }
 
 /// The tokenizers the schema names are tantivy built-ins; nothing to register yet.
