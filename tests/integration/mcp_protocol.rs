@@ -1,9 +1,7 @@
 //! The MCP surface over real HTTP on loopback, on both protocol eras, with a raw JSON-RPC client:
 //! wire shapes, pagination, errors, pinned URIs, nested skills, text vs blob.
 
-mod common;
-
-use common::{Legacy, Modern, TestServer, all_pages, sha256_hex};
+use crate::common::{Legacy, Modern, TestServer, all_pages, content_bytes, parse_body, sha256_hex};
 use serde_json::{Value, json};
 use skillreg::core::{InputFile, Namespace, SkillName, SkillVersion};
 
@@ -31,7 +29,7 @@ async fn publish(server: &TestServer, namespace: &str, version: &str, files: Vec
 
 #[tokio::test]
 async fn capabilities_on_both_eras() {
-    let server = TestServer::seeded().await;
+    let server = TestServer::builder().seeded().start().await;
     let modern = Modern::new(&server.url)
         .call("server/discover", json!({}))
         .await;
@@ -48,7 +46,7 @@ async fn capabilities_on_both_eras() {
             .text()
             .await
             .unwrap();
-        common::parse_body(&text)
+        parse_body(&text)
     };
     for (era, result) in [
         ("2026-07-28", &modern["result"]),
@@ -80,7 +78,7 @@ async fn capabilities_on_both_eras() {
 
 #[tokio::test]
 async fn list_get_and_read_the_seed_on_both_eras() {
-    let server = TestServer::seeded().await;
+    let server = TestServer::builder().seeded().start().await;
     let modern = Modern::new(&server.url);
     let legacy = Legacy::connect(&server.url).await;
     for era in ["2026-07-28", "2025-11-25"] {
@@ -151,8 +149,7 @@ async fn list_get_and_read_the_seed_on_both_eras() {
 
 #[tokio::test]
 async fn pagination_is_keyset_and_atomic_and_bad_cursors_fail() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 4).await;
+    let server = TestServer::builder().page_size(4).start().await;
     for i in 0..10 {
         let name = format!("skill-{i:02}");
         publish(
@@ -196,7 +193,7 @@ async fn pagination_is_keyset_and_atomic_and_bad_cursors_fail() {
 
 #[tokio::test]
 async fn errors_use_the_right_codes_per_era() {
-    let server = TestServer::seeded().await;
+    let server = TestServer::builder().seeded().start().await;
     let modern = Modern::new(&server.url);
     let legacy = Legacy::connect(&server.url).await;
     let unknown = [
@@ -273,8 +270,7 @@ async fn errors_use_the_right_codes_per_era() {
 
 #[tokio::test]
 async fn versions_pinned_uris_nested_skills_and_binary_files() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 100).await;
+    let server = TestServer::builder().page_size(100).start().await;
     let png: Vec<u8> = vec![0x89, b'P', b'N', b'G', 0, 0xff, 0xfe, 1, 2, 3];
     let crlf_bom = "\u{feff}line one\r\nline two\r\r\n".as_bytes().to_vec();
     let v1 = |body: &str| {
@@ -382,7 +378,7 @@ async fn versions_pinned_uris_nested_skills_and_binary_files() {
         let read = modern
             .call("resources/read", json!({"uri": r["uri"]}))
             .await;
-        let bytes = common::content_bytes(&read);
+        let bytes = content_bytes(&read);
         assert_eq!(
             format!("sha256:{}", sha256_hex(&bytes)),
             r["digest"].as_str().unwrap(),
@@ -413,8 +409,7 @@ async fn versions_pinned_uris_nested_skills_and_binary_files() {
 
 #[tokio::test]
 async fn republishing_identical_content_is_a_no_op_and_conflicts_are_refused() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 100).await;
+    let server = TestServer::builder().page_size(100).start().await;
     let files = || vec![InputFile::regular("SKILL.md", skill_md("a", "d"))];
     let reg = &server.registry;
     let first = reg
@@ -456,8 +451,7 @@ async fn republishing_identical_content_is_a_no_op_and_conflicts_are_refused() {
 
 #[tokio::test]
 async fn legacy_sessions_are_told_when_the_catalog_changes() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 100).await;
+    let server = TestServer::builder().page_size(100).start().await;
     let legacy = Legacy::connect(&server.url).await;
     // Open the session's standalone SSE stream, then publish, then expect the notification.
     let resp = reqwest::Client::new()

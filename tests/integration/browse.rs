@@ -3,12 +3,10 @@
 //! `_manifest`, with a raw client on both eras and with the official TypeScript client and
 //! FastMCP.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{Legacy, Modern, TestServer, tools};
+use crate::common::{Legacy, Modern, TestServer, corpus_catalog, tools};
 use serde_json::{Value, json};
 use skillreg::Registry;
 use skillreg::core::{InputFile, Namespace, SkillVersion};
@@ -37,8 +35,12 @@ const PINNED_T: &str = "skill://{namespace}/@{version}/{name}/SKILL.md";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn templates_and_completion_on_both_eras() {
-    let (dir, count) = common::corpus_catalog().await;
-    let server = TestServer::on(dir.path(), 100).await;
+    let (dir, count) = corpus_catalog().await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .start()
+        .await;
     let modern = Modern::new(&server.url);
     let legacy = Legacy::connect(&server.url).await;
     for era in ["modern", "legacy"] {
@@ -198,8 +200,12 @@ async fn templates_and_completion_on_both_eras() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_json_full_and_partial_and_fastmcp_manifest() {
-    let (dir, count) = common::corpus_catalog().await;
-    let full = TestServer::on(dir.path(), 100).await;
+    let (dir, count) = corpus_catalog().await;
+    let full = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .start()
+        .await;
     let modern = Modern::new(&full.url);
     let index = modern
         .call("resources/read", json!({"uri": "skill://index.json"}))
@@ -237,15 +243,15 @@ async fn index_json_full_and_partial_and_fastmcp_manifest() {
     );
     drop(full);
 
-    let partial = TestServer::on_with(
-        dir.path(),
-        100,
-        HttpOptions {
+    let partial = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .options(HttpOptions {
             index_max_skills: 10,
             ..HttpOptions::default()
-        },
-    )
-    .await;
+        })
+        .start()
+        .await;
     let index = Modern::new(&partial.url)
         .call("resources/read", json!({"uri": "skill://index.json"}))
         .await;
@@ -268,7 +274,11 @@ async fn index_json_full_and_partial_and_fastmcp_manifest() {
     drop(partial);
 
     // FastMCP's manifest shape, for current and pinned URIs; a real `_manifest` file wins.
-    let server = TestServer::on(dir.path(), 100).await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .start()
+        .await;
     let modern = Modern::new(&server.url);
     for uri in [
         "skill://skillreg/finding-skills/_manifest",
@@ -410,8 +420,12 @@ const QUERIES: &[(&str, &str)] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_finds_skills_by_purpose_on_the_real_corpus() {
-    let (dir, _) = common::corpus_catalog().await;
-    let server = TestServer::on(dir.path(), 100).await;
+    let (dir, _) = corpus_catalog().await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .start()
+        .await;
     let mut misses = Vec::new();
     for (query, expected) in QUERIES {
         let hits = server
@@ -435,8 +449,7 @@ async fn search_finds_skills_by_purpose_on_the_real_corpus() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tool_ranks_status_and_survives_any_input() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 100).await;
+    let server = TestServer::builder().page_size(100).start().await;
     let ns = Namespace::new("acme").unwrap();
     for name in ["pdf-active", "pdf-deprecated", "pdf-yanked"] {
         let md = format!(
@@ -552,9 +565,13 @@ async fn search_tool_ranks_status_and_survives_any_input() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
-    let (dir, count) = common::corpus_catalog().await;
+    let (dir, count) = corpus_catalog().await;
     let (live_docs, live_hits) = {
-        let server = TestServer::on(dir.path(), 100).await;
+        let server = TestServer::builder()
+            .data_dir(dir.path())
+            .page_size(100)
+            .start()
+            .await;
         // Change the catalog after the first build, so the live index saw updates.
         let admin = skillreg::auth::Principal::Admin;
         server
@@ -643,8 +660,12 @@ async fn run(cmd: &mut tokio::process::Command) -> (i32, String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_clients_browse_search_and_read_manifests() {
     let t = tools();
-    let (dir, count) = common::corpus_catalog().await;
-    let server = TestServer::on(dir.path(), 100).await;
+    let (dir, count) = corpus_catalog().await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .start()
+        .await;
     let script = |name: &str| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/clients")

@@ -2,12 +2,12 @@
 //! running server serves, then every file of every imported skill read back over MCP/HTTP and
 //! compared with `MANIFEST.tsv`, byte for byte.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
+use std::path::Path;
 
-use common::{Modern, TestServer, all_pages, corpus_dir, sha256_hex};
+use crate::common::{
+    CliOutput, Modern, TestServer, all_pages, content_bytes, corpus_dir, run_cli_async, sha256_hex,
+};
 use serde_json::{Value, json};
 use skillreg::core::SkillUri;
 
@@ -97,26 +97,29 @@ fn manifest() -> BTreeMap<String, ManifestRow> {
         .collect()
 }
 
-fn import(data_dir: &std::path::Path) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skillreg"))
-        .args(["import", "--namespace", "corpus", "--data-dir"])
-        .arg(data_dir)
-        .arg(corpus_dir())
-        .env("SKILLREG_LOG", "warn")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
+/// `skillreg import` of the corpus into namespace `corpus` of `data_dir`: exit code and report.
+async fn import(data_dir: &Path) -> (i32, String) {
+    let corpus = corpus_dir();
+    let CliOutput { code, stdout, .. } = run_cli_async(
+        &[
+            "import",
+            "--namespace",
+            "corpus",
+            "--data-dir",
+            data_dir.to_str().unwrap(),
+            corpus.to_str().unwrap(),
+        ],
+        &[],
     )
+    .await;
+    (code, stdout)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn import_then_read_every_file_back_byte_for_byte() {
-    let tmp = tempfile::TempDir::new().unwrap();
     // The server runs while the import (another process) writes to the same data directory.
-    let server = TestServer::on(tmp.path(), 25).await;
-    let (code, report) = import(tmp.path());
+    let server = TestServer::builder().page_size(25).start().await;
+    let (code, report) = import(&server.data_dir).await;
     assert_eq!(
         code, 1,
         "exit 1 because some skills were skipped:\n{report}"
@@ -210,7 +213,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
             let read = modern
                 .call("resources/read", json!({"uri": file_uri}))
                 .await;
-            let bytes = common::content_bytes(&read);
+            let bytes = content_bytes(&read);
             assert_eq!(bytes.len() as u64, row.size, "{dir}/{path} size");
             assert_eq!(sha256_hex(&bytes), row.sha256, "{dir}/{path} sha256");
             files_checked += 1;
@@ -219,7 +222,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
     assert!(files_checked > 600, "{files_checked} files checked");
 
     // Re-importing identical content changes nothing.
-    let (code, again) = import(tmp.path());
+    let (code, again) = import(&server.data_dir).await;
     assert_eq!(code, 1);
     assert_eq!(
         again.lines().last().unwrap(),

@@ -2,12 +2,10 @@
 //! case must get a clear error with its stable code (never a panic or a 500), and the store must
 //! be exactly as it was afterwards (row counts, bytes and the audit log compared).
 
-mod common;
-
 use std::io::Write as _;
 use std::time::Duration;
 
-use common::{Legacy, Modern, TestServer, tar_gz};
+use crate::common::{Legacy, Modern, TestServer, tar_gz};
 use serde_json::{Value, json};
 use skillreg::http::HttpOptions;
 use tokio::io::AsyncWriteExt as _;
@@ -346,13 +344,15 @@ fn tar_gz_long(skill_md: &[u8], long: &str) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_hostile_input_gets_its_code_and_changes_nothing() {
-    let server = TestServer::with_options(HttpOptions {
-        admin_token: Some(ADMIN.to_owned()),
-        max_upload_bytes: 2 * 1024 * 1024,
-        request_timeout: Duration::from_secs(2),
-        ..HttpOptions::default()
-    })
-    .await;
+    let server = TestServer::builder()
+        .options(HttpOptions {
+            admin_token: Some(ADMIN.to_owned()),
+            max_upload_bytes: 2 * 1024 * 1024,
+            request_timeout: Duration::from_secs(2),
+            ..HttpOptions::default()
+        })
+        .start()
+        .await;
     let http = reqwest::Client::new();
     let good = with_skill_md(&fm("name: fine\ndescription: A fine skill.\n"));
     let resp = http

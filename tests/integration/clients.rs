@@ -3,12 +3,10 @@
 //! (HTTP, 2026-07-28: it refuses 2025-era connections). Tools come from
 //! `scripts/install-test-tools.sh`; these tests fail, never skip, when the tools are missing.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Modern, TestServer, Tools, all_pages, corpus_dir, tools};
+use crate::common::{Modern, TestServer, Tools, all_pages, corpus_dir, tools};
 use serde_json::Value;
 use skillreg::Registry;
 use skillreg::core::Namespace;
@@ -54,7 +52,7 @@ fn find_checks(dir: &Path) -> Vec<PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_conformance_suite_passes_on_both_eras() {
     let t = tools();
-    let server = TestServer::seeded().await;
+    let server = TestServer::builder().seeded().start().await;
     let mut total = 0;
     for era in ["2026-07-28", "2025-11-25"] {
         for scenario in SCENARIOS {
@@ -171,7 +169,11 @@ fn node(t: &Tools) -> Command {
 async fn typescript_client_over_http_on_both_eras() {
     let t = tools();
     let (dir, _) = corpus_catalog().await;
-    let server = TestServer::on(dir.path(), 25).await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(25)
+        .start()
+        .await;
     let want = expected(&server).await;
     for (mode, era) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
         let (code, stdout, stderr) =
@@ -195,7 +197,11 @@ async fn typescript_client_over_stdio_on_both_eras() {
     let t = tools();
     let (dir, _) = corpus_catalog().await;
     let want = {
-        let server = TestServer::on(dir.path(), 25).await;
+        let server = TestServer::builder()
+            .data_dir(dir.path())
+            .page_size(25)
+            .start()
+            .await;
         expected(&server).await
     };
     for (mode, era) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
@@ -228,7 +234,11 @@ async fn typescript_client_over_stdio_on_both_eras() {
 async fn fastmcp_client_over_http() {
     let t = tools();
     let (dir, _) = corpus_catalog().await;
-    let server = TestServer::on(dir.path(), 25).await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(25)
+        .start()
+        .await;
     let want = expected(&server).await;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/fastmcp_skills.py");
     let (code, stdout, stderr) = run(Command::new(&t.python)

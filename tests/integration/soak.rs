@@ -3,10 +3,8 @@
 //! unexpected errors; every version a reader sees listed reads back complete through its pinned
 //! URI with the digests of its manifest (no torn or half-committed version is ever visible).
 //!
-//! CI soaks a few seconds; `SKILLREG_SOAK_SECS=300 cargo test --release --test soak -- --nocapture`
-//! soaks longer and prints the operation counts.
-
-mod common;
+//! CI soaks a few seconds; `SKILLREG_SOAK_SECS=300 cargo test --release --test integration soak::
+//! -- --nocapture` soaks longer and prints the operation counts.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
@@ -14,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::common::{Legacy, Modern, TestServer, sha256_hex};
 use base64::Engine as _;
-use common::{Legacy, Modern, TestServer, sha256_hex};
 use serde_json::{Value, json};
 use skillreg::auth::Principal;
 use skillreg::core::{InputFile, Namespace, SkillVersion};
@@ -117,8 +115,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 10).await;
+    let server = TestServer::builder().page_size(10).start().await;
     let ns = Namespace::new("soak").unwrap();
     // Two versions each, so yanking 1.0.0 moves the current version back to 0.9.0 and never
     // leaves a skill without one (which would rightly drop it from the listing).
@@ -227,7 +224,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
     // A second process serving the same data directory over stdio (2025-11-25 JSON-RPC lines).
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
         .args(["serve", "--stdio", "--no-seed", "--data-dir"])
-        .arg(tmp.path())
+        .arg(&server.data_dir)
         .env("SKILLREG_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -6,12 +6,10 @@
 //! Chromium (Debian's package) and playwright-core come from `scripts/install-test-tools.sh`;
 //! this test fails, never skips, when they are missing.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{TestServer, Tools, tools};
+use crate::common::{TestServer, Tools, corpus_catalog, tools};
 use serde_json::Value;
 use skillreg::core::{InputFile, Namespace};
 use tokio::process::Command;
@@ -79,8 +77,12 @@ async fn web_catalog_in_headless_chromium() {
     let t = tools();
     let chromium = chromium(&t);
 
-    let dir = common::corpus_catalog().await.0;
-    let server = TestServer::on(dir.path(), 100).await;
+    let dir = corpus_catalog().await.0;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(100)
+        .start()
+        .await;
     server
         .registry
         .publish(
@@ -192,8 +194,7 @@ async fn web_catalog_in_headless_chromium() {
 /// Headers and links that keep untrusted skill files from acting on the registry's origin.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_and_files_carry_security_headers_and_encoded_links() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = common::TestServer::on(tmp.path(), 100).await;
+    let server = TestServer::builder().page_size(100).start().await;
     let files = vec![
         skillreg::core::InputFile::regular(
             "SKILL.md",

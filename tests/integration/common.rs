@@ -1,10 +1,6 @@
 //! Shared test harness: a real server on a loopback port over a temporary data directory, a raw
-//! MCP client for both protocol eras, and the location of the external test tools.
-
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of the harness"
-)]
+//! MCP client for both protocol eras, the `skillreg` binary as a command, and the location of the
+//! external test tools.
 
 use std::path::{Path, PathBuf};
 
@@ -34,50 +30,69 @@ pub struct TestServer {
     _tmp: Option<TempDir>,
 }
 
+/// How to start a [`TestServer`]: by default an empty fresh data directory, the registry's
+/// default page size and default HTTP options.
+#[must_use = "a builder does nothing until `start`"]
+pub struct TestServerBuilder {
+    seeded: bool,
+    data_dir: Option<PathBuf>,
+    page_size: Option<u32>,
+    options: HttpOptions,
+}
+
 impl TestServer {
-    /// Fresh data directory with the embedded seed skills.
-    pub async fn seeded() -> Self {
-        let tmp = TempDir::new().unwrap();
-        let registry = Registry::open(tmp.path()).await.unwrap();
-        skillreg::import::import_seed(&registry).await.unwrap();
-        Self::serve(registry, tmp.path().to_path_buf(), Some(tmp)).await
+    /// Describe the server to start; nothing runs until [`TestServerBuilder::start`].
+    pub fn builder() -> TestServerBuilder {
+        TestServerBuilder {
+            seeded: false,
+            data_dir: None,
+            page_size: None,
+            options: HttpOptions::default(),
+        }
+    }
+}
+
+impl TestServerBuilder {
+    /// Publish the embedded seed skills before serving.
+    pub fn seeded(mut self) -> Self {
+        self.seeded = true;
+        self
     }
 
-    /// Serve an existing data directory with the given page size.
-    pub async fn on(data_dir: &Path, page_size: u32) -> Self {
-        let registry = Registry::open(data_dir)
-            .await
-            .unwrap()
-            .with_page_size(page_size);
-        Self::serve(registry, data_dir.to_path_buf(), None).await
+    /// Serve this existing data directory instead of a fresh temporary one.
+    pub fn data_dir(mut self, dir: &Path) -> Self {
+        self.data_dir = Some(dir.to_path_buf());
+        self
     }
 
-    /// Serve an existing data directory with the given page size and HTTP options.
-    pub async fn on_with(data_dir: &Path, page_size: u32, options: HttpOptions) -> Self {
-        let registry = Registry::open(data_dir)
-            .await
-            .unwrap()
-            .with_page_size(page_size);
-        Self::serve_with(registry, data_dir.to_path_buf(), None, options).await
+    /// Items per page of paginated MCP methods.
+    pub fn page_size(mut self, page_size: u32) -> Self {
+        self.page_size = Some(page_size);
+        self
     }
 
-    /// Fresh data directory, no seed, with the given HTTP options.
-    pub async fn with_options(options: HttpOptions) -> Self {
-        let tmp = TempDir::new().unwrap();
-        let registry = Registry::open(tmp.path()).await.unwrap();
-        Self::serve_with(registry, tmp.path().to_path_buf(), Some(tmp), options).await
+    /// HTTP options (tokens, limits, timeouts).
+    pub fn options(mut self, options: HttpOptions) -> Self {
+        self.options = options;
+        self
     }
 
-    async fn serve(registry: Registry, data_dir: PathBuf, tmp: Option<TempDir>) -> Self {
-        Self::serve_with(registry, data_dir, tmp, HttpOptions::default()).await
-    }
-
-    async fn serve_with(
-        registry: Registry,
-        data_dir: PathBuf,
-        tmp: Option<TempDir>,
-        options: HttpOptions,
-    ) -> Self {
+    /// Open (and seed) the registry, bring its search index up to date, and serve it.
+    pub async fn start(self) -> TestServer {
+        let (data_dir, tmp) = match self.data_dir {
+            Some(dir) => (dir, None),
+            None => {
+                let tmp = TempDir::new().unwrap();
+                (tmp.path().to_path_buf(), Some(tmp))
+            }
+        };
+        let mut registry = Registry::open(&data_dir).await.unwrap();
+        if let Some(page_size) = self.page_size {
+            registry = registry.with_page_size(page_size);
+        }
+        if self.seeded {
+            skillreg::import::import_seed(&registry).await.unwrap();
+        }
         let registry = registry
             .with_search(&skillreg::cli::search_dir(&data_dir))
             .unwrap();
@@ -85,9 +100,9 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
-        let app = http::router(registry.clone(), &options, shutdown.clone());
+        let app = http::router(registry.clone(), &self.options, shutdown.clone());
         tokio::spawn(http::serve(listener, app, shutdown.clone()));
-        Self {
+        TestServer {
             url,
             registry,
             data_dir,
@@ -108,6 +123,50 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
+}
+
+/// What one run of the `skillreg` binary left behind.
+#[derive(Debug)]
+pub struct CliOutput {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run the `skillreg` binary to completion with `args`. It logs at `warn` and inherits no
+/// `SKILLREG_TOKEN`; `envs` are set last, so they can set either (`("SKILLREG_TOKEN", t)`).
+pub fn run_cli(args: &[&str], envs: &[(&str, &str)]) -> CliOutput {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillreg"));
+    cmd.args(args)
+        .env("SKILLREG_LOG", "warn")
+        .env_remove("SKILLREG_TOKEN")
+        .envs(envs.iter().copied());
+    let out = cmd.output().unwrap();
+    CliOutput {
+        code: out
+            .status
+            .code()
+            .unwrap_or_else(|| panic!("skillreg {args:?} ended by a signal: {}", out.status)),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// [`run_cli`] from async code: on the blocking pool, so the runtime's workers keep serving
+/// (the command may be talking to a [`TestServer`] of the same runtime).
+pub async fn run_cli_async(args: &[&str], envs: &[(&str, &str)]) -> CliOutput {
+    let args: Vec<String> = args.iter().map(|&a| a.to_owned()).collect();
+    let envs: Vec<(String, String)> = envs
+        .iter()
+        .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        run_cli(&args, &envs)
+    })
+    .await
+    .unwrap()
 }
 
 /// A JSON-RPC error or result, as the server sent it.

@@ -1,17 +1,18 @@
 //! Operating it: health and readiness, Prometheus metrics, request ids, JSON logs without
 //! secrets, the configuration file and its precedence, and the documented environment variables.
 
-mod common;
-
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 
-use common::{Modern, TestServer};
+use crate::common::{CliOutput, Modern, TestServer, run_cli};
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn health_readiness_metrics_and_request_ids() {
-    let server = TestServer::seeded().await;
+    // The metrics registry is process-wide and other tests run in this process: compare with
+    // what it held before, and assert that this test's requests raised each counter.
+    let before = skillreg::metrics::render(None);
+    let server = TestServer::builder().seeded().start().await;
     let http = reqwest::Client::new();
     let health = http
         .get(format!("{}/healthz", server.base()))
@@ -82,6 +83,29 @@ async fn health_readiness_metrics_and_request_ids() {
     ] {
         assert!(text.contains(needle), "missing {needle} in:\n{text}");
     }
+    for (series, at_least) in [
+        (
+            r#"skillreg_mcp_requests_total{method="skills/list",outcome="ok"}"#,
+            1.0,
+        ),
+        (
+            r#"skillreg_mcp_requests_total{method="skills/get",outcome="error"}"#,
+            1.0,
+        ),
+        (r#"skillreg_errors_total{code="not_found"}"#, 1.0),
+        (
+            r#"skillreg_http_requests_total{method="GET",route="/v1/skills/{namespace}/{name}",status="404"}"#,
+            1.0,
+        ),
+        (r#"skillreg_publishes_total{kind="created"}"#, 3.0),
+    ] {
+        let delta = sample(&text, series) - sample(&before, series);
+        assert!(
+            delta >= at_least,
+            "{series} rose by {delta}, expected at least {at_least}"
+        );
+    }
+    // The catalog gauges are set from this server's store when it renders the scrape.
     let skills_line = text
         .lines()
         .find(|l| l.starts_with(r#"skillreg_catalog{kind="skills"} "#))
@@ -90,6 +114,19 @@ async fn health_readiness_metrics_and_request_ids() {
         skills_line.ends_with(" 3"),
         "three seed skills: {skills_line}"
     );
+}
+
+/// The value of one series (`name{labels}`) in a Prometheus text exposition; 0 when absent.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix(series)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0.0)
 }
 
 #[test]
@@ -168,25 +205,15 @@ fn json_logs_one_line_per_request_and_never_a_token() {
     );
 }
 
-fn skillreg(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillreg"));
-    cmd.args(args);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn configuration_precedence_and_errors() {
     let tmp = tempfile::TempDir::new().unwrap();
     let file = tmp.path().join("skillreg.toml");
-    let (code, example, _) = skillreg(&["config", "print-default"], &[]);
+    let CliOutput {
+        code,
+        stdout: example,
+        ..
+    } = run_cli(&["config", "print-default"], &[]);
     assert_eq!(code, 0);
     let edited = example
         .replace("page_size = 100\n", "page_size = 7\n")
@@ -194,7 +221,11 @@ fn configuration_precedence_and_errors() {
     assert_ne!(edited, example);
     std::fs::write(&file, edited).unwrap();
     let file_s = file.to_str().unwrap();
-    let (code, out, err) = skillreg(
+    let CliOutput {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run_cli(
         &["config", "print", "--config", file_s],
         &[("SKILLREG_REQUEST_TIMEOUT_SECS", "9")],
     );
@@ -204,7 +235,7 @@ fn configuration_precedence_and_errors() {
         out.contains("request_timeout_secs = 9"),
         "environment beats file: {out}"
     );
-    let (_, out, _) = skillreg(
+    let CliOutput { stdout: out, .. } = run_cli(
         &[
             "config",
             "print",
@@ -219,7 +250,7 @@ fn configuration_precedence_and_errors() {
         out.contains("request_timeout_secs = 11"),
         "flag beats environment: {out}"
     );
-    let (_, out, _) = skillreg(
+    let CliOutput { stdout: out, .. } = run_cli(
         &["config", "print"],
         &[("SKILLREG_ADMIN_TOKEN", "a-very-secret-admin-token")],
     );
@@ -229,13 +260,17 @@ fn configuration_precedence_and_errors() {
     );
 
     std::fs::write(&file, "pag_size = 7\n").unwrap();
-    let (code, _, err) = skillreg(&["config", "print", "--config", file_s], &[]);
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli(&["config", "print", "--config", file_s], &[]);
     assert_eq!(code, 2);
     assert!(
         err.contains("pag_size") && err.contains("unknown field"),
         "{err}"
     );
-    let (code, _, err) = skillreg(&["serve", "--config", "/nonexistent/skillreg.toml"], &[]);
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli(&["serve", "--config", "/nonexistent/skillreg.toml"], &[]);
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/skillreg.toml"), "{err}");
 }
@@ -311,11 +346,13 @@ fn every_subcommand_has_help_with_an_example() {
 
 #[tokio::test]
 async fn origin_allow_list_on_mcp() {
-    let server = TestServer::with_options(skillreg::http::HttpOptions {
-        allowed_origins: vec!["https://host.example".to_owned()],
-        ..skillreg::http::HttpOptions::default()
-    })
-    .await;
+    let server = TestServer::builder()
+        .options(skillreg::http::HttpOptions {
+            allowed_origins: vec!["https://host.example".to_owned()],
+            ..skillreg::http::HttpOptions::default()
+        })
+        .start()
+        .await;
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}});
     let post = |origin: &'static str| {
         reqwest::Client::new()

@@ -2,11 +2,9 @@
 //! an unchanged store), the auth matrix, concurrent publishes, MCP visibility after publish and
 //! yank, pinned URIs, ETags, and export/re-publish of every skill of the real corpus.
 
-mod common;
-
 use std::io::Write as _;
 
-use common::{Modern, TestServer, corpus_dir, tar_gz};
+use crate::common::{Modern, TestServer, corpus_dir, parse_body, tar_gz};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::http::HttpOptions;
@@ -14,12 +12,14 @@ use skillreg::http::HttpOptions;
 const ADMIN: &str = "test-admin-token-0123456789";
 
 async fn server() -> TestServer {
-    TestServer::with_options(HttpOptions {
-        admin_token: Some(ADMIN.to_owned()),
-        max_upload_bytes: 20 * 1024 * 1024,
-        ..HttpOptions::default()
-    })
-    .await
+    TestServer::builder()
+        .options(HttpOptions {
+            admin_token: Some(ADMIN.to_owned()),
+            max_upload_bytes: 20 * 1024 * 1024,
+            ..HttpOptions::default()
+        })
+        .start()
+        .await
 }
 
 fn skill_md(name: &str, description: &str) -> String {
@@ -905,12 +905,14 @@ async fn mcp_follows_publish_yank_and_deprecate() {
 
 #[tokio::test]
 async fn reads_can_require_a_token() {
-    let server = TestServer::with_options(HttpOptions {
-        admin_token: Some(ADMIN.to_owned()),
-        require_read_token: true,
-        ..HttpOptions::default()
-    })
-    .await;
+    let server = TestServer::builder()
+        .options(HttpOptions {
+            admin_token: Some(ADMIN.to_owned()),
+            require_read_token: true,
+            ..HttpOptions::default()
+        })
+        .start()
+        .await;
     let api = Api::new(&server);
     api.publish(
         Some(ADMIN),
@@ -951,7 +953,7 @@ async fn reads_can_require_a_token() {
         .send()
         .await
         .unwrap();
-    let body = common::parse_body(&resp.text().await.unwrap());
+    let body = parse_body(&resp.text().await.unwrap());
     assert_eq!(body["result"]["cacheScope"], "private", "{body}");
     assert_eq!(
         body["result"]["skills"][0]["uri"],

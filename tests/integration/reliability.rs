@@ -3,31 +3,16 @@
 //! disk refuses publishes with a clear code while reads keep working, and recovers.
 //! A registry started on a read-only data directory serves reads and refuses publishes.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{Modern, TestServer};
+use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::core::{InputFile, Namespace, SkillVersion};
 use skillreg::http::HttpOptions;
 
 const ADMIN: &str = "reliability-admin-token";
-
-fn skillreg(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skillreg"))
-        .args(args)
-        .env("SKILLREG_LOG", "warn")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn skill(name: &str, body: &str) -> Vec<InputFile> {
     vec![
@@ -58,16 +43,14 @@ async fn corrupt(data_dir: &Path, digest: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on_with(
-        tmp.path(),
-        100,
-        HttpOptions {
+    let server = TestServer::builder()
+        .page_size(100)
+        .options(HttpOptions {
             admin_token: Some(ADMIN.into()),
             ..HttpOptions::default()
-        },
-    )
-    .await;
+        })
+        .start()
+        .await;
     let published = server
         .registry
         .publish(
@@ -84,9 +67,12 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
         .iter()
         .find(|f| f.uri.ends_with("notes.md"))
         .unwrap();
-    let (code, out, _) = skillreg(&["verify", "--data-dir", tmp.path().to_str().unwrap()]);
+    let data_dir = server.data_dir.to_str().unwrap();
+    let CliOutput {
+        code, stdout: out, ..
+    } = run_cli_async(&["verify", "--data-dir", data_dir], &[]).await;
     assert_eq!(code, 0, "clean before: {out}");
-    corrupt(tmp.path(), &notes.digest).await;
+    corrupt(&server.data_dir, &notes.digest).await;
 
     let mcp = Modern::new(&server.url);
     let read = mcp
@@ -124,18 +110,17 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
             .contains("# Fragile")
     );
 
-    let (code, out, _) = skillreg(&["verify", "--data-dir", tmp.path().to_str().unwrap()]);
+    let CliOutput {
+        code, stdout: out, ..
+    } = run_cli_async(&["verify", "--data-dir", data_dir], &[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!("damaged: blob {}", notes.digest)),
         "{out}"
     );
-    let (code, out, _) = skillreg(&[
-        "verify",
-        "--json",
-        "--data-dir",
-        tmp.path().to_str().unwrap(),
-    ]);
+    let CliOutput {
+        code, stdout: out, ..
+    } = run_cli_async(&["verify", "--json", "--data-dir", data_dir], &[]).await;
     assert_eq!(code, 1);
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -148,8 +133,7 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let server = TestServer::on(tmp.path(), 100).await;
+    let server = TestServer::builder().page_size(100).start().await;
     let registry = server.registry.clone();
     let writer = tokio::spawn(async move {
         let ns = Namespace::new("acme").unwrap();
@@ -169,28 +153,36 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
     });
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let before = server.registry.store().stats().await.unwrap().versions;
-    let backup = tmp.path().join("backup.db");
-    let (code, out, err) = skillreg(&[
-        "backup",
-        backup.to_str().unwrap(),
-        "--data-dir",
-        tmp.path().to_str().unwrap(),
-    ]);
+    let data_dir = server.data_dir.to_str().unwrap();
+    let backup = server.data_dir.join("backup.db");
+    let backup = backup.to_str().unwrap();
+    let CliOutput {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run_cli_async(&["backup", backup, "--data-dir", data_dir], &[]).await;
     assert_eq!(code, 0, "{out}{err}");
     writer.await.unwrap();
-    let (code, _, err) = skillreg(&[
-        "backup",
-        backup.to_str().unwrap(),
-        "--data-dir",
-        tmp.path().to_str().unwrap(),
-    ]);
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(&["backup", backup, "--data-dir", data_dir], &[]).await;
     assert_eq!(code, 2, "an existing target is refused: {err}");
 
     let restored = tempfile::TempDir::new().unwrap();
-    std::fs::copy(&backup, restored.path().join("skillreg.db")).unwrap();
-    let (code, out, _) = skillreg(&["verify", "--data-dir", restored.path().to_str().unwrap()]);
+    std::fs::copy(backup, restored.path().join("skillreg.db")).unwrap();
+    let CliOutput {
+        code, stdout: out, ..
+    } = run_cli_async(
+        &["verify", "--data-dir", restored.path().to_str().unwrap()],
+        &[],
+    )
+    .await;
     assert_eq!(code, 0, "{out}");
-    let server2 = TestServer::on(restored.path(), 100).await;
+    let server2 = TestServer::builder()
+        .data_dir(restored.path())
+        .page_size(100)
+        .start()
+        .await;
     let stats = server2.registry.store().stats().await.unwrap();
     assert!(
         stats.versions >= before,
@@ -260,15 +252,15 @@ impl Drop for SmallDisk {
 async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
     let disk = SmallDisk::new("6m");
     let data = disk.dir.path().join("data");
-    let server = TestServer::on_with(
-        &data,
-        100,
-        HttpOptions {
+    let server = TestServer::builder()
+        .data_dir(&data)
+        .page_size(100)
+        .options(HttpOptions {
             admin_token: Some(ADMIN.into()),
             ..HttpOptions::default()
-        },
-    )
-    .await;
+        })
+        .start()
+        .await;
     let ns = Namespace::new("acme").unwrap();
     server
         .registry
@@ -333,7 +325,11 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
 async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
     let source = tempfile::TempDir::new().unwrap();
     {
-        let server = TestServer::on(source.path(), 100).await;
+        let server = TestServer::builder()
+            .data_dir(source.path())
+            .page_size(100)
+            .start()
+            .await;
         server
             .registry
             .publish(
@@ -375,15 +371,15 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
         "the view is read-only"
     );
 
-    let server = TestServer::on_with(
-        view.path(),
-        100,
-        HttpOptions {
+    let server = TestServer::builder()
+        .data_dir(view.path())
+        .page_size(100)
+        .options(HttpOptions {
             admin_token: Some(ADMIN.into()),
             ..HttpOptions::default()
-        },
-    )
-    .await;
+        })
+        .start()
+        .await;
     let read = Modern::new(&server.url)
         .call(
             "resources/read",

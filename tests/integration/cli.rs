@@ -1,30 +1,11 @@
 //! The command line against a real server: publish (with local validation first), token
 //! create, yank and deprecate, with their exit codes.
 
-mod common;
-
-use common::{Modern, TestServer};
+use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
 use serde_json::json;
 use skillreg::http::HttpOptions;
-use tokio::process::Command;
 
 const ADMIN: &str = "cli-admin-token-abcdef";
-
-async fn skillreg(args: &[&str], token: Option<&str>) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillreg"));
-    cmd.args(args)
-        .env("SKILLREG_LOG", "warn")
-        .env_remove("SKILLREG_TOKEN");
-    if let Some(t) = token {
-        cmd.env("SKILLREG_TOKEN", t);
-    }
-    let out = cmd.output().await.unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
@@ -40,11 +21,13 @@ fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_token_yank_deprecate() {
-    let server = TestServer::with_options(HttpOptions {
-        admin_token: Some(ADMIN.to_owned()),
-        ..HttpOptions::default()
-    })
-    .await;
+    let server = TestServer::builder()
+        .options(HttpOptions {
+            admin_token: Some(ADMIN.to_owned()),
+            ..HttpOptions::default()
+        })
+        .start()
+        .await;
     let base = server.base();
     let tmp = tempfile::TempDir::new().unwrap();
     let dir = tmp.path().join("deploy-helper");
@@ -52,7 +35,11 @@ async fn publish_token_yank_deprecate() {
     let dir_s = dir.to_str().unwrap();
 
     // A scoped token from the CLI, then a publish with it.
-    let (code, out, err) = skillreg(
+    let CliOutput {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run_cli_async(
         &[
             "token",
             "create",
@@ -67,16 +54,20 @@ async fn publish_token_yank_deprecate() {
             "--action",
             "yank",
         ],
-        Some(ADMIN),
+        &[("SKILLREG_TOKEN", ADMIN)],
     )
     .await;
     assert_eq!(code, 0, "{err}");
     let secret = out.lines().last().unwrap().trim().to_owned();
     assert!(secret.starts_with("skr_"), "{out}");
 
-    let (code, out, err) = skillreg(
+    let CliOutput {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run_cli_async(
         &["publish", dir_s, "--registry", &base, "--namespace", "acme"],
-        Some(&secret),
+        &[("SKILLREG_TOKEN", secret.as_str())],
     )
     .await;
     assert_eq!(code, 0, "{out}{err}");
@@ -88,9 +79,11 @@ async fn publish_token_yank_deprecate() {
         out.contains("skill://acme/@2.1.0/deploy-helper/SKILL.md"),
         "{out}"
     );
-    let (code, out, _) = skillreg(
+    let CliOutput {
+        code, stdout: out, ..
+    } = run_cli_async(
         &["publish", dir_s, "--registry", &base, "--namespace", "acme"],
-        Some(&secret),
+        &[("SKILLREG_TOKEN", secret.as_str())],
     )
     .await;
     assert_eq!(code, 0);
@@ -117,9 +110,11 @@ async fn publish_token_yank_deprecate() {
         "---\nname: deploy-helper\ndescription: Changed.\nmetadata:\n  version: 2.1.0\n---\n",
     )
     .unwrap();
-    let (code, _, err) = skillreg(
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(
         &["publish", dir_s, "--registry", &base, "--namespace", "acme"],
-        Some(&secret),
+        &[("SKILLREG_TOKEN", secret.as_str())],
     )
     .await;
     assert_eq!(code, 1);
@@ -127,7 +122,9 @@ async fn publish_token_yank_deprecate() {
         err.contains("[version_exists]") && err.contains("409"),
         "{err}"
     );
-    let (code, _, err) = skillreg(
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(
         &[
             "publish",
             dir_s,
@@ -136,14 +133,18 @@ async fn publish_token_yank_deprecate() {
             "--namespace",
             "other",
         ],
-        Some(&secret),
+        &[("SKILLREG_TOKEN", secret.as_str())],
     )
     .await;
     assert_eq!(code, 1);
     assert!(err.contains("[namespace_not_allowed]"), "{err}");
 
     // Yank from the CLI; MCP follows.
-    let (code, out, err) = skillreg(
+    let CliOutput {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run_cli_async(
         &[
             "yank",
             "acme/deploy-helper",
@@ -153,7 +154,7 @@ async fn publish_token_yank_deprecate() {
             "--registry",
             &base,
         ],
-        Some(&secret),
+        &[("SKILLREG_TOKEN", secret.as_str())],
     )
     .await;
     assert_eq!(code, 0, "{err}");
@@ -163,7 +164,9 @@ async fn publish_token_yank_deprecate() {
         .await;
     assert_eq!(list["result"]["skills"], json!([]));
     // The scoped token may not deprecate; the admin may.
-    let (code, _, err) = skillreg(
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(
         &[
             "deprecate",
             "acme/deploy-helper",
@@ -172,12 +175,12 @@ async fn publish_token_yank_deprecate() {
             "--registry",
             &base,
         ],
-        Some(&secret),
+        &[("SKILLREG_TOKEN", secret.as_str())],
     )
     .await;
     assert_eq!(code, 1);
     assert!(err.contains("[forbidden]"), "{err}");
-    let (code, _, _) = skillreg(
+    let CliOutput { code, .. } = run_cli_async(
         &[
             "deprecate",
             "acme/deploy-helper",
@@ -187,7 +190,7 @@ async fn publish_token_yank_deprecate() {
             &base,
             "--json",
         ],
-        Some(ADMIN),
+        &[("SKILLREG_TOKEN", ADMIN)],
     )
     .await;
     assert_eq!(code, 0);
@@ -204,14 +207,16 @@ async fn publish_validates_locally_before_uploading() {
     )
     .unwrap();
     // Nothing listens on port 9: a local refusal must not need the network.
-    let (code, _, err) = skillreg(
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(
         &[
             "publish",
             dir.to_str().unwrap(),
             "--registry",
             "http://127.0.0.1:9",
         ],
-        Some("t"),
+        &[("SKILLREG_TOKEN", "t")],
     )
     .await;
     assert_eq!(code, 1, "{err}");
@@ -222,27 +227,31 @@ async fn publish_validates_locally_before_uploading() {
         "---\nname: broken\ndescription: d\n---\n",
     )
     .unwrap();
-    let (code, _, err) = skillreg(
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(
         &[
             "publish",
             dir.to_str().unwrap(),
             "--registry",
             "http://127.0.0.1:9",
         ],
-        Some("t"),
+        &[("SKILLREG_TOKEN", "t")],
     )
     .await;
     assert_eq!(code, 1);
     assert!(err.contains("[not_a_regular_file]"), "{err}");
     std::fs::remove_file(dir.join("id_rsa")).unwrap();
-    let (code, _, err) = skillreg(
+    let CliOutput {
+        code, stderr: err, ..
+    } = run_cli_async(
         &[
             "publish",
             dir.to_str().unwrap(),
             "--registry",
             "http://127.0.0.1:9",
         ],
-        Some("t"),
+        &[("SKILLREG_TOKEN", "t")],
     )
     .await;
     assert_eq!(
@@ -265,7 +274,11 @@ async fn import_reports_symlinks_and_hidden_directories() {
     std::os::unix::fs::symlink("/etc/hostname", root.join("linked/SKILL.md")).unwrap();
     std::os::unix::fs::symlink(root.join(".hidden"), root.join("dir-link")).unwrap();
     let data = tmp.path().join("data");
-    let (code, out, err) = skillreg(
+    let CliOutput {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run_cli_async(
         &[
             "import",
             "--namespace",
@@ -274,7 +287,7 @@ async fn import_reports_symlinks_and_hidden_directories() {
             data.to_str().unwrap(),
             root.to_str().unwrap(),
         ],
-        None,
+        &[],
     )
     .await;
     assert_eq!(code, 1, "{out}{err}");

@@ -4,15 +4,16 @@
 //! digest and size), and at the end `skillreg verify` finds nothing damaged (no half-visible
 //! version, no row pointing at a missing blob, the search index agreeing with SQLite).
 //!
-//! CI runs a few kills; `SKILLREG_CRASH_KILLS=50 cargo test --release --test crash` runs more.
-
-mod common;
+//! CI runs a few kills; `SKILLREG_CRASH_KILLS=50 cargo test --release --test integration crash::`
+//! runs more.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use crate::common::{CliOutput, run_cli_async, sha256_hex};
 
 const ADMIN: &str = "crash-admin-token-0123456789";
 
@@ -183,13 +184,18 @@ async fn acknowledged_publishes_survive_sigkill() {
     }
     server.child.kill().unwrap();
     server.child.wait().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skillreg"))
-        .args(["verify", "--json", "--data-dir"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    let CliOutput { code, stdout, .. } = run_cli_async(
+        &[
+            "verify",
+            "--json",
+            "--data-dir",
+            tmp.path().to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(code, 0, "{report}");
     assert_eq!(report["problems"], serde_json::json!([]));
     eprintln!(
         "crash: {kills} kills survived, {total} acknowledged versions, {} blobs verified",
@@ -228,7 +234,7 @@ async fn check_acknowledged(http: &reqwest::Client, base: &str, acked: &[Acked])
                 .unwrap();
             assert_eq!(bytes.len() as u64, f["size"].as_u64().unwrap());
             assert_eq!(
-                format!("sha256:{}", common::sha256_hex(&bytes)),
+                format!("sha256:{}", sha256_hex(&bytes)),
                 f["digest"].as_str().unwrap()
             );
         }

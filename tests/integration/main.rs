@@ -1,0 +1,21 @@
+//! Every integration test in one binary: linking the crate once instead of once per test file.
+//! Each module is one area; `cargo test --test integration <module>::` runs one area.
+//!
+//! The modules share one process, so anything process-wide is shared too: the Prometheus
+//! registry of `skillreg::metrics` (tests assert how much a counter rose, never its value), the
+//! environment and the working directory (no test changes either).
+
+mod common;
+
+mod browse;
+mod cli;
+mod clients;
+mod corpus;
+mod crash;
+mod hostile;
+mod mcp_protocol;
+mod ops;
+mod reliability;
+mod rest;
+mod soak;
+mod web;
