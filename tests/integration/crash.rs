@@ -139,12 +139,14 @@ async fn acknowledged_publishes_survive_sigkill() {
                             acked.lock().unwrap().push(Acked { name, version });
                         }
                         Ok(r) => panic!("unexpected status {} for {name} {version}", r.status()),
-                        Err(_) => tokio::time::sleep(Duration::from_millis(20)).await, // the server is down
+                        // The server is down: pace the retries until it is back.
+                        Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
                     }
                 }
             }));
         }
         counter += 100;
+        // Deliberate: the publishers run for a random time, then the kill lands mid-publish.
         tokio::time::sleep(Duration::from_millis(150 + rng.next() % 600)).await;
         server.child.kill().unwrap(); // SIGKILL
         server.child.wait().unwrap();

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
 use reqwest::StatusCode;
@@ -135,6 +136,8 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
 async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
     let server = TestServer::builder().page_size(100).start().await;
     let registry = server.registry.clone();
+    let (first_published, first) = tokio::sync::oneshot::channel();
+    let mut first_published = Some(first_published);
     let writer = tokio::spawn(async move {
         let ns = Namespace::new("acme").unwrap();
         for i in 0..40u64 {
@@ -149,10 +152,18 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
                 )
                 .await
                 .unwrap();
+            if let Some(tx) = first_published.take() {
+                let _ = tx.send(());
+            }
         }
     });
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // The backup starts once the writer is publishing (its first version is in).
+    tokio::time::timeout(Duration::from_secs(30), first)
+        .await
+        .expect("the writer did not publish its first version within 30 s")
+        .expect("the writer failed before its first publish");
     let before = server.registry.store().stats().await.unwrap().versions;
+    assert!(before >= 1, "the first publish is acknowledged ({before})");
     let data_dir = server.data_dir.to_str().unwrap();
     let backup = server.data_dir.join("backup.db");
     let backup = backup.to_str().unwrap();

@@ -182,6 +182,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
                     .await
                     .unwrap();
                 counts.yanks.fetch_add(1, Ordering::Relaxed);
+                // Load pacing: the yanker leaves the publishers and readers room to run.
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }));
@@ -284,6 +285,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
     };
 
     let started = Instant::now();
+    // The soak's duration: everything above runs concurrently until `stop`.
     tokio::time::sleep(Duration::from_secs(secs)).await;
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
