@@ -11,7 +11,8 @@ use crate::common::{
 use serde_json::{Value, json};
 use skillreg::core::SkillUri;
 
-/// Every skill directory of the corpus that import must refuse, with the code it must give.
+/// Every skill directory of the corpus that import must refuse, with the code it must give
+/// (and [`LINKED_SKILL_MD`], whose code depends on how the corpus stores links).
 const EXPECTED_SKIPS: &[(&str, &str)] = &[
     (
         "ComposioHQ__awesome-claude-skills/composio-skills/-21risk-automation",
@@ -32,11 +33,6 @@ const EXPECTED_SKIPS: &[(&str, &str)] = &[
     (
         "ComposioHQ__awesome-claude-skills/composio-skills/google_search_console-automation",
         "invalid_skill_name",
-    ),
-    // Upstream a dangling symlink; the shared copy holds the link text, which has no frontmatter.
-    (
-        "alirezarezvani__claude-skills/.gemini/skills/a11y-audit",
-        "frontmatter_missing",
     ),
     (
         "alirezarezvani__claude-skills/c-level-advisor/skills/c-level-skills",
@@ -75,6 +71,64 @@ const EXPECTED_SKIPS: &[(&str, &str)] = &[
     ),
 ];
 
+/// A skill directory whose SKILL.md is, upstream, a symbolic link leaving the skill root
+/// (`../../../engineering-team/a11y-audit/SKILL.md`, dangling).
+const LINKED_SKILL_MD: &str = "alirezarezvani__claude-skills/.gemini/skills/a11y-audit";
+
+/// The code import gives a skill whose SKILL.md is stored as a link: a checkout that keeps
+/// symbolic links has a link, never followed (`not_a_regular_file`); a copy that stores each link
+/// as a small regular file holding its target has a SKILL.md without frontmatter.
+fn linked_skill_md_code(skill_dir: &Path) -> &'static str {
+    let md = skill_dir.join("SKILL.md");
+    let meta = std::fs::symlink_metadata(&md).unwrap_or_else(|e| panic!("{}: {e}", md.display()));
+    if meta.file_type().is_symlink() {
+        "not_a_regular_file"
+    } else {
+        "frontmatter_missing"
+    }
+}
+
+/// What `skillreg import` reported, with directories relative to the imported root.
+struct ImportReport {
+    /// (directory, code) of every skipped skill.
+    skipped: BTreeSet<(String, String)>,
+    /// Directory -> SKILL.md URI of every imported skill.
+    imported: BTreeMap<String, String>,
+    /// How many `imported` lines there were (a skill imported twice counts twice).
+    imported_lines: usize,
+}
+
+fn parse_report(report: &str, root: &Path) -> ImportReport {
+    let root = root.canonicalize().unwrap();
+    let rel = |dir: &str| -> String {
+        let p = Path::new(dir);
+        let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        p.strip_prefix(&root)
+            .unwrap_or_else(|_| panic!("{dir:?} outside {root:?}"))
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let mut parsed = ImportReport {
+        skipped: BTreeSet::new(),
+        imported: BTreeMap::new(),
+        imported_lines: 0,
+    };
+    for line in report.lines() {
+        if let Some(rest) = line.strip_prefix("skipped   ") {
+            let (dir, reason) = rest.split_once(": ").unwrap();
+            let code = reason.rsplit_once('[').unwrap().1.trim_end_matches(']');
+            parsed.skipped.insert((rel(dir), code.to_owned()));
+        } else if let Some(rest) = line.strip_prefix("imported  ") {
+            let (uri, rest) = rest.split_once(' ').unwrap();
+            let dir = rest.split_once("  (").unwrap().1.strip_suffix(')').unwrap();
+            parsed.imported.insert(rel(dir), uri.to_owned());
+            parsed.imported_lines += 1;
+        }
+    }
+    parsed
+}
+
 struct ManifestRow {
     size: u64,
     sha256: String,
@@ -97,9 +151,8 @@ fn manifest() -> BTreeMap<String, ManifestRow> {
         .collect()
 }
 
-/// `skillreg import` of the corpus into namespace `corpus` of `data_dir`: exit code and report.
-async fn import(data_dir: &Path) -> (i32, String) {
-    let corpus = corpus_dir();
+/// `skillreg import` of `root` into namespace `corpus` of `data_dir`: exit code and report.
+async fn import(data_dir: &Path, root: &Path) -> (i32, String) {
     let CliOutput { code, stdout, .. } = run_cli_async(
         &[
             "import",
@@ -107,7 +160,7 @@ async fn import(data_dir: &Path) -> (i32, String) {
             "corpus",
             "--data-dir",
             data_dir.to_str().unwrap(),
-            corpus.to_str().unwrap(),
+            root.to_str().unwrap(),
         ],
         &[],
     )
@@ -119,38 +172,24 @@ async fn import(data_dir: &Path) -> (i32, String) {
 async fn import_then_read_every_file_back_byte_for_byte() {
     // The server runs while the import (another process) writes to the same data directory.
     let server = TestServer::builder().page_size(25).start().await;
-    let (code, report) = import(&server.data_dir).await;
+    let corpus = corpus_dir();
+    let (code, report) = import(&server.data_dir, &corpus).await;
     assert_eq!(
         code, 1,
         "exit 1 because some skills were skipped:\n{report}"
     );
 
-    let root = corpus_dir().canonicalize().unwrap();
-    let rel = |dir: &str| -> String {
-        let p = std::path::Path::new(dir);
-        let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        p.strip_prefix(&root)
-            .unwrap_or_else(|_| panic!("{dir:?} outside {root:?}"))
-            .to_str()
-            .unwrap()
-            .to_owned()
-    };
-    let mut skipped = BTreeSet::new();
-    let mut imported: BTreeMap<String, String> = BTreeMap::new(); // corpus dir -> SKILL.md uri
-    for line in report.lines() {
-        if let Some(rest) = line.strip_prefix("skipped   ") {
-            let (dir, reason) = rest.split_once(": ").unwrap();
-            let code = reason.rsplit_once('[').unwrap().1.trim_end_matches(']');
-            skipped.insert((rel(dir), code.to_owned()));
-        } else if let Some(rest) = line.strip_prefix("imported  ") {
-            let (uri, rest) = rest.split_once(' ').unwrap();
-            let dir = rest.split_once("  (").unwrap().1.strip_suffix(')').unwrap();
-            imported.insert(rel(dir), uri.to_owned());
-        }
-    }
+    let ImportReport {
+        skipped,
+        imported, // corpus dir -> SKILL.md uri
+        ..
+    } = parse_report(&report, &corpus);
+    let linked_code = linked_skill_md_code(&corpus.join(LINKED_SKILL_MD));
     let expected: BTreeSet<(String, String)> = EXPECTED_SKIPS
         .iter()
-        .map(|(d, c)| ((*d).to_owned(), (*c).to_owned()))
+        .copied()
+        .chain([(LINKED_SKILL_MD, linked_code)])
+        .map(|(d, c)| (d.to_owned(), c.to_owned()))
         .collect();
     assert_eq!(skipped, expected, "the exact set of skipped skills");
     let summary = report.lines().last().unwrap();
@@ -222,7 +261,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
     assert!(files_checked > 600, "{files_checked} files checked");
 
     // Re-importing identical content changes nothing.
-    let (code, again) = import(&server.data_dir).await;
+    let (code, again) = import(&server.data_dir, &corpus).await;
     assert_eq!(code, 1);
     assert_eq!(
         again.lines().last().unwrap(),
@@ -234,4 +273,103 @@ async fn import_then_read_every_file_back_byte_for_byte() {
     );
     let (relisted, _) = all_pages(async |p| modern.call("skills/list", p).await, "skills").await;
     assert_eq!(relisted, listed);
+}
+
+/// How a corpus copy stores the symbolic links of its upstream repositories.
+#[derive(Clone, Copy, Debug)]
+enum Links {
+    /// Real symbolic links (a git checkout).
+    Symlinks,
+    /// Each link a small regular file holding its target (the shared copy).
+    TargetFiles,
+}
+
+/// The `LINKED_SKILL_MD` case of the corpus in both layouts: `.gemini/skills/a11y-audit/SKILL.md`
+/// links out of its skill root, `.codex/skills/a11y-audit` links to the directory holding the real
+/// skill. Import skips the first with the code its layout gives and imports the real skill once:
+/// the directory link is never followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn linked_skill_md_is_skipped_in_both_corpus_layouts() {
+    const MD_LINK: (&str, &str) = (
+        ".gemini/skills/a11y-audit/SKILL.md",
+        "../../../engineering-team/a11y-audit/SKILL.md",
+    );
+    const DIR_LINK: (&str, &str) = (
+        ".codex/skills/a11y-audit",
+        "../../engineering-team/a11y-audit",
+    );
+    const REAL: &str = "engineering-team/a11y-audit/skills/a11y-audit";
+    for links in [Links::Symlinks, Links::TargetFiles] {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let root = tmp.path().join("alirezarezvani__claude-skills");
+        let real = root.join(REAL);
+        std::fs::create_dir_all(real.join("references")).unwrap();
+        std::fs::write(
+            real.join("SKILL.md"),
+            "---\nname: a11y-audit\ndescription: Audits a web page for accessibility.\n---\n# A11y audit\n",
+        )
+        .unwrap();
+        std::fs::write(real.join("references/aria-patterns.md"), "# ARIA\n").unwrap();
+        for (link, target) in [MD_LINK, DIR_LINK] {
+            let link = root.join(link);
+            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            match links {
+                Links::Symlinks => std::os::unix::fs::symlink(target, &link).unwrap(),
+                Links::TargetFiles => std::fs::write(&link, target).unwrap(),
+            }
+        }
+        // The layout is what the test meant: the directory link resolves to the real skill, the
+        // SKILL.md link leaves its skill root.
+        let linked_dir = root.join(DIR_LINK.0);
+        match links {
+            Links::Symlinks => {
+                assert_eq!(
+                    linked_dir
+                        .join("skills/a11y-audit/SKILL.md")
+                        .canonicalize()
+                        .unwrap(),
+                    real.join("SKILL.md").canonicalize().unwrap()
+                );
+                assert!(!root.join(MD_LINK.0).exists(), "dangling, as upstream");
+            }
+            Links::TargetFiles => assert!(linked_dir.is_file()),
+        }
+        let skill_dir = root.join(MD_LINK.0).parent().unwrap().to_path_buf();
+        let code = linked_skill_md_code(&skill_dir);
+        assert_eq!(
+            code,
+            match links {
+                Links::Symlinks => "not_a_regular_file",
+                Links::TargetFiles => "frontmatter_missing",
+            },
+            "{links:?}"
+        );
+
+        let data = tmp.path().join("data");
+        let (exit, report) = import(&data, &root).await;
+        assert_eq!(exit, 1, "{links:?}: one skill skipped:\n{report}");
+        let parsed = parse_report(&report, &root);
+        assert_eq!(
+            parsed.skipped,
+            BTreeSet::from([(".gemini/skills/a11y-audit".to_owned(), code.to_owned())]),
+            "{links:?}: the exact skip:\n{report}"
+        );
+        assert_eq!(
+            parsed.imported,
+            BTreeMap::from([(
+                REAL.to_owned(),
+                "skill://corpus/a11y-audit/SKILL.md".to_owned()
+            )]),
+            "{links:?}:\n{report}"
+        );
+        assert_eq!(
+            parsed.imported_lines, 1,
+            "{links:?}: the real skill is imported once, the directory link is not followed:\n{report}"
+        );
+        assert_eq!(
+            report.lines().last().unwrap(),
+            "1 imported, 0 unchanged, 1 skipped",
+            "{links:?}"
+        );
+    }
 }
