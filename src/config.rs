@@ -1,10 +1,22 @@
-//! One typed configuration: defaults < TOML file (`--config` / `SKILLREG_CONFIG`) < environment
-//! (`SKILLREG_*`) < flags. Unknown keys in the file are errors; secrets never print.
+//! The configuration, declared once: each setting is one field of [`Config`], whose clap
+//! attributes give its flag, its environment variable and its default, and whose doc comment is
+//! its help text. Everything else is derived from that one declaration: `--help`, the
+//! precedence, the commented example file (`skillreg config print-default`) and the printed
+//! effective configuration.
+//!
+//! Precedence: defaults < TOML file (`--config` / `SKILLREG_CONFIG`) < environment (`SKILLREG_*`)
+//! < flags. A file's values become the flags' defaults before the command line is parsed, so clap
+//! applies the rest of the order itself. Unknown keys in the file are errors; secrets never print.
+//!
+//! This module is a leaf: it imports nothing else of the crate.
 
+use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
+use clap::{ArgAction, Args, FromArgMatches};
 use serde::{Deserialize, Serialize};
 
 /// A secret string: redacted in `Debug`, `Display` and when the configuration is printed.
@@ -34,6 +46,13 @@ impl Serialize for Secret {
     }
 }
 
+impl FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_owned()))
+    }
+}
+
 /// How logs are written to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -43,75 +62,85 @@ pub enum LogFormat {
     Json,
 }
 
-/// The effective configuration of `skillreg serve` (and the data directory of every command).
-#[derive(Debug, Clone, Serialize)]
-pub struct Config {
+/// Where the registry keeps its data: the part of the configuration every command that opens a
+/// data directory shares.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct Storage {
     /// Directory holding the database and the search index.
+    #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
     pub data_dir: PathBuf,
+}
+
+/// The effective configuration of `skillreg serve`.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct Config {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub storage: Storage,
     /// Address the HTTP server listens on.
+    #[arg(long, env = "SKILLREG_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Extra Host header values `/mcp` accepts besides the loopback names; `*` accepts any.
+    /// Extra Host header values /mcp accepts besides localhost, 127.0.0.1 and ::1; "*" accepts
+    /// any (repeatable; comma-separated in the environment).
+    #[arg(
+        long = "allowed-host",
+        env = "SKILLREG_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
     pub allowed_hosts: Vec<String>,
-    /// Origin header values `/mcp` accepts from browsers; empty accepts any (non-browser clients
-    /// send none).
+    /// Origin header values /mcp accepts (browser clients); empty accepts any (repeatable;
+    /// comma-separated in the environment).
+    #[arg(
+        long = "allowed-origin",
+        env = "SKILLREG_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
     pub allowed_origins: Vec<String>,
-    /// The admin bearer token.
+    /// The admin bearer token, at least 16 characters (creates tokens, publishes anywhere).
+    /// Prefer the environment variable for secrets.
+    #[arg(long, env = "SKILLREG_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<Secret>,
-    /// Every read (REST and MCP over HTTP) requires a valid token.
+    /// Require a valid token for every read, REST and MCP over HTTP.
+    #[arg(long, env = "SKILLREG_REQUIRE_READ_TOKEN")]
     pub require_read_token: bool,
-    /// Largest accepted upload, in bytes.
+    /// Largest accepted upload (a compressed skill archive), in bytes.
+    #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES", default_value = "33554432")]
     pub max_upload_bytes: usize,
-    /// Skills per skills/list and resources/list page.
+    /// Skills per skills/list and resources/list page, 1 to 1000.
+    #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value = "100")]
     pub page_size: u32,
     /// Catalog size up to which skill://index.json lists every skill.
+    #[arg(long, env = "SKILLREG_INDEX_JSON_MAX_SKILLS", default_value = "1000")]
     pub index_json_max_skills: usize,
-    /// Publish the embedded seed skills at startup.
+    /// Publish the embedded seed skills (namespace "skillreg") at startup; --no-seed turns it
+    /// off.
+    #[arg(long = "no-seed", env = "SKILLREG_NO_SEED", action = ArgAction::SetFalse)]
     pub seed: bool,
-    /// `human` or `json`.
+    /// Log format on stderr: "human" or "json".
+    #[arg(long, env = "SKILLREG_LOG_FORMAT", value_enum, default_value = "human")]
     pub log_format: LogFormat,
     /// Time limit for one REST request, in seconds.
+    #[arg(long, env = "SKILLREG_REQUEST_TIMEOUT_SECS", default_value = "30")]
     pub request_timeout_secs: u64,
 }
 
 impl Default for Config {
+    /// Every setting at its declared default (the environment is not read).
     fn default() -> Self {
-        Self {
-            data_dir: PathBuf::from("skillreg-data"),
-            listen: "127.0.0.1:8080".parse().expect("valid default address"),
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            admin_token: None,
-            require_read_token: false,
-            max_upload_bytes: crate::http::DEFAULT_MAX_UPLOAD_BYTES,
-            page_size: crate::registry::DEFAULT_PAGE_SIZE,
-            index_json_max_skills: crate::mcp::DEFAULT_INDEX_MAX_SKILLS,
-            seed: true,
-            log_format: LogFormat::Human,
-            request_timeout_secs: 30,
-        }
+        let command = Self::augment_args(clap::Command::new("defaults").no_binary_name(true))
+            .mut_args(|a| a.env(None::<&str>));
+        let matches = command.get_matches_from(Vec::<OsString>::new());
+        Self::from_arg_matches(&matches).expect("the declared defaults are valid")
     }
 }
 
-/// The same settings, every one optional: a file's content, or what flags and the environment
-/// gave.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    pub data_dir: Option<PathBuf>,
-    pub listen: Option<SocketAddr>,
-    pub allowed_hosts: Option<Vec<String>>,
-    pub allowed_origins: Option<Vec<String>>,
-    pub admin_token: Option<Secret>,
-    pub require_read_token: Option<bool>,
-    pub max_upload_bytes: Option<usize>,
-    pub page_size: Option<u32>,
-    pub index_json_max_skills: Option<usize>,
-    pub seed: Option<bool>,
-    pub log_format: Option<LogFormat>,
-    pub request_timeout_secs: Option<u64>,
+impl Default for Storage {
+    fn default() -> Self {
+        Config::default().storage
+    }
 }
 
-/// A configuration file that cannot be used.
+/// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read the configuration file {path}: {source}")]
@@ -125,53 +154,95 @@ pub enum ConfigError {
     Invalid(String),
 }
 
+/// The settings a configuration file may hold, by key, with their clap argument.
+fn settings() -> Vec<clap::Arg> {
+    Config::augment_args(clap::Command::new("config"))
+        .get_arguments()
+        .filter(|a| a.get_id() != "help" && a.get_id() != "version")
+        .cloned()
+        .collect()
+}
+
+/// Read a TOML configuration file: every key must be a setting, and every value must have the
+/// setting's type.
+pub fn read_file(path: &Path) -> Result<toml::Table, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_file(&text, path)
+}
+
+fn parse_file(text: &str, path: &Path) -> Result<toml::Table, ConfigError> {
+    let parse_error = |message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+    let known = settings();
+    if let Some(key) = table
+        .keys()
+        .find(|k| !known.iter().any(|a| a.get_id() == k.as_str()))
+    {
+        return Err(parse_error(format!("unknown setting `{key}`")));
+    }
+    // Typed check, so that a wrong type names its key (clap would name the flag).
+    let mut merged =
+        toml::Table::try_from(Config::default()).map_err(|e| parse_error(e.to_string()))?;
+    merged.remove("admin_token");
+    merged.extend(table.clone());
+    toml::Value::Table(merged)
+        .try_into::<Config>()
+        .map_err(|e| parse_error(e.to_string()))?;
+    Ok(table)
+}
+
+/// Make `file`'s values the defaults of the matching arguments of `command` and all its
+/// subcommands, so that the environment and flags still override them.
+pub fn apply_file(command: clap::Command, file: &toml::Table) -> clap::Command {
+    let command = command.mut_args(|arg| match file.get(arg.get_id().as_str()) {
+        None => arg,
+        Some(toml::Value::Array(items)) => arg.default_values(items.iter().map(value_text)),
+        Some(value) => arg.default_value(value_text(value)),
+    });
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    names.into_iter().fold(command, |command, name| {
+        command.mut_subcommand(name, |sub| apply_file(sub, file))
+    })
+}
+
+fn value_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The `--config` path given on the command line (`--config PATH` or `--config=PATH`) or in
+/// `SKILLREG_CONFIG`, found before the command line is parsed.
+pub fn config_path(args: &[OsString]) -> Option<PathBuf> {
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let arg = arg.to_string_lossy();
+        if arg == "--" {
+            break;
+        }
+        if arg == "--config" {
+            return args.next().map(PathBuf::from);
+        }
+        if let Some(path) = arg.strip_prefix("--config=") {
+            return Some(PathBuf::from(path));
+        }
+    }
+    std::env::var_os("SKILLREG_CONFIG").map(PathBuf::from)
+}
+
 impl Config {
-    /// Parse a TOML configuration (unknown keys are errors).
-    pub fn parse_file(text: &str, path: &Path) -> Result<Overrides, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
-    }
-
-    /// Defaults, then the file at `file` (if any), then `over` (environment and flags).
-    pub fn resolve(file: Option<&Path>, over: Overrides) -> Result<Self, ConfigError> {
-        let mut config = Self::default();
-        if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            config.apply(Self::parse_file(&text, path)?);
-        }
-        config.apply(over);
-        config.check()?;
-        Ok(config)
-    }
-
-    fn apply(&mut self, o: Overrides) {
-        macro_rules! set {
-            ($($field:ident),*) => { $( if let Some(v) = o.$field { self.$field = v; } )* };
-        }
-        set!(
-            data_dir,
-            listen,
-            allowed_hosts,
-            allowed_origins,
-            require_read_token,
-            max_upload_bytes,
-            page_size,
-            index_json_max_skills,
-            seed,
-            log_format,
-            request_timeout_secs
-        );
-        if let Some(token) = o.admin_token {
-            self.admin_token = Some(token).filter(|t| !t.expose().is_empty());
-        }
-    }
-
-    fn check(&self) -> Result<(), ConfigError> {
+    /// Check the settings' ranges.
+    pub fn check(&self) -> Result<(), ConfigError> {
         if self.page_size == 0 || self.page_size > 1000 {
             return Err(ConfigError::Invalid(format!(
                 "page_size must be 1 to 1000, not {}",
@@ -198,114 +269,142 @@ impl Config {
         Ok(())
     }
 
+    /// The admin token, when one is set and not empty.
+    pub fn admin_token(&self) -> Option<&str> {
+        self.admin_token
+            .as_ref()
+            .map(Secret::expose)
+            .filter(|t| !t.is_empty())
+    }
+
     /// The effective configuration as TOML, secrets redacted.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_default()
     }
-}
 
-/// A commented example configuration with every setting at its default.
-pub fn example() -> String {
-    let d = Config::default();
-    format!(
-        r#"# skillreg configuration. Every setting is optional; the values shown are the defaults.
-# Precedence: defaults < this file (--config, SKILLREG_CONFIG) < SKILLREG_* environment < flags.
-
-# Directory holding the database and the search index (SKILLREG_DATA_DIR, --data-dir).
-data_dir = "{data_dir}"
-
-# Address the HTTP server listens on (SKILLREG_LISTEN, --listen).
-listen = "{listen}"
-
-# Extra Host header values /mcp accepts besides localhost, 127.0.0.1 and ::1; "*" accepts any
-# (SKILLREG_ALLOWED_HOSTS, comma-separated; --allowed-host, repeatable).
-allowed_hosts = []
-
-# Origin header values /mcp accepts (browser clients); empty accepts any
-# (SKILLREG_ALLOWED_ORIGINS, comma-separated; --allowed-origin, repeatable).
-allowed_origins = []
-
-# The admin bearer token, at least 16 characters (SKILLREG_ADMIN_TOKEN, --admin-token).
-# Prefer the environment variable for secrets.
-# admin_token = "..."
-
-# Require a valid token for every read, REST and MCP over HTTP (SKILLREG_REQUIRE_READ_TOKEN).
-require_read_token = {require_read_token}
-
-# Largest accepted upload (a compressed skill archive), in bytes (SKILLREG_MAX_UPLOAD_BYTES).
-max_upload_bytes = {max_upload_bytes}
-
-# Skills per skills/list and resources/list page, 1 to 1000 (SKILLREG_PAGE_SIZE).
-page_size = {page_size}
-
-# Catalog size up to which skill://index.json lists every skill (SKILLREG_INDEX_JSON_MAX_SKILLS).
-index_json_max_skills = {index_json_max_skills}
-
-# Publish the embedded seed skills (namespace "skillreg") at startup (--no-seed, SKILLREG_NO_SEED).
-seed = {seed}
-
-# Log format on stderr: "human" or "json" (SKILLREG_LOG_FORMAT, --log-format).
-log_format = "human"
-
-# Time limit for one REST request, in seconds (SKILLREG_REQUEST_TIMEOUT_SECS).
-request_timeout_secs = {request_timeout_secs}
-"#,
-        data_dir = d.data_dir.display(),
-        listen = d.listen,
-        require_read_token = d.require_read_token,
-        max_upload_bytes = d.max_upload_bytes,
-        page_size = d.page_size,
-        index_json_max_skills = d.index_json_max_skills,
-        seed = d.seed,
-        request_timeout_secs = d.request_timeout_secs,
-    )
+    /// A commented example configuration with every setting at its default, generated from the
+    /// declarations above.
+    pub fn example() -> String {
+        let defaults = toml::Table::try_from(Self::default()).unwrap_or_default();
+        let mut out = String::from(
+            "# skillreg configuration. Every setting is optional; the values shown are the defaults.\n\
+             # Precedence: defaults < this file (--config, SKILLREG_CONFIG) < SKILLREG_* environment < flags.\n",
+        );
+        for arg in settings() {
+            let key = arg.get_id().as_str();
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            out.push('\n');
+            for line in help.lines() {
+                out.push_str(&format!("# {line}\n"));
+            }
+            let flag = match (arg.get_long(), arg.get_action()) {
+                (Some(long), ArgAction::Append) => format!(", --{long} (repeatable)"),
+                (Some(long), _) => format!(", --{long}"),
+                (None, _) => String::new(),
+            };
+            if let Some(env) = arg.get_env() {
+                out.push_str(&format!("# ({}{flag})\n", env.to_string_lossy()));
+            }
+            match defaults.get(key) {
+                Some(value) => out.push_str(&format!("{key} = {value}\n")),
+                None if key == "admin_token" => out.push_str("# admin_token = \"...\"\n"),
+                None => out.push_str(&format!("# {key} =\n")),
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_printed_example_parses_to_the_defaults() {
-        let over = Config::parse_file(&example(), Path::new("example.toml")).unwrap();
-        let mut c = Config::default();
-        c.apply(over);
-        assert_eq!(c.to_toml(), Config::default().to_toml());
+    /// Parse `args` for a command holding the whole configuration, with `file` applied and the
+    /// environment ignored.
+    fn parse(file: &toml::Table, args: &[&str]) -> Config {
+        let command = Config::augment_args(clap::Command::new("serve").no_binary_name(true))
+            .mut_args(|a| a.env(None::<&str>));
+        let matches = apply_file(command, file).get_matches_from(args);
+        Config::from_arg_matches(&matches).unwrap()
     }
 
     #[test]
-    fn precedence_unknown_keys_and_redaction() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let path = dir.path().join("c.toml");
-        std::fs::write(
-            &path,
-            "page_size = 7\nlisten = \"0.0.0.0:9000\"\nadmin_token = \"file-token-0123456789\"\n",
+    fn the_example_parses_to_the_defaults_and_lists_every_setting() {
+        let example = Config::example();
+        let file = parse_file(&example, Path::new("example.toml")).unwrap();
+        assert_eq!(parse(&file, &[]), Config::default());
+        for arg in settings() {
+            assert!(
+                example.contains(arg.get_id().as_str()),
+                "{} is missing from the example",
+                arg.get_id()
+            );
+        }
+        let d = Config::default();
+        assert_eq!(
+            (d.listen.port(), d.page_size, d.seed, d.require_read_token),
+            (8080, 100, true, false)
+        );
+    }
+
+    #[test]
+    fn flags_beat_the_file_which_beats_the_defaults() {
+        let file = parse_file(
+            "page_size = 7\nlisten = \"0.0.0.0:9000\"\nadmin_token = \"file-token-0123456789\"\nallowed_hosts = [\"a.example\", \"b.example\"]\nseed = false\n",
+            Path::new("c.toml"),
         )
         .unwrap();
-        let over = Overrides {
-            page_size: Some(9),
-            ..Overrides::default()
-        };
-        let c = Config::resolve(Some(&path), over).unwrap();
-        assert_eq!(c.page_size, 9, "flags and environment beat the file");
+        let c = parse(&file, &["--page-size", "9"]);
+        assert_eq!(c.page_size, 9, "flags beat the file");
         assert_eq!(c.listen.port(), 9000, "the file beats the defaults");
+        assert_eq!(c.allowed_hosts, ["a.example", "b.example"]);
+        assert!(!c.seed);
+        assert_eq!(c.admin_token(), Some("file-token-0123456789"));
+        let c = parse(&file, &["--allowed-host", "c.example"]);
         assert_eq!(
-            c.admin_token.as_ref().unwrap().expose(),
-            "file-token-0123456789"
+            c.allowed_hosts,
+            ["c.example"],
+            "a repeated flag replaces the list"
         );
         let printed = format!("{c:?}\n{}", c.to_toml());
         assert!(!printed.contains("file-token"), "{printed}");
         assert!(printed.contains("<redacted>"));
+    }
 
-        std::fs::write(&path, "page_sise = 7\n").unwrap();
-        let err = Config::resolve(Some(&path), Overrides::default())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("page_sise"), "{err}");
-        std::fs::write(&path, "page_size = 0\n").unwrap();
-        assert!(Config::resolve(Some(&path), Overrides::default()).is_err());
-        assert!(
-            Config::resolve(Some(Path::new("/nonexistent/x.toml")), Overrides::default()).is_err()
+    #[test]
+    fn bad_files_name_the_problem() {
+        let err = |text: &str| {
+            parse_file(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("page_sise = 7\n").contains("page_sise"));
+        assert!(err("page_size = \"many\"\n").contains("page_size"));
+        assert!(err("not toml").contains("c.toml"));
+        assert!(read_file(Path::new("/nonexistent/x.toml")).is_err());
+        let c = Config {
+            page_size: 0,
+            ..Config::default()
+        };
+        assert!(c.check().is_err());
+        let c = Config {
+            admin_token: Some(Secret::new("short")),
+            ..Config::default()
+        };
+        assert!(c.check().is_err());
+        assert!(Config::default().check().is_ok());
+    }
+
+    #[test]
+    fn the_config_path_is_found_before_parsing() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            config_path(&args(&["skillreg", "serve", "--config", "/etc/s.toml"])),
+            Some(PathBuf::from("/etc/s.toml"))
+        );
+        assert_eq!(
+            config_path(&args(&["skillreg", "serve", "--config=/x.toml"])),
+            Some(PathBuf::from("/x.toml"))
         );
     }
 }

@@ -1,59 +1,91 @@
-//! The crate's one error type: every failure has a stable snake_case code and an HTTP status.
-//!
-//! Clients branch on codes, never on messages. The MCP transport maps these onto JSON-RPC codes
-//! in `mcp/`; the REST transport onto `{"error":{"code","message"}}`.
+//! The crate's one error type. Every variant maps to exactly one row of the error-code table
+//! ([`Code`]), which gives its HTTP status, its MCP kind and whether its text is internal.
+//! Transports map errors to the wire only through [`Error::code`] and [`Error::public_message`].
 
-use crate::core::{BundleError, NameError, UriError, VersionError};
+use crate::core::{
+    AccessError, BundleError, Code, RefError, SkillName, SkillRef, UriError, VersionError,
+    VersionRef,
+};
+use crate::search::SearchError;
+use crate::source::ArchiveError;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
     InvalidBundle(#[from] BundleError),
-    #[error("invalid namespace {name:?}: it {error}")]
-    InvalidNamespace { name: String, error: NameError },
+    #[error("{0}")]
+    InvalidArchive(#[from] ArchiveError),
+    #[error("{0}")]
+    InvalidRef(#[from] RefError),
+    #[error("{0}")]
+    Access(#[from] AccessError),
     #[error("the SKILL.md names {found:?}, but the skill is published as {expected:?}")]
-    NameMismatch { expected: String, found: String },
+    NameMismatch {
+        expected: SkillName,
+        found: SkillName,
+    },
     #[error("{0}")]
     InvalidVersion(#[from] VersionError),
-    #[error("{namespace}/{name} {version} already exists with different content")]
-    VersionExists {
-        namespace: String,
-        name: String,
-        version: String,
-    },
+    #[error("{0} already exists with different content")]
+    VersionExists(VersionRef),
     #[error("{uri:?} is not a valid skill URI: it {error}")]
     InvalidUri { uri: String, error: UriError },
     #[error("{0}")]
-    NotFound(String),
+    NotFound(#[from] NotFound),
     #[error("{0} is not a directory")]
     NotADirectory(String),
     #[error("invalid cursor")]
     InvalidCursor,
-    #[error("{0}")]
-    InvalidArchive(#[from] crate::archive::ArchiveError),
-    #[error("a valid bearer token is required")]
-    Unauthorized,
-    #[error("forbidden: {0}")]
-    Forbidden(String),
-    #[error("this token may not act on namespace {0:?}")]
-    NamespaceNotAllowed(String),
     #[error("unsupported content type {0:?}; send application/gzip (a .tar.gz) or application/zip")]
     UnsupportedMediaType(String),
     #[error("the request body is larger than {0} bytes")]
     BodyTooLarge(usize),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
-    #[error("integrity failure: {0}")]
-    Integrity(String),
     #[error("the request took longer than {0} s")]
     Timeout(u64),
+    #[error("integrity failure: {0}")]
+    Integrity(String),
     #[error("search is not available in this process")]
     SearchUnavailable,
-    #[error("{0}")]
-    Search(String),
+    #[error("search failed: {0}")]
+    Search(#[source] SearchError),
     #[error("storage failure: {0}")]
-    Storage(StoreError),
+    Storage(#[source] StoreError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// What was not found: one code per kind of thing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotFound {
+    #[error("no skill {0}")]
+    Skill(SkillRef),
+    #[error("no version {} of {}", .0.version, .0.skill)]
+    Version(VersionRef),
+    #[error("no file {path:?} in {version}")]
+    File { version: VersionRef, path: String },
+    #[error("No skill is served at {0}")]
+    SkillUri(String),
+    #[error("No resource at {0}")]
+    Resource(String),
+    #[error("no live token {0}")]
+    Token(String),
+    #[error("no such endpoint")]
+    Endpoint,
+}
+
+impl NotFound {
+    pub fn code(&self) -> Code {
+        match self {
+            Self::Skill(_) | Self::SkillUri(_) => Code::SkillNotFound,
+            Self::Version(_) => Code::VersionNotFound,
+            Self::File { .. } | Self::Resource(_) => Code::FileNotFound,
+            Self::Token(_) => Code::TokenNotFound,
+            Self::Endpoint => Code::EndpointNotFound,
+        }
+    }
 }
 
 impl From<StoreError> for Error {
@@ -62,55 +94,106 @@ impl From<StoreError> for Error {
     }
 }
 
+impl From<SearchError> for Error {
+    fn from(e: SearchError) -> Self {
+        Self::Search(e)
+    }
+}
+
 impl Error {
-    /// Stable snake_case code.
-    pub fn code(&self) -> &'static str {
+    /// The row of the error-code table this error is reported with.
+    pub fn code(&self) -> Code {
         match self {
             Self::InvalidBundle(e) => e.code(),
-            Self::InvalidNamespace { .. } => "invalid_namespace",
-            Self::NameMismatch { .. } => "name_mismatch",
-            Self::InvalidVersion(_) => "invalid_version",
-            Self::VersionExists { .. } => "version_exists",
-            Self::InvalidUri { .. } => "invalid_uri",
-            Self::NotFound(_) => "not_found",
-            Self::NotADirectory(_) => "not_a_directory",
-            Self::InvalidCursor => "invalid_cursor",
             Self::InvalidArchive(e) => e.code(),
-            Self::Unauthorized => "unauthorized",
-            Self::Forbidden(_) => "forbidden",
-            Self::NamespaceNotAllowed(_) => "namespace_not_allowed",
-            Self::UnsupportedMediaType(_) => "unsupported_media_type",
-            Self::BodyTooLarge(_) => "body_too_large",
-            Self::InvalidRequest(_) => "invalid_request",
-            Self::Timeout(_) => "request_timeout",
-            Self::Integrity(_) => "integrity_error",
-            Self::SearchUnavailable => "search_unavailable",
-            Self::Search(_) => "search_error",
+            Self::InvalidRef(e) => e.code(),
+            Self::Access(e) => e.code(),
+            Self::NameMismatch { .. } => Code::NameMismatch,
+            Self::InvalidVersion(_) => Code::InvalidVersion,
+            Self::VersionExists(_) => Code::VersionExists,
+            Self::InvalidUri { .. } => Code::InvalidUri,
+            Self::NotFound(e) => e.code(),
+            Self::NotADirectory(_) => Code::NotADirectory,
+            Self::InvalidCursor => Code::InvalidCursor,
+            Self::UnsupportedMediaType(_) => Code::UnsupportedMediaType,
+            Self::BodyTooLarge(_) => Code::BodyTooLarge,
+            Self::InvalidRequest(_) => Code::InvalidRequest,
+            Self::Timeout(_) => Code::RequestTimeout,
+            Self::Integrity(_) => Code::IntegrityError,
+            Self::SearchUnavailable => Code::SearchUnavailable,
+            Self::Search(_) => Code::SearchError,
             Self::Storage(e) => e.code(),
+            Self::Internal(_) => Code::InternalError,
         }
     }
 
-    /// HTTP status for REST answers.
-    pub fn status(&self) -> u16 {
-        match self {
-            Self::InvalidBundle(_)
-            | Self::InvalidNamespace { .. }
-            | Self::NameMismatch { .. }
-            | Self::InvalidVersion(_) => 422,
-            Self::InvalidUri { .. } | Self::InvalidCursor | Self::InvalidRequest(_) => 400,
-            Self::InvalidArchive(_) => 422,
-            Self::Unauthorized => 401,
-            Self::Forbidden(_) | Self::NamespaceNotAllowed(_) => 403,
-            Self::UnsupportedMediaType(_) => 415,
-            Self::BodyTooLarge(_) => 413,
-            Self::VersionExists { .. } => 409,
-            Self::NotFound(_) | Self::NotADirectory(_) => 404,
-            Self::SearchUnavailable => 503,
-            Self::Timeout(_) => 408,
-            Self::Storage(e) => e.status(),
-            Self::Search(_) | Self::Integrity(_) => 500,
+    /// The message a client may see: the error's own text, or for an internal code the table's
+    /// public message (the detail is logged here, once, where it is hidden).
+    pub fn public_message(&self) -> String {
+        match self.code().public_message() {
+            Some(public) => {
+                tracing::error!(code = %self.code(), error = %self, "request failed");
+                public.to_owned()
+            }
+            None => self.to_string(),
+        }
+    }
+
+    /// An invalid `skill://` URI (the input is kept, bounded, for the message).
+    pub fn invalid_uri(uri: &str, error: UriError) -> Self {
+        Self::InvalidUri {
+            uri: uri.chars().take(200).collect(),
+            error,
         }
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Code;
+
+    /// The public error contract, rendered as a table: a change to any row shows in review.
+    #[test]
+    fn the_error_code_table_matches_its_snapshot() {
+        let mut actual =
+            String::from("| code | HTTP | MCP | message |\n| --- | --- | --- | --- |\n");
+        for code in Code::ALL {
+            actual.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                code.as_str(),
+                code.http_status(),
+                code.mcp_kind().as_str(),
+                code.public_message().map_or_else(
+                    || "the error's own".to_owned(),
+                    |m| format!("internal: \"{m}\"")
+                )
+            ));
+        }
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/error-codes.md");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, &actual).unwrap();
+        }
+        let expected =
+            std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
+        assert_eq!(
+            actual, expected,
+            "the error-code table changed: review, then UPDATE_SNAPSHOTS=1"
+        );
+    }
+
+    #[test]
+    fn internal_errors_hide_their_detail() {
+        let e = Error::Integrity("the stored bytes of sha256:abc do not match".into());
+        assert_eq!(e.code(), Code::IntegrityError);
+        assert!(!e.public_message().contains("sha256"));
+        let e = Error::NotFound(NotFound::Token("tok_1".into()));
+        assert_eq!(
+            (e.code(), e.public_message().as_str()),
+            (Code::TokenNotFound, "no live token tok_1")
+        );
+    }
+}

@@ -1,35 +1,40 @@
 //! skillreg: a versioned Agent Skills registry served over MCP (SEP-2640).
 //!
-//! Module map, and the rule for imports between them (arrows point the way imports go):
+//! Layers, lowest first; a module imports only from layers below its own (`ARCHITECTURE.md`
+//! draws them, and a test enforces the rule):
 //!
 //! ```text
-//! cli ─┬─▶ http ─▶ mcp ─┐
-//!      │                ├─▶ registry ─┬─▶ store ─▶ core
-//!      └─▶ import ──────┘             └─────────▶ core
+//! cli ─▶ http ─┐
+//!        mcp ──┴─▶ registry (+ error) ─┬─▶ store ──┐
+//!                                      ├─▶ search ─┼─▶ core
+//!                                      └─▶ source ─┘
+//! config, metrics: leaves that import nothing of the crate
 //! ```
 //!
-//! - [`core`]: pure domain rules (names, URIs, frontmatter, bundles, digests, versions, limits);
-//!   no I/O and no tokio/sqlx/axum/rmcp.
-//! - [`store`]: SQLite through sqlx; every SQL statement lives there.
-//! - [`registry`]: the use-cases (publish, list, get, read, read a directory).
+//! - [`core`]: pure domain rules (names, URIs and references, frontmatter, bundles, digests,
+//!   versions, limits, the error-code table, the access policy); no I/O.
+//! - [`source`]: input readers: skill directories, uploaded archives, the embedded seed.
+//! - [`store`]: storage behind the [`store::Store`] and [`store::Blobs`] interfaces; every SQL
+//!   statement lives there (SQLite today).
+//! - [`search`]: the tantivy index, derived data fed by the registry.
+//! - [`registry`]: the use cases every transport calls, typed in and out; [`error`] is its error.
 //! - [`mcp`]: the rmcp handler; every MCP wire shape lives there.
-//! - [`http`]: the axum router (`/mcp`, `/healthz`).
-//! - [`import`]: reading skill directories from disk, and the embedded seed.
-//! - [`cli`]: the command line.
+//! - [`http`]: the axum router (`/mcp`, `/v1`, `/`, `/healthz`, `/readyz`, `/metrics`); every
+//!   REST wire shape lives in [`http::api`].
+//! - [`cli`]: the command line, and the REST client of `publish`, `yank`, `deprecate`, `search`
+//!   and `token`.
+//! - [`config`]: the one declaration of every setting; [`metrics`]: Prometheus counters.
 
-pub mod archive;
-pub mod auth;
-pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod core;
 pub mod error;
 pub mod http;
-pub mod import;
 pub mod mcp;
 pub mod metrics;
 pub mod registry;
 pub mod search;
+pub mod source;
 pub mod store;
 
 pub use error::{Error, Result};

@@ -163,7 +163,7 @@ pub fn mcp(method: &str, ok: bool, started: Instant) {
         .observe(started.elapsed().as_secs_f64());
 }
 
-/// Count an error answered with `code`.
+/// Count an error answered with `code` (a row of the error-code table).
 pub fn error(code: &'static str) {
     metrics().errors.get_or_create(&CodeLabels { code }).inc();
 }
@@ -188,20 +188,11 @@ pub fn completion(started: Instant) {
         .observe(started.elapsed().as_secs_f64());
 }
 
-/// The Prometheus text exposition, with the catalog gauges set from `stats`.
-pub fn render(stats: Option<&crate::store::Stats>) -> String {
+/// The Prometheus text exposition, with the catalog gauges set from `catalog` (kind, value).
+pub fn render(catalog: Option<&[(&'static str, i64)]>) -> String {
     let m = metrics();
-    if let Some(s) = stats {
-        for (kind, value) in [
-            ("namespaces", s.namespaces),
-            ("skills", s.skills),
-            ("versions", s.versions),
-            ("files", s.files),
-            ("blobs", s.blobs),
-            ("blob_bytes", s.blob_bytes),
-        ] {
-            m.catalog.get_or_create(&KindLabels { kind }).set(value);
-        }
+    for &(kind, value) in catalog.unwrap_or_default() {
+        m.catalog.get_or_create(&KindLabels { kind }).set(value);
     }
     let mut out = String::new();
     let _ = prometheus_client::encoding::text::encode(&mut out, &m.registry);

@@ -4,8 +4,8 @@ and storage (deduplication) — the numbers of BENCHMARKS.md's "whole process" t
 
     python3 benches/e2e/whole_process.py --skillreg target/release/skillreg --data-dir /tmp/b1m
 
-The catalog must come from `skillreg bench generate` (the request targets are synthetic skill
-names, computed by `skillreg bench names`). Standard library only.
+The catalog must come from `skillreg-bench generate` (the request targets are synthetic skill
+names, computed by `skillreg-bench names`). Standard library only.
 
 Cold start: time from spawning `skillreg serve` to the first answered skills/list request (polled
 every 5 ms), over --runs runs (the first run may read a cold page cache; the median is reported).
@@ -104,9 +104,11 @@ def cold_start(binary, data_dir):
 
 
 def names(binary, picks):
-    """(number, namespace, name) of synthetic skills, from `skillreg bench names`."""
+    """(number, namespace, name) of synthetic skills, from `skillreg-bench names` (the binary
+    built beside `skillreg`)."""
+    bench = os.path.join(os.path.dirname(binary), "skillreg-bench")
     out = subprocess.run(
-        [binary, "bench", "names", *map(str, picks)], check=True, capture_output=True, text=True
+        [bench, "names", *map(str, picks)], check=True, capture_output=True, text=True
     ).stdout.split()
     return [(i, out[2 * k], out[2 * k + 1]) for k, i in enumerate(picks)]
 

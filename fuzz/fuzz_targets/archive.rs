@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use skillreg::archive::{Format, MAX_UNPACKED_BYTES, unpack};
+use skillreg::source::archive::{Format, MAX_UNPACKED_BYTES, unpack};
 use skillreg::core::InputKind;
 use skillreg::core::bundle::validate;
 use skillreg::core::limits::MAX_FILES;

@@ -1,13 +1,18 @@
-//! Commands that talk to a running registry over its REST API: publish, yank, deprecate, token.
+//! Commands that talk to a running registry over its REST API: publish, yank, deprecate, search
+//! and token. Requests and answers are the REST API's own wire types ([`crate::http::api`]).
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use crate::archive::{self, ExportFile};
-use crate::core::{self, SkillVersion};
-use crate::import;
+use crate::core::{self, Action, SkillRef, SkillVersion};
+use crate::http::api::{
+    DeprecateRequest, ErrorBody, PublishedView, SearchResults, StatusView, TokenList, TokenRequest,
+    TokenView, YankRequest,
+};
+use crate::source::{ExportFile, archive, dir};
 
 /// Where and as whom to connect.
 #[derive(clap::Args, Debug, Clone)]
@@ -33,44 +38,88 @@ pub struct Failure {
     pub message: String,
 }
 
-type Outcome = Result<Value, Failure>;
+impl Failure {
+    /// Refused by a rule (exit status 1).
+    fn refused(message: String) -> Self {
+        Self { code: 1, message }
+    }
+
+    /// A usage or connection error (exit status 2).
+    fn usage(message: String) -> Self {
+        Self { code: 2, message }
+    }
+}
+
+/// Text from a registry, made safe for a terminal: control characters (escape sequences, a
+/// carriage return that would overwrite the line) are shown escaped.
+fn printable(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
 
 impl Remote {
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.registry.trim_end_matches('/'))
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> Outcome {
+    /// Send `req`; a success is decoded as `T` (also printed as JSON with `--json`), a refusal
+    /// becomes a [`Failure`] naming the registry's error code.
+    async fn send<T: DeserializeOwned + Serialize>(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<T, Failure> {
         let req = match &self.token {
             Some(t) => req.bearer_auth(t),
             None => req,
         };
-        let resp = req.send().await.map_err(|e| Failure {
-            code: 2,
-            message: format!("cannot reach the registry at {}: {e}", self.registry),
+        let resp = req.send().await.map_err(|e| {
+            Failure::usage(format!(
+                "cannot reach the registry at {}: {e}",
+                self.registry
+            ))
         })?;
         let status = resp.status();
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
-        if status.is_success() {
-            Ok(body)
-        } else {
-            let code = body["error"]["code"].as_str().unwrap_or("http_error");
-            let message = body["error"]["message"].as_str().unwrap_or("");
-            Err(Failure {
-                code: 1,
-                message: format!("{message} [{code}] (HTTP {})", status.as_u16()),
-            })
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| Failure::usage(format!("reading the registry's answer failed: {e}")))?;
+        if !status.is_success() {
+            let (code, message) = match serde_json::from_slice::<ErrorBody>(&bytes) {
+                Ok(body) => (body.error.code, body.error.message),
+                Err(_) => ("http_error".to_owned(), String::new()),
+            };
+            return Err(Failure::refused(format!(
+                "{} [{}] (HTTP {})",
+                printable(&message),
+                printable(&code),
+                status.as_u16()
+            )));
         }
-    }
-
-    fn print(&self, value: &Value, summary: impl FnOnce(&Value) -> String) {
+        let value: T = serde_json::from_slice(&bytes).map_err(|e| {
+            Failure::usage(format!(
+                "the registry sent an answer this client cannot read: {e}"
+            ))
+        })?;
         if self.json {
             println!(
                 "{}",
-                serde_json::to_string_pretty(value).unwrap_or_default()
+                serde_json::to_string_pretty(&value).unwrap_or_default()
             );
-        } else {
-            println!("{}", summary(value));
+        }
+        Ok(value)
+    }
+
+    /// Print a summary line unless `--json` printed the answer already.
+    fn say(&self, line: impl FnOnce() -> String) {
+        if !self.json {
+            println!("{}", printable(&line()));
         }
     }
 }
@@ -89,66 +138,68 @@ pub fn finish(outcome: Result<(), Failure>) -> ExitCode {
 /// Validate `dir` locally with the server's rules, pack it, upload it.
 pub async fn publish(
     remote: &Remote,
-    dir: &Path,
+    skill_dir: &Path,
     namespace: &str,
     version: Option<&str>,
 ) -> Result<(), Failure> {
-    let refuse = |message: String| Failure { code: 1, message };
-    crate::core::Namespace::new(namespace)
-        .map_err(|e| refuse(format!("invalid namespace {namespace:?}: it {e}")))?;
-    let files = import::read_dir_files(dir)
-        .map_err(|(code, reason)| refuse(format!("{reason} [{code}]")))?;
+    let namespace = core::refs::parse_namespace(namespace)
+        .map_err(|e| Failure::refused(format!("{e} [{}]", e.code())))?;
+    let files =
+        dir::read_files(skill_dir).map_err(|e| Failure::refused(format!("{e} [{}]", e.code())))?;
     let bundle = core::bundle::validate(files)
-        .map_err(|e| refuse(format!("{}: {e} [{}]", dir.display(), e.code())))?;
+        .map_err(|e| Failure::refused(format!("{}: {e} [{}]", skill_dir.display(), e.code())))?;
     let version = match version {
-        Some(v) => SkillVersion::parse(v).map_err(|e| refuse(format!("{e} [invalid_version]")))?,
+        Some(v) => SkillVersion::parse(v)
+            .map_err(|e| Failure::refused(format!("{e} [invalid_version]")))?,
         None => bundle
             .declared_version
             .clone()
             .unwrap_or_else(SkillVersion::initial),
     };
     for w in &bundle.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", printable(&w.to_string()));
     }
     let packed = archive::pack_tar_gz(bundle.files.iter().map(|f| ExportFile {
         path: f.path.as_str(),
         mode: f.mode,
         bytes: &f.bytes,
     }))
-    .map_err(|e| refuse(format!("packing failed: {e}")))?;
-    let url = remote.url(&format!("/v1/skills/{namespace}/{}/{version}", bundle.name));
-    let client = reqwest::Client::new();
-    let body = remote
+    .map_err(|e| Failure::refused(format!("packing failed: {e}")))?;
+    let target = SkillRef::new(namespace, bundle.name.clone()).at(version);
+    let url = remote.url(&format!(
+        "/v1/skills/{}/{}/{}",
+        target.namespace(),
+        target.name(),
+        target.version
+    ));
+    let published: PublishedView = remote
         .send(
-            client
+            reqwest::Client::new()
                 .put(url)
                 .header("Content-Type", "application/gzip")
                 .body(packed),
         )
         .await?;
-    remote.print(&body, |b| {
-        let verb = if b["created"] == json!(true) {
-            "published"
-        } else {
-            "unchanged"
-        };
+    remote.say(|| {
         format!(
-            "{verb} {} {} ({} files)\n  current: {}\n  pinned:  {}",
-            b["name"].as_str().unwrap_or(""),
-            b["version"].as_str().unwrap_or(""),
-            b["files"].as_array().map_or(0, Vec::len),
-            b["uri"].as_str().unwrap_or(""),
-            b["pinned_uri"].as_str().unwrap_or("")
+            "{} {} {} ({} files)\n  current: {}\n  pinned:  {}",
+            if published.created {
+                "published"
+            } else {
+                "unchanged"
+            },
+            published.name,
+            published.version,
+            published.files.len(),
+            published.uri,
+            published.pinned_uri
         )
     });
     Ok(())
 }
 
-fn split_skill(skill: &str) -> Result<(&str, &str), Failure> {
-    skill.split_once('/').ok_or_else(|| Failure {
-        code: 2,
-        message: format!("expected NAMESPACE/NAME, got {skill:?}"),
-    })
+fn skill_ref(skill: &str) -> Result<SkillRef, Failure> {
+    SkillRef::parse_joined(skill).map_err(|e| Failure::usage(e.to_string()))
 }
 
 /// Search a registry and print the ranked hits.
@@ -158,37 +209,35 @@ pub async fn search(
     namespace: Option<&str>,
     limit: usize,
 ) -> Result<(), Failure> {
-    let client = reqwest::Client::new();
     let mut params = vec![("q", query.to_owned()), ("limit", limit.to_string())];
     if let Some(ns) = namespace {
         params.push(("namespace", ns.to_owned()));
     }
-    let body = remote
-        .send(client.get(remote.url("/v1/search")).query(&params))
+    let results: SearchResults = remote
+        .send(
+            reqwest::Client::new()
+                .get(remote.url("/v1/search"))
+                .query(&params),
+        )
         .await?;
-    remote.print(&body, |b| {
-        let hits = b["hits"].as_array().cloned().unwrap_or_default();
-        if hits.is_empty() {
+    remote.say(|| {
+        if results.hits.is_empty() {
             return "no skills found".to_owned();
         }
-        hits.iter()
+        results
+            .hits
+            .iter()
             .map(|h| {
-                let status = h["status"].as_str().unwrap_or("");
-                let flag = if status == "active" {
+                let flag = if h.status == "active" {
                     String::new()
                 } else {
-                    format!(" [{status}]")
+                    format!(" [{}]", h.status)
                 };
                 format!(
                     "{:>6.2}  {}{flag}\n        {}",
-                    h["score"].as_f64().unwrap_or(0.0),
-                    h["uri"].as_str().unwrap_or(""),
-                    h["description"]
-                        .as_str()
-                        .unwrap_or("")
-                        .chars()
-                        .take(160)
-                        .collect::<String>()
+                    h.score,
+                    h.uri,
+                    h.description.chars().take(160).collect::<String>()
                 )
             })
             .collect::<Vec<_>>()
@@ -205,18 +254,24 @@ pub async fn yank(
     reason: &str,
     undo: bool,
 ) -> Result<(), Failure> {
-    let (ns, name) = split_skill(skill)?;
-    let url = remote.url(&format!("/v1/skills/{ns}/{name}/{version}/yank"));
+    let skill = skill_ref(skill)?;
+    let version = SkillVersion::parse(version).map_err(|e| Failure::usage(format!("{e}")))?;
+    let url = remote.url(&format!(
+        "/v1/skills/{}/{}/{version}/yank",
+        skill.namespace, skill.name
+    ));
     let client = reqwest::Client::new();
     let req = if undo {
         client.delete(url)
     } else {
-        client.post(url).json(&json!({ "reason": reason }))
+        client.post(url).json(&YankRequest {
+            reason: Some(reason.to_owned()),
+        })
     };
-    let body = remote.send(req).await?;
-    remote.print(&body, |_| {
+    let _: StatusView = remote.send(req).await?;
+    remote.say(|| {
         format!(
-            "{} {ns}/{name} {version}",
+            "{} {skill} {version}",
             if undo { "unyanked" } else { "yanked" }
         )
     });
@@ -230,18 +285,23 @@ pub async fn deprecate(
     message: &str,
     undo: bool,
 ) -> Result<(), Failure> {
-    let (ns, name) = split_skill(skill)?;
-    let url = remote.url(&format!("/v1/skills/{ns}/{name}/deprecate"));
+    let skill = skill_ref(skill)?;
+    let url = remote.url(&format!(
+        "/v1/skills/{}/{}/deprecate",
+        skill.namespace, skill.name
+    ));
     let client = reqwest::Client::new();
     let req = if undo {
         client.delete(url)
     } else {
-        client.post(url).json(&json!({ "message": message }))
+        client.post(url).json(&DeprecateRequest {
+            message: Some(message.to_owned()),
+        })
     };
-    let body = remote.send(req).await?;
-    remote.print(&body, |_| {
+    let _: StatusView = remote.send(req).await?;
+    remote.say(|| {
         format!(
-            "{} {ns}/{name}",
+            "{} {skill}",
             if undo { "undeprecated" } else { "deprecated" }
         )
     });
@@ -255,17 +315,32 @@ pub async fn token_create(
     namespaces: &[String],
     actions: &[String],
 ) -> Result<(), Failure> {
-    let client = reqwest::Client::new();
-    let body = remote
-        .send(client.post(remote.url("/v1/tokens")).json(&json!({
-            "description": description, "namespaces": namespaces, "actions": actions,
-        })))
+    let actions = actions
+        .iter()
+        .map(|a| {
+            Action::from_name(a).ok_or_else(|| {
+                Failure::usage(format!(
+                    "unknown action {a:?}: publish, yank, deprecate or read"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let token: TokenView = remote
+        .send(
+            reqwest::Client::new()
+                .post(remote.url("/v1/tokens"))
+                .json(&TokenRequest {
+                    description: description.to_owned(),
+                    namespaces: namespaces.to_vec(),
+                    actions,
+                }),
+        )
         .await?;
-    remote.print(&body, |b| {
+    remote.say(|| {
         format!(
             "created {} (shown once, store it now):\n{}",
-            b["id"].as_str().unwrap_or(""),
-            b["token"].as_str().unwrap_or("")
+            token.id,
+            token.token.as_deref().unwrap_or("")
         )
     });
     Ok(())
@@ -273,31 +348,32 @@ pub async fn token_create(
 
 /// Revoke a token by id.
 pub async fn token_revoke(remote: &Remote, id: &str) -> Result<(), Failure> {
-    let client = reqwest::Client::new();
-    let body = remote
-        .send(client.delete(remote.url(&format!("/v1/tokens/{id}"))))
-        .await?;
-    remote.print(&body, |_| format!("revoked {id}"));
+    let url = remote.url(&format!("/v1/tokens/{}", crate::core::uri::encode_path(id)));
+    let _: StatusView = remote.send(reqwest::Client::new().delete(url)).await?;
+    remote.say(|| format!("revoked {id}"));
     Ok(())
 }
 
 /// List tokens.
 pub async fn token_list(remote: &Remote) -> Result<(), Failure> {
-    let client = reqwest::Client::new();
-    let body = remote.send(client.get(remote.url("/v1/tokens"))).await?;
-    remote.print(&body, |b| {
-        b["tokens"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    let list: TokenList = remote
+        .send(reqwest::Client::new().get(remote.url("/v1/tokens")))
+        .await?;
+    remote.say(|| {
+        list.tokens
+            .iter()
             .map(|t| {
                 format!(
                     "{}  {}  namespaces={}  actions={}{}",
-                    t["id"].as_str().unwrap_or(""),
-                    t["description"].as_str().unwrap_or(""),
-                    t["namespaces"],
-                    t["actions"],
-                    if t["revoked_at"].is_string() {
+                    t.id,
+                    t.description,
+                    t.namespaces.join(","),
+                    t.actions
+                        .iter()
+                        .map(|a| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    if t.revoked_at.is_some() {
                         "  (revoked)"
                     } else {
                         ""

@@ -1,22 +1,22 @@
-//! The command line: `serve` and `import` work on a data directory; `publish`, `yank`,
-//! `deprecate` and `token` talk to a running registry.
+//! The command line: `serve`, `import`, `reindex`, `verify` and `backup` work on a data
+//! directory; `publish`, `yank`, `deprecate`, `search` and `token` talk to a running registry over
+//! its REST API (`client`); `config` prints the configuration.
 
 mod client;
 
-use std::net::SocketAddr;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, LogFormat, Overrides, Secret};
-use crate::core::{Namespace, SkillVersion};
-use crate::http::{self, HttpOptions};
-use crate::import::{self, Outcome};
-use crate::mcp::SkillServer;
-use crate::registry::Registry;
+use crate::config::{self, Config, LogFormat, Storage};
+use crate::core::{Code, Namespace, SkillVersion};
+use crate::http;
+use crate::mcp::{McpOptions, SkillServer};
+use crate::registry::{ImportLine, ImportOutcome, Registry};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -103,7 +103,7 @@ pub enum Command {
     #[command(after_help = "Example:\n  skillreg reindex --data-dir /var/lib/skillreg")]
     Reindex {
         #[command(flatten)]
-        data: DataDir,
+        data: DataArgs,
         /// Print a JSON summary.
         #[arg(long)]
         json: bool,
@@ -114,7 +114,7 @@ pub enum Command {
     )]
     Verify {
         #[command(flatten)]
-        data: DataDir,
+        data: DataArgs,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -127,11 +127,8 @@ pub enum Command {
         /// Where to write the copy (must not exist).
         path: PathBuf,
         #[command(flatten)]
-        data: DataDir,
+        data: DataArgs,
     },
-    /// Benchmark helpers: generate a synthetic catalog, measure read-path latency.
-    #[command(subcommand)]
-    Bench(BenchCommand),
     /// Print the example or the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -173,137 +170,26 @@ pub enum TokenCommand {
     },
 }
 
-#[derive(Args, Debug, Clone, Default)]
-pub struct DataDir {
-    /// Directory holding the database and the search index (created if missing)
-    /// [default: ./skillreg-data].
-    #[arg(long, env = "SKILLREG_DATA_DIR")]
-    pub data_dir: Option<PathBuf>,
+/// The data directory, and the configuration file it may come from.
+#[derive(Args, Debug, Clone)]
+pub struct DataArgs {
+    #[command(flatten)]
+    pub storage: Storage,
     /// TOML configuration file (see `skillreg config print-default`).
-    #[arg(long, env = "SKILLREG_CONFIG")]
-    pub config: Option<PathBuf>,
-}
-
-impl DataDir {
-    /// The configuration these flags, the environment and the file give.
-    fn resolve(&self, over: Overrides) -> Result<Config, crate::config::ConfigError> {
-        Config::resolve(
-            self.config.as_deref(),
-            Overrides {
-                data_dir: self.data_dir.clone(),
-                ..over
-            },
-        )
-    }
+    #[arg(long = "config", env = "SKILLREG_CONFIG", value_name = "PATH")]
+    pub config_file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     #[command(flatten)]
-    pub data: DataDir,
-    /// Address to listen on for HTTP [default: 127.0.0.1:8080].
-    #[arg(long, env = "SKILLREG_LISTEN")]
-    pub listen: Option<SocketAddr>,
+    pub config: Config,
+    /// TOML configuration file (see `skillreg config print-default`).
+    #[arg(long = "config", env = "SKILLREG_CONFIG", value_name = "PATH")]
+    pub config_file: Option<PathBuf>,
     /// Speak MCP on stdin/stdout instead of HTTP (logs go to stderr).
     #[arg(long)]
     pub stdio: bool,
-    /// Do not publish the embedded skills-seed/ skills at startup.
-    #[arg(long, env = "SKILLREG_NO_SEED")]
-    pub no_seed: bool,
-    /// Extra Host header value accepted on /mcp (repeatable; comma-separated in the env var);
-    /// `*` accepts any. Loopback names are always accepted.
-    #[arg(
-        long = "allowed-host",
-        env = "SKILLREG_ALLOWED_HOSTS",
-        value_delimiter = ','
-    )]
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Origin header value accepted on /mcp (repeatable; comma-separated in the env var);
-    /// none given accepts any origin.
-    #[arg(
-        long = "allowed-origin",
-        env = "SKILLREG_ALLOWED_ORIGINS",
-        value_delimiter = ','
-    )]
-    pub allowed_origins: Option<Vec<String>>,
-    /// The admin bearer token, at least 16 characters (creates tokens, publishes anywhere).
-    #[arg(long, env = "SKILLREG_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
-    /// Require a valid token for every read (REST and MCP over HTTP).
-    #[arg(long, env = "SKILLREG_REQUIRE_READ_TOKEN")]
-    pub require_read_token: bool,
-    /// Largest accepted upload (compressed archive), in bytes [default: 33554432].
-    #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES")]
-    pub max_upload_bytes: Option<usize>,
-    /// Catalog size up to which skill://index.json lists every skill [default: 1000].
-    #[arg(long, env = "SKILLREG_INDEX_JSON_MAX_SKILLS")]
-    pub index_json_max_skills: Option<usize>,
-    /// Skills per skills/list and resources/list page, 1-1000 [default: 100].
-    #[arg(long, env = "SKILLREG_PAGE_SIZE")]
-    pub page_size: Option<u32>,
-    /// Log format on stderr [default: human].
-    #[arg(long, env = "SKILLREG_LOG_FORMAT")]
-    pub log_format: Option<LogFormat>,
-    /// Time limit for one REST request, in seconds [default: 30].
-    #[arg(long, env = "SKILLREG_REQUEST_TIMEOUT_SECS")]
-    pub request_timeout_secs: Option<u64>,
-}
-
-impl ServeArgs {
-    fn config(&self) -> Result<Config, crate::config::ConfigError> {
-        self.data.resolve(Overrides {
-            listen: self.listen,
-            allowed_hosts: self.allowed_hosts.clone(),
-            allowed_origins: self.allowed_origins.clone(),
-            admin_token: self.admin_token.clone().map(Secret::new),
-            require_read_token: self.require_read_token.then_some(true),
-            max_upload_bytes: self.max_upload_bytes,
-            page_size: self.page_size,
-            index_json_max_skills: self.index_json_max_skills,
-            seed: self.no_seed.then_some(false),
-            log_format: self.log_format,
-            request_timeout_secs: self.request_timeout_secs,
-            ..Overrides::default()
-        })
-    }
-}
-
-#[derive(Subcommand, Debug)]
-pub enum BenchCommand {
-    /// Fill a data directory with synthetic skills shaped like the real corpus, then index them.
-    #[command(
-        after_help = "Skills are numbered; --from continues an earlier run. Publishes 1,000 skills per transaction.\n\nExample:\n  skillreg bench generate --skills 100000 --data-dir /tmp/bench-100k\n  skillreg bench generate --skills 1000 --export /tmp/skills-1k"
-    )]
-    Generate {
-        #[arg(long)]
-        skills: u64,
-        #[arg(long, default_value_t = 0)]
-        from: u64,
-        /// Write the skills as a folder of skill folders (DIR/<name>/SKILL.md ...) instead of
-        /// publishing them: the same catalog for peers that serve a directory.
-        #[arg(long, value_name = "DIR")]
-        export: Option<std::path::PathBuf>,
-        #[command(flatten)]
-        data: DataDir,
-    },
-    /// Print the namespace and name of synthetic skills by number (for load scripts).
-    #[command(
-        hide = true,
-        after_help = "Prints one \"NAMESPACE NAME\" line per number.\n\nExample:\n  skillreg bench names 0 20 999999"
-    )]
-    Names { numbers: Vec<u64> },
-    /// Measure p50/p99 latency of completion, search, listing and reads, in-process.
-    #[command(
-        after_help = "Example:\n  skillreg bench latency --data-dir /tmp/bench-100k --iterations 2000"
-    )]
-    Latency {
-        #[arg(long, default_value_t = 1000)]
-        iterations: usize,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        data: DataDir,
-    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -324,7 +210,7 @@ pub enum ConfigCommand {
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     #[command(flatten)]
-    pub data: DataDir,
+    pub data: DataArgs,
     /// Namespace to import into.
     #[arg(long, short, default_value = "default")]
     pub namespace: String,
@@ -338,6 +224,25 @@ pub struct ImportArgs {
     /// One JSON object per skill, then a summary object, instead of text lines.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Parse the command line. A configuration file (`--config` or `SKILLREG_CONFIG`) is read first
+/// and its values become the flags' defaults, so the environment and flags override it.
+pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let mut command = Cli::command();
+    if let Some(path) = config::config_path(&args) {
+        match config::read_file(&path) {
+            Ok(file) => command = config::apply_file(command, &file),
+            Err(e) => {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!("{e}\n"),
+                ));
+            }
+        }
+    }
+    let matches = command.try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// Run a parsed command line.
@@ -382,6 +287,12 @@ pub async fn run(cli: Cli) -> ExitCode {
                 client::token_create(&remote, &description, &namespaces, &actions).await,
             );
         }
+        Command::Token(TokenCommand::List { remote }) => {
+            return client::finish(client::token_list(&remote).await);
+        }
+        Command::Token(TokenCommand::Revoke { id, remote }) => {
+            return client::finish(client::token_revoke(&remote, &id).await);
+        }
         Command::Search {
             query,
             namespace,
@@ -394,51 +305,19 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
-        Command::Bench(BenchCommand::Generate {
-            skills,
-            from,
-            export: Some(dir),
-            ..
-        }) => bench_export(&dir, from, skills),
-        Command::Bench(BenchCommand::Generate {
-            skills,
-            from,
-            export: None,
-            data,
-        }) => bench_generate(data, from, skills).await,
-        Command::Bench(BenchCommand::Names { numbers }) => {
-            for i in numbers {
-                println!(
-                    "{} {}",
-                    crate::bench::synthetic_namespace(i),
-                    crate::bench::synthetic_name(i)
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Bench(BenchCommand::Latency {
-            iterations,
-            json,
-            data,
-        }) => bench_latency(data, iterations, json).await,
         Command::Backup { path, data } => backup(data, &path).await,
         Command::Config(ConfigCommand::PrintDefault) => {
-            print!("{}", crate::config::example());
+            print!("{}", Config::example());
             Ok(ExitCode::SUCCESS)
         }
         Command::Config(ConfigCommand::Print { serve }) => serve
-            .config()
-            .map(|c| {
-                print!("{}", c.to_toml());
+            .config
+            .check()
+            .map(|()| {
+                print!("{}", serve.config.to_toml());
                 ExitCode::SUCCESS
             })
             .map_err(Into::into),
-        Command::Token(TokenCommand::List { remote }) => {
-            return client::finish(client::token_list(&remote).await);
-        }
-        Command::Token(TokenCommand::Revoke { id, remote }) => {
-            return client::finish(client::token_revoke(&remote, &id).await);
-        }
     };
     match result {
         Ok(code) => code,
@@ -463,15 +342,18 @@ pub fn init_logging(format: LogFormat) {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = args.config()?;
+    let config = args.config;
+    config.check()?;
     init_logging(config.log_format);
     tracing::debug!(?config, "configuration");
-    let registry = Registry::open(&config.data_dir)
-        .await?
-        .with_page_size(config.page_size)
-        .with_search(&search_dir(&config.data_dir))?;
+    let registry = Registry::builder(&config.storage.data_dir)
+        .page_size(config.page_size)
+        .admin_token(config.admin_token())
+        .search()
+        .open()
+        .await?;
     if config.seed {
-        match import::import_seed(&registry).await {
+        match registry.import_seed().await {
             Ok(s) => tracing::info!(
                 imported = s.imported,
                 unchanged = s.unchanged,
@@ -479,27 +361,31 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 "seed skills"
             ),
             // A read-only data directory still serves what it holds.
-            Err(e) if e.code() == "storage_read_only" => {
-                tracing::warn!("seed skills not published: storage is read-only")
+            Err(e) if e.code() == Code::StorageReadOnly => {
+                tracing::warn!("seed skills not published: storage is read-only");
             }
             Err(e) => return Err(e.into()),
         }
     }
     if args.stdio {
-        tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");
-        let service = SkillServer::new(registry)
-            .with_index_max_skills(config.index_json_max_skills)
+        tracing::info!(data_dir = %config.storage.data_dir.display(), "serving MCP on stdio");
+        let options = McpOptions {
+            private: false,
+            index_max_skills: config.index_json_max_skills,
+        };
+        let service = SkillServer::new(registry.clone(), options)
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;
+        registry.close().await;
         return Ok(ExitCode::SUCCESS);
     }
     let shutdown = CancellationToken::new();
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
-    let app = http::router(registry, &HttpOptions::from(&config), shutdown.clone());
+    let app = http::router(registry.clone(), &config, shutdown.clone());
     tracing::info!(
         addr = %listener.local_addr()?,
-        data_dir = %config.data_dir.display(),
+        data_dir = %config.storage.data_dir.display(),
         "serving MCP at http://{}/mcp",
         listener.local_addr()?
     );
@@ -510,6 +396,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         signal.cancel();
     });
     http::serve(listener, app, shutdown).await?;
+    registry.close().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -523,16 +410,11 @@ async fn shutdown_signal() {
     }
 }
 
-/// Where a data directory keeps its search index.
-pub fn search_dir(data_dir: &std::path::Path) -> PathBuf {
-    data_dir.join("search-index")
-}
-
-async fn reindex(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
-    let config = data.resolve(Overrides::default())?;
-    let registry = Registry::open(&config.data_dir)
-        .await?
-        .with_search(&search_dir(&config.data_dir))?;
+async fn reindex(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let registry = Registry::builder(&data.storage.data_dir)
+        .search()
+        .open()
+        .await?;
     let progress = Progress::spinner("indexing");
     let count = registry.rebuild_search().await?;
     progress.finish();
@@ -541,37 +423,25 @@ async fn reindex(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         println!("indexed {count} skills");
     }
+    registry.close().await;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn verify(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
-    let config = data.resolve(Overrides::default())?;
-    let db = config.data_dir.join(crate::store::DB_FILE);
-    anyhow::ensure!(db.exists(), "no database at {}", db.display());
-    let registry = Registry::open(&config.data_dir).await?;
+async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let dir = &data.storage.data_dir;
+    anyhow::ensure!(
+        crate::registry::holds_registry(dir),
+        "no registry database in {}",
+        dir.display()
+    );
+    let registry = Registry::builder(dir).search().open().await?;
     let progress = if json {
         Progress(None)
     } else {
         Progress::spinner("verifying blobs")
     };
-    let mut report = registry.store().verify(|_| progress.inc()).await?;
+    let report = registry.verify(&|_| progress.inc()).await?;
     progress.finish();
-    // The search index is derived data: a stale one rebuilds itself, a wrong one is a problem.
-    if let Ok(with_search) = registry.clone().with_search(&search_dir(&config.data_dir)) {
-        with_search.catch_up_search().await.ok();
-        let current =
-            with_search.search_generation() == Some(registry.store().generation().await? as u64);
-        // An index another process owns may lag a moment behind; compare only a current one.
-        if let (true, Ok(docs)) = (current, with_search.search_documents()) {
-            let expected = registry.store().stats().await?.skills;
-            if docs.len() as i64 != expected {
-                report.problems.push(format!(
-                    "search index holds {} skills, the database {expected}",
-                    docs.len()
-                ));
-            }
-        }
-    }
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -590,6 +460,7 @@ async fn verify(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
             }
         );
     }
+    registry.close().await;
     Ok(if report.is_clean() {
         ExitCode::SUCCESS
     } else {
@@ -597,83 +468,16 @@ async fn verify(data: DataDir, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn bench_export(dir: &std::path::Path, from: u64, skills: u64) -> anyhow::Result<ExitCode> {
-    let written = crate::bench::export(dir, from, from + skills)
-        .map_err(|e| anyhow::anyhow!("writing skills under {}: {e}", dir.display()))?;
-    println!("wrote {written} skills under {}", dir.display());
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn bench_generate(data: DataDir, from: u64, skills: u64) -> anyhow::Result<ExitCode> {
-    let config = data.resolve(Overrides::default())?;
-    let registry = Registry::open(&config.data_dir).await?;
-    let started = std::time::Instant::now();
-    let progress = Progress::spinner("generating");
-    let created = crate::bench::generate(&registry, from, from + skills, |done| {
-        progress.inc();
-        if done % 100_000 == 0 {
-            progress.println(&format!(
-                "{done} skills, {:.0} s",
-                started.elapsed().as_secs_f64()
-            ));
-        }
-    })
-    .await?;
-    progress.finish();
-    let stored = started.elapsed();
-    println!(
-        "stored {created} skills in {:.1} s ({:.0} skills/s)",
-        stored.as_secs_f64(),
-        created as f64 / stored.as_secs_f64()
-    );
-    let indexing = std::time::Instant::now();
-    let registry = registry.with_search(&search_dir(&config.data_dir))?;
-    registry.catch_up_search().await?;
-    println!(
-        "indexed for search in {:.1} s",
-        indexing.elapsed().as_secs_f64()
-    );
-    let stats = registry.store().stats().await?;
-    println!(
-        "catalog: {} skills, {} versions, {} files, {} blobs, {} blob bytes",
-        stats.skills, stats.versions, stats.files, stats.blobs, stats.blob_bytes
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn bench_latency(data: DataDir, iterations: usize, json: bool) -> anyhow::Result<ExitCode> {
-    let config = data.resolve(Overrides::default())?;
-    let registry = Registry::open(&config.data_dir)
-        .await?
-        .with_search(&search_dir(&config.data_dir))?;
-    registry.catch_up_search().await?;
-    let results = crate::bench::latency(&registry, iterations).await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        println!(
-            "| operation | samples | p50 (µs) | p99 (µs) | max (µs) |\n| --- | --- | --- | --- | --- |"
-        );
-        for r in results {
-            println!(
-                "| {} | {} | {:.0} | {:.0} | {:.0} |",
-                r.operation, r.samples, r.p50_us, r.p99_us, r.max_us
-            );
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn backup(data: DataDir, path: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let config = data.resolve(Overrides::default())?;
-    let registry = Registry::open(&config.data_dir).await?;
-    registry.store().backup(path).await?;
+async fn backup(data: DataArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let registry = Registry::open(&data.storage.data_dir).await?;
+    registry.backup(path).await?;
     let size = std::fs::metadata(path)?.len();
     println!(
         "backed up {} to {} ({size} bytes)",
-        config.data_dir.display(),
+        data.storage.data_dir.display(),
         path.display()
     );
+    registry.close().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -713,7 +517,6 @@ impl Progress {
 }
 
 async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let config = args.data.resolve(Overrides::default())?;
     let namespace = Namespace::new(&args.namespace)
         .map_err(|e| anyhow::anyhow!("invalid namespace {:?}: it {e}", args.namespace))?;
     let version = args
@@ -721,19 +524,15 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(SkillVersion::parse)
         .transpose()?;
-    let registry = Registry::open(&config.data_dir).await?;
+    let registry = Registry::open(&args.data.storage.data_dir).await?;
     let progress = if args.json {
         Progress(None)
     } else {
         Progress::spinner("importing")
     };
     let started = std::time::Instant::now();
-    let summary = import::import_paths(
-        &registry,
-        &namespace,
-        version.as_ref(),
-        &args.paths,
-        |line| {
+    let summary = registry
+        .import_dirs(&namespace, version.as_ref(), &args.paths, |line| {
             progress.inc();
             if args.json {
                 println!("{}", import_line_json(line));
@@ -741,18 +540,21 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             }
             let dir = line.dir.display();
             progress.println(&match &line.outcome {
-                Outcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
-                Outcome::Unchanged { uri, version } => {
+                ImportOutcome::Imported { uri, version } => {
+                    format!("imported  {uri} {version}  ({dir})")
+                }
+                ImportOutcome::Unchanged { uri, version } => {
                     format!("unchanged {uri} {version}  ({dir})")
                 }
-                Outcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
+                ImportOutcome::Skipped { code, reason } => {
+                    format!("skipped   {dir}: {reason} [{code}]")
+                }
             });
             for w in &line.warnings {
                 progress.println(&format!("  warning: {w}"));
             }
-        },
-    )
-    .await?;
+        })
+        .await?;
     progress.finish();
     if args.json {
         println!(
@@ -770,7 +572,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             summary.imported, summary.unchanged, summary.skipped
         );
     }
-    registry.store().close().await;
+    registry.close().await;
     Ok(if summary.skipped > 0 {
         ExitCode::from(1)
     } else {
@@ -778,7 +580,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn import_line_json(line: &import::Line) -> serde_json::Value {
+fn import_line_json(line: &ImportLine) -> serde_json::Value {
     let warnings: Vec<_> = line
         .warnings
         .iter()
@@ -786,13 +588,13 @@ fn import_line_json(line: &import::Line) -> serde_json::Value {
         .collect();
     let dir = line.dir.display().to_string();
     match &line.outcome {
-        Outcome::Imported { uri, version } => {
+        ImportOutcome::Imported { uri, version } => {
             serde_json::json!({"status": "imported", "dir": dir, "uri": uri, "version": version, "warnings": warnings})
         }
-        Outcome::Unchanged { uri, version } => {
+        ImportOutcome::Unchanged { uri, version } => {
             serde_json::json!({"status": "unchanged", "dir": dir, "uri": uri, "version": version, "warnings": warnings})
         }
-        Outcome::Skipped { code, reason } => {
+        ImportOutcome::Skipped { code, reason } => {
             serde_json::json!({"status": "skipped", "dir": dir, "code": code, "reason": reason})
         }
     }

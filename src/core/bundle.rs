@@ -6,6 +6,7 @@
 //! becomes a skill of its own (SEP-2640 §Nested Skills); any other nested `SKILL.md` stays a plain
 //! file, with a warning.
 
+use super::code::Code;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
@@ -113,15 +114,15 @@ pub enum BundleError {
 
 impl BundleError {
     /// Stable snake_case code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::TooManyFiles(_) => "too_many_files",
-            Self::TooLarge(_) => "skill_too_large",
-            Self::BadPath { .. } => "unsafe_path",
-            Self::NotRegular { .. } => "not_a_regular_file",
-            Self::Duplicate(_) => "duplicate_path",
-            Self::PathConflict(_) => "path_conflict",
-            Self::MissingSkillMd => "missing_skill_md",
+            Self::TooManyFiles(_) => Code::TooManyFiles,
+            Self::TooLarge(_) => Code::SkillTooLarge,
+            Self::BadPath { .. } => Code::UnsafePath,
+            Self::NotRegular { .. } => Code::NotARegularFile,
+            Self::Duplicate(_) => Code::DuplicatePath,
+            Self::PathConflict(_) => Code::PathConflict,
+            Self::MissingSkillMd => Code::MissingSkillMd,
             Self::SkillMd(e) => e.code(),
         }
     }
@@ -432,7 +433,10 @@ mod tests {
             ),
         ];
         for (input, code) in cases {
-            assert_eq!(validate(input).map(|_| ()).map_err(|e| e.code()), Err(code));
+            assert_eq!(
+                validate(input).map(|_| ()).map_err(|e| e.code().as_str()),
+                Err(code)
+            );
         }
         // Exactly at the limits is fine.
         let at_limit: Vec<InputFile> = files(&[])

@@ -8,6 +8,7 @@
 //! and the official clients parse with, so `yes` stays a string and dates stay strings. Stricter
 //! than the parser alone: duplicate keys, non-string keys, non-finite numbers and tags are refused.
 
+use super::code::Code;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -119,21 +120,21 @@ pub enum FrontmatterError {
 
 impl FrontmatterError {
     /// Stable snake_case code for APIs and reports.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::NotUtf8(_) => "skill_md_not_utf8",
-            Self::Missing | Self::Unterminated => "frontmatter_missing",
-            Self::TooLarge(_) | Self::TooDeep => "frontmatter_too_large",
+            Self::NotUtf8(_) => Code::SkillMdNotUtf8,
+            Self::Missing | Self::Unterminated => Code::FrontmatterMissing,
+            Self::TooLarge(_) | Self::TooDeep => Code::FrontmatterTooLarge,
             Self::Yaml(_) | Self::NotAMapping | Self::NonStringKey | Self::UnsupportedValue => {
-                "frontmatter_invalid_yaml"
+                Code::FrontmatterInvalidYaml
             }
-            Self::DuplicateKey(_) => "frontmatter_duplicate_key",
-            Self::MissingField(_) => "frontmatter_missing_field",
-            Self::FieldType { .. } | Self::MetadataValue(_) => "frontmatter_invalid_field",
-            Self::InvalidName { .. } => "invalid_skill_name",
-            Self::EmptyDescription | Self::DescriptionTooLong(_) => "invalid_description",
-            Self::CompatibilityLength(_) => "invalid_compatibility",
-            Self::ReservedMetadataKey(_) => "reserved_metadata_key",
+            Self::DuplicateKey(_) => Code::FrontmatterDuplicateKey,
+            Self::MissingField(_) => Code::FrontmatterMissingField,
+            Self::FieldType { .. } | Self::MetadataValue(_) => Code::FrontmatterInvalidField,
+            Self::InvalidName { .. } => Code::InvalidSkillName,
+            Self::EmptyDescription | Self::DescriptionTooLong(_) => Code::InvalidDescription,
+            Self::CompatibilityLength(_) => Code::InvalidCompatibility,
+            Self::ReservedMetadataKey(_) => Code::ReservedMetadataKey,
         }
     }
 }
@@ -150,6 +151,15 @@ pub fn parse(bytes: &[u8]) -> Result<SkillMd, FrontmatterError> {
 
 /// The YAML between the opening and closing `---` lines.
 fn extract(text: &str) -> Result<&str, FrontmatterError> {
+    split(text).map(|(yaml, _)| yaml)
+}
+
+/// Split a SKILL.md text into its frontmatter YAML (between the opening and closing `---` lines)
+/// and its body (everything after the closing line). This is the one place that knows where a
+/// frontmatter ends: validation, indexing and rendering all split through it. A UTF-8 BOM and
+/// CRLF line endings are tolerated; a frontmatter over the size limit is refused without reading
+/// on.
+pub fn split(text: &str) -> Result<(&str, &str), FrontmatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().ok_or(FrontmatterError::Missing)?;
@@ -164,7 +174,7 @@ fn extract(text: &str) -> Result<&str, FrontmatterError> {
             if yaml.len() > MAX_FRONTMATTER_BYTES {
                 return Err(FrontmatterError::TooLarge(yaml.len()));
             }
-            return Ok(yaml);
+            return Ok((yaml, &text[offset + line.len()..]));
         }
         offset += line.len();
         if offset - start > MAX_FRONTMATTER_BYTES {
@@ -172,6 +182,11 @@ fn extract(text: &str) -> Result<&str, FrontmatterError> {
         }
     }
     Err(FrontmatterError::Unterminated)
+}
+
+/// The body of a SKILL.md text: what follows its frontmatter, or the whole text when it has none.
+pub fn body(text: &str) -> &str {
+    split(text).map_or(text, |(_, body)| body)
 }
 
 fn is_fence(line: &str) -> bool {
@@ -668,7 +683,7 @@ mod tests {
             (md(&huge).into_bytes(), "frontmatter_too_large"),
         ];
         for (input, code) in &cases {
-            let got = parse(input).map(|_| ()).map_err(|e| e.code());
+            let got = parse(input).map(|_| ()).map_err(|e| e.code().as_str());
             assert_eq!(
                 got,
                 Err(*code),

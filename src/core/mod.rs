@@ -3,20 +3,28 @@
 //! Pure code only: nothing here does I/O or imports tokio, sqlx, axum or rmcp, so the CLI can run
 //! the same validation before an upload that the server runs on publish.
 
+pub mod auth;
 pub mod bundle;
+pub mod code;
 pub mod digest;
 pub mod frontmatter;
 pub mod limits;
 pub mod mime;
 pub mod name;
 pub mod path;
+pub mod refs;
+pub mod status;
 pub mod uri;
 pub mod version;
 
+pub use auth::{AccessError, Action, Principal, Scope};
 pub use bundle::{Bundle, BundleError, BundleFile, Entry, InputFile, InputKind};
+pub use code::{Code, McpKind};
 pub use digest::Digest;
 pub use frontmatter::{FrontmatterError, SkillMd, Warning};
 pub use name::{NameError, Namespace, SkillName};
 pub use path::{BundlePath, PathError};
+pub use refs::{RefError, SkillRef, VersionRef};
+pub use status::Status;
 pub use uri::{SkillUri, Target, UriError};
 pub use version::{SkillVersion, VersionError};

@@ -18,6 +18,7 @@ use std::fmt;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
+use super::code::Code;
 use super::limits::MAX_URI_BYTES;
 use super::name::{NameError, Namespace, SkillName};
 use super::version::{SkillVersion, VersionError};
@@ -156,7 +157,11 @@ impl SkillUri {
     }
 
     /// The URI of the skill root directory (no trailing slash).
-    pub fn root(namespace: &Namespace, name: &SkillName, version: Option<&SkillVersion>) -> String {
+    pub fn format_root(
+        namespace: &Namespace,
+        name: &SkillName,
+        version: Option<&SkillVersion>,
+    ) -> String {
         match version {
             Some(v) => format!(
                 "{SCHEME_PREFIX}{namespace}/@{}/{name}",
@@ -167,7 +172,7 @@ impl SkillUri {
     }
 
     /// The URI of `path` (a `/`-separated relative path) below a root from [`SkillUri::root`].
-    pub fn join(root: &str, path: &str) -> String {
+    pub fn append(root: &str, path: &str) -> String {
         let mut out = String::with_capacity(root.len() + path.len() + 8);
         out.push_str(root);
         for segment in path.split('/') {
@@ -178,12 +183,45 @@ impl SkillUri {
     }
 }
 
+impl SkillUri {
+    /// The URI of `path` (a `/`-separated relative path) below this one.
+    pub fn join(&self, path: &str) -> SkillUri {
+        let target = match &self.target {
+            Target::Root => Target::Path(path.to_owned()),
+            Target::Path(p) => Target::Path(format!("{p}/{path}")),
+        };
+        SkillUri {
+            target,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the URI names one published version rather than the current one.
+    pub fn is_pinned(&self) -> bool {
+        self.version.is_some()
+    }
+
+    /// The path below the skill root (`""` for the root itself).
+    pub fn path(&self) -> &str {
+        match &self.target {
+            Target::Root => "",
+            Target::Path(p) => p,
+        }
+    }
+}
+
+impl UriError {
+    pub fn code(&self) -> Code {
+        Code::InvalidUri
+    }
+}
+
 impl fmt::Display for SkillUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let root = Self::root(&self.namespace, &self.name, self.version.as_ref());
+        let root = Self::format_root(&self.namespace, &self.name, self.version.as_ref());
         match &self.target {
             Target::Root => f.write_str(&root),
-            Target::Path(p) => f.write_str(&Self::join(&root, p)),
+            Target::Path(p) => f.write_str(&Self::append(&root, p)),
         }
     }
 }
@@ -265,9 +303,9 @@ mod tests {
     #[test]
     fn formats_canonically_and_round_trips() {
         let v = SkillVersion::parse("1.0.0+build.7").unwrap();
-        let root = SkillUri::root(&ns("acme"), &nm("x"), Some(&v));
+        let root = SkillUri::format_root(&ns("acme"), &nm("x"), Some(&v));
         assert_eq!(root, "skill://acme/@1.0.0+build.7/x");
-        let uri = SkillUri::join(&root, "dir/(quality) ü?#%.md");
+        let uri = SkillUri::append(&root, "dir/(quality) ü?#%.md");
         assert_eq!(
             uri,
             "skill://acme/@1.0.0+build.7/x/dir/(quality)%20%C3%BC%3F%23%25.md"

@@ -1,10 +1,17 @@
-//! The HTTP server: MCP over Streamable HTTP at `/mcp`, the REST admin API at `/v1`, and
-//! `/healthz`.
+//! The HTTP server: MCP over Streamable HTTP at `/mcp`, the REST API at `/v1`, the web catalog at
+//! `/`, and `/healthz`, `/readyz` and `/metrics` for operators.
+//!
+//! [`router`] builds the application from a [`Registry`] and the [`Config`]; [`serve`] runs it on
+//! a listener until a shutdown token is cancelled (tests bind port 0 and serve the same way).
 
+pub mod api;
+mod app;
+mod auth;
 pub mod rest;
 mod web;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -18,136 +25,72 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Authenticator;
+use crate::config::Config;
 use crate::error::Error;
-use crate::mcp::SkillServer;
-use crate::registry::Registry;
-use rest::{ApiError, RestState};
+use crate::mcp::{McpOptions, SkillServer};
+use crate::registry::{Registry, SearchHealth};
+use app::{ApiError, AppState};
+use auth::Reader;
 
-/// Default cap on an upload body (a compressed skill archive).
-pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
-
-/// How the HTTP surface is exposed.
-#[derive(Clone)]
-pub struct HttpOptions {
-    /// Extra `Host` header values accepted on `/mcp` besides localhost, 127.0.0.1 and ::1
-    /// (DNS-rebinding protection). `*` disables the check.
-    pub allowed_hosts: Vec<String>,
-    /// `Origin` values accepted on `/mcp`; empty accepts any.
-    pub allowed_origins: Vec<String>,
-    /// The admin bearer token; `None` disables admin operations.
-    pub admin_token: Option<String>,
-    /// Every read (REST and MCP) requires a valid token; MCP results become `cacheScope: private`.
-    pub require_read_token: bool,
-    pub max_upload_bytes: usize,
-    /// Catalog size up to which `skill://index.json` lists every skill.
-    pub index_max_skills: usize,
-    /// Time limit for one REST request.
-    pub request_timeout: std::time::Duration,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        Self {
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            admin_token: None,
-            require_read_token: false,
-            max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
-            index_max_skills: crate::mcp::DEFAULT_INDEX_MAX_SKILLS,
-            request_timeout: std::time::Duration::from_secs(30),
-        }
-    }
-}
-
-impl From<&crate::config::Config> for HttpOptions {
-    fn from(c: &crate::config::Config) -> Self {
-        Self {
-            allowed_hosts: c.allowed_hosts.clone(),
-            allowed_origins: c.allowed_origins.clone(),
-            admin_token: c.admin_token.as_ref().map(|t| t.expose().to_owned()),
-            require_read_token: c.require_read_token,
-            max_upload_bytes: c.max_upload_bytes,
-            index_max_skills: c.index_json_max_skills,
-            request_timeout: std::time::Duration::from_secs(c.request_timeout_secs),
-        }
-    }
-}
-
-impl std::fmt::Debug for HttpOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field(
-                "admin_token",
-                &self.admin_token.as_ref().map(|_| "<redacted>"),
-            )
-            .field("require_read_token", &self.require_read_token)
-            .field("max_upload_bytes", &self.max_upload_bytes)
-            .finish()
-    }
-}
+/// The loopback names every Host allow-list accepts.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// The application router.
-pub fn router(registry: Registry, options: &HttpOptions, shutdown: CancellationToken) -> Router {
-    let mut config = StreamableHttpServerConfig::default()
+pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) -> Router {
+    let state = AppState {
+        registry: registry.clone(),
+        config: Arc::new(config.clone()),
+    };
+    let mut mcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
         .with_cancellation_token(shutdown);
-    if options.allowed_hosts.iter().any(|h| h == "*") {
-        config = config.disable_allowed_hosts();
-    } else if !options.allowed_hosts.is_empty() {
-        let hosts = ["localhost", "127.0.0.1", "::1"]
+    if config.allowed_hosts.iter().any(|h| h == "*") {
+        mcp_config = mcp_config.disable_allowed_hosts();
+    } else if !config.allowed_hosts.is_empty() {
+        let hosts = LOOPBACK_HOSTS
             .into_iter()
             .map(str::to_owned)
-            .chain(options.allowed_hosts.iter().cloned());
-        config = config.with_allowed_hosts(hosts);
+            .chain(config.allowed_hosts.iter().cloned());
+        mcp_config = mcp_config.with_allowed_hosts(hosts);
     }
-    if !options.allowed_origins.is_empty() {
-        config = config.with_allowed_origins(options.allowed_origins.iter().cloned());
+    if !config.allowed_origins.is_empty() {
+        mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.iter().cloned());
     }
-    let private = options.require_read_token;
-    let index_max = options.index_max_skills;
+    let options = McpOptions {
+        private: config.require_read_token,
+        index_max_skills: config.index_json_max_skills,
+    };
     let mcp_registry = registry.clone();
     let mcp = StreamableHttpService::new(
-        move || {
-            let server = SkillServer::new(mcp_registry.clone()).with_index_max_skills(index_max);
-            Ok(if private {
-                server.with_private_cache()
-            } else {
-                server
-            })
-        },
+        move || Ok(SkillServer::new(mcp_registry.clone(), options)),
         LocalSessionManager::default().into(),
-        config,
+        mcp_config,
     );
-    let auth = Authenticator::new(registry.store().clone(), options.admin_token.as_deref());
     let mut mcp_routes = Router::new().nest_service("/mcp", mcp);
-    if options.require_read_token {
-        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(auth.clone(), require_token));
-    }
     let mut web = web::routes(registry.clone());
-    if options.require_read_token {
-        // The catalog page reads too: same rule as /mcp.
-        web = web.layer(middleware::from_fn_with_state(auth.clone(), require_token));
+    if config.require_read_token {
+        // MCP and the catalog page read too: the same rule as REST reads.
+        let guard = middleware::from_fn_with_state(state.clone(), require_reader);
+        mcp_routes = mcp_routes.layer(guard.clone());
+        web = web.layer(guard);
     }
-    let timeout = options.request_timeout;
-    let rest = rest::routes(RestState {
-        registry: registry.clone(),
-        auth,
-        require_read_token: options.require_read_token,
-        max_upload_bytes: options.max_upload_bytes,
-    })
-    .layer(middleware::from_fn(move |req: Request, next: Next| {
+    let timeout = std::time::Duration::from_secs(config.request_timeout_secs);
+    let rest = rest::routes(state).layer(middleware::from_fn(move |req: Request, next: Next| {
         time_limit(timeout, req, next)
     }));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz).with_state(registry.clone()))
-        .route("/metrics", get(metrics).with_state(registry.clone()))
+        .route("/metrics", get(metrics).with_state(registry))
         .merge(web)
         .merge(rest)
         .merge(mcp_routes)
         .layer(middleware::from_fn(observe))
+}
+
+/// Refuse a request from a caller who may not read (when reads require a token).
+async fn require_reader(_: Reader, request: Request, next: Next) -> Response {
+    next.run(request).await
 }
 
 /// One log line and metrics per request, and an `x-request-id` on every response (the caller's,
@@ -212,7 +155,7 @@ fn route_of(path: &str) -> String {
     }
 }
 
-/// Answer 408 `request_timeout` when a REST request runs longer than `limit`.
+/// Answer 408 `request_timeout` when a request runs longer than `limit`.
 async fn time_limit(limit: std::time::Duration, request: Request, next: Next) -> Response {
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
@@ -220,22 +163,21 @@ async fn time_limit(limit: std::time::Duration, request: Request, next: Next) ->
     }
 }
 
-/// Ready when the database answers and, if this process keeps a search index, it searches.
+/// Ready when storage answers and, if this process keeps a search index, it searches.
 async fn readyz(State(registry): State<Registry>) -> Response {
-    let database = registry.store().generation().await;
-    let search = match registry.search("readiness", None, 1).await {
-        Ok(_) => "ok",
-        Err(Error::SearchUnavailable) => "not configured",
-        Err(_) => "failing",
+    let health = registry.health().await;
+    let (search, search_generation) = match health.search {
+        SearchHealth::NotConfigured => ("not configured", None),
+        SearchHealth::Ok { generation } => ("ok", Some(generation)),
+        SearchHealth::Failing => ("failing", None),
     };
     let body = serde_json::json!({
-        "database": if database.is_ok() { "ok" } else { "failing" },
+        "database": if health.generation.is_some() { "ok" } else { "failing" },
         "search": search,
-        "generation": database.as_ref().ok(),
-        "search_generation": registry.search_generation(),
+        "generation": health.generation,
+        "search_generation": search_generation,
     });
-    let ready = database.is_ok() && search != "failing";
-    let status = if ready {
+    let status = if health.ready() {
         axum::http::StatusCode::OK
     } else {
         axum::http::StatusCode::SERVICE_UNAVAILABLE
@@ -245,33 +187,25 @@ async fn readyz(State(registry): State<Registry>) -> Response {
 
 /// Prometheus text exposition.
 async fn metrics(State(registry): State<Registry>) -> Response {
-    let stats = registry.store().stats().await.ok();
+    let stats = registry.stats().await.ok();
+    let gauges = stats.map(|s| {
+        [
+            ("namespaces", s.namespaces),
+            ("skills", s.skills),
+            ("versions", s.versions),
+            ("files", s.files),
+            ("blobs", s.blobs),
+            ("blob_bytes", s.blob_bytes),
+        ]
+    });
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        crate::metrics::render(stats.as_ref()),
+        crate::metrics::render(gauges.as_ref().map(|g| &g[..])),
     )
         .into_response()
-}
-
-/// Refuse MCP requests without a valid token (when reads require one).
-async fn require_token(
-    State(auth): State<Authenticator>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    match auth.authenticate(header.as_deref()).await {
-        Ok(p) if p.may_read() => next.run(request).await,
-        Ok(_) => ApiError(Error::Unauthorized).into_response(),
-        Err(e) => ApiError(e).into_response(),
-    }
 }
 
 /// Serve `router` on `listener` until `shutdown` is cancelled, then finish in-flight requests.

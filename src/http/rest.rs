@@ -1,109 +1,73 @@
-//! The REST admin API under `/v1`: JSON in and out, errors as `{"error":{"code","message"}}`.
+//! The REST API under `/v1`: JSON in and out, errors as `{"error":{"code","message"}}`.
 //!
-//! Handlers parse the request, authenticate the caller and call the registry; every rule lives
-//! below. The OpenAPI 3.1 document is generated from the annotations here (`/v1/openapi.json`).
+//! Handlers name their caller with an extractor ([`Caller`], [`Reader`]), take their path as
+//! validated references ([`SkillPath`], [`VersionPath`]), call the registry, and answer one of
+//! the wire shapes of [`super::api`]. Errors map to the wire only through the error-code table.
+//! The OpenAPI 3.1 document is generated from the annotations here (`/v1/openapi.json`).
+
+use std::collections::HashMap;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use utoipa::{IntoParams, OpenApi, ToSchema};
+use serde::Deserialize;
+use utoipa::OpenApi;
 
-use crate::auth::{Action, Authenticator, Principal};
-use crate::error::Error;
-use crate::registry::{
-    CatalogItem, ManifestFile, Published, Registry, SkillDetail, TokenInfo, VersionDetail,
-    VersionSummary,
-};
-
-/// Shared state of the REST routes.
-#[derive(Clone)]
-pub struct RestState {
-    pub registry: Registry,
-    pub auth: Authenticator,
-    pub require_read_token: bool,
-    pub max_upload_bytes: usize,
-}
-
-/// An error answered as `{"error":{"code","message"}}` with its HTTP status.
-pub struct ApiError(pub Error);
-
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        Self(e)
-    }
-}
-
-/// The error body.
-#[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
-    error: ErrorDetail,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// Stable snake_case code: branch on this, never on the message.
-    code: String,
-    message: String,
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        crate::metrics::error(self.0.code());
-        let status =
-            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let message = match &self.0 {
-            Error::Storage(e) => {
-                tracing::error!(error = %e, "request failed");
-                match e.code() {
-                    "storage_full" => {
-                        "the registry's storage is full; nothing was stored".to_owned()
-                    }
-                    "storage_read_only" => {
-                        "the registry's storage is read-only; nothing was stored".to_owned()
-                    }
-                    "storage_busy" => "the registry's storage is busy; try again".to_owned(),
-                    _ => "internal storage error".to_owned(),
-                }
-            }
-            other => other.to_string(),
-        };
-        let body = ErrorBody {
-            error: ErrorDetail {
-                code: self.0.code().to_owned(),
-                message,
-            },
-        };
-        let mut resp = (status, axum::Json(body)).into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            resp.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        resp
-    }
-}
+use super::api::*;
+use super::app::{ApiError, AppState};
+use super::auth::{Caller, Reader};
+use crate::core::refs::parse_namespace;
+use crate::core::{SkillRef, VersionRef};
+use crate::error::{Error, NotFound};
+use crate::registry::NewTokenRequest;
+use crate::source::Format;
 
 type ApiResult<T> = Result<T, ApiError>;
 
-async fn principal(state: &RestState, headers: &HeaderMap) -> ApiResult<Principal> {
-    let value = match headers.get(header::AUTHORIZATION) {
-        None => None,
-        Some(v) => Some(v.to_str().map_err(|_| Error::Unauthorized)?),
-    };
-    Ok(state.auth.authenticate(value).await?)
+/// `{namespace}/{name}` of the URL, validated.
+pub struct SkillPath(pub SkillRef);
+
+/// `{namespace}/{name}/{version}` of the URL, validated.
+pub struct VersionPath(pub VersionRef);
+
+async fn path_params(parts: &mut Parts, state: &AppState) -> ApiResult<HashMap<String, String>> {
+    let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+        .await
+        .map_err(|e| Error::InvalidRequest(e.body_text()))?;
+    Ok(params)
 }
 
-/// The caller, refused when reads require a token and none was given.
-async fn reader(state: &RestState, headers: &HeaderMap) -> ApiResult<Principal> {
-    let p = principal(state, headers).await?;
-    if state.require_read_token && !p.may_read() {
-        return Err(Error::Unauthorized.into());
+fn param<'a>(params: &'a HashMap<String, String>, key: &str) -> &'a str {
+    params.get(key).map_or("", String::as_str)
+}
+
+impl FromRequestParts<AppState> for SkillPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let p = path_params(parts, state).await?;
+        Ok(Self(SkillRef::parse(
+            param(&p, "namespace"),
+            param(&p, "name"),
+        )?))
     }
-    Ok(p)
+}
+
+impl FromRequestParts<AppState> for VersionPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let p = path_params(parts, state).await?;
+        Ok(Self(VersionRef::parse(
+            param(&p, "namespace"),
+            param(&p, "name"),
+            param(&p, "version"),
+        )?))
+    }
 }
 
 /// Read a body of at most `limit` bytes. Past the limit the rest is read and discarded (up to
@@ -141,364 +105,21 @@ async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
     serde_json::from_slice(bytes).map_err(|e| Error::InvalidRequest(e.to_string()).into())
 }
 
-// ---- wire shapes ------------------------------------------------------------------------------
-
-#[derive(Serialize, ToSchema)]
-pub struct CatalogPage {
-    items: Vec<CatalogEntry>,
-    /// Pass back as `cursor` for the next page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    next_cursor: Option<String>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct CatalogEntry {
-    namespace: String,
-    name: String,
-    /// `skill://` URI of the current version's SKILL.md.
-    uri: String,
-    /// `null` when every version is yanked.
-    current_version: Option<String>,
-    description: Option<String>,
-    deprecated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    deprecation_message: Option<String>,
-}
-
-impl From<CatalogItem> for CatalogEntry {
-    fn from(i: CatalogItem) -> Self {
-        Self {
-            namespace: i.namespace,
-            name: i.name,
-            uri: i.uri,
-            current_version: i.current_version,
-            description: i.description,
-            deprecated: i.deprecation.is_some(),
-            deprecation_message: i.deprecation,
-        }
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SkillView {
-    namespace: String,
-    name: String,
-    uri: String,
-    created_at: String,
-    current_version: Option<String>,
-    deprecated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    deprecation_message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    deprecated_at: Option<String>,
-    /// Newest first.
-    versions: Vec<VersionView>,
-}
-
-impl From<SkillDetail> for SkillView {
-    fn from(d: SkillDetail) -> Self {
-        Self {
-            namespace: d.namespace,
-            name: d.name,
-            uri: d.uri,
-            created_at: d.created_at,
-            current_version: d.current_version,
-            deprecated: d.deprecation.is_some(),
-            deprecation_message: d.deprecation,
-            deprecated_at: d.deprecated_at,
-            versions: d.versions.into_iter().map(VersionView::from).collect(),
-        }
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct VersionView {
-    version: String,
-    /// Pinned `skill://` URI of this version's SKILL.md.
-    uri: String,
-    content_digest: String,
-    file_count: u64,
-    total_size: u64,
-    published_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    published_by: Option<String>,
-    yanked: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    yanked_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    yank_reason: Option<String>,
-}
-
-impl From<VersionSummary> for VersionView {
-    fn from(v: VersionSummary) -> Self {
-        Self {
-            version: v.version,
-            uri: v.pinned_uri,
-            content_digest: v.content_digest,
-            file_count: v.file_count,
-            total_size: v.total_size,
-            published_at: v.published_at,
-            published_by: v.published_by,
-            yanked: v.yanked_at.is_some(),
-            yanked_at: v.yanked_at,
-            yank_reason: v.yank_reason,
-        }
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ManifestView {
-    #[serde(flatten)]
-    version: VersionView,
-    /// The SKILL.md frontmatter, verbatim.
-    #[schema(value_type = Object)]
-    frontmatter: Map<String, Value>,
-    warnings: Vec<WarningView>,
-    files: Vec<FileView>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct WarningView {
-    code: String,
-    message: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct FileView {
-    path: String,
-    uri: String,
-    /// `sha256:<64 lowercase hex>` of the exact bytes.
-    digest: String,
-    size: u64,
-    /// Unix mode: 420 (0644) or 493 (0755).
-    mode: u32,
-}
-
-impl From<ManifestFile> for FileView {
-    fn from(f: ManifestFile) -> Self {
-        Self {
-            path: f.path,
-            uri: f.uri,
-            digest: f.digest,
-            size: f.size,
-            mode: f.mode,
-        }
-    }
-}
-
-impl From<VersionDetail> for ManifestView {
-    fn from(d: VersionDetail) -> Self {
-        Self {
-            version: d.summary.into(),
-            frontmatter: d.frontmatter,
-            warnings: d
-                .warnings
-                .into_iter()
-                .map(|w| WarningView {
-                    code: w.code,
-                    message: w.message,
-                })
-                .collect(),
-            files: d.files.into_iter().map(FileView::from).collect(),
-        }
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct PublishedView {
-    namespace: String,
-    name: String,
-    version: String,
-    /// `false` when identical content was already published under this version (a no-op).
-    created: bool,
-    /// Current-version URI of the SKILL.md.
-    uri: String,
-    /// Pinned URI of this version's SKILL.md.
-    pinned_uri: String,
-    files: Vec<PublishedFile>,
-    warnings: Vec<WarningView>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct PublishedFile {
-    uri: String,
-    digest: String,
-    size: u64,
-}
-
-impl From<Published> for PublishedView {
-    fn from(p: Published) -> Self {
-        Self {
-            namespace: p.namespace.to_string(),
-            name: p.name.to_string(),
-            version: p.version.to_string(),
-            created: p.created,
-            uri: p.uri,
-            pinned_uri: p.pinned_uri,
-            files: p
-                .files
-                .into_iter()
-                .map(|f| PublishedFile {
-                    uri: f.uri,
-                    digest: f.digest,
-                    size: f.size,
-                })
-                .collect(),
-            warnings: p
-                .warnings
-                .into_iter()
-                .map(|w| WarningView {
-                    code: w.code,
-                    message: w.message,
-                })
-                .collect(),
-        }
-    }
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct YankRequest {
-    /// Why the version is yanked.
-    reason: Option<String>,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct DeprecateRequest {
-    /// What users should do instead.
-    message: Option<String>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct StatusView {
-    ok: bool,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct TokenRequest {
-    description: String,
-    /// Namespaces the token may act on; `"*"` for all.
-    namespaces: Vec<String>,
-    actions: Vec<Action>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct TokenView {
-    id: String,
-    description: String,
-    namespaces: Vec<String>,
-    actions: Vec<Action>,
-    created_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    revoked_at: Option<String>,
-    /// The secret: returned once, at creation, and never again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    token: Option<String>,
-}
-
-impl From<TokenInfo> for TokenView {
-    fn from(t: TokenInfo) -> Self {
-        Self {
-            id: t.id,
-            description: t.description,
-            namespaces: t.namespaces,
-            actions: t.actions,
-            created_at: t.created_at,
-            revoked_at: t.revoked_at,
-            token: None,
-        }
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct TokenList {
-    tokens: Vec<TokenView>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct AuditPage {
-    entries: Vec<AuditEntry>,
-    /// Pass back as `after` for the next page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    next_after: Option<i64>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct AuditEntry {
-    id: i64,
-    at: String,
-    actor: String,
-    action: String,
-    namespace: Option<String>,
-    name: Option<String>,
-    version: Option<String>,
-    #[schema(value_type = Object)]
-    details: Value,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct CatalogQuery {
-    /// Only skills of this namespace.
-    namespace: Option<String>,
-    cursor: Option<String>,
-    /// Page size, 1–1000 (default 100).
-    limit: Option<u32>,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct SearchQuery {
-    /// Free text: what the skill should do.
-    q: String,
-    /// Only skills of this namespace.
-    namespace: Option<String>,
-    /// 1–50 (default 10).
-    limit: Option<usize>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SearchResults {
-    hits: Vec<SearchHit>,
-}
-
-/// One ranked hit; deprecated and yanked-only skills rank below active ones and say so.
-#[derive(Serialize, ToSchema)]
-pub struct SearchHit {
-    uri: String,
-    namespace: String,
-    name: String,
-    version: String,
-    description: String,
-    score: f32,
-    /// `active`, `deprecated` or `yanked`.
-    status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    deprecation: Option<String>,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct AuditQuery {
-    /// Entries with an id greater than this.
-    after: Option<i64>,
-    limit: Option<u32>,
-}
-
 // ---- handlers ---------------------------------------------------------------------------------
 
 /// List skills, paginated by cursor.
 #[utoipa::path(get, path = "/v1/skills", params(CatalogQuery), tag = "skills",
     responses((status = 200, body = CatalogPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 async fn list_skills(
-    State(s): State<RestState>,
-    headers: HeaderMap,
+    State(s): State<AppState>,
+    _: Reader,
     Query(q): Query<CatalogQuery>,
 ) -> ApiResult<axum::Json<CatalogPage>> {
-    reader(&s, &headers).await?;
+    let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let page = s
         .registry
         .catalog(
-            q.namespace.as_deref(),
+            namespace.as_ref(),
             q.cursor.as_deref(),
             q.limit.unwrap_or(100),
         )
@@ -513,39 +134,20 @@ async fn list_skills(
 #[utoipa::path(get, path = "/v1/search", params(SearchQuery), tag = "skills",
     responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
 async fn search(
-    State(s): State<RestState>,
-    headers: HeaderMap,
+    State(s): State<AppState>,
+    _: Reader,
     Query(q): Query<SearchQuery>,
 ) -> ApiResult<axum::Json<SearchResults>> {
-    reader(&s, &headers).await?;
     if q.q.trim().is_empty() {
         return Err(Error::InvalidRequest("the query `q` is empty".to_owned()).into());
     }
+    let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let hits = s
         .registry
-        .search(
-            &q.q,
-            q.namespace.as_deref(),
-            q.limit.unwrap_or(10).clamp(1, 50),
-        )
+        .search(&q.q, namespace.as_ref(), q.limit.unwrap_or(10).clamp(1, 50))
         .await?;
     Ok(axum::Json(SearchResults {
-        hits: hits
-            .into_iter()
-            .map(|h| SearchHit {
-                status: serde_json::to_value(h.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
-                uri: h.uri,
-                namespace: h.namespace,
-                name: h.name,
-                version: h.version,
-                description: h.description,
-                score: h.score,
-                deprecation: h.deprecation,
-            })
-            .collect(),
+        hits: hits.into_iter().map(SearchHit::from).collect(),
     }))
 }
 
@@ -554,14 +156,11 @@ async fn search(
     params(("namespace" = String, Path), ("name" = String, Path)),
     responses((status = 200, body = SkillView), (status = 404, body = ErrorBody)))]
 async fn get_skill(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name)): Path<(String, String)>,
+    State(s): State<AppState>,
+    _: Reader,
+    SkillPath(skill): SkillPath,
 ) -> ApiResult<axum::Json<SkillView>> {
-    reader(&s, &headers).await?;
-    Ok(axum::Json(
-        s.registry.skill_detail(&ns, &name).await?.into(),
-    ))
+    Ok(axum::Json(s.registry.skill_detail(&skill).await?.into()))
 }
 
 /// Publish a version: the skill directory as a `.tar.gz` (`application/gzip`) or `.zip`
@@ -575,27 +174,24 @@ async fn get_skill(
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn publish(
-    State(s): State<RestState>,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    VersionPath(target): VersionPath,
     headers: HeaderMap,
-    Path((ns, name, version)): Path<(String, String, String)>,
     body: Body,
 ) -> ApiResult<Response> {
-    let p = principal(&s, &headers).await?;
-    // Check the scope before reading an upload the caller may not make.
-    p.require(Action::Publish, &ns)?;
+    // Check the scope and the format before reading an upload the caller may not make.
+    s.registry.require_publish(&caller, target.namespace())?;
     let content_type = headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    if crate::archive::Format::from_content_type(content_type.unwrap_or("")).is_none() {
-        return Err(Error::UnsupportedMediaType(
-            content_type.unwrap_or("").chars().take(100).collect(),
-        )
-        .into());
-    }
-    let bytes = read_capped(body, s.max_upload_bytes).await?;
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let format = Format::from_content_type(content_type)
+        .ok_or_else(|| Error::UnsupportedMediaType(content_type.chars().take(100).collect()))?;
+    let bytes = read_capped(body, s.config.max_upload_bytes).await?;
     let published = s
         .registry
-        .publish_archive(&p, &ns, &name, &version, content_type, &bytes)
+        .publish_archive(&caller, &target, format, &bytes)
         .await?;
     let status = if published.created {
         StatusCode::CREATED
@@ -610,16 +206,12 @@ async fn publish(
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses((status = 200, body = ManifestView), (status = 404, body = ErrorBody)))]
 async fn get_version(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name, version)): Path<(String, String, String)>,
+    State(s): State<AppState>,
+    _: Reader,
+    VersionPath(version): VersionPath,
 ) -> ApiResult<axum::Json<ManifestView>> {
-    reader(&s, &headers).await?;
     Ok(axum::Json(
-        s.registry
-            .version_detail(&ns, &name, &version)
-            .await?
-            .into(),
+        s.registry.version_detail(&version).await?.into(),
     ))
 }
 
@@ -628,13 +220,17 @@ async fn get_version(
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path), ("path" = String, Path)),
     responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>), (status = 304), (status = 404, body = ErrorBody)))]
 async fn get_file(
-    State(s): State<RestState>,
+    State(s): State<AppState>,
+    _: Reader,
+    VersionPath(version): VersionPath,
+    Path(params): Path<HashMap<String, String>>,
     headers: HeaderMap,
-    Path((ns, name, version, path)): Path<(String, String, String, String)>,
 ) -> ApiResult<Response> {
-    reader(&s, &headers).await?;
-    let (file, digest) = s.registry.version_file(&ns, &name, &version, &path).await?;
-    let etag = format!("\"{digest}\"");
+    let file = s
+        .registry
+        .version_file(&version, param(&params, "path"))
+        .await?;
+    let etag = format!("\"{}\"", file.digest);
     let matches = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -642,12 +238,12 @@ async fn get_file(
     let mut resp = if matches {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut r = Response::new(Body::from(file.bytes));
         let ct = if crate::core::mime::is_textual(&file.mime_type) {
             format!("{}; charset=utf-8", file.mime_type)
         } else {
             file.mime_type.clone()
         };
+        let mut r = Response::new(Body::from(std::sync::Arc::unwrap_or_clone(file.bytes)));
         if let Ok(v) = HeaderValue::from_str(&ct) {
             r.headers_mut().insert(header::CONTENT_TYPE, v);
         }
@@ -678,13 +274,16 @@ async fn get_file(
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses((status = 200, content_type = "application/gzip", body = Vec<u8>), (status = 404, body = ErrorBody)))]
 async fn get_archive(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name, version)): Path<(String, String, String)>,
+    State(s): State<AppState>,
+    _: Reader,
+    VersionPath(version): VersionPath,
 ) -> ApiResult<Response> {
-    reader(&s, &headers).await?;
-    let bytes = s.registry.export(&ns, &name, &version).await?;
-    let disposition = format!("attachment; filename=\"{name}-{version}.tar.gz\"");
+    let bytes = s.registry.export(&version).await?;
+    let disposition = format!(
+        "attachment; filename=\"{}-{}.tar.gz\"",
+        version.name(),
+        version.version
+    );
     let mut r = Response::new(Body::from(bytes));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -702,16 +301,15 @@ async fn get_archive(
     request_body = YankRequest, responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn yank(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name, version)): Path<(String, String, String)>,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    VersionPath(version): VersionPath,
     body: Body,
 ) -> ApiResult<axum::Json<StatusView>> {
-    let p = principal(&s, &headers).await?;
     let req: YankRequest = json_body(body).await?;
     let reason = req.reason.unwrap_or_default();
     s.registry
-        .set_yanked(&p, &ns, &name, &version, Some(&reason))
+        .set_yanked(&caller, &version, Some(&reason))
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
@@ -721,14 +319,11 @@ async fn yank(
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
 async fn unyank(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name, version)): Path<(String, String, String)>,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    VersionPath(version): VersionPath,
 ) -> ApiResult<axum::Json<StatusView>> {
-    let p = principal(&s, &headers).await?;
-    s.registry
-        .set_yanked(&p, &ns, &name, &version, None)
-        .await?;
+    s.registry.set_yanked(&caller, &version, None).await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -738,16 +333,15 @@ async fn unyank(
     request_body = DeprecateRequest, responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn deprecate(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name)): Path<(String, String)>,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    SkillPath(skill): SkillPath,
     body: Body,
 ) -> ApiResult<axum::Json<StatusView>> {
-    let p = principal(&s, &headers).await?;
     let req: DeprecateRequest = json_body(body).await?;
     let message = req.message.unwrap_or_default();
     s.registry
-        .set_deprecated(&p, &ns, &name, Some(&message))
+        .set_deprecated(&caller, &skill, Some(&message))
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
@@ -757,12 +351,11 @@ async fn deprecate(
     params(("namespace" = String, Path), ("name" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
 async fn undeprecate(
-    State(s): State<RestState>,
-    headers: HeaderMap,
-    Path((ns, name)): Path<(String, String)>,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    SkillPath(skill): SkillPath,
 ) -> ApiResult<axum::Json<StatusView>> {
-    let p = principal(&s, &headers).await?;
-    s.registry.set_deprecated(&p, &ns, &name, None).await?;
+    s.registry.set_deprecated(&caller, &skill, None).await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -771,16 +364,22 @@ async fn undeprecate(
     responses((status = 201, body = TokenView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn create_token(
-    State(s): State<RestState>,
-    headers: HeaderMap,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
     body: Body,
 ) -> ApiResult<Response> {
-    let p = principal(&s, &headers).await?;
-    p.require_admin()?;
+    caller.require_admin()?;
     let req: TokenRequest = json_body(body).await?;
     let (info, secret) = s
         .registry
-        .create_token(&p, &req.description, &req.namespaces, &req.actions)
+        .create_token(
+            &caller,
+            &NewTokenRequest {
+                description: req.description,
+                namespaces: req.namespaces,
+                actions: req.actions,
+            },
+        )
         .await?;
     let mut view = TokenView::from(info);
     view.token = Some(secret);
@@ -792,11 +391,10 @@ async fn create_token(
     responses((status = 200, body = TokenList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn list_tokens(
-    State(s): State<RestState>,
-    headers: HeaderMap,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
 ) -> ApiResult<axum::Json<TokenList>> {
-    let p = principal(&s, &headers).await?;
-    let tokens = s.registry.tokens(&p).await?;
+    let tokens = s.registry.tokens(&caller).await?;
     Ok(axum::Json(TokenList {
         tokens: tokens.into_iter().map(TokenView::from).collect(),
     }))
@@ -806,12 +404,11 @@ async fn list_tokens(
 #[utoipa::path(delete, path = "/v1/tokens/{id}", tag = "tokens", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
 async fn revoke_token(
-    State(s): State<RestState>,
-    headers: HeaderMap,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<StatusView>> {
-    let p = principal(&s, &headers).await?;
-    s.registry.revoke_token(&p, &id).await?;
+    s.registry.revoke_token(&caller, &id).await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -820,30 +417,20 @@ async fn revoke_token(
     responses((status = 200, body = AuditPage), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn audit(
-    State(s): State<RestState>,
-    headers: HeaderMap,
+    State(s): State<AppState>,
+    Caller(caller): Caller,
     Query(q): Query<AuditQuery>,
 ) -> ApiResult<axum::Json<AuditPage>> {
-    let p = principal(&s, &headers).await?;
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
-    let rows = s.registry.audit(&p, q.after.unwrap_or(0), limit).await?;
-    let next_after = (rows.len() == limit as usize)
-        .then(|| rows.last().map(|r| r.id))
+    let entries = s
+        .registry
+        .audit(&caller, q.after.unwrap_or(0), limit)
+        .await?;
+    let next_after = (entries.len() == limit as usize)
+        .then(|| entries.last().map(|r| r.id))
         .flatten();
     Ok(axum::Json(AuditPage {
-        entries: rows
-            .into_iter()
-            .map(|r| AuditEntry {
-                id: r.id,
-                at: r.at,
-                actor: r.actor,
-                action: r.action,
-                namespace: r.namespace,
-                name: r.name,
-                version: r.version,
-                details: serde_json::from_str(&r.details).unwrap_or(Value::Null),
-            })
-            .collect(),
+        entries: entries.into_iter().map(AuditEntry::from).collect(),
         next_after,
     }))
 }
@@ -884,11 +471,11 @@ async fn openapi() -> Response {
 }
 
 async fn not_found() -> ApiError {
-    ApiError(Error::NotFound("no such endpoint".to_owned()))
+    ApiError(Error::NotFound(NotFound::Endpoint))
 }
 
 /// The `/v1` routes.
-pub fn routes(state: RestState) -> Router {
+pub fn routes(state: AppState) -> Router {
     Router::new()
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/skills", get(list_skills))

@@ -14,8 +14,9 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Deserialize;
 
 use crate::core::uri::SKILL_MD;
-use crate::error::Error;
-use crate::registry::Registry;
+use crate::core::{Namespace, SkillRef, SkillVersion, Status, frontmatter};
+use crate::error::{Error, NotFound, Result};
+use crate::registry::{Registry, SkillDetail, VersionDetail};
 
 const PAGE_SIZE: u32 = 50;
 
@@ -130,96 +131,97 @@ fn error_page(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-fn badge(status: &str, title: Option<&str>) -> String {
+/// An error as a page: the status and message of its row in the error-code table.
+fn error_response(error: &Error) -> Response {
+    let status = StatusCode::from_u16(error.code().http_status())
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    error_page(status, &error.public_message())
+}
+
+fn badge(status: Status, title: Option<&str>) -> String {
     match status {
-        "active" | "" => String::new(),
+        Status::Active => String::new(),
         s => format!(
             r#"<span class="badge {s}" title="{}">{s}</span>"#,
-            esc(title.unwrap_or(""))
+            esc(title.unwrap_or("")),
+            s = s.as_str()
         ),
     }
 }
 
 async fn catalog(State(registry): State<Registry>, Query(q): Query<CatalogQuery>) -> Response {
+    match catalog_page(&registry, &q).await {
+        Ok(response) => response,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn catalog_page(registry: &Registry, q: &CatalogQuery) -> Result<Response> {
     let query = q.q.clone().unwrap_or_default();
+    let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let mut body = format!(
         r#"<form class="search" action="/" method="get"><input id="q" name="q" type="search" placeholder="Search skills by what they do" value="{}" aria-label="Search skills"><button type="submit">Search</button></form>"#,
         esc(&query)
     );
     if !query.trim().is_empty() {
-        match registry.search(&query, q.namespace.as_deref(), 50).await {
-            Ok(hits) => {
-                let count = if hits.len() == 50 {
-                    "The 50 best results".to_owned()
-                } else {
-                    format!("{} results", hits.len())
-                };
-                body.push_str(&format!(
-                    r#"<p class="muted" id="results">{count} for “{}”</p>"#,
-                    esc(&query)
-                ));
-                for h in hits {
-                    let status = serde_json::to_value(h.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default();
-                    body.push_str(&card(
-                        &h.namespace,
-                        &h.name,
-                        &h.description,
-                        Some(&h.version),
-                        &badge(&status, h.deprecation.as_deref()),
-                    ));
-                }
-            }
-            Err(e) => return error_page(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        let hits = registry.search(&query, namespace.as_ref(), 50).await?;
+        let count = if hits.len() == 50 {
+            "The 50 best results".to_owned()
+        } else {
+            format!("{} results", hits.len())
+        };
+        body.push_str(&format!(
+            r#"<p class="muted" id="results">{count} for “{}”</p>"#,
+            esc(&query)
+        ));
+        for h in hits {
+            body.push_str(&card(
+                &h.namespace,
+                &h.name,
+                &h.description,
+                Some(&h.version),
+                &badge(h.status, h.deprecation.as_deref()),
+            ));
         }
-        return page(&format!("Search: {query}"), &body).into_response();
+        return Ok(page(&format!("Search: {query}"), &body));
     }
-    match registry
-        .catalog(q.namespace.as_deref(), q.cursor.as_deref(), PAGE_SIZE)
-        .await
-    {
-        Ok(p) => {
-            body.push_str(r#"<div id="catalog">"#);
-            for item in &p.items {
-                let status = if item.current_version.is_none() {
-                    badge("yanked", Some("every version is yanked"))
-                } else if item.deprecation.is_some() {
-                    badge("deprecated", item.deprecation.as_deref())
-                } else {
-                    String::new()
-                };
-                body.push_str(&card(
-                    &item.namespace,
-                    &item.name,
-                    item.description.as_deref().unwrap_or(""),
-                    item.current_version.as_deref(),
-                    &status,
-                ));
-            }
-            body.push_str("</div>");
-            if p.items.is_empty() {
-                body.push_str("<p>No skills yet.</p>");
-            }
-            if let Some(next) = p.next_cursor {
-                let ns = q
-                    .namespace
-                    .as_deref()
-                    .map(|n| format!("&namespace={}", esc(n)))
-                    .unwrap_or_default();
-                body.push_str(&format!(
-                    r#"<p><a id="next" href="/?cursor={}{ns}">Next page →</a></p>"#,
-                    esc(&next)
-                ));
-            }
-            page("Skills", &body).into_response()
-        }
-        Err(e) => error_page(
-            StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
-            &e.to_string(),
-        ),
+    let p = registry
+        .catalog(namespace.as_ref(), q.cursor.as_deref(), PAGE_SIZE)
+        .await?;
+    body.push_str(r#"<div id="catalog">"#);
+    for item in &p.items {
+        let status = if item.current_version.is_none() {
+            badge(Status::Yanked, Some("every version is yanked"))
+        } else if item.deprecation.is_some() {
+            badge(Status::Deprecated, item.deprecation.as_deref())
+        } else {
+            String::new()
+        };
+        body.push_str(&card(
+            item.skill.namespace.as_str(),
+            item.skill.name.as_str(),
+            item.description.as_deref().unwrap_or(""),
+            item.current_version
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            &status,
+        ));
     }
+    body.push_str("</div>");
+    if p.items.is_empty() {
+        body.push_str("<p>No skills yet.</p>");
+    }
+    if let Some(next) = p.next_cursor {
+        let ns = namespace
+            .map(|n| format!("&namespace={}", esc(n.as_str())))
+            .unwrap_or_default();
+        body.push_str(&format!(
+            r#"<p><a id="next" href="/?cursor={}{ns}">Next page →</a></p>"#,
+            esc(&next)
+        ));
+    }
+    Ok(page("Skills", &body))
 }
 
 fn card(
@@ -245,6 +247,15 @@ struct SkillQuery {
     version: Option<String>,
 }
 
+/// Everything the skill page shows.
+struct SkillPage {
+    detail: SkillDetail,
+    version: VersionDetail,
+    /// Whether the version shown is not the current one.
+    pinned: bool,
+    skill_md: String,
+}
+
 async fn skill(
     State(registry): State<Registry>,
     Path((ns, name)): Path<(String, String)>,
@@ -261,42 +272,60 @@ async fn skill(
         })
         .unwrap_or("127.0.0.1:8080")
         .to_owned();
-    let detail = match registry.skill_detail(&ns, &name).await {
-        Ok(d) => d,
-        Err(e @ Error::NotFound(_)) => return error_page(StatusCode::NOT_FOUND, &e.to_string()),
-        Err(e) => {
-            return error_page(
-                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
-                &e.to_string(),
-            );
-        }
+    match load_skill(&registry, &ns, &name, q.version.as_deref()).await {
+        Ok(loaded) => render_skill(&loaded, &host),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// Fetch what the skill page shows: the skill, the version asked for (else the current one,
+/// else the newest), and its SKILL.md.
+async fn load_skill(
+    registry: &Registry,
+    ns: &str,
+    name: &str,
+    version: Option<&str>,
+) -> Result<SkillPage> {
+    let skill = SkillRef::parse(ns, name)?;
+    let detail = registry.skill_detail(&skill).await?;
+    let version = match version {
+        Some(v) => SkillVersion::parse(v)?,
+        None => detail
+            .current_version
+            .clone()
+            .or_else(|| detail.versions.first().map(|v| v.version.version.clone()))
+            .ok_or_else(|| Error::NotFound(NotFound::Skill(skill.clone())))?,
     };
-    let Some(version) = q
-        .version
-        .clone()
-        .or(detail.current_version.clone())
-        .or(detail.versions.first().map(|v| v.version.clone()))
-    else {
-        return error_page(StatusCode::NOT_FOUND, "this skill has no versions");
-    };
-    let manifest = match registry.version_detail(&ns, &name, &version).await {
-        Ok(m) => m,
-        Err(e) => return error_page(StatusCode::NOT_FOUND, &e.to_string()),
-    };
-    let skill_md = match registry.version_file(&ns, &name, &version, SKILL_MD).await {
-        Ok((file, _)) => String::from_utf8_lossy(&file.bytes).into_owned(),
-        Err(e) => return error_page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
-    let pinned = detail.current_version.as_deref() != Some(version.as_str());
-    let uri = if pinned {
-        manifest.summary.pinned_uri.clone()
+    let target = skill.at(version);
+    let manifest = registry.version_detail(&target).await?;
+    let skill_md = registry.version_file(&target, SKILL_MD).await?;
+    Ok(SkillPage {
+        pinned: detail.current_version.as_ref() != Some(&target.version),
+        skill_md: String::from_utf8_lossy(&skill_md.bytes).into_owned(),
+        detail,
+        version: manifest,
+    })
+}
+
+fn render_skill(loaded: &SkillPage, host: &str) -> Response {
+    let SkillPage {
+        detail,
+        version: manifest,
+        pinned,
+        skill_md,
+    } = loaded;
+    let target = &manifest.summary.version;
+    let (ns, name) = (target.namespace().as_str(), target.name().as_str());
+    let version = target.version.to_string();
+    let uri = if *pinned {
+        target.skill_md_uri()
     } else {
-        detail.uri.clone()
+        target.skill.skill_md_uri()
     };
     let mut body = format!(
         r#"<p><a href="/">← all skills</a></p><h1 id="skill-title">{}/{}</h1>"#,
-        esc(&ns),
-        esc(&name)
+        esc(ns),
+        esc(name)
     );
     if let Some(message) = &detail.deprecation {
         body.push_str(&format!(
@@ -319,7 +348,7 @@ async fn skill(
     body.push_str(&format!(r#"<p>{}</p>"#, esc(description)));
     body.push_str(&format!(
         r#"<p><code id="skill-uri">{uri}</code> <button type="button" data-copy="skill-uri" id="copy-uri">Copy URI</button></p>"#,
-        uri = esc(&uri)
+        uri = esc(&uri.to_string())
     ));
     let snippet = serde_json::to_string_pretty(&serde_json::json!({
         "mcpServers": { "skillreg": { "command": "skillreg", "args": ["serve", "--stdio", "--data-dir", "/var/lib/skillreg"] } }
@@ -338,7 +367,7 @@ async fn skill(
     for v in &detail.versions {
         let status = match (
             &v.yanked_at,
-            detail.current_version.as_deref() == Some(v.version.as_str()),
+            detail.current_version.as_ref() == Some(&v.version.version),
         ) {
             (Some(_), _) => format!(
                 r#"<span class="badge yanked" title="{}">yanked</span>"#,
@@ -347,12 +376,13 @@ async fn skill(
             (None, true) => "current".to_owned(),
             (None, false) => String::new(),
         };
+        let shown = v.version.version.to_string();
         body.push_str(&format!(
             r#"<tr><td><a href="/skills/{ns}/{n}?version={q}">{v}</a></td><td>{p}</td><td>{status}</td><td>{f}</td></tr>"#,
-            ns = esc(&ns),
-            n = esc(&name),
-            q = esc(&crate::core::uri::encode_query_value(&v.version)),
-            v = esc(&v.version),
+            ns = esc(ns),
+            n = esc(name),
+            q = esc(&crate::core::uri::encode_query_value(&shown)),
+            v = esc(&shown),
             p = esc(&v.published_at),
             f = v.file_count,
         ));
@@ -360,29 +390,34 @@ async fn skill(
     body.push_str("</table>");
     body.push_str(&format!(r#"<h2>Files of {}</h2><table id="files"><tr><th>path</th><th>size</th><th>digest</th></tr>"#, esc(&version)));
     for f in &manifest.files {
+        let digest = f.digest.to_string();
         body.push_str(&format!(
             r#"<tr><td><a href="/v1/skills/{ns}/{n}/{v}/files/{href}">{p}</a></td><td>{s}</td><td><code title="{full}">{d}</code></td></tr>"#,
-            ns = esc(&ns),
-            n = esc(&name),
+            ns = esc(ns),
+            n = esc(name),
             v = esc(&crate::core::uri::encode_path(&version)),
             href = esc(&crate::core::uri::encode_path(&f.path)),
             p = esc(&f.path),
             s = f.size,
-            full = esc(&f.digest),
-            d = esc(&f.digest[..f.digest.len().min(19)]),
+            full = esc(&digest),
+            d = esc(&digest[..digest.len().min(19)]),
         ));
     }
     body.push_str("</table>");
     body.push_str(&format!(
         r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{}</article>"#,
-        render_markdown(&skill_md)
+        render_markdown(skill_md)
     ));
-    page(&format!("{ns}/{name}"), &body).into_response()
+    page(&format!("{ns}/{name}"), &body)
+}
+
+fn parse_namespace(s: &str) -> Result<Namespace> {
+    Ok(crate::core::refs::parse_namespace(s)?)
 }
 
 /// Render untrusted Markdown (frontmatter removed) to safe HTML.
 pub fn render_markdown(text: &str) -> String {
-    let body = strip_frontmatter(text);
+    let body = frontmatter::body(text);
     let mut options = Options::empty();
     options
         .insert(Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS);
@@ -437,23 +472,6 @@ fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     } else {
         CowStr::Borrowed("#")
     }
-}
-
-fn strip_frontmatter(text: &str) -> &str {
-    let t = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = t.split_inclusive('\n');
-    let Some(first) = lines.next() else { return t };
-    if first.trim_end() != "---" {
-        return t;
-    }
-    let mut offset = first.len();
-    for line in lines {
-        offset += line.len();
-        if line.trim_end() == "---" {
-            return &t[offset..];
-        }
-    }
-    t
 }
 
 #[cfg(test)]

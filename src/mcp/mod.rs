@@ -1,7 +1,15 @@
-//! The MCP surface (rmcp): SEP-2640 skills methods plus the base resources methods.
+//! The MCP surface (rmcp): the SEP-2640 skills methods, the base resources methods, resource
+//! templates with completion, and the `search_skills` tool.
 //!
-//! Every MCP wire shape of the crate is built here from registry types. The surface is read-only:
-//! nothing reachable over MCP changes the catalog.
+//! Every MCP wire shape of the crate is built here, from registry types: skill entries and their
+//! `_meta`, resource contents, errors (through the error-code table), the legacy discovery index
+//! and FastMCP's manifest ([`compat`]), and the search tool ([`search_tool`]). The surface is
+//! read-only: nothing reachable over MCP changes the catalog.
+
+pub mod compat;
+pub mod search_tool;
+
+use std::future::Future;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -12,18 +20,20 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig, Skill, SkillFrontmatter, SkillResource, SkillResources, Tool,
-    ToolAnnotations,
+    ServerCapabilities, ServerConfig, Skill, SkillFrontmatter, SkillResource, SkillResources,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
 use crate::core::uri::{
-    INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD, TEMPLATE_SKILL_MD,
+    FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
+    TEMPLATE_SKILL_MD,
 };
+use crate::core::{Code, McpKind, SkillUri, mime};
 use crate::error::Error;
 use crate::registry::{Registry, SkillEntry};
+pub use search_tool::SEARCH_TOOL;
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
 pub const CURRENT_TTL_MS: u64 = 60_000;
@@ -40,6 +50,16 @@ skill's manifest, resources/read to read a file and resources/directory/read to 
 directories. Start with the skills in the `skillreg` namespace: they explain how to find, pin and \
 publish skills here.";
 
+/// How the MCP surface is exposed.
+#[derive(Debug, Clone, Copy)]
+pub struct McpOptions {
+    /// Reads need a token: every result says `cacheScope: "private"` so shared caches do not
+    /// keep it.
+    pub private: bool,
+    /// Catalog size up to which `skill://index.json` lists every skill.
+    pub index_max_skills: usize,
+}
+
 /// The rmcp handler. Cheap to clone: one per MCP session.
 #[derive(Clone)]
 pub struct SkillServer {
@@ -48,59 +68,81 @@ pub struct SkillServer {
     index_max_skills: usize,
 }
 
-/// Catalog size up to which `skill://index.json` lists every skill.
-pub const DEFAULT_INDEX_MAX_SKILLS: usize = 1000;
-
 impl SkillServer {
-    pub fn new(registry: Registry) -> Self {
+    pub fn new(registry: Registry, options: McpOptions) -> Self {
         Self {
             registry,
-            cache_scope: CacheScope::Public,
-            index_max_skills: DEFAULT_INDEX_MAX_SKILLS,
+            cache_scope: if options.private {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            },
+            index_max_skills: options.index_max_skills,
         }
-    }
-
-    /// Above this many skills, `skill://index.json` is partial.
-    pub fn with_index_max_skills(mut self, max: usize) -> Self {
-        self.index_max_skills = max;
-        self
-    }
-
-    /// Mark every result `cacheScope: "private"` (reads need a token, so shared caches must not
-    /// keep them).
-    pub fn with_private_cache(mut self) -> Self {
-        self.cache_scope = CacheScope::Private;
-        self
     }
 }
 
-fn to_mcp(err: Error) -> ErrorData {
-    crate::metrics::error(err.code());
-    let data = Some(serde_json::json!({ "code": err.code() }));
-    match err {
-        Error::Storage(_) | Error::Integrity(_) | Error::Search(_) | Error::Timeout(_) => {
-            tracing::error!(error = %err, "request failed");
-            ErrorData::internal_error(format!("internal error ({})", err.code()), data)
+/// Run one MCP method and record its outcome and latency.
+async fn observed<T>(
+    method: &'static str,
+    work: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    let started = std::time::Instant::now();
+    let result = work.await;
+    crate::metrics::mcp(method, result.is_ok(), started);
+    result
+}
+
+/// An error as MCP reports it: the kind and message its row of the error-code table gives, with
+/// the code in `data.code`. In `resources/read`, anything that is not a server failure is "no
+/// such resource" (`-32002` on 2025-era sessions; rmcp answers `-32602` to 2026-07-28 peers).
+fn to_mcp(err: Error, uri_of_read: Option<&str>) -> ErrorData {
+    let code = err.code();
+    crate::metrics::error(code.as_str());
+    let message = err.public_message();
+    let mut data = serde_json::json!({ "code": code.as_str() });
+    match (code.mcp_kind(), uri_of_read) {
+        (McpKind::Internal, _) => ErrorData::internal_error(message, Some(data)),
+        (_, Some(uri)) => {
+            data["uri"] = Value::String(uri.chars().take(200).collect());
+            ErrorData::resource_not_found(message, Some(data))
         }
-        other => ErrorData::invalid_params(other.to_string(), data),
+        (McpKind::InvalidRequest, None) => ErrorData::invalid_request(message, Some(data)),
+        (McpKind::InvalidParams | McpKind::NotFound, None) => {
+            ErrorData::invalid_params(message, Some(data))
+        }
     }
 }
 
+fn parse_uri(uri: &str) -> Result<SkillUri, Error> {
+    SkillUri::parse(uri).map_err(|e| Error::invalid_uri(uri, e))
+}
+
+/// A skill entry on the wire: frontmatter verbatim, every file with its digest and size, and
+/// `_meta` with the version, and deprecation or yank when they apply.
 fn skill(entry: SkillEntry) -> Skill {
+    let root = entry.root.to_string();
+    let resources = entry
+        .files()
+        .iter()
+        .map(|f| {
+            SkillResource::new(
+                SkillUri::append(&root, &f.path),
+                f.digest.to_string(),
+                f.size,
+            )
+        })
+        .collect();
+    let uri = entry.uri().to_string();
     let mut extra = entry.frontmatter;
     let name = take_string(&mut extra, "name");
     let description = take_string(&mut extra, "description");
     let mut frontmatter = SkillFrontmatter::new(name, description);
     frontmatter.extra = extra;
-    let resources = entry
-        .resources
-        .into_iter()
-        .map(|r| SkillResource::new(r.uri, r.digest, r.size))
-        .collect();
     let mut meta = Map::new();
     meta.insert(
         format!("{META_PREFIX}version"),
-        Value::String(entry.version),
+        Value::String(entry.version.to_string()),
     );
     if let Some(message) = entry.deprecation {
         meta.insert(
@@ -108,13 +150,13 @@ fn skill(entry: SkillEntry) -> Skill {
             serde_json::json!({ "message": message }),
         );
     }
-    if let Some(reason) = entry.yank_reason {
+    if let Some(reason) = entry.yanked {
         meta.insert(
             format!("{META_PREFIX}yanked"),
             serde_json::json!({ "reason": reason }),
         );
     }
-    Skill::new(entry.uri, frontmatter, SkillResources::Files(resources))
+    Skill::new(uri, frontmatter, SkillResources::Files(resources))
         .with_meta(rmcp::model::MetaObject(meta))
 }
 
@@ -131,6 +173,47 @@ fn ttl(pinned: bool) -> u64 {
         PINNED_TTL_MS
     } else {
         CURRENT_TTL_MS
+    }
+}
+
+impl SkillServer {
+    async fn read(&self, raw: &str) -> Result<(String, String, Vec<u8>, bool), Error> {
+        if raw == INDEX_JSON {
+            let summaries = self
+                .registry
+                .skill_summaries((self.index_max_skills + 1).min(u32::MAX as usize) as u32)
+                .await?;
+            let index = compat::index_json(summaries, self.index_max_skills);
+            return Ok((
+                INDEX_JSON.to_owned(),
+                "application/json".to_owned(),
+                index.to_string().into_bytes(),
+                false,
+            ));
+        }
+        let uri = parse_uri(raw)?;
+        match self.registry.read(&uri).await {
+            Ok(file) => {
+                let pinned = file.is_pinned();
+                Ok((
+                    file.uri.to_string(),
+                    file.mime_type,
+                    std::sync::Arc::unwrap_or_clone(file.bytes),
+                    pinned,
+                ))
+            }
+            // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
+            Err(e) if e.code() == Code::FileNotFound && uri.path() == FASTMCP_MANIFEST => {
+                let files = self.registry.files_of(&uri).await?.ok_or(e)?;
+                Ok((
+                    uri.to_string(),
+                    "application/json".to_owned(),
+                    compat::fastmcp_manifest(&uri.name, &files),
+                    uri.is_pinned(),
+                ))
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -153,24 +236,21 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<ListSkillsResult, ErrorData> = async {
+        observed("skills/list", async {
             let cursor = request.and_then(|r| r.cursor);
             let page = self
                 .registry
                 .list_skills(cursor.as_deref())
                 .await
-                .map_err(to_mcp)?;
+                .map_err(|e| to_mcp(e, None))?;
             let mut result =
                 ListSkillsResult::with_all_items(page.items.into_iter().map(skill).collect())
                     .with_ttl_ms(CURRENT_TTL_MS)
                     .with_cache_scope(self.cache_scope);
             result.next_cursor = page.next_cursor;
             Ok(result)
-        }
-        .await;
-        crate::metrics::mcp("skills/list", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn get_skill(
@@ -178,21 +258,27 @@ impl ServerHandler for SkillServer {
         request: GetSkillRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<GetSkillResult, ErrorData> = async {
-            let entry = self
-                .registry
-                .get_skill(&request.uri)
-                .await
-                .map_err(to_mcp)?;
-            let pinned = entry.pinned;
+        observed("skills/get", async {
+            let entry = async {
+                let uri = parse_uri(&request.uri)?;
+                let entry = self.registry.get_skill(&uri).await?;
+                // Only the canonical spelling of a URI names a skill: hosts compare URIs as
+                // strings.
+                if entry.uri().to_string() != request.uri {
+                    return Err(Error::NotFound(crate::error::NotFound::SkillUri(
+                        request.uri.chars().take(200).collect(),
+                    )));
+                }
+                Ok(entry)
+            }
+            .await
+            .map_err(|e| to_mcp(e, None))?;
+            let pinned = entry.is_pinned();
             Ok(GetSkillResult::new(skill(entry))
                 .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(self.cache_scope))
-        }
-        .await;
-        crate::metrics::mcp("skills/get", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn read_resource(
@@ -200,46 +286,25 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<ReadResourceResponse, ErrorData> = async {
-            if request.uri == INDEX_JSON {
-                let index = self
-                    .registry
-                    .index_json(self.index_max_skills)
-                    .await
-                    .map_err(to_mcp)?;
-                let contents = ResourceContents::text(index.to_string(), INDEX_JSON)
-                    .with_mime_type("application/json");
-                return Ok(ReadResourceResult::new(vec![contents])
-                    .with_ttl_ms(CURRENT_TTL_MS)
-                    .with_cache_scope(self.cache_scope)
-                    .into());
-            }
-            let file = self
-                .registry
+        observed("resources/read", async {
+            let (uri, mime_type, bytes, pinned) = self
                 .read(&request.uri)
                 .await
-                .map_err(|e| match e {
-                    Error::Storage(_) | Error::Integrity(_) => to_mcp(e),
-                    // -32002 on 2025-era sessions; rmcp turns it into -32602 for 2026-07-28 peers.
-                    other => ErrorData::resource_not_found(
-                        other.to_string(),
-                        Some(serde_json::json!({ "code": other.code(), "uri": request.uri })),
-                    ),
-                })?;
-            let contents = match file.text() {
-                Some(text) => ResourceContents::text(text, &file.uri),
-                None => ResourceContents::blob(STANDARD.encode(&file.bytes), &file.uri),
+                .map_err(|e| to_mcp(e, Some(&request.uri)))?;
+            let text = (mime::is_textual(&mime_type))
+                .then(|| std::str::from_utf8(&bytes).ok())
+                .flatten();
+            let contents = match text {
+                Some(text) => ResourceContents::text(text, &uri),
+                None => ResourceContents::blob(STANDARD.encode(&bytes), &uri),
             }
-            .with_mime_type(&file.mime_type);
+            .with_mime_type(&mime_type);
             Ok(ReadResourceResult::new(vec![contents])
-                .with_ttl_ms(ttl(file.pinned))
+                .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(self.cache_scope)
                 .into())
-        }
-        .await;
-        crate::metrics::mcp("resources/read", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn read_resource_directory(
@@ -247,17 +312,21 @@ impl ServerHandler for SkillServer {
         request: ReadResourceDirectoryRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<ReadResourceDirectoryResult, ErrorData> = async {
+        observed("resources/directory/read", async {
             if request.cursor.is_some() {
                 // Directories are answered in one page, so no cursor of ours exists.
-                return Err(ErrorData::invalid_params("invalid cursor", None));
+                return Err(to_mcp(Error::InvalidCursor, None));
             }
-            let children = self.registry.read_dir(&request.uri).await.map_err(to_mcp)?;
+            let children = async {
+                let uri = parse_uri(&request.uri)?;
+                self.registry.read_dir(&uri).await
+            }
+            .await
+            .map_err(|e| to_mcp(e, None))?;
             let resources = children
                 .into_iter()
                 .map(|c| {
-                    let r = Resource::new(c.uri, c.name).with_mime_type(c.mime_type);
+                    let r = Resource::new(c.uri.to_string(), c.name).with_mime_type(c.mime_type);
                     match c.size {
                         Some(size) => r.with_size(size),
                         None => r,
@@ -265,10 +334,8 @@ impl ServerHandler for SkillServer {
                 })
                 .collect();
             Ok(ListResourcesResult::with_all_items(resources))
-        }
-        .await;
-        crate::metrics::mcp("resources/directory/read", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn list_resources(
@@ -276,14 +343,13 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<ListResourcesResult, ErrorData> = async {
+        observed("resources/list", async {
             let cursor = request.and_then(|r| r.cursor);
             let page = self
                 .registry
                 .list_skill_mds(cursor.as_deref())
                 .await
-                .map_err(to_mcp)?;
+                .map_err(|e| to_mcp(e, None))?;
             let index = cursor.is_none().then(|| {
                 Resource::new(INDEX_JSON, "index.json")
                     .with_description(
@@ -294,9 +360,9 @@ impl ServerHandler for SkillServer {
             let resources = index
                 .into_iter()
                 .chain(page.items.into_iter().map(|s| {
-                    Resource::new(s.uri, s.name)
+                    Resource::new(s.uri.to_string(), s.name.to_string())
                         .with_description(s.description)
-                        .with_mime_type(crate::core::mime::MARKDOWN)
+                        .with_mime_type(mime::MARKDOWN)
                         .with_size(s.size)
                 }))
                 .collect();
@@ -305,10 +371,8 @@ impl ServerHandler for SkillServer {
                 .with_cache_scope(self.cache_scope);
             result.next_cursor = page.next_cursor;
             Ok(result)
-        }
-        .await;
-        crate::metrics::mcp("resources/list", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -316,8 +380,7 @@ impl ServerHandler for SkillServer {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<ListResourceTemplatesResult, ErrorData> = async {
+        observed("resources/templates/list", async {
             let templates = [
                 (
                     TEMPLATE_SKILL_MD,
@@ -344,7 +407,7 @@ impl ServerHandler for SkillServer {
             .map(|(uri, name, description)| {
                 let t = ResourceTemplate::new(uri, name).with_description(description);
                 if uri.ends_with("SKILL.md") {
-                    t.with_mime_type(crate::core::mime::MARKDOWN)
+                    t.with_mime_type(mime::MARKDOWN)
                 } else {
                     t
                 }
@@ -353,10 +416,8 @@ impl ServerHandler for SkillServer {
             Ok(ListResourceTemplatesResult::with_all_items(templates)
                 .with_ttl_ms(PINNED_TTL_MS)
                 .with_cache_scope(self.cache_scope))
-        }
-        .await;
-        crate::metrics::mcp("resources/templates/list", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn complete(
@@ -364,8 +425,7 @@ impl ServerHandler for SkillServer {
         request: CompleteRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<CompleteResult, ErrorData> = async {
+        observed("completion/complete", async {
             let Reference::Resource(template) = &request.r#ref else {
                 return Err(ErrorData::invalid_params(
                     "this server has no prompts to complete",
@@ -379,7 +439,10 @@ impl ServerHandler for SkillServer {
                 TEMPLATE_PINNED_FILE => &["namespace", "version", "name", "path"],
                 other => {
                     return Err(ErrorData::invalid_params(
-                        format!("unknown resource template {other}"),
+                        format!(
+                            "unknown resource template {}",
+                            other.chars().take(200).collect::<String>()
+                        ),
                         None,
                     ));
                 }
@@ -387,7 +450,11 @@ impl ServerHandler for SkillServer {
             let argument = request.argument.name.as_str();
             if !variables.contains(&argument) {
                 return Err(ErrorData::invalid_params(
-                    format!("template {} has no variable {argument}", template.uri),
+                    format!(
+                        "template {} has no variable {}",
+                        template.uri,
+                        argument.chars().take(64).collect::<String>()
+                    ),
                     None,
                 ));
             }
@@ -399,16 +466,14 @@ impl ServerHandler for SkillServer {
                 .registry
                 .complete(argument, &request.argument.value, &context)
                 .await
-                .map_err(to_mcp)?;
+                .map_err(|e| to_mcp(e, None))?;
             let has_more = completion.has_more();
             let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
             let info = CompletionInfo::with_pagination(completion.values, Some(total), has_more)
                 .map_err(|e| ErrorData::internal_error(e, None))?;
             Ok(CompleteResult::new(info))
-        }
-        .await;
-        crate::metrics::mcp("completion/complete", result.is_ok(), started);
-        result
+        })
+        .await
     }
 
     async fn list_tools(
@@ -416,11 +481,12 @@ impl ServerHandler for SkillServer {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<ListToolsResult, ErrorData> =
-            async { Ok(ListToolsResult::with_all_items(vec![search_tool()])) }.await;
-        crate::metrics::mcp("tools/list", result.is_ok(), started);
-        result
+        observed("tools/list", async {
+            Ok(ListToolsResult::with_all_items(vec![
+                search_tool::cached_tool().as_ref().clone(),
+            ]))
+        })
+        .await
     }
 
     async fn call_tool(
@@ -428,56 +494,38 @@ impl ServerHandler for SkillServer {
         request: CallToolRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let started = std::time::Instant::now();
-        let result: Result<CallToolResponse, ErrorData> = async {
+        observed("tools/call", async {
             if request.name != SEARCH_TOOL {
                 return Err(ErrorData::invalid_params(
-                    format!("unknown tool {}", request.name),
+                    format!(
+                        "unknown tool {}",
+                        request.name.chars().take(64).collect::<String>()
+                    ),
                     None,
                 ));
             }
-            let args = request.arguments.unwrap_or_default();
-            let query = match args.get("query") {
-                Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
-                _ => {
-                    return Err(ErrorData::invalid_params(
-                        "`query` must be a non-empty string",
-                        None,
-                    ));
-                }
+            let args = search_tool::parse_args(request.arguments)
+                .map_err(|message| ErrorData::invalid_params(message, None))?;
+            let hits = async {
+                let namespace = args
+                    .namespace
+                    .as_deref()
+                    .map(crate::core::refs::parse_namespace)
+                    .transpose()?;
+                self.registry
+                    .search(&args.query, namespace.as_ref(), args.limit as usize)
+                    .await
+            }
+            .await
+            .map_err(|e| to_mcp(e, None))?;
+            let output = search_tool::SearchOutput {
+                hits: hits.into_iter().map(search_tool::Hit::from).collect(),
             };
-            let namespace = match args.get("namespace") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(n)) => Some(n.clone()),
-                Some(_) => {
-                    return Err(ErrorData::invalid_params(
-                        "`namespace` must be a string",
-                        None,
-                    ));
-                }
-            };
-            let limit = match args.get("limit") {
-                None | Some(Value::Null) => 10,
-                Some(v) => match v.as_u64() {
-                    Some(n @ 1..=50) => n as usize,
-                    _ => {
-                        return Err(ErrorData::invalid_params(
-                            "`limit` must be an integer from 1 to 50",
-                            None,
-                        ));
-                    }
-                },
-            };
-            let hits = self
-                .registry
-                .search(&query, namespace.as_deref(), limit)
-                .await
-                .map_err(to_mcp)?;
-            Ok(CallToolResult::structured(serde_json::json!({ "hits": hits })).into())
-        }
-        .await;
-        crate::metrics::mcp("tools/call", result.is_ok(), started);
-        result
+            let value = serde_json::to_value(output)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            Ok(CallToolResult::structured(value).into())
+        })
+        .await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -494,60 +542,4 @@ impl ServerHandler for SkillServer {
             }
         });
     }
-}
-
-/// Name of the search tool.
-pub const SEARCH_TOOL: &str = "search_skills";
-
-fn search_tool() -> Tool {
-    let input = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What the skill should help with, in plain words."},
-            "namespace": {"type": "string", "description": "Only skills of this namespace."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}
-        },
-        "required": ["query"],
-        "additionalProperties": false
-    });
-    let output = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "hits": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "uri": {"type": "string", "description": "skill:// URI of the SKILL.md: read it next."},
-                        "namespace": {"type": "string"},
-                        "name": {"type": "string"},
-                        "version": {"type": "string"},
-                        "description": {"type": "string"},
-                        "score": {"type": "number"},
-                        "status": {"type": "string", "enum": ["active", "deprecated", "yanked"]},
-                        "deprecation": {"type": "string"}
-                    },
-                    "required": ["uri", "namespace", "name", "version", "description", "score", "status"]
-                }
-            }
-        },
-        "required": ["hits"]
-    });
-    let object = |v: Value| match v {
-        Value::Object(m) => std::sync::Arc::new(m),
-        _ => std::sync::Arc::new(Map::new()),
-    };
-    let mut tool = Tool::new(
-        SEARCH_TOOL,
-        "Find skills in this registry by what they do. Returns ranked hits with the skill:// URI of \
-         each SKILL.md; read the best one with resources/read. Active skills rank above deprecated \
-         and yanked ones, which say so in `status`.",
-        object(input),
-    );
-    tool.output_schema = Some(object(output));
-    let mut annotations = ToolAnnotations::default();
-    annotations.read_only_hint = Some(true);
-    annotations.open_world_hint = Some(false);
-    tool.annotations = Some(annotations);
-    tool
 }

@@ -1,16 +1,17 @@
-//! Keeps the search index in step with SQLite: one task, woken after every local change and
+//! Keeps the search index in step with storage: one task, woken after every local change and
 //! every two seconds (to see changes other processes, such as an import, made), indexes every
 //! skill whose generation stamp is newer than the index's.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use super::Registry;
-use crate::core::uri::SKILL_MD;
-use crate::core::{Namespace, SkillName, SkillUri};
+use crate::core::{Status, frontmatter};
 use crate::error::{Error, Result};
-use crate::search::{SearchDoc, Status};
-use crate::store::SearchSource;
+use crate::search::{SearchDoc, SearchError};
+use crate::store::{ChangedSkill, Manifests};
 
 /// How often the indexer looks for changes made by other processes.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
@@ -21,10 +22,15 @@ const COMMIT_EVERY: usize = 20_000;
 /// Characters of a SKILL.md body that are indexed.
 const MAX_BODY_CHARS: usize = 64 * 1024;
 
-/// Run until the registry is dropped.
-pub(super) async fn run(registry: std::sync::Weak<super::Inner>, wake: Arc<tokio::sync::Notify>) {
+/// Run until the registry is dropped or closed.
+pub(super) async fn run(
+    registry: std::sync::Weak<super::Inner>,
+    wake: Arc<tokio::sync::Notify>,
+    stop: CancellationToken,
+) {
     loop {
         tokio::select! {
+            () = stop.cancelled() => return,
             () = wake.notified() => {}
             () = tokio::time::sleep(POLL_INTERVAL) => {}
         }
@@ -34,7 +40,7 @@ pub(super) async fn run(registry: std::sync::Weak<super::Inner>, wake: Arc<tokio
         let registry = Registry { inner };
         match registry.catch_up_search().await {
             Ok(true) => {
-                registry.forget_resolved();
+                registry.inner.resolved.clear();
                 let _ = registry.inner.changes.send(());
             }
             Ok(false) => {}
@@ -44,23 +50,52 @@ pub(super) async fn run(registry: std::sync::Weak<super::Inner>, wake: Arc<tokio
 }
 
 impl Registry {
+    /// The catalog generation the search index reflects, when this process has one.
+    pub fn search_generation(&self) -> Option<u64> {
+        self.inner.search.as_ref().map(|s| s.generation())
+    }
+
+    /// Every indexed skill as `(uri, version, status)`, ordered by URI.
+    pub fn search_documents(&self) -> Result<Vec<(String, String, Status)>> {
+        let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
+        Ok(index
+            .all()?
+            .into_iter()
+            .map(|h| (h.uri, h.version, h.status))
+            .collect())
+    }
+
     /// Index every skill changed since the index's generation. Returns whether anything changed.
     pub async fn catch_up_search(&self) -> Result<bool> {
         let Some(index) = self.inner.search.clone().filter(|i| i.is_writable()) else {
             return Ok(false);
         };
-        let _guard = self.inner.index_lock.lock().await;
+        let mut state = self.inner.index_lock.lock().await;
         let db_gen = self.store().generation().await?;
         let mut since = index.generation() as i64;
-        if since == db_gen {
+        if since == db_gen && !state.damaged {
             return Ok(false);
         }
-        if since > db_gen {
-            // The database is older than the index (restored from a backup): start over.
+        if since > db_gen || state.damaged {
+            // The database is older than the index (restored from a backup), or an update failed
+            // half-way: start over from storage.
             let i = index.clone();
             blocking(move || i.clear()).await?;
             since = 0;
         }
+        let result = self.index_since(&index, since, db_gen).await;
+        // A storage failure leaves the index as it was; a failed index update may not.
+        state.damaged = matches!(result, Err(Error::Search(_)));
+        result.map(|()| true)
+    }
+
+    /// Index every skill changed after generation `since`, recording `db_gen` at the end.
+    async fn index_since(
+        &self,
+        index: &std::sync::Arc<crate::search::SearchIndex>,
+        since: i64,
+        db_gen: i64,
+    ) -> Result<()> {
         // Every changed skill appears once below, so an empty index needs no deletes.
         let fresh = index.is_empty();
         let mut after_id = 0;
@@ -73,12 +108,17 @@ impl Registry {
                 after_id = last.skill_id;
             }
             // Read straight from the store: a bulk catch-up must not flush the serving cache.
-            let ids: Vec<i64> = rows.iter().filter_map(|r| r.version_id).collect();
+            let ids: Vec<i64> = rows
+                .iter()
+                .filter_map(|r| r.version.as_ref().map(|v| v.0))
+                .collect();
             let manifests = self.store().manifests(&ids).await?;
             for row in rows {
                 match self.search_doc(&row, &manifests).await? {
                     Some(doc) => docs.push(doc),
-                    None => removed.push((row.namespace, row.name)),
+                    None => {
+                        removed.push((row.skill.namespace.to_string(), row.skill.name.to_string()));
+                    }
                 }
             }
             if !done && docs.len() + removed.len() < COMMIT_EVERY {
@@ -97,21 +137,19 @@ impl Registry {
                 break;
             }
         }
-        Ok(true)
+        Ok(())
     }
 
-    /// Drop the index and rebuild it from SQLite.
+    /// Drop the index and rebuild it from storage. Returns the number of skills indexed.
     pub async fn rebuild_search(&self) -> Result<u64> {
         let Some(index) = self.inner.search.clone() else {
             return Err(Error::SearchUnavailable);
         };
         if !index.is_writable() {
-            return Err(Error::Search(
-                crate::search::SearchError::ReadOnly.to_string(),
-            ));
+            return Err(SearchError::ReadOnly.into());
         }
         {
-            let _guard = self.inner.index_lock.lock().await;
+            let _state = self.inner.index_lock.lock().await;
             let i = index.clone();
             blocking(move || i.clear()).await?;
         }
@@ -121,43 +159,40 @@ impl Registry {
 
     async fn search_doc(
         &self,
-        row: &SearchSource,
-        manifests: &std::collections::HashMap<i64, crate::store::Manifest>,
+        row: &ChangedSkill,
+        manifests: &Manifests,
     ) -> Result<Option<SearchDoc>> {
-        let (Some(version_id), Some(version)) = (row.version_id, &row.version) else {
+        let Some((version_id, version)) = &row.version else {
             return Ok(None);
         };
         let manifest = manifests
-            .get(&version_id)
-            .ok_or_else(|| super::no_manifest(version_id))?;
-        let root = &manifest.entries[0];
-        let skill_md = manifest
-            .files
-            .iter()
-            .find(|f| f.path == SKILL_MD)
-            .map(|f| f.digest.clone());
-        let body = match skill_md {
+            .get(version_id)
+            .ok_or_else(|| super::no_manifest(*version_id))?;
+        let body = match manifest.skill_md() {
             // Not through the serving cache either (see above).
-            Some(digest) => body_of(&self.store().blob(&digest).await?.unwrap_or_default()),
+            Some(file) => body_of(
+                &self
+                    .inner
+                    .blobs
+                    .get(&file.digest)
+                    .await?
+                    .unwrap_or_default(),
+            ),
             None => String::new(),
-        };
-        let uri = match (Namespace::new(&row.namespace), SkillName::new(&row.name)) {
-            (Ok(ns), Ok(name)) => SkillUri::join(&SkillUri::root(&ns, &name, None), SKILL_MD),
-            _ => return Ok(None),
         };
         let status = if row.yanked_only {
             Status::Yanked
-        } else if row.deprecated {
+        } else if row.deprecation.is_some() {
             Status::Deprecated
         } else {
             Status::Active
         };
         Ok(Some(SearchDoc {
-            namespace: row.namespace.clone(),
-            name: row.name.clone(),
-            uri,
-            version: version.clone(),
-            description: root.description.clone(),
+            namespace: row.skill.namespace.to_string(),
+            name: row.skill.name.to_string(),
+            uri: row.skill.skill_md_uri().to_string(),
+            version: version.to_string(),
+            description: manifest.root().description.clone(),
             body,
             paths: manifest
                 .files
@@ -166,9 +201,7 @@ impl Registry {
                 .collect::<Vec<_>>()
                 .join(" "),
             status,
-            deprecation: row
-                .deprecated
-                .then(|| row.deprecation_message.clone().unwrap_or_default()),
+            deprecation: row.deprecation.clone(),
         }))
     }
 }
@@ -176,32 +209,17 @@ impl Registry {
 /// The SKILL.md text after its frontmatter, capped.
 fn body_of(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    let mut lines = text.split_inclusive('\n');
-    let mut offset = 0;
-    if let Some(first) = lines.next() {
-        offset += first.len();
-        if first.trim_start_matches('\u{feff}').trim_end() == "---" {
-            for line in lines {
-                offset += line.len();
-                if line.trim_end() == "---" {
-                    break;
-                }
-            }
-        } else {
-            offset = 0;
-        }
-    }
-    text[offset.min(text.len())..]
+    frontmatter::body(&text)
         .chars()
         .take(MAX_BODY_CHARS)
         .collect()
 }
 
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> std::result::Result<T, crate::search::SearchError> + Send + 'static,
+    f: impl FnOnce() -> std::result::Result<T, SearchError> + Send + 'static,
 ) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| Error::Search(e.to_string()))?
-        .map_err(|e| Error::Search(e.to_string()))
+        .map_err(|e| Error::Search(SearchError::Task(e.to_string())))?
+        .map_err(Error::Search)
 }

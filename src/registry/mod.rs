@@ -1,205 +1,74 @@
-//! The use-cases every transport calls: publish, list, get, read, read a directory.
+//! The use cases every transport calls, behind one typed API: publishing and import; reading
+//! (`skills/list`, `skills/get`, reads, directory reads, the REST catalog views, exports);
+//! lifecycle (yank, deprecate); access (authentication, tokens, the audit log); search and
+//! completion; and operations (health, stats, verify, backup, close).
 //!
-//! `Registry` orders the work between `core` (rules) and `store` (SQLite). It is a cheap `Clone`.
+//! `Registry` orders the work between `core` (rules), `store` (storage, behind its interfaces) and
+//! `search` (the derived index). It is a cheap `Clone`. Inputs are parsed at the edge into core
+//! types ([`SkillRef`], [`VersionRef`], [`SkillUri`]); outputs are core types and the views
+//! declared here.
+//!
 //! What a published version contains never changes, so manifests are cached by version id. What
 //! is *current* (and a version's yank and deprecation state) is cached for at most
 //! [`RESOLVE_TTL`] and dropped at once on every change this process makes: a skill another
-//! process imports into the same data directory is served by the next request, and a new
-//! version of an existing skill within [`RESOLVE_TTL`].
+//! process imports into the same data directory is served by the next request, and a new version
+//! of an existing skill within [`RESOLVE_TTL`].
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, RwLock};
-
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde_json::{Map, Value};
-use tokio::sync::broadcast;
-
-use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
-use crate::core::{
-    self, InputFile, Namespace, SkillName, SkillUri, SkillVersion, Target, Warning, mime,
-};
-use crate::error::{Error, Result};
-use crate::search::{Hit, SearchIndex};
-use crate::store::{Manifest, NewVersion, PublishOutcome, ResolvedVersion, Store};
-
-mod admin;
-mod browse;
+mod access;
+mod cache;
+mod catalog;
+mod complete;
+mod import;
 mod indexer;
+mod lifecycle;
+mod publish;
+mod read;
 
-pub use browse::{Completion, MAX_COMPLETIONS};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-pub use admin::{CatalogItem, ManifestFile, SkillDetail, TokenInfo, VersionDetail, VersionSummary};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{Digest, SkillRef, SkillVersion};
+use crate::error::{Error, Result};
+use crate::search::SearchIndex;
+use crate::store::{Backend, Blobs, Manifest, ResolvedVersion, Store, VersionId};
+
+pub use crate::core::Status;
+pub use crate::store::{Stats, VerifyReport};
+pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
+pub use catalog::{CatalogItem, ManifestFile, SkillDetail, VersionDetail, VersionSummary};
+pub use complete::{Completion, MAX_COMPLETIONS};
+pub use import::{ImportLine, ImportOutcome, ImportSummary};
+pub use publish::{Prepared, PublishRequest, Published};
+pub use read::{
+    DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
+    cursor_after,
+};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
-/// Manifests kept in memory; the cache is cleared when it grows past this.
-const MANIFEST_CACHE_LIMIT: usize = 20_000;
 /// How long a resolved (namespace, name, version) stays cached when nothing changes locally.
-pub const RESOLVE_TTL: std::time::Duration = std::time::Duration::from_secs(1);
-/// Resolutions kept at most (the cache is dropped whole when full).
+pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
+/// Manifests kept in memory; the cache is emptied when it grows past this.
+const MANIFEST_CACHE_LIMIT: usize = 20_000;
+/// Resolutions kept at most (the cache is emptied when full).
 const RESOLVE_CACHE_LIMIT: usize = 50_000;
+/// Memory for cached file bytes.
+const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
+/// Files larger than this are not cached.
+const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
 
-/// Resolutions of skill URIs to versions, valid for [`RESOLVE_TTL`] from `filled_at`.
-struct ResolveCache {
-    filled_at: std::time::Instant,
-    map: HashMap<(String, String, Option<String>), ResolvedVersion>,
+/// Where a data directory keeps its search index.
+pub fn search_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("search-index")
 }
 
-#[derive(Clone)]
-pub struct Registry {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    store: Store,
-    page_size: u32,
-    manifests: RwLock<HashMap<i64, Arc<Manifest>>>,
-    resolved: RwLock<ResolveCache>,
-    changes: broadcast::Sender<()>,
-    /// Verified file bytes, by digest.
-    blobs: BlobCache,
-    /// The search index, when this process owns it (the server does; imports do not).
-    search: Option<Arc<SearchIndex>>,
-    /// Serialises index updates.
-    index_lock: tokio::sync::Mutex<()>,
-    /// Wakes the indexer task after a local change.
-    wake_indexer: Option<Arc<tokio::sync::Notify>>,
-}
-
-/// A skill entry as `skills/list` and `skills/get` return it.
-#[derive(Debug, Clone)]
-pub struct SkillEntry {
-    pub uri: String,
-    pub frontmatter: Map<String, Value>,
-    pub resources: Vec<FileRef>,
-    pub version: String,
-    pub pinned: bool,
-    /// The deprecation message when the skill is deprecated.
-    pub deprecation: Option<String>,
-    /// The yank reason when this (pinned) version is yanked.
-    pub yank_reason: Option<String>,
-}
-
-/// A file of a skill with its integrity data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRef {
-    pub uri: String,
-    pub digest: String,
-    pub size: u64,
-}
-
-/// A file read back, bytes exactly as published.
-#[derive(Debug, Clone)]
-pub struct FileContent {
-    pub uri: String,
-    pub mime_type: String,
-    pub bytes: Vec<u8>,
-    pub pinned: bool,
-}
-
-impl FileContent {
-    /// The bytes as text when the file is served as `text`: a textual MIME type and UTF-8.
-    pub fn text(&self) -> Option<&str> {
-        if mime::is_textual(&self.mime_type) {
-            std::str::from_utf8(&self.bytes).ok()
-        } else {
-            None
-        }
-    }
-}
-
-/// One direct child of a directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirChild {
-    pub uri: String,
-    pub name: String,
-    /// `inode/directory` for subdirectories.
-    pub mime_type: String,
-    /// `None` for directories.
-    pub size: Option<u64>,
-}
-
-/// A SKILL.md as `resources/list` shows it.
-#[derive(Debug, Clone)]
-pub struct SkillMdResource {
-    pub uri: String,
-    pub name: String,
-    pub description: String,
-    pub size: u64,
-}
-
-/// What a publish did.
-#[derive(Debug, Clone)]
-pub struct Published {
-    pub namespace: Namespace,
-    pub name: SkillName,
-    pub version: SkillVersion,
-    pub created: bool,
-    pub uri: String,
-    pub pinned_uri: String,
-    pub files: Vec<FileRef>,
-    pub warnings: Vec<Warning>,
-}
-
-/// A validated version waiting to be stored ([`Registry::prepare`]).
-pub struct Prepared {
-    namespace: Namespace,
-    bundle: core::Bundle,
-    version: SkillVersion,
-    published_by: Option<String>,
-}
-
-impl Prepared {
-    fn new_version(&self) -> NewVersion<'_> {
-        NewVersion {
-            namespace: &self.namespace,
-            bundle: &self.bundle,
-            version: &self.version,
-            published_by: self.published_by.as_deref(),
-        }
-    }
-
-    fn store_error(&self, e: crate::store::StoreError) -> Error {
-        match e {
-            crate::store::StoreError::VersionExists { .. } => {
-                crate::metrics::publish("refused");
-                Error::VersionExists {
-                    namespace: self.namespace.to_string(),
-                    name: self.bundle.name.to_string(),
-                    version: self.version.to_string(),
-                }
-            }
-            other => Error::Storage(other),
-        }
-    }
-
-    fn published(self, outcome: PublishOutcome) -> Published {
-        let created = matches!(outcome, PublishOutcome::Created { .. });
-        crate::metrics::publish(if created { "created" } else { "unchanged" });
-        let current_root = SkillUri::root(&self.namespace, &self.bundle.name, None);
-        let pinned_root = SkillUri::root(&self.namespace, &self.bundle.name, Some(&self.version));
-        Published {
-            uri: SkillUri::join(&current_root, SKILL_MD),
-            pinned_uri: SkillUri::join(&pinned_root, SKILL_MD),
-            files: self
-                .bundle
-                .files
-                .iter()
-                .map(|f| FileRef {
-                    uri: SkillUri::join(&pinned_root, f.path.as_str()),
-                    digest: f.digest.to_string(),
-                    size: f.bytes.len() as u64,
-                })
-                .collect(),
-            warnings: self.bundle.warnings,
-            namespace: self.namespace,
-            name: self.bundle.name,
-            version: self.version,
-            created,
-        }
-    }
+/// Whether `data_dir` holds a registry's database.
+pub fn holds_registry(data_dir: &Path) -> bool {
+    data_dir.join(crate::store::sqlite::DB_FILE).is_file()
 }
 
 /// A page of results and the cursor of the next one.
@@ -208,18 +77,108 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
+/// The registry. Cheap to clone.
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+type ResolveKey = (SkillRef, Option<SkillVersion>);
+
+struct Inner {
+    store: Arc<dyn Store>,
+    blobs: Arc<dyn Blobs>,
+    page_size: u32,
+    manifests: cache::Cache<VersionId, Arc<Manifest>>,
+    resolved: cache::Cache<ResolveKey, ResolvedVersion>,
+    /// Verified file bytes, by digest.
+    blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
+    changes: broadcast::Sender<()>,
+    /// The search index, when this process keeps one (the server does; imports do not).
+    search: Option<Arc<SearchIndex>>,
+    /// Serialises index updates. Holds whether an update failed since the last full build: the
+    /// index is then rebuilt from storage, since a failed commit (a full disk) may have lost
+    /// documents that the next commit's generation would claim.
+    index_lock: tokio::sync::Mutex<IndexState>,
+    /// Wakes the indexer task after a local change.
+    wake_indexer: Option<Arc<tokio::sync::Notify>>,
+    /// Stops the indexer task ([`Registry::close`]).
+    stop: CancellationToken,
+    indexer: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The admin token's hash, when one is configured.
+    admin_hash: Option<Digest>,
+}
+
+/// How to open a registry.
+pub struct RegistryBuilder {
+    data_dir: PathBuf,
+    page_size: u32,
+    search: bool,
+    admin_token: Option<String>,
+}
+
+impl RegistryBuilder {
+    /// Skills per `skills/list` and `resources/list` page.
+    pub fn page_size(mut self, page_size: u32) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Keep a search index (in the data directory's `search-index/`) and keep it current. Only
+    /// one process can own an index directory; another one searches it read-only.
+    pub fn search(mut self) -> Self {
+        self.search = true;
+        self
+    }
+
+    /// The admin bearer token (`None` disables admin operations).
+    pub fn admin_token(mut self, token: Option<&str>) -> Self {
+        self.admin_token = token.filter(|t| !t.is_empty()).map(str::to_owned);
+        self
+    }
+
+    pub async fn open(self) -> Result<Registry> {
+        let backend = crate::store::open(&self.data_dir).await?;
+        let search = if self.search {
+            let dir = search_dir(&self.data_dir);
+            let index = SearchIndex::open(&dir)?;
+            if !index.is_writable() {
+                tracing::warn!(dir = %dir.display(), "search index owned by another process: searching read-only");
+            }
+            Some(Arc::new(index))
+        } else {
+            None
+        };
+        Ok(Registry::assemble(
+            backend,
+            self.page_size,
+            search,
+            self.admin_token.as_deref(),
+        ))
+    }
+}
+
 impl Registry {
-    /// Open the registry stored in `data_dir`.
+    /// Open the registry stored in `data_dir`: no search index, the default page size.
     pub async fn open(data_dir: &Path) -> Result<Self> {
-        let store = Store::open(data_dir).await?;
-        Ok(Self::with_store(store, DEFAULT_PAGE_SIZE))
+        Self::builder(data_dir).open().await
     }
 
-    pub fn with_store(store: Store, page_size: u32) -> Self {
-        Self::build(store, page_size, None)
+    pub fn builder(data_dir: &Path) -> RegistryBuilder {
+        RegistryBuilder {
+            data_dir: data_dir.to_path_buf(),
+            page_size: DEFAULT_PAGE_SIZE,
+            search: false,
+            admin_token: None,
+        }
     }
 
-    fn build(store: Store, page_size: u32, search: Option<Arc<SearchIndex>>) -> Self {
+    fn assemble(
+        backend: Backend,
+        page_size: u32,
+        search: Option<Arc<SearchIndex>>,
+        admin_token: Option<&str>,
+    ) -> Self {
         let (changes, _) = broadcast::channel(16);
         let wake = search
             .as_ref()
@@ -227,92 +186,56 @@ impl Registry {
             .map(|_| Arc::new(tokio::sync::Notify::new()));
         let registry = Self {
             inner: Arc::new(Inner {
-                store,
-                page_size: page_size.max(1),
-                manifests: RwLock::new(HashMap::new()),
-                resolved: RwLock::new(ResolveCache {
-                    filled_at: std::time::Instant::now(),
-                    map: HashMap::new(),
-                }),
+                store: backend.store,
+                blobs: backend.blobs,
+                page_size,
+                manifests: cache::Cache::counted(MANIFEST_CACHE_LIMIT, None),
+                resolved: cache::Cache::counted(RESOLVE_CACHE_LIMIT, Some(RESOLVE_TTL)),
+                blob_cache: cache::Cache::weighed(
+                    BLOB_CACHE_BYTES,
+                    BLOB_CACHE_MAX_ITEM,
+                    None,
+                    |b: &Arc<Vec<u8>>| b.len(),
+                ),
                 changes,
-                blobs: BlobCache::default(),
                 search,
-                index_lock: tokio::sync::Mutex::new(()),
+                index_lock: tokio::sync::Mutex::new(IndexState::default()),
                 wake_indexer: wake.clone(),
+                stop: CancellationToken::new(),
+                indexer: std::sync::Mutex::new(None),
+                admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
             }),
         };
         if let Some(wake) = wake {
-            tokio::spawn(indexer::run(Arc::downgrade(&registry.inner), wake.clone()));
+            let task = tokio::spawn(indexer::run(
+                Arc::downgrade(&registry.inner),
+                wake.clone(),
+                registry.inner.stop.clone(),
+            ));
+            *registry
+                .inner
+                .indexer
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(task);
             // Catch up at once (the index may be missing or behind after a crash).
             wake.notify_one();
         }
         registry
     }
 
-    pub fn with_page_size(self, page_size: u32) -> Self {
-        Self::build(
-            self.inner.store.clone(),
-            page_size,
-            self.inner.search.clone(),
-        )
+    fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
     }
 
-    /// Open the search index in `dir` (creating or rebuilding it as needed) and keep it current
-    /// from now on. Only one process can own an index directory.
-    pub fn with_search(self, dir: &Path) -> Result<Self> {
-        let index = SearchIndex::open(dir).map_err(|e| Error::Search(e.to_string()))?;
-        if !index.is_writable() {
-            tracing::warn!(dir = %dir.display(), "search index owned by another process: searching read-only");
-        }
-        Ok(Self::build(
-            self.inner.store.clone(),
-            self.inner.page_size,
-            Some(Arc::new(index)),
-        ))
-    }
-
-    /// The catalog generation the search index reflects, when this process has one.
-    pub fn search_generation(&self) -> Option<u64> {
-        self.inner.search.as_ref().map(|s| s.generation())
-    }
-
-    /// Every indexed skill, ordered by URI.
-    pub fn search_documents(&self) -> Result<Vec<Hit>> {
-        let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
-        index.all().map_err(|e| Error::Search(e.to_string()))
-    }
-
-    /// Ranked skills for a free-text query. The search runs on a blocking thread (it takes
-    /// milliseconds on a large catalog and fans out over the index's search threads), so it
-    /// never holds up the async workers serving other requests.
-    pub async fn search(
-        &self,
-        query: &str,
-        namespace: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Hit>> {
-        let index = self.inner.search.clone().ok_or(Error::SearchUnavailable)?;
-        let (query, namespace) = (query.to_owned(), namespace.map(str::to_owned));
-        let started = std::time::Instant::now();
-        let hits = tokio::task::spawn_blocking(move || {
-            index
-                .search(&query, namespace.as_deref(), limit)
-                .map_err(|e| Error::Search(e.to_string()))
-        })
-        .await
-        .map_err(|e| Error::Search(format!("search task failed: {e}")))?;
-        crate::metrics::search(started);
-        hits
-    }
-
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    /// A receiver that gets `()` after every change to the current catalog.
+    pub fn subscribe(&self) -> broadcast::Receiver<()> {
+        self.inner.changes.subscribe()
     }
 
     /// After a local change: let the indexer catch up (it then tells subscribers), or tell
     /// subscribers directly when this process keeps no index.
     fn notify_changed(&self) {
-        self.forget_resolved();
+        self.inner.resolved.clear();
         match &self.inner.wake_indexer {
             Some(wake) => wake.notify_one(),
             None => {
@@ -323,365 +246,41 @@ impl Registry {
 
     /// The bytes stored under `digest`, verified: bytes that no longer hash to their digest are
     /// never served (`integrity_error`). Verified blobs are kept in a bounded cache.
-    async fn blob(&self, digest: &str) -> Result<Vec<u8>> {
-        if let Some(bytes) = self.inner.blobs.get(digest) {
-            return Ok(bytes.as_ref().clone());
+    async fn blob(&self, digest: &Digest) -> Result<Arc<Vec<u8>>> {
+        if let Some(bytes) = self.inner.blob_cache.get(digest) {
+            return Ok(bytes);
         }
         let bytes = self
             .inner
-            .store
-            .blob(digest)
+            .blobs
+            .get(digest)
             .await?
             .ok_or_else(|| Error::Integrity(format!("blob {digest} is missing")))?;
-        if crate::core::Digest::of(&bytes).to_string() != digest {
-            tracing::error!(
-                digest,
-                "stored bytes do not match their digest; refusing to serve them"
-            );
+        if Digest::of(&bytes) != *digest {
             return Err(Error::Integrity(format!(
                 "the stored bytes of {digest} do not match their digest"
             )));
         }
         let bytes = Arc::new(bytes);
-        self.inner.blobs.insert(digest, bytes.clone());
-        Ok(Arc::unwrap_or_clone(bytes))
+        self.inner.blob_cache.insert(*digest, bytes.clone());
+        Ok(bytes)
     }
 
-    /// A receiver that gets `()` after every change to the current catalog.
-    pub fn subscribe(&self) -> broadcast::Receiver<()> {
-        self.inner.changes.subscribe()
-    }
-
-    /// Validate one skill version for storing (CPU work, no I/O: bulk loaders run it on other
-    /// threads while the previous batch is written).
-    ///
-    /// `expected_name` (from a URL) must equal the frontmatter name when given. The version is
-    /// `version`, else the frontmatter's semver `version`/`metadata.version`, else `0.1.0`.
-    pub fn prepare(
-        namespace: Namespace,
-        files: Vec<InputFile>,
-        expected_name: Option<&SkillName>,
-        version: Option<SkillVersion>,
-        published_by: Option<&str>,
-    ) -> Result<Prepared> {
-        let bundle =
-            core::bundle::validate(files).inspect_err(|_| crate::metrics::publish("refused"))?;
-        if let Some(expected) = expected_name
-            && expected != &bundle.name
-        {
-            crate::metrics::publish("refused");
-            return Err(Error::NameMismatch {
-                expected: expected.to_string(),
-                found: bundle.name.to_string(),
-            });
-        }
-        let version = version
-            .or_else(|| bundle.declared_version.clone())
-            .unwrap_or_else(SkillVersion::initial);
-        Ok(Prepared {
-            namespace,
-            bundle,
-            version,
-            published_by: published_by.map(str::to_owned),
-        })
-    }
-
-    /// Validate and store one skill version (see [`Registry::prepare`]).
-    pub async fn publish(
+    /// What `skill` resolves to (current, or the pinned `version`), with its manifest.
+    async fn resolve(
         &self,
-        namespace: &Namespace,
-        files: Vec<InputFile>,
-        expected_name: Option<&SkillName>,
-        version: Option<SkillVersion>,
-        published_by: Option<&str>,
-    ) -> Result<Published> {
-        let prepared = Self::prepare(
-            namespace.clone(),
-            files,
-            expected_name,
-            version,
-            published_by,
-        )?;
-        let outcome = self
-            .inner
-            .store
-            .publish(prepared.new_version())
-            .await
-            .map_err(|e| prepared.store_error(e))?;
-        if matches!(outcome, PublishOutcome::Created { .. }) {
-            self.notify_changed();
-        }
-        Ok(prepared.published(outcome))
-    }
-
-    /// Store prepared versions with one commit (bulk loading). Each gets its own result: a
-    /// conflicting version is refused alone; a storage failure fails the whole batch, and then
-    /// nothing of it is stored.
-    pub async fn publish_prepared(&self, items: Vec<Prepared>) -> Result<Vec<Result<Published>>> {
-        let outcomes = self
-            .inner
-            .store
-            .publish_many(items.iter().map(Prepared::new_version).collect())
-            .await?;
-        if outcomes
-            .iter()
-            .any(|o| matches!(o, Ok(PublishOutcome::Created { .. })))
-        {
-            self.notify_changed();
-        }
-        Ok(items
-            .into_iter()
-            .zip(outcomes)
-            .map(|(prepared, outcome)| match outcome {
-                Ok(outcome) => Ok(prepared.published(outcome)),
-                Err(e) => Err(prepared.store_error(e)),
-            })
-            .collect())
-    }
-
-    /// One page of the listing table after `cursor`, and the cursor of the next page.
-    async fn listing_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<(Vec<crate::store::ListingRow>, Option<String>)> {
-        let after = decode_cursor(cursor)?;
-        let page_size = self.inner.page_size as usize;
-        let mut rows = self
-            .inner
-            .store
-            .list_page(&after, self.inner.page_size + 1)
-            .await?;
-        let more = rows.len() > page_size;
-        rows.truncate(page_size);
-        let next_cursor = more
-            .then(|| rows.last().map(|r| encode_cursor(&r.uri)))
-            .flatten();
-        Ok((rows, next_cursor))
-    }
-
-    /// One page of current skills (root and nested), in URI order.
-    pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
-        let (rows, next_cursor) = self.listing_page(cursor).await?;
-        let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
-        let manifests = self.manifests(&ids).await?;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in rows {
-            let uri = SkillUri::parse(&row.uri).map_err(|error| Error::InvalidUri {
-                uri: row.uri.clone(),
-                error,
-            })?;
-            let manifest = manifests
-                .get(&row.version_id)
-                .cloned()
-                .ok_or_else(|| no_manifest(row.version_id))?;
-            let root = SkillUri::root(&uri.namespace, &uri.name, None);
-            let frontmatter = parse_frontmatter(&row.frontmatter)?;
-            let mut skill = entry(
-                &root,
-                &manifest,
-                &row.subpath,
-                frontmatter,
-                row.version,
-                false,
-            );
-            if row.deprecated {
-                skill.deprecation = Some(row.deprecation_message.unwrap_or_default());
-            }
-            items.push(skill);
-        }
-        Ok(Page { items, next_cursor })
-    }
-
-    /// The skill whose SKILL.md is at `uri` (current or pinned).
-    pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry> {
-        let not_found = || Error::NotFound(format!("No skill is served at {uri}"));
-        let parsed = parse_uri(uri)?;
-        let Target::Path(path) = &parsed.target else {
-            return Err(not_found());
-        };
-        let subpath = if path == SKILL_MD {
-            ""
-        } else {
-            path.strip_suffix(&format!("/{SKILL_MD}"))
-                .ok_or_else(not_found)?
-        };
-        let (resolved, manifest) = self.resolve(&parsed).await?.ok_or_else(not_found)?;
-        let manifest_entry = manifest
-            .entries
-            .iter()
-            .find(|e| e.subpath == subpath)
-            .ok_or_else(not_found)?;
-        let pinned = parsed.version.is_some();
-        let root = SkillUri::root(&parsed.namespace, &parsed.name, parsed.version.as_ref());
-        let frontmatter = parse_frontmatter(&manifest_entry.frontmatter)?;
-        let mut skill = entry(
-            &root,
-            &manifest,
-            subpath,
-            frontmatter,
-            resolved.version,
-            pinned,
-        );
-        if resolved.deprecated {
-            skill.deprecation = Some(resolved.deprecation_message.unwrap_or_default());
-        }
-        if resolved.yanked {
-            skill.yank_reason = Some(resolved.yank_reason.unwrap_or_default());
-        }
-        // Only the canonical spelling of a URI names a skill (hosts compare URIs as strings).
-        if skill.uri != uri {
-            return Err(not_found());
-        }
-        Ok(skill)
-    }
-
-    /// The bytes of the file at `uri`.
-    pub async fn read(&self, uri: &str) -> Result<FileContent> {
-        let not_found = || Error::NotFound(format!("No resource at {uri}"));
-        let parsed = parse_uri(uri)?;
-        let Target::Path(path) = &parsed.target else {
-            return Err(not_found());
-        };
-        let (_, manifest) = self.resolve(&parsed).await?.ok_or_else(not_found)?;
-        let Ok(i) = manifest
-            .files
-            .binary_search_by(|f| f.path.as_str().cmp(path))
-        else {
-            if path == crate::core::uri::FASTMCP_MANIFEST
-                && let Some(bytes) = self.fastmcp_manifest(&parsed).await?
-            {
-                return Ok(FileContent {
-                    uri: parsed.to_string(),
-                    mime_type: "application/json".to_owned(),
-                    bytes,
-                    pinned: parsed.version.is_some(),
-                });
-            }
-            return Err(not_found());
-        };
-        let file = &manifest.files[i];
-        let bytes = self.blob(&file.digest).await?;
-        let mime_type = mime::for_file(path, || mime::looks_like_text(&bytes));
-        Ok(FileContent {
-            uri: parsed.to_string(),
-            mime_type,
-            bytes,
-            pinned: parsed.version.is_some(),
-        })
-    }
-
-    /// The direct children of the directory at `uri`: a skill root or a subdirectory.
-    pub async fn read_dir(&self, uri: &str) -> Result<Vec<DirChild>> {
-        let parsed = parse_uri(uri)?;
-        let (_, manifest) = self
-            .resolve(&parsed)
-            .await?
-            .ok_or_else(|| Error::NotADirectory(uri.to_owned()))?;
-        let prefix = match &parsed.target {
-            Target::Root => String::new(),
-            Target::Path(p) => format!("{p}/"),
-        };
-        let root = SkillUri::root(&parsed.namespace, &parsed.name, parsed.version.as_ref());
-        let mut children: Vec<DirChild> = Vec::new();
-        let mut last_dir: Option<&str> = None;
-        for file in manifest
-            .files
-            .iter()
-            .filter(|f| f.path.starts_with(&prefix))
-        {
-            let rest = &file.path[prefix.len()..];
-            match rest.split_once('/') {
-                Some((dir, _)) => {
-                    if last_dir == Some(dir) {
-                        continue;
-                    }
-                    last_dir = Some(dir);
-                    children.push(DirChild {
-                        uri: SkillUri::join(&root, &format!("{prefix}{dir}")),
-                        name: dir.to_owned(),
-                        mime_type: mime::DIRECTORY.to_owned(),
-                        size: None,
-                    });
-                }
-                None => children.push(DirChild {
-                    uri: SkillUri::join(&root, &file.path),
-                    name: rest.to_owned(),
-                    mime_type: mime::for_file(&file.path, || true),
-                    size: Some(file.size as u64),
-                }),
-            }
-        }
-        if children.is_empty() {
-            return Err(Error::NotADirectory(uri.to_owned()));
-        }
-        children.sort_by(|a, b| a.uri.cmp(&b.uri));
-        children.dedup_by(|a, b| a.uri == b.uri);
-        Ok(children)
-    }
-
-    /// One page of current SKILL.md resources, in URI order.
-    pub async fn list_skill_mds(&self, cursor: Option<&str>) -> Result<Page<SkillMdResource>> {
-        let (rows, next_cursor) = self.listing_page(cursor).await?;
-        let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
-        let manifests = self.manifests(&ids).await?;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in rows {
-            let manifest = manifests
-                .get(&row.version_id)
-                .cloned()
-                .ok_or_else(|| no_manifest(row.version_id))?;
-            let path = if row.subpath.is_empty() {
-                SKILL_MD.to_owned()
-            } else {
-                format!("{}/{SKILL_MD}", row.subpath)
-            };
-            let size = manifest
-                .files
-                .iter()
-                .find(|f| f.path == path)
-                .map_or(0, |f| f.size as u64);
-            items.push(SkillMdResource {
-                uri: row.uri,
-                name: row.name,
-                description: row.description,
-                size,
-            });
-        }
-        Ok(Page { items, next_cursor })
-    }
-
-    async fn resolve(&self, uri: &SkillUri) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
-        let key = (
-            uri.namespace.to_string(),
-            uri.name.to_string(),
-            uri.version.as_ref().map(ToString::to_string),
-        );
-        let cached = {
-            let cache = self.inner.resolved.read().expect("resolve cache");
-            (cache.filled_at.elapsed() < RESOLVE_TTL)
-                .then(|| cache.map.get(&key).cloned())
-                .flatten()
-        };
-        let resolved = match cached {
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
+        let key = (skill.clone(), version.cloned());
+        let resolved = match self.inner.resolved.get(&key) {
             Some(resolved) => resolved,
             None => {
                 // Misses are not cached: a skill another process publishes is served at once.
-                let Some(resolved) = self
-                    .inner
-                    .store
-                    .resolve(&key.0, &key.1, key.2.as_deref())
-                    .await?
-                else {
+                let Some(resolved) = self.store().resolve(skill, version).await? else {
                     return Ok(None);
                 };
-                let mut cache = self.inner.resolved.write().expect("resolve cache");
-                if cache.filled_at.elapsed() >= RESOLVE_TTL
-                    || cache.map.len() >= RESOLVE_CACHE_LIMIT
-                {
-                    cache.map.clear();
-                    cache.filled_at = std::time::Instant::now();
-                }
-                cache.map.insert(key, resolved.clone());
+                self.inner.resolved.insert(key, resolved.clone());
                 resolved
             }
         };
@@ -689,178 +288,148 @@ impl Registry {
         Ok(Some((resolved, manifest)))
     }
 
-    /// Drop every cached resolution (after a change to the catalog).
-    fn forget_resolved(&self) {
-        let mut cache = self.inner.resolved.write().expect("resolve cache");
-        cache.map.clear();
-        cache.filled_at = std::time::Instant::now();
-    }
-
     /// Manifests of many versions: cached ones, and the misses read in one go (then cached).
-    async fn manifests(&self, version_ids: &[i64]) -> Result<HashMap<i64, Arc<Manifest>>> {
-        let mut found = HashMap::with_capacity(version_ids.len());
+    async fn manifests(
+        &self,
+        version_ids: &[VersionId],
+    ) -> Result<std::collections::HashMap<VersionId, Arc<Manifest>>> {
+        let mut found = std::collections::HashMap::with_capacity(version_ids.len());
         let mut missing = Vec::new();
-        {
-            let cache = self.inner.manifests.read().expect("manifest cache");
-            for id in version_ids {
-                match cache.get(id) {
-                    Some(m) => {
-                        found.insert(*id, m.clone());
-                    }
-                    None => missing.push(*id),
+        for id in version_ids {
+            match self.inner.manifests.get(id) {
+                Some(m) => {
+                    found.insert(*id, m);
                 }
+                None => missing.push(*id),
             }
         }
         if missing.is_empty() {
             return Ok(found);
         }
-        let loaded = self.inner.store.manifests(&missing).await?;
-        let mut cache = self.inner.manifests.write().expect("manifest cache");
-        if cache.len() + loaded.len() > MANIFEST_CACHE_LIMIT {
-            cache.clear();
-        }
-        for (id, manifest) in loaded {
+        for (id, manifest) in self.store().manifests(&missing).await? {
             let manifest = Arc::new(manifest);
-            cache.insert(id, manifest.clone());
+            self.inner.manifests.insert(id, manifest.clone());
             found.insert(id, manifest);
         }
         Ok(found)
     }
 
-    async fn manifest(&self, version_id: i64) -> Result<Arc<Manifest>> {
+    async fn manifest(&self, version_id: VersionId) -> Result<Arc<Manifest>> {
         self.manifests(&[version_id])
             .await?
             .remove(&version_id)
             .ok_or_else(|| no_manifest(version_id))
     }
+
+    // ---- operations ---------------------------------------------------------------------------
+
+    /// Whether the storage answers, and the generation it is at.
+    pub async fn health(&self) -> Health {
+        let generation = self.store().generation().await;
+        let search = match (&self.inner.search, self.search("readiness", None, 1).await) {
+            (None, _) => SearchHealth::NotConfigured,
+            (Some(index), Ok(_)) => SearchHealth::Ok {
+                generation: index.generation(),
+            },
+            (Some(_), Err(e)) => {
+                tracing::warn!(error = %e, "readiness: search is failing");
+                SearchHealth::Failing
+            }
+        };
+        Health {
+            generation: generation
+                .inspect_err(|e| tracing::warn!(error = %e, "readiness: storage is failing"))
+                .ok(),
+            search,
+        }
+    }
+
+    /// Row counts and stored bytes.
+    pub async fn stats(&self) -> Result<Stats> {
+        Ok(self.store().stats().await?)
+    }
+
+    /// Scrub the whole store (every blob re-hashed, every row checked) and, when this process
+    /// keeps a search index that is current, check that it holds every skill.
+    pub async fn verify(&self, progress: &(dyn Fn(u64) + Send + Sync)) -> Result<VerifyReport> {
+        let mut report = self.store().verify(progress).await?;
+        if let Some(index) = &self.inner.search {
+            self.catch_up_search().await.ok();
+            let generation = self.store().generation().await?;
+            // An index another process owns may lag a moment behind; compare only a current one.
+            if index.generation() == generation as u64 {
+                let docs = index.len();
+                let expected = self.store().stats().await?.skills;
+                if docs as i64 != expected {
+                    report.problems.push(format!(
+                        "search index holds {docs} skills, the database {expected}"
+                    ));
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// A consistent copy of the store at `path` (which must not exist), taken while serving.
+    pub async fn backup(&self, path: &Path) -> Result<()> {
+        Ok(self.store().backup(path).await?)
+    }
+
+    /// Stop the indexer, release the search index and close storage. Pending index updates are
+    /// dropped (the next owner catches up from the generation).
+    pub async fn close(&self) {
+        self.inner.stop.cancel();
+        let task = self
+            .inner
+            .indexer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        if let Some(index) = &self.inner.search {
+            let index = index.clone();
+            let _ = tokio::task::spawn_blocking(move || index.release_writer()).await;
+        }
+        self.store().close().await;
+    }
+}
+
+/// What the indexer knows about its index beyond the generation it records.
+#[derive(Debug, Default)]
+struct IndexState {
+    /// An update failed: rebuild from storage before trusting the index again.
+    damaged: bool,
+}
+
+/// What `/readyz` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    /// The storage's generation, `None` when storage is failing.
+    pub generation: Option<i64>,
+    pub search: SearchHealth,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchHealth {
+    NotConfigured,
+    Ok { generation: u64 },
+    Failing,
+}
+
+impl Health {
+    pub fn ready(&self) -> bool {
+        self.generation.is_some() && self.search != SearchHealth::Failing
+    }
 }
 
 /// A version the catalog points at has no stored files.
-fn no_manifest(version_id: i64) -> Error {
+fn no_manifest(version_id: VersionId) -> Error {
     Error::Storage(crate::store::StoreError::Corrupt(format!(
         "version {version_id} has no files"
     )))
 }
 
-/// Build the entry of the skill at `subpath` of a version whose root URI is `root`.
-fn entry(
-    root: &str,
-    manifest: &Manifest,
-    subpath: &str,
-    frontmatter: Map<String, Value>,
-    version: String,
-    pinned: bool,
-) -> SkillEntry {
-    let prefix = if subpath.is_empty() {
-        String::new()
-    } else {
-        format!("{subpath}/")
-    };
-    let resources = manifest
-        .files
-        .iter()
-        .filter(|f| f.path.starts_with(&prefix))
-        .map(|f| FileRef {
-            uri: SkillUri::join(root, &f.path),
-            digest: f.digest.clone(),
-            size: f.size as u64,
-        })
-        .collect();
-    SkillEntry {
-        uri: SkillUri::join(root, &format!("{prefix}{SKILL_MD}")),
-        frontmatter,
-        resources,
-        version,
-        pinned,
-        deprecation: None,
-        yank_reason: None,
-    }
-}
-
-fn parse_uri(uri: &str) -> Result<SkillUri> {
-    SkillUri::parse(uri).map_err(|error| Error::InvalidUri {
-        uri: uri.chars().take(200).collect(),
-        error,
-    })
-}
-
-fn parse_frontmatter(json: &str) -> Result<Map<String, Value>> {
-    serde_json::from_str(json).map_err(|e| {
-        Error::Storage(crate::store::StoreError::Corrupt(format!(
-            "stored frontmatter: {e}"
-        )))
-    })
-}
-
-fn encode_cursor(last_uri: &str) -> String {
-    URL_SAFE_NO_PAD.encode(last_uri)
-}
-
-fn decode_cursor(cursor: Option<&str>) -> Result<String> {
-    let Some(cursor) = cursor else {
-        return Ok(String::new());
-    };
-    let bytes = URL_SAFE_NO_PAD
-        .decode(cursor)
-        .map_err(|_| Error::InvalidCursor)?;
-    let uri = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
-    if !uri.starts_with(SCHEME_PREFIX) {
-        return Err(Error::InvalidCursor);
-    }
-    Ok(uri)
-}
-
-type BlobMap = HashMap<String, Arc<Vec<u8>>>;
-
-/// Verified blobs kept in memory, up to [`BLOB_CACHE_BYTES`]; cleared when full.
-#[derive(Default)]
-struct BlobCache {
-    /// Bytes by digest, and their total size.
-    map: RwLock<(BlobMap, usize)>,
-}
-
-/// Memory for cached file bytes.
-const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
-/// Files larger than this are not cached.
-const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
-
-impl BlobCache {
-    fn get(&self, digest: &str) -> Option<Arc<Vec<u8>>> {
-        self.map.read().ok()?.0.get(digest).cloned()
-    }
-
-    fn insert(&self, digest: &str, bytes: Arc<Vec<u8>>) {
-        if bytes.len() > BLOB_CACHE_MAX_ITEM {
-            return;
-        }
-        let Ok(mut guard) = self.map.write() else {
-            return;
-        };
-        let (map, size) = &mut *guard;
-        if *size + bytes.len() > BLOB_CACHE_BYTES {
-            map.clear();
-            *size = 0;
-        }
-        *size += bytes.len();
-        map.insert(digest.to_owned(), bytes);
-    }
-}
-
-/// Cursor over (namespace, name) keys for the REST catalog.
-fn encode_key_cursor(namespace: &str, name: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{namespace}/{name}"))
-}
-
-fn decode_key_cursor(cursor: &str) -> Result<(String, String)> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(cursor)
-        .map_err(|_| Error::InvalidCursor)?;
-    let text = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
-    let (ns, name) = text.split_once('/').ok_or(Error::InvalidCursor)?;
-    Ok((ns.to_owned(), name.to_owned()))
-}
-
-/// The `skills/list` cursor that continues after `uri` (for benchmarks and tests).
-pub fn cursor_after(uri: &str) -> String {
-    encode_cursor(uri)
-}
+#[cfg(test)]
+mod tests;

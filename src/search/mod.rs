@@ -35,15 +35,7 @@ pub const SEARCHED_FIELDS: [(&str, f32); 5] = [
     ("paths", 0.5),
 ];
 
-/// Whether a skill should be offered first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Active = 0,
-    Deprecated = 1,
-    /// Every version is yanked: only pinned URIs still read.
-    Yanked = 2,
-}
+pub use crate::core::Status;
 
 /// One skill as the index sees it.
 #[derive(Debug, Clone)]
@@ -87,6 +79,8 @@ pub enum SearchError {
         "the search index is owned by another process (is a server running on this data directory?)"
     )]
     ReadOnly,
+    #[error("search task failed: {0}")]
+    Task(String),
 }
 
 /// The on-disk index and a reader; the writer when this process owns the index (behind a mutex:
@@ -95,7 +89,10 @@ pub struct SearchIndex {
     index: Index,
     fields: Fields,
     reader: IndexReader,
-    writer: Option<Mutex<IndexWriter>>,
+    /// `None` when another process owns the index, or after [`SearchIndex::release_writer`].
+    writer: Mutex<Option<IndexWriter>>,
+    /// Whether this process owned the writer when it opened the index.
+    owner: bool,
 }
 
 /// How one [`SearchIndex::apply`] relates to the index.
@@ -135,7 +132,7 @@ impl SearchIndex {
         schema::register_tokenizers(&index);
         search_in_parallel(&mut index)?;
         let writer = match index.writer(WRITER_HEAP_BYTES) {
-            Ok(w) => Some(Mutex::new(w)),
+            Ok(w) => Some(w),
             // Another process owns the index, or the directory is read-only: search read-only.
             Err(tantivy::TantivyError::LockFailure(..)) => None,
             Err(e) if !dir_writable(dir) => {
@@ -156,7 +153,8 @@ impl SearchIndex {
             index,
             fields,
             reader,
-            writer,
+            owner: writer.is_some(),
+            writer: Mutex::new(writer),
         })
     }
 
@@ -173,20 +171,31 @@ impl SearchIndex {
             index,
             fields,
             reader,
-            writer: Some(Mutex::new(writer)),
+            owner: true,
+            writer: Mutex::new(Some(writer)),
         })
     }
 
     /// Whether this process owns the index (and must keep it current).
     pub fn is_writable(&self) -> bool {
-        self.writer.is_some()
+        self.owner
     }
 
-    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, SearchError> {
-        let writer = self.writer.as_ref().ok_or(SearchError::ReadOnly)?;
-        Ok(writer
+    fn writer(&self) -> std::sync::MutexGuard<'_, Option<IndexWriter>> {
+        self.writer
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner))
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Give up the writer (and the directory's lock), waiting for merges in flight, so that
+    /// another process can own the index. Searching keeps working.
+    pub fn release_writer(&self) {
+        let writer = self.writer().take();
+        if let Some(writer) = writer
+            && let Err(e) = writer.wait_merging_threads()
+        {
+            tracing::warn!(error = %e, "search index merges did not finish");
+        }
     }
 
     /// The catalog generation the last commit reflects (0 for a new index).
@@ -210,7 +219,8 @@ impl SearchIndex {
         generation: u64,
         update: Update,
     ) -> Result<(), SearchError> {
-        let mut writer = self.writer()?;
+        let mut guard = self.writer();
+        let writer = guard.as_mut().ok_or(SearchError::ReadOnly)?;
         for doc in docs {
             if !update.fresh {
                 writer.delete_term(Term::from_field_text(
@@ -241,14 +251,17 @@ impl SearchIndex {
         Ok(())
     }
 
-    /// Remove every document (before a full rebuild).
+    /// Remove every document (before a full rebuild). Uncommitted work is dropped first: after a
+    /// failed update (a full disk) the writer may hold a half-applied batch.
     pub fn clear(&self) -> Result<(), SearchError> {
-        let mut writer = self.writer()?;
+        let mut guard = self.writer();
+        let writer = guard.as_mut().ok_or(SearchError::ReadOnly)?;
+        writer.rollback()?;
         writer.delete_all_documents()?;
         let mut commit = writer.prepare_commit()?;
         commit.set_payload("0");
         commit.commit()?;
-        drop(writer);
+        drop(guard);
         self.reader.reload()?;
         Ok(())
     }

@@ -347,7 +347,18 @@ impl Best {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Rng;
+
+    /// xorshift64*: a deterministic stream of test inputs.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
     use tantivy::collector::TopDocs;
     use tantivy::indexer::NoMergePolicy;
     use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};

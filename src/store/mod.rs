@@ -1,19 +1,193 @@
-//! SQLite storage: every SQL statement of the crate lives under this module.
+//! Storage: every SQL statement of the crate lives under this module, behind two interfaces.
 //!
-//! One database file (`skillreg.db`, WAL mode) under the data directory. Writes go through a
-//! single-connection pool and `BEGIN IMMEDIATE` transactions, so a publish is atomic and never
-//! deadlocks against another writer (another process included); reads use a separate pool and
-//! never block on writes.
+//! - [`Store`]: the catalog (skills, versions, files, entries, the listing), tokens, the audit log,
+//!   completion, the change feed the search index follows, and maintenance. The registry talks to
+//!   storage only through it, so a second engine implements it without touching the registry,
+//!   the transports or the tests.
+//! - [`Blobs`]: file bytes by digest (get, put if absent), so that bytes can later live outside
+//!   the database. A publish stores its blobs first, then the version's rows in one transaction:
+//!   a version is visible completely or not at all, and a crash in between leaves at most
+//!   unreferenced blobs.
+//!
+//! Engines: [`sqlite`] (the embedded default: one data directory, WAL, one writer).
 
-mod admin;
-mod catalog;
-mod db;
+mod error;
+mod records;
+pub mod sqlite;
 
-pub use admin::{
-    AuditRow, CatalogRow, SearchSource, SkillRow, Stats, TokenRow, VerifyReport, VersionRow,
+use std::path::Path;
+
+use async_trait::async_trait;
+
+pub use error::StoreError;
+pub use records::{
+    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, ListingRecord, Manifest,
+    Manifests, NewToken, NewVersion, PublishOutcome, ResolvedVersion, SkillId, SkillRecord, Stats,
+    TokenRecord, VerifyReport, VersionId, VersionRecord,
 };
-pub use catalog::{
-    FileRow, ListingRow, Manifest, ManifestEntry, NewVersion, PublishOutcome, ResolvedVersion,
-    StoreError,
-};
-pub use db::{DB_FILE, Store};
+
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef};
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The catalog's storage engine.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // ---- skills and versions ------------------------------------------------------------------
+
+    /// Store a version's rows in one transaction (its blobs are already stored): the version,
+    /// files, entries, the new current version, the listing, the generation and the audit row.
+    /// Identical content under an existing version is a no-op; different content is
+    /// [`StoreError::VersionExists`].
+    async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome>;
+
+    /// Store many versions with one commit (bulk loading). A conflicting version is left out with
+    /// its error and the rest are kept; any other failure fails the whole batch.
+    async fn publish_many(
+        &self,
+        versions: Vec<NewVersion<'_>>,
+    ) -> Result<Vec<Result<PublishOutcome>>>;
+
+    /// The content digest of every given version that exists (a publish's pre-check).
+    async fn content_digests(&self, versions: &[VersionRef]) -> Result<Vec<Option<Digest>>>;
+
+    /// One page of the current catalog: entries whose listing URI is after `after`, in URI order.
+    async fn list_page(&self, after: &str, limit: u32) -> Result<Vec<ListingRecord>>;
+
+    /// The current version of a skill (`version == None`) or one pinned version.
+    async fn resolve(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<ResolvedVersion>>;
+
+    /// The manifests of many versions; versions that do not exist are absent.
+    async fn manifests(&self, version_ids: &[VersionId]) -> Result<Manifests>;
+
+    /// A skill by reference.
+    async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>>;
+
+    /// Every version of a skill, unordered.
+    async fn versions(&self, skill_id: SkillId) -> Result<Vec<VersionRecord>>;
+
+    /// One version of a skill.
+    async fn version(
+        &self,
+        skill_id: SkillId,
+        version: &SkillVersion,
+    ) -> Result<Option<VersionRecord>>;
+
+    /// Skills in (namespace, name) order after `after`, optionally in one namespace.
+    async fn catalog_page(
+        &self,
+        namespace: Option<&Namespace>,
+        after: Option<&SkillRef>,
+        limit: u32,
+    ) -> Result<Vec<CatalogRecord>>;
+
+    /// Yank (`reason = Some`) or unyank a version, recompute the current version and the listing,
+    /// and audit it, in one transaction. `false` when the version does not exist.
+    async fn set_yanked(
+        &self,
+        version: &VersionRef,
+        reason: Option<&str>,
+        actor: &str,
+    ) -> Result<bool>;
+
+    /// Deprecate (`message = Some`) or undeprecate a skill, audited. `false` when it is unknown.
+    async fn set_deprecated(
+        &self,
+        skill: &SkillRef,
+        message: Option<&str>,
+        actor: &str,
+    ) -> Result<bool>;
+
+    // ---- tokens and audit ---------------------------------------------------------------------
+
+    /// Store a new token (its hash only) and audit it.
+    async fn create_token(&self, token: NewToken<'_>) -> Result<TokenRecord>;
+
+    /// Revoke a token, audited. `false` when it does not exist or was already revoked.
+    async fn revoke_token(&self, id: &str, actor: &str) -> Result<bool>;
+
+    /// The live (not revoked) token whose secret hashes to `hash`.
+    async fn token_by_hash(&self, hash: &Digest) -> Result<Option<TokenRecord>>;
+
+    /// Every token, newest first.
+    async fn tokens(&self) -> Result<Vec<TokenRecord>>;
+
+    /// Audit entries with `id > after`, oldest first.
+    async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<AuditRecord>>;
+
+    // ---- completion ---------------------------------------------------------------------------
+
+    /// Up to `limit` namespaces starting with `prefix` (the exact match first, then by most
+    /// recent publish), and how many there are (counted up to [`COMPLETION_COUNT_CAP`]).
+    async fn complete_namespaces(&self, prefix: &str, limit: u32) -> Result<(Vec<String>, u64)>;
+
+    /// The same for skill names, in one namespace or across all.
+    async fn complete_names(
+        &self,
+        namespace: Option<&Namespace>,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<(Vec<String>, u64)>;
+
+    // ---- the change feed ----------------------------------------------------------------------
+
+    /// The catalog generation: bumped by every change to what a skill serves.
+    async fn generation(&self) -> Result<i64>;
+
+    /// Skills changed after generation `since`, in skill id order after `after_id`.
+    async fn changed_since(
+        &self,
+        since: i64,
+        after_id: SkillId,
+        limit: u32,
+    ) -> Result<Vec<ChangedSkill>>;
+
+    // ---- maintenance --------------------------------------------------------------------------
+
+    /// Row counts and stored bytes.
+    async fn stats(&self) -> Result<Stats>;
+
+    /// Scrub everything: every blob re-hashed, every row pointing at what it needs. `progress`
+    /// is called after each blob.
+    async fn verify(&self, progress: &(dyn Fn(u64) + Send + Sync)) -> Result<VerifyReport>;
+
+    /// A consistent copy of the whole store at `path` (which must not exist), taken while the
+    /// registry keeps serving.
+    async fn backup(&self, path: &Path) -> Result<()>;
+
+    /// Close every connection.
+    async fn close(&self);
+}
+
+/// File bytes, addressed by the digest of those exact bytes.
+#[async_trait]
+pub trait Blobs: Send + Sync + 'static {
+    /// The bytes stored under `digest`, as stored (the caller verifies them).
+    async fn get(&self, digest: &Digest) -> Result<Option<Vec<u8>>>;
+
+    /// Store each `(digest, bytes)` unless a blob with that digest exists. Durable on return.
+    async fn put_if_absent(&self, blobs: &[(Digest, &[u8])]) -> Result<()>;
+}
+
+/// Completion totals count at most this many matches.
+pub const COMPLETION_COUNT_CAP: u64 = 10_000;
+
+/// Open the embedded engine in `data_dir`: the store and its blobs.
+pub async fn open(data_dir: &Path) -> Result<Backend> {
+    let store = std::sync::Arc::new(sqlite::SqliteStore::open(data_dir).await?);
+    Ok(Backend {
+        store: store.clone(),
+        blobs: store,
+    })
+}
+
+/// A store and its blobs, as the registry holds them.
+#[derive(Clone)]
+pub struct Backend {
+    pub store: std::sync::Arc<dyn Store>,
+    pub blobs: std::sync::Arc<dyn Blobs>,
+}

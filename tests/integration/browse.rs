@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::common::{Legacy, Modern, TestServer, corpus_catalog, tools};
+use crate::common::{self, Legacy, Modern, TestServer, corpus_catalog, tools};
 use serde_json::{Value, json};
 use skillreg::Registry;
-use skillreg::core::{InputFile, Namespace, SkillVersion};
-use skillreg::http::HttpOptions;
+use skillreg::config::Config;
+use skillreg::core::{InputFile, Namespace, SkillRef, SkillVersion, VersionRef};
 
 fn complete(template: &str, argument: &str, value: &str, context: Option<Value>) -> Value {
     let mut params = json!({"ref": {"type": "ref/resource", "uri": template}, "argument": {"name": argument, "value": value}});
@@ -246,9 +246,9 @@ async fn index_json_full_and_partial_and_fastmcp_manifest() {
     let partial = TestServer::builder()
         .data_dir(dir.path())
         .page_size(100)
-        .options(HttpOptions {
-            index_max_skills: 10,
-            ..HttpOptions::default()
+        .config(Config {
+            index_json_max_skills: 10,
+            ..Config::default()
         })
         .start()
         .await;
@@ -312,7 +312,11 @@ async fn index_json_full_and_partial_and_fastmcp_manifest() {
     ];
     server
         .registry
-        .publish(&Namespace::new("acme").unwrap(), files, None, None, None)
+        .publish(common::publish_request(
+            &Namespace::new("acme").unwrap(),
+            files,
+            None,
+        ))
         .await
         .unwrap();
     let read = modern
@@ -430,7 +434,7 @@ async fn search_finds_skills_by_purpose_on_the_real_corpus() {
     for (query, expected) in QUERIES {
         let hits = server
             .registry
-            .search(query, Some("corpus"), 3)
+            .search(query, Some(&Namespace::new("corpus").unwrap()), 3)
             .await
             .unwrap();
         let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
@@ -457,25 +461,31 @@ async fn search_tool_ranks_status_and_survives_any_input() {
         );
         server
             .registry
-            .publish(
+            .publish(common::publish_request(
                 &ns,
                 vec![InputFile::regular("SKILL.md", md)],
-                None,
                 Some(SkillVersion::parse("1.0.0").unwrap()),
-                None,
-            )
+            ))
             .await
             .unwrap();
     }
-    let admin = skillreg::auth::Principal::Admin;
+    let admin = skillreg::core::Principal::Admin;
     server
         .registry
-        .set_deprecated(&admin, "acme", "pdf-deprecated", Some("use pdf-active"))
+        .set_deprecated(
+            &admin,
+            &SkillRef::parse("acme", "pdf-deprecated").unwrap(),
+            Some("use pdf-active"),
+        )
         .await
         .unwrap();
     server
         .registry
-        .set_yanked(&admin, "acme", "pdf-yanked", "1.0.0", Some("broken"))
+        .set_yanked(
+            &admin,
+            &VersionRef::parse("acme", "pdf-yanked", "1.0.0").unwrap(),
+            Some("broken"),
+        )
         .await
         .unwrap();
     server.registry.catch_up_search().await.unwrap();
@@ -510,6 +520,15 @@ async fn search_tool_ranks_status_and_survives_any_input() {
     );
     assert_eq!(hits[1]["deprecation"], "use pdf-active");
     assert_eq!(hits[0]["uri"], "skill://acme/pdf-active/SKILL.md");
+    // The declared schemas describe what is sent, as an independent validator reads them.
+    let tool = &tools["result"]["tools"][0];
+    let content = &resp["result"]["structuredContent"];
+    common::check_json_schema(&tool["outputSchema"], content).unwrap();
+    common::check_json_schema(&tool["inputSchema"], &json!({"query": "pdf", "limit": 3})).unwrap();
+    let mut bogus = content.clone();
+    bogus["hits"][0]["status"] = json!("bogus");
+    assert!(common::check_json_schema(&tool["outputSchema"], &bogus).is_err());
+    assert!(common::check_json_schema(&tool["inputSchema"], &json!({"limit": 3})).is_err());
 
     // Query syntax typed wrongly is plain text: never an error.
     for query in [
@@ -573,15 +592,23 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
             .start()
             .await;
         // Change the catalog after the first build, so the live index saw updates.
-        let admin = skillreg::auth::Principal::Admin;
+        let admin = skillreg::core::Principal::Admin;
         server
             .registry
-            .set_deprecated(&admin, "corpus", "commit", Some("old"))
+            .set_deprecated(
+                &admin,
+                &SkillRef::parse("corpus", "commit").unwrap(),
+                Some("old"),
+            )
             .await
             .unwrap();
         server
             .registry
-            .set_yanked(&admin, "corpus", "create-plan", "0.1.0", Some("x"))
+            .set_yanked(
+                &admin,
+                &VersionRef::parse("corpus", "create-plan", "0.1.0").unwrap(),
+                Some("x"),
+            )
             .await
             .unwrap();
         server.registry.catch_up_search().await.unwrap();
@@ -590,27 +617,23 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
         for (q, _) in QUERIES {
             hits.push(server.registry.search(q, None, 10).await.unwrap());
         }
-        server.registry.store().close().await;
+        server.registry.close().await;
         (docs, hits)
     };
     assert_eq!(live_docs.len(), count);
     assert!(live_docs.contains(&"skill://corpus/commit/SKILL.md 0.1.0 Deprecated".to_owned()));
     assert!(live_docs.contains(&"skill://corpus/create-plan/SKILL.md 0.1.0 Yanked".to_owned()));
 
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    std::fs::remove_dir_all(skillreg::cli::search_dir(dir.path())).unwrap();
-    let rebuilt = Registry::open(dir.path())
-        .await
-        .unwrap()
-        .with_search(&skillreg::cli::search_dir(dir.path()))
-        .unwrap();
+    // `close` released the index: it can be removed and rebuilt by a new owner at once.
+    std::fs::remove_dir_all(skillreg::registry::search_dir(dir.path())).unwrap();
+    let rebuilt = Registry::builder(dir.path()).search().open().await.unwrap();
     rebuilt.catch_up_search().await.unwrap();
     assert_eq!(documents(&rebuilt), live_docs, "the same documents");
     for ((query, _), before) in QUERIES.iter().zip(&live_hits) {
         let after = rebuilt.search(query, None, 10).await.unwrap();
         // tantivy's BM25 statistics (field-norm buckets, average lengths) differ in the last
         // digits between an updated and a fresh index, which can swap near-tied tail hits.
-        let ranking = |hits: &[skillreg::search::Hit]| {
+        let ranking = |hits: &[skillreg::registry::SearchHit]| {
             hits.iter()
                 .map(|h| format!("{} {:?}", h.uri, h.status))
                 .collect::<Vec<_>>()
@@ -640,7 +663,7 @@ fn documents(registry: &Registry) -> Vec<String> {
         .search_documents()
         .unwrap()
         .into_iter()
-        .map(|h| format!("{} {} {:?}", h.uri, h.version, h.status))
+        .map(|(uri, version, status)| format!("{uri} {version} {status:?}"))
         .collect()
 }
 

@@ -3,7 +3,7 @@
 
 use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
 use serde_json::json;
-use skillreg::http::HttpOptions;
+use skillreg::config::{Config, Secret};
 
 const ADMIN: &str = "cli-admin-token-abcdef";
 
@@ -22,9 +22,9 @@ fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_token_yank_deprecate() {
     let server = TestServer::builder()
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.to_owned()),
-            ..HttpOptions::default()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
         })
         .start()
         .await;

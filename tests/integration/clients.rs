@@ -90,11 +90,12 @@ async fn corpus_catalog() -> (tempfile::TempDir, usize) {
     let tmp = tempfile::TempDir::new().unwrap();
     let registry = Registry::open(tmp.path()).await.unwrap();
     let ns = Namespace::new("corpus").unwrap();
-    let summary = skillreg::import::import_paths(&registry, &ns, None, &[corpus_dir()], |_| {})
+    let summary = registry
+        .import_dirs(&ns, None, &[corpus_dir()], |_| {})
         .await
         .unwrap();
     assert!(summary.imported >= 100, "{summary:?}");
-    registry.store().close().await;
+    registry.close().await;
     (tmp, summary.imported)
 }
 

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use skillreg::Registry;
-use skillreg::http::{self, HttpOptions};
+use skillreg::config::Config;
+use skillreg::core::{InputFile, Namespace, SkillVersion};
+use skillreg::http;
+use skillreg::registry::PublishRequest;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
@@ -30,14 +33,13 @@ pub struct TestServer {
     _tmp: Option<TempDir>,
 }
 
-/// How to start a [`TestServer`]: by default an empty fresh data directory, the registry's
-/// default page size and default HTTP options.
+/// How to start a [`TestServer`]: by default an empty fresh data directory and the default
+/// configuration.
 #[must_use = "a builder does nothing until `start`"]
 pub struct TestServerBuilder {
     seeded: bool,
     data_dir: Option<PathBuf>,
-    page_size: Option<u32>,
-    options: HttpOptions,
+    config: Config,
 }
 
 impl TestServer {
@@ -46,8 +48,7 @@ impl TestServer {
         TestServerBuilder {
             seeded: false,
             data_dir: None,
-            page_size: None,
-            options: HttpOptions::default(),
+            config: Config::default(),
         }
     }
 }
@@ -67,13 +68,18 @@ impl TestServerBuilder {
 
     /// Items per page of paginated MCP methods.
     pub fn page_size(mut self, page_size: u32) -> Self {
-        self.page_size = Some(page_size);
+        self.config.page_size = page_size;
         self
     }
 
-    /// HTTP options (tokens, limits, timeouts).
-    pub fn options(mut self, options: HttpOptions) -> Self {
-        self.options = options;
+    /// The server's configuration (tokens, limits, timeouts). Its page size is kept when
+    /// [`TestServerBuilder::page_size`] set one before.
+    pub fn config(mut self, config: Config) -> Self {
+        let page_size = self.config.page_size;
+        self.config = config;
+        if self.config.page_size == Config::default().page_size {
+            self.config.page_size = page_size;
+        }
         self
     }
 
@@ -86,21 +92,21 @@ impl TestServerBuilder {
                 (tmp.path().to_path_buf(), Some(tmp))
             }
         };
-        let mut registry = Registry::open(&data_dir).await.unwrap();
-        if let Some(page_size) = self.page_size {
-            registry = registry.with_page_size(page_size);
-        }
-        if self.seeded {
-            skillreg::import::import_seed(&registry).await.unwrap();
-        }
-        let registry = registry
-            .with_search(&skillreg::cli::search_dir(&data_dir))
+        let registry = Registry::builder(&data_dir)
+            .page_size(self.config.page_size)
+            .admin_token(self.config.admin_token())
+            .search()
+            .open()
+            .await
             .unwrap();
+        if self.seeded {
+            registry.import_seed().await.unwrap();
+        }
         registry.catch_up_search().await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
-        let app = http::router(registry.clone(), &self.options, shutdown.clone());
+        let app = http::router(registry.clone(), &self.config, shutdown.clone());
         tokio::spawn(http::serve(listener, app, shutdown.clone()));
         TestServer {
             url,
@@ -404,13 +410,14 @@ pub fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
 pub async fn corpus_catalog() -> (TempDir, usize) {
     let tmp = TempDir::new().unwrap();
     let registry = Registry::open(tmp.path()).await.unwrap();
-    skillreg::import::import_seed(&registry).await.unwrap();
+    registry.import_seed().await.unwrap();
     let ns = skillreg::core::Namespace::new("corpus").unwrap();
-    let summary = skillreg::import::import_paths(&registry, &ns, None, &[corpus_dir()], |_| {})
+    let summary = registry
+        .import_dirs(&ns, None, &[corpus_dir()], |_| {})
         .await
         .unwrap();
     assert!(summary.imported >= 100, "{summary:?}");
-    registry.store().close().await;
+    registry.close().await;
     (tmp, summary.imported + 3)
 }
 
@@ -424,5 +431,51 @@ pub fn content_bytes(read: &Value) -> Vec<u8> {
             .decode(b.as_str().unwrap())
             .unwrap(),
         _ => panic!("neither text nor blob: {read}"),
+    }
+}
+
+/// A publish through the registry (as import does): `files` into `namespace`, at `version` or
+/// the frontmatter's.
+pub fn publish_request(
+    namespace: &Namespace,
+    files: Vec<InputFile>,
+    version: Option<SkillVersion>,
+) -> PublishRequest {
+    PublishRequest {
+        namespace: namespace.clone(),
+        files,
+        expected_name: None,
+        version,
+        actor: "test".to_owned(),
+    }
+}
+
+/// Validate `instance` against the JSON Schema `schema` (draft 2020-12) with Python's
+/// `jsonschema`, an implementation independent of the one that wrote the schema.
+pub fn check_json_schema(schema: &Value, instance: &Value) -> Result<(), String> {
+    use std::io::Write as _;
+    let script = "import json, sys, jsonschema\n\
+        d = json.load(sys.stdin)\n\
+        jsonschema.Draft202012Validator.check_schema(d['schema'])\n\
+        errors = [e.message for e in jsonschema.Draft202012Validator(d['schema']).iter_errors(d['instance'])]\n\
+        print('\\n'.join(errors)); sys.exit(1 if errors else 0)\n";
+    let mut child = std::process::Command::new(tools().python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({"schema": schema, "instance": instance}).to_string();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }

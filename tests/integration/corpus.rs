@@ -237,7 +237,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
             .collect();
         let expected_uris: BTreeSet<String> = expected_files
             .keys()
-            .map(|p| SkillUri::join(skill_root, p))
+            .map(|p| SkillUri::append(skill_root, p))
             .collect();
         assert_eq!(
             listed_uris,
@@ -248,7 +248,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
             "manifest of {uri} lists exactly the files of {dir}"
         );
         for (path, row) in expected_files {
-            let file_uri = SkillUri::join(skill_root, &path);
+            let file_uri = SkillUri::append(skill_root, &path);
             let read = modern
                 .call("resources/read", json!({"uri": file_uri}))
                 .await;

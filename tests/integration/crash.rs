@@ -75,10 +75,12 @@ fn archive(name: &str, version: &str, payload: &[u8]) -> Vec<u8> {
         ("data/payload.bin", payload, 0o644),
         ("refs/shared.md", &b"shared by every version\n"[..], 0o644),
     ];
-    skillreg::archive::pack_tar_gz(files.iter().map(|(p, b, m)| skillreg::archive::ExportFile {
-        path: p,
-        mode: *m,
-        bytes: b,
+    skillreg::source::archive::pack_tar_gz(files.iter().map(|(p, b, m)| {
+        skillreg::source::archive::ExportFile {
+            path: p,
+            mode: *m,
+            bytes: b,
+        }
     }))
     .unwrap()
 }

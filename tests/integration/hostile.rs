@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::{Legacy, Modern, TestServer, tar_gz};
 use serde_json::{Value, json};
-use skillreg::http::HttpOptions;
+use skillreg::config::{Config, Secret};
 use tokio::io::AsyncWriteExt as _;
 
 const ADMIN: &str = "hostile-admin-token-0123";
@@ -345,11 +345,11 @@ fn tar_gz_long(skill_md: &[u8], long: &str) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_hostile_input_gets_its_code_and_changes_nothing() {
     let server = TestServer::builder()
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.to_owned()),
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
             max_upload_bytes: 2 * 1024 * 1024,
-            request_timeout: Duration::from_secs(2),
-            ..HttpOptions::default()
+            request_timeout_secs: 2,
+            ..Config::default()
         })
         .start()
         .await;
@@ -364,7 +364,7 @@ async fn every_hostile_input_gets_its_code_and_changes_nothing() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 201);
-    let before = server.registry.store().stats().await.unwrap();
+    let before = server.registry.stats().await.unwrap();
     let mut cases = 0;
 
     for (case, content_type, body, status, code) in upload_cases() {
@@ -552,7 +552,7 @@ async fn every_hostile_input_gets_its_code_and_changes_nothing() {
 
     assert!(cases >= 40, "{cases} cases");
     assert_eq!(
-        server.registry.store().stats().await.unwrap(),
+        server.registry.stats().await.unwrap(),
         before,
         "the store is unchanged"
     );

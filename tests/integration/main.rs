@@ -7,6 +7,8 @@
 
 mod common;
 
+mod architecture;
+
 mod browse;
 mod cli;
 mod clients;

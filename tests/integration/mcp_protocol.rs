@@ -1,7 +1,9 @@
 //! The MCP surface over real HTTP on loopback, on both protocol eras, with a raw JSON-RPC client:
 //! wire shapes, pagination, errors, pinned URIs, nested skills, text vs blob.
 
-use crate::common::{Legacy, Modern, TestServer, all_pages, content_bytes, parse_body, sha256_hex};
+use crate::common::{
+    self, Legacy, Modern, TestServer, all_pages, content_bytes, parse_body, sha256_hex,
+};
 use serde_json::{Value, json};
 use skillreg::core::{InputFile, Namespace, SkillName, SkillVersion};
 
@@ -16,13 +18,11 @@ fn skill_md(name: &str, description: &str) -> String {
 async fn publish(server: &TestServer, namespace: &str, version: &str, files: Vec<InputFile>) {
     server
         .registry
-        .publish(
+        .publish(common::publish_request(
             &ns(namespace),
             files,
-            None,
             Some(SkillVersion::parse(version).unwrap()),
-            None,
-        )
+        ))
         .await
         .unwrap();
 }
@@ -413,30 +413,30 @@ async fn republishing_identical_content_is_a_no_op_and_conflicts_are_refused() {
     let files = || vec![InputFile::regular("SKILL.md", skill_md("a", "d"))];
     let reg = &server.registry;
     let first = reg
-        .publish(&ns("acme"), files(), None, None, None)
+        .publish(common::publish_request(&ns("acme"), files(), None))
         .await
         .unwrap();
     assert!(first.created);
-    assert_eq!(first.version.to_string(), "0.1.0");
+    assert_eq!(first.version.version.to_string(), "0.1.0");
     let again = reg
-        .publish(&ns("acme"), files(), None, None, None)
+        .publish(common::publish_request(&ns("acme"), files(), None))
         .await
         .unwrap();
     assert!(!again.created);
     let changed = vec![InputFile::regular("SKILL.md", skill_md("a", "changed"))];
     let err = reg
-        .publish(&ns("acme"), changed, None, None, None)
+        .publish(common::publish_request(&ns("acme"), changed, None))
         .await
         .unwrap_err();
     assert_eq!(err.code(), "version_exists");
     let mismatch = reg
-        .publish(
-            &ns("acme"),
-            files(),
-            Some(&SkillName::new("b").unwrap()),
-            None,
-            None,
-        )
+        .publish(skillreg::registry::PublishRequest {
+            namespace: ns("acme"),
+            files: files(),
+            expected_name: Some(SkillName::new("b").unwrap()),
+            version: None,
+            actor: "test".to_owned(),
+        })
         .await
         .unwrap_err();
     assert_eq!(mismatch.code(), "name_mismatch");

@@ -1,6 +1,7 @@
 //! Operating it: health and readiness, Prometheus metrics, request ids, JSON logs without
 //! secrets, the configuration file and its precedence, and the documented environment variables.
 
+use skillreg::config::Config;
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 
@@ -74,7 +75,7 @@ async fn health_readiness_metrics_and_request_ids() {
     for needle in [
         r#"skillreg_mcp_requests_total{method="skills/list",outcome="ok"}"#,
         r#"skillreg_mcp_requests_total{method="skills/get",outcome="error"}"#,
-        r#"skillreg_errors_total{code="not_found"}"#,
+        r#"skillreg_errors_total{code="skill_not_found"}"#,
         r#"skillreg_http_requests_total{method="GET",route="/v1/skills/{namespace}/{name}",status="404"}"#,
         "skillreg_mcp_request_duration_seconds_bucket",
         "skillreg_http_request_duration_seconds_bucket",
@@ -92,7 +93,7 @@ async fn health_readiness_metrics_and_request_ids() {
             r#"skillreg_mcp_requests_total{method="skills/get",outcome="error"}"#,
             1.0,
         ),
-        (r#"skillreg_errors_total{code="not_found"}"#, 1.0),
+        (r#"skillreg_errors_total{code="skill_not_found"}"#, 1.0),
         (
             r#"skillreg_http_requests_total{method="GET",route="/v1/skills/{namespace}/{name}",status="404"}"#,
             1.0,
@@ -265,7 +266,7 @@ fn configuration_precedence_and_errors() {
     } = run_cli(&["config", "print", "--config", file_s], &[]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("pag_size") && err.contains("unknown field"),
+        err.contains("pag_size") && err.contains("unknown setting"),
         "{err}"
     );
     let CliOutput {
@@ -347,9 +348,9 @@ fn every_subcommand_has_help_with_an_example() {
 #[tokio::test]
 async fn origin_allow_list_on_mcp() {
     let server = TestServer::builder()
-        .options(skillreg::http::HttpOptions {
+        .config(Config {
             allowed_origins: vec!["https://host.example".to_owned()],
-            ..skillreg::http::HttpOptions::default()
+            ..Config::default()
         })
         .start()
         .await;
@@ -364,4 +365,45 @@ async fn origin_allow_list_on_mcp() {
     };
     assert_eq!(post("https://evil.example").await.unwrap().status(), 403);
     assert_eq!(post("https://host.example").await.unwrap().status(), 200);
+}
+
+#[test]
+fn the_readme_documents_every_setting_as_declared() {
+    use clap::Args as _;
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let command = skillreg::config::Config::augment_args(clap::Command::new("serve"));
+    let defaults = toml::Table::try_from(skillreg::config::Config::default()).unwrap();
+    let mut documented = 0;
+    for arg in command.get_arguments() {
+        let key = arg.get_id().as_str();
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{key}` |")))
+            .unwrap_or_else(|| panic!("README has no row for the setting `{key}`"));
+        let env = arg.get_env().unwrap().to_str().unwrap();
+        assert!(row.contains(&format!("`{env}`")), "{key}: {row}");
+        if let Some(long) = arg.get_long() {
+            assert!(row.contains(&format!("`--{long}")), "{key}: {row}");
+        }
+        if let Some(default) = defaults
+            .get(key)
+            .filter(|v| !matches!(v, toml::Value::Array(_)))
+        {
+            let shown = match default {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            assert!(
+                row.contains(&format!("`{shown}`")),
+                "{key} default {shown}: {row}"
+            );
+        }
+        documented += 1;
+    }
+    let rows = readme
+        .lines()
+        .filter(|l| l.starts_with("| `") && l.contains("`SKILLREG_"))
+        .count();
+    assert_eq!(rows, documented, "a README row names no setting");
 }

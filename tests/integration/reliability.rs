@@ -7,11 +7,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
+use crate::common::{self, CliOutput, Modern, TestServer, run_cli_async};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use skillreg::config::{Config, Secret};
 use skillreg::core::{InputFile, Namespace, SkillVersion};
-use skillreg::http::HttpOptions;
 
 const ADMIN: &str = "reliability-admin-token";
 
@@ -46,34 +46,32 @@ async fn corrupt(data_dir: &Path, digest: &str) {
 async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
     let server = TestServer::builder()
         .page_size(100)
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.into()),
-            ..HttpOptions::default()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
         })
         .start()
         .await;
     let published = server
         .registry
-        .publish(
+        .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             skill("fragile", "# Fragile"),
             None,
-            None,
-            None,
-        )
+        ))
         .await
         .unwrap();
     let notes = published
         .files
         .iter()
-        .find(|f| f.uri.ends_with("notes.md"))
+        .find(|f| f.path.ends_with("notes.md"))
         .unwrap();
     let data_dir = server.data_dir.to_str().unwrap();
     let CliOutput {
         code, stdout: out, ..
     } = run_cli_async(&["verify", "--data-dir", data_dir], &[]).await;
     assert_eq!(code, 0, "clean before: {out}");
-    corrupt(&server.data_dir, &notes.digest).await;
+    corrupt(&server.data_dir, &notes.digest.to_string()).await;
 
     let mcp = Modern::new(&server.url);
     let read = mcp
@@ -143,13 +141,11 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
         for i in 0..40u64 {
             let v = SkillVersion::parse(&format!("1.0.{i}")).unwrap();
             registry
-                .publish(
+                .publish(common::publish_request(
                     &ns,
                     skill("busy", &format!("revision {i}")),
-                    None,
                     Some(v),
-                    None,
-                )
+                ))
                 .await
                 .unwrap();
             if let Some(tx) = first_published.take() {
@@ -162,7 +158,7 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
         .await
         .expect("the writer did not publish its first version within 30 s")
         .expect("the writer failed before its first publish");
-    let before = server.registry.store().stats().await.unwrap().versions;
+    let before = server.registry.stats().await.unwrap().versions;
     assert!(before >= 1, "the first publish is acknowledged ({before})");
     let data_dir = server.data_dir.to_str().unwrap();
     let backup = server.data_dir.join("backup.db");
@@ -194,7 +190,7 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
         .page_size(100)
         .start()
         .await;
-    let stats = server2.registry.store().stats().await.unwrap();
+    let stats = server2.registry.stats().await.unwrap();
     assert!(
         stats.versions >= before,
         "every version acknowledged before the backup is in it ({} < {before})",
@@ -266,16 +262,20 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
     let server = TestServer::builder()
         .data_dir(&data)
         .page_size(100)
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.into()),
-            ..HttpOptions::default()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
         })
         .start()
         .await;
     let ns = Namespace::new("acme").unwrap();
     server
         .registry
-        .publish(&ns, skill("survivor", "# Survivor"), None, None, None)
+        .publish(common::publish_request(
+            &ns,
+            skill("survivor", "# Survivor"),
+            None,
+        ))
         .await
         .unwrap();
     let mcp = Modern::new(&server.url);
@@ -293,14 +293,18 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
         }
         let mut files = skill(&format!("filler-{i}"), "# Filler");
         files.push(InputFile::regular("assets/noise.bin", noise));
-        if let Err(e) = server.registry.publish(&ns, files, None, None, None).await {
+        if let Err(e) = server
+            .registry
+            .publish(common::publish_request(&ns, files, None))
+            .await
+        {
             refused = Some(e);
             break;
         }
     }
     let err = refused.expect("the disk filled up");
     assert_eq!(err.code(), "storage_full", "{err}");
-    assert_eq!(err.status(), 507);
+    assert_eq!(err.code().http_status(), 507);
 
     // Reads keep working on a full disk.
     let read = mcp
@@ -323,10 +327,14 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
     disk.remount("size=128m");
     server
         .registry
-        .publish(&ns, skill("after-space", "# Back"), None, None, None)
+        .publish(common::publish_request(
+            &ns,
+            skill("after-space", "# Back"),
+            None,
+        ))
         .await
         .unwrap();
-    let report = server.registry.store().verify(|_| {}).await.unwrap();
+    let report = server.registry.verify(&|_| {}).await.unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
 
     drop(server);
@@ -343,17 +351,15 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
             .await;
         server
             .registry
-            .publish(
+            .publish(common::publish_request(
                 &Namespace::new("acme").unwrap(),
                 skill("kept", "# Kept"),
                 None,
-                None,
-                None,
-            )
+            ))
             .await
             .unwrap();
         server.registry.catch_up_search().await.unwrap();
-        server.registry.store().close().await;
+        server.registry.close().await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     // A read-only bind mount of the data directory (refused writes even for root).
@@ -385,9 +391,9 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
     let server = TestServer::builder()
         .data_dir(view.path())
         .page_size(100)
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.into()),
-            ..HttpOptions::default()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
         })
         .start()
         .await;
@@ -411,17 +417,15 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
     );
     let err = server
         .registry
-        .publish(
+        .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             skill("new", "# New"),
             None,
-            None,
-            None,
-        )
+        ))
         .await
         .unwrap_err();
     assert_eq!(err.code(), "storage_read_only", "{err}");
-    let archive = skillreg::archive::pack_tar_gz([skillreg::archive::ExportFile {
+    let archive = skillreg::source::archive::pack_tar_gz([skillreg::source::archive::ExportFile {
         path: "SKILL.md",
         mode: 0o644,
         bytes: b"---\nname: new\ndescription: d\n---\n",

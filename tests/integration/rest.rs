@@ -7,16 +7,16 @@ use std::io::Write as _;
 use crate::common::{Modern, TestServer, corpus_dir, parse_body, tar_gz};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use skillreg::http::HttpOptions;
+use skillreg::config::{Config, Secret};
 
 const ADMIN: &str = "test-admin-token-0123456789";
 
 async fn server() -> TestServer {
     TestServer::builder()
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.to_owned()),
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
             max_upload_bytes: 20 * 1024 * 1024,
-            ..HttpOptions::default()
+            ..Config::default()
         })
         .start()
         .await
@@ -228,12 +228,27 @@ async fn publish_read_export_and_republish() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 
+    // One code per kind of thing not found.
     let (status, body) = api.get("/v1/skills/acme/nope").await;
-    assert_eq!((status, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "skill_not_found")
+    );
     let (status, body) = api.get("/v1/skills/acme/refunds/9.9.9").await;
-    assert_eq!((status, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "version_not_found")
+    );
+    let (status, body) = api.get("/v1/skills/acme/refunds/1.0.0/files/nope.md").await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "file_not_found")
+    );
     let (status, body) = api.get("/v1/nothing-here").await;
-    assert_eq!((status, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "endpoint_not_found")
+    );
 }
 
 #[tokio::test]
@@ -248,7 +263,7 @@ async fn bad_uploads_get_their_own_code_and_change_nothing() {
         skill_archive("base", "Base."),
     )
     .await;
-    let before = server.registry.store().stats().await.unwrap();
+    let before = server.registry.stats().await.unwrap();
 
     let md = skill_md("bad", "Bad.");
     let ok = |extra: &[(&'static str, tar::EntryType, &'static [u8])]| {
@@ -512,7 +527,7 @@ async fn bad_uploads_get_their_own_code_and_change_nothing() {
     );
 
     assert_eq!(
-        server.registry.store().stats().await.unwrap(),
+        server.registry.stats().await.unwrap(),
         before,
         "nothing stored, nothing audited"
     );
@@ -888,7 +903,10 @@ async fn mcp_follows_publish_yank_and_deprecate() {
             Some(json!({})),
         )
         .await;
-    assert_eq!((status, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "version_not_found")
+    );
     let (status, body) = api
         .send(
             reqwest::Method::POST,
@@ -906,10 +924,10 @@ async fn mcp_follows_publish_yank_and_deprecate() {
 #[tokio::test]
 async fn reads_can_require_a_token() {
     let server = TestServer::builder()
-        .options(HttpOptions {
-            admin_token: Some(ADMIN.to_owned()),
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
             require_read_token: true,
-            ..HttpOptions::default()
+            ..Config::default()
         })
         .start()
         .await;
@@ -988,10 +1006,11 @@ async fn openapi_document_matches_the_snapshot() {
 async fn every_corpus_skill_exports_and_republishes_unchanged() {
     let source = server().await;
     let ns = skillreg::core::Namespace::new("corpus").unwrap();
-    let summary =
-        skillreg::import::import_paths(&source.registry, &ns, None, &[corpus_dir()], |_| {})
-            .await
-            .unwrap();
+    let summary = source
+        .registry
+        .import_dirs(&ns, None, &[corpus_dir()], |_| {})
+        .await
+        .unwrap();
     let target = server().await;
     let (a, b) = (Api::new(&source), Api::new(&target));
     let mut cursor: Option<String> = None;

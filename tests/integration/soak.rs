@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{Legacy, Modern, TestServer, sha256_hex};
+use crate::common::{self, Legacy, Modern, TestServer, sha256_hex};
 use base64::Engine as _;
 use serde_json::{Value, json};
-use skillreg::auth::Principal;
-use skillreg::core::{InputFile, Namespace, SkillVersion};
+use skillreg::core::Principal;
+use skillreg::core::{InputFile, Namespace, SkillVersion, VersionRef};
 
 #[derive(Default)]
 struct Counts {
@@ -123,13 +123,11 @@ async fn publishers_yankers_and_readers_on_both_eras() {
         for version in ["0.9.0", "1.0.0"] {
             server
                 .registry
-                .publish(
+                .publish(common::publish_request(
                     &ns,
                     files(&format!("soak-{s}"), version),
-                    None,
                     Some(SkillVersion::parse(version).unwrap()),
-                    None,
-                )
+                ))
                 .await
                 .unwrap();
         }
@@ -152,13 +150,11 @@ async fn publishers_yankers_and_readers_on_both_eras() {
                 let version = format!("1.{p}.{i}");
                 let name = format!("soak-{}", i % 4);
                 registry
-                    .publish(
+                    .publish(common::publish_request(
                         &ns,
                         files(&name, &version),
-                        None,
                         Some(SkillVersion::parse(&version).unwrap()),
-                        None,
-                    )
+                    ))
                     .await
                     .unwrap();
                 counts.published.fetch_add(1, Ordering::Relaxed);
@@ -171,14 +167,14 @@ async fn publishers_yankers_and_readers_on_both_eras() {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
-                let name = format!("soak-{}", i % 4);
+                let first = VersionRef::parse("soak", &format!("soak-{}", i % 4), "1.0.0").unwrap();
                 // Yank and restore the first version: the current one moves back and forth.
                 registry
-                    .set_yanked(&Principal::Admin, "soak", &name, "1.0.0", Some("soak"))
+                    .set_yanked(&Principal::Admin, &first, Some("soak"))
                     .await
                     .unwrap();
                 registry
-                    .set_yanked(&Principal::Admin, "soak", &name, "1.0.0", None)
+                    .set_yanked(&Principal::Admin, &first, None)
                     .await
                     .unwrap();
                 counts.yanks.fetch_add(1, Ordering::Relaxed);
@@ -294,7 +290,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
     stdio.join().expect("the stdio reader saw no error");
     let _ = child.kill();
     let _ = child.wait();
-    let report = server.registry.store().verify(|_| {}).await.unwrap();
+    let report = server.registry.verify(&|_| {}).await.unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     let (p, y, r, s) = (
         counts.published.load(Ordering::Relaxed),

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::common::{TestServer, Tools, corpus_catalog, tools};
+use crate::common::{self, TestServer, Tools, corpus_catalog, tools};
 use serde_json::Value;
 use skillreg::core::{InputFile, Namespace};
 use tokio::process::Command;
@@ -85,13 +85,11 @@ async fn web_catalog_in_headless_chromium() {
         .await;
     server
         .registry
-        .publish(
+        .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             vec![InputFile::regular("SKILL.md", HOSTILE_SKILL_MD)],
             None,
-            None,
-            None,
-        )
+        ))
         .await
         .unwrap();
     server.registry.catch_up_search().await.unwrap();
@@ -206,13 +204,11 @@ async fn pages_and_files_carry_security_headers_and_encoded_links() {
     let version = skillreg::core::SkillVersion::parse("1.0.0+build.1").unwrap();
     server
         .registry
-        .publish(
+        .publish(common::publish_request(
             &skillreg::core::Namespace::new("acme").unwrap(),
             files,
-            None,
             Some(version),
-            None,
-        )
+        ))
         .await
         .unwrap();
     let http = reqwest::Client::new();

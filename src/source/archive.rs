@@ -12,9 +12,9 @@ use flate2::Compression;
 use flate2::bufread::GzDecoder;
 use flate2::write::GzEncoder;
 
-use crate::core::InputFile;
 use crate::core::InputKind;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
+use crate::core::{Code, InputFile};
 
 /// The decompressed bytes we read at most: the content limit plus room for tar headers and
 /// padding of the maximum number of entries.
@@ -65,14 +65,14 @@ pub enum ArchiveError {
 }
 
 impl ArchiveError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::Malformed(..) => "invalid_archive",
-            Self::TooLarge => "archive_too_large",
-            Self::TooManyEntries => "too_many_files",
-            Self::NonUtf8Name(_) => "unsafe_path",
-            Self::Duplicate(_) => "duplicate_path",
-            Self::Sparse(_) => "not_a_regular_file",
+            Self::Malformed(..) => Code::InvalidArchive,
+            Self::TooLarge => Code::ArchiveTooLarge,
+            Self::TooManyEntries => Code::TooManyFiles,
+            Self::NonUtf8Name(_) => Code::UnsafePath,
+            Self::Duplicate(_) => Code::DuplicatePath,
+            Self::Sparse(_) => Code::NotARegularFile,
         }
     }
 }
@@ -215,7 +215,7 @@ fn unpack_zip(bytes: &[u8]) -> Result<Vec<InputFile>, ArchiveError> {
         let mode = entry.unix_mode();
         let kind = match mode.map(|m| m & 0o170_000) {
             Some(0o120_000) => InputKind::Symlink,
-            None | Some(0o100_000) | Some(0) => InputKind::File,
+            None | Some(0o100_000 | 0) => InputKind::File,
             Some(_) => InputKind::Other,
         };
         let executable = mode.is_some_and(|m| m & 0o111 != 0);

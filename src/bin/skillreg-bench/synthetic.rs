@@ -1,18 +1,17 @@
-//! Benchmark support: a synthetic catalog generator shaped like the real corpus, and in-process
-//! latency measurements of the read paths (`skillreg bench generate`, `skillreg bench latency`).
+//! The synthetic catalog: skills shaped like the real corpus, numbered, deterministic. Used by the
+//! `skillreg-bench` binary, by `benches/registry.rs` and by tests (each includes this file), and
+//! only through the library's public API.
 
-use std::time::{Duration, Instant};
+use skillreg::Result;
+use skillreg::core::{InputFile, Namespace, SkillVersion};
+use skillreg::registry::{PublishRequest, Registry};
 
-use crate::core::{InputFile, Namespace, SkillVersion};
-use crate::error::Result;
-use crate::registry::Registry;
-
-const ADJECTIVES: &[&str] = &[
+pub const ADJECTIVES: &[&str] = &[
     "quick", "secure", "async", "visual", "typed", "static", "cloud", "native", "mobile", "data",
     "smart", "batch", "live", "legacy", "modern", "shared", "private", "public", "remote", "local",
     "safe", "fast", "lean", "robust",
 ];
-const NOUNS: &[&str] = &[
+pub const NOUNS: &[&str] = &[
     "review",
     "deploy",
     "release",
@@ -44,7 +43,7 @@ const NOUNS: &[&str] = &[
     "roadmap",
     "onboarding",
 ];
-const VERBS: &[&str] = &[
+pub const VERBS: &[&str] = &[
     "writer",
     "checker",
     "builder",
@@ -61,7 +60,7 @@ const VERBS: &[&str] = &[
     "formatter",
     "explorer",
 ];
-const TOPICS: &[&str] = &[
+pub const TOPICS: &[&str] = &[
     "pull requests",
     "Postgres migrations",
     "React components",
@@ -85,17 +84,17 @@ const TOPICS: &[&str] = &[
 ];
 
 /// Deterministic pseudo-random numbers (xorshift64*); also the tests' source of random input.
-pub(crate) struct Rng(pub(crate) u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+    pub fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
         from[(self.next() % from.len() as u64) as usize]
     }
 }
@@ -182,8 +181,7 @@ pub fn synthetic_skill(i: u64) -> (Namespace, Vec<InputFile>) {
         rng.pick(NOUNS),
     );
     let mut body = format!(
-        "---\nname: {name}\ndescription: {description}\nmetadata:\n  owner: {}\n---\n# {name}\n\n",
-        namespace
+        "---\nname: {name}\ndescription: {description}\nmetadata:\n  owner: {namespace}\n---\n# {name}\n\n"
     );
     for step in 1..=(3 + rng.next() % 6) {
         body.push_str(&format!(
@@ -234,7 +232,13 @@ pub async fn generate(
             (start..(start + BATCH).min(to))
                 .map(|i| {
                     let (ns, files) = synthetic_skill(i);
-                    Registry::prepare(ns, files, None, Some(version.clone()), Some("bulk"))
+                    Registry::prepare(PublishRequest {
+                        namespace: ns,
+                        files,
+                        expected_name: None,
+                        version: Some(version.clone()),
+                        actor: "bulk".to_owned(),
+                    })
                 })
                 .collect::<Result<Vec<_>>>()
         })
@@ -257,144 +261,6 @@ pub async fn generate(
         progress(start - from);
     }
     Ok(created)
-}
-
-/// Latency percentiles of one operation.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Latency {
-    pub operation: String,
-    pub samples: usize,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub max_us: f64,
-}
-
-fn summarize(operation: &str, mut samples: Vec<Duration>) -> Latency {
-    samples.sort();
-    let at =
-        |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e6;
-    Latency {
-        operation: operation.to_owned(),
-        samples: samples.len(),
-        p50_us: at(0.50),
-        p99_us: at(0.99),
-        max_us: at(1.0),
-    }
-}
-
-/// Time the read paths in-process against a catalog made by [`generate`]. Inputs are drawn
-/// before each timed call, so only the registry's work is measured.
-pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Latency>> {
-    let mut rng = Rng(42);
-    let mut results = Vec::new();
-    let stats = registry.store().stats().await?;
-    let n = stats.skills.max(1) as u64;
-    let skill = |rng: &mut Rng| -> (String, String) {
-        let i = rng.next() % n;
-        (synthetic_namespace(i).to_string(), synthetic_name(i))
-    };
-    let letter = |rng: &mut Rng| char::from(b'a' + (rng.next() % 26) as u8).to_string();
-    macro_rules! measure {
-        ($op:expr, $input:expr, |$x:pat_param| $body:expr) => {{
-            let inputs: Vec<_> = (0..iterations).map(|_| $input).collect();
-            let mut samples = Vec::with_capacity(iterations);
-            for $x in inputs {
-                let started = Instant::now();
-                $body;
-                samples.push(started.elapsed());
-            }
-            results.push(summarize($op, samples));
-        }};
-    }
-    let empty = std::collections::HashMap::new();
-    let uri = |(ns, name): (String, String), path: &str| format!("skill://{ns}/{name}/{path}");
-    measure!(
-        "completion: namespace, 1-char prefix",
-        letter(&mut rng),
-        |c| registry.complete("namespace", &c, &empty).await?
-    );
-    measure!(
-        "completion: name in namespace, 2-char prefix",
-        skill(&mut rng),
-        |(ns, name)| {
-            let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
-            registry.complete("name", &name[..2], &ctx).await?
-        }
-    );
-    measure!(
-        "completion: name across namespaces, 3-char prefix",
-        skill(&mut rng),
-        |(_, name)| registry.complete("name", &name[..3], &empty).await?
-    );
-    measure!(
-        "completion: name across namespaces, 1-char prefix",
-        letter(&mut rng),
-        |c| registry.complete("name", &c, &empty).await?
-    );
-    measure!("completion: path in a skill", skill(&mut rng), |(
-        ns,
-        name,
-    )| {
-        let ctx = std::collections::HashMap::from([
-            ("namespace".to_owned(), ns),
-            ("name".to_owned(), name),
-        ]);
-        registry.complete("path", "", &ctx).await?
-    });
-    measure!(
-        "search: 4-word query",
-        format!(
-            "{} {} {} {}",
-            rng.pick(NOUNS),
-            rng.pick(TOPICS),
-            rng.pick(VERBS),
-            rng.pick(NOUNS)
-        ),
-        |q| registry.search(&q, None, 10).await?
-    );
-    measure!(
-        "search: 4-word query in a namespace",
-        (
-            format!(
-                "{} {} {}",
-                rng.pick(NOUNS),
-                rng.pick(TOPICS),
-                rng.pick(NOUNS)
-            ),
-            format!("team-{:04}", rng.next() % 1000)
-        ),
-        |(q, ns)| registry.search(&q, Some(&ns), 10).await?
-    );
-    measure!("skills/list: first page", (), |_| registry
-        .list_skills(None)
-        .await?);
-    measure!(
-        "skills/list: deep page",
-        crate::registry::cursor_after(&uri(skill(&mut rng), "SKILL.md")),
-        |cursor| registry.list_skills(Some(&cursor)).await?
-    );
-    measure!("skills/get", uri(skill(&mut rng), "SKILL.md"), |u| registry
-        .get_skill(&u)
-        .await?);
-    measure!(
-        "resources/read: SKILL.md",
-        uri(skill(&mut rng), "SKILL.md"),
-        |u| registry.read(&u).await?
-    );
-    let binaries = n.div_ceil(BINARY_EVERY);
-    measure!(
-        "resources/read: 200 KB binary",
-        {
-            let i = (rng.next() % binaries) * BINARY_EVERY;
-            let k = (i / BINARY_EVERY) % 8;
-            uri(
-                (synthetic_namespace(i).to_string(), synthetic_name(i)),
-                &format!("assets/figure-{k}.png"),
-            )
-        },
-        |u| registry.read(&u).await?
-    );
-    Ok(results)
 }
 
 /// Write synthetic skills `from..to` as a directory tree `dir/<name>/...` (for peers that serve

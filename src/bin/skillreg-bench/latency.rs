@@ -1,0 +1,151 @@
+//! In-process latency of the read paths against a synthetic catalog: p50/p99 per operation.
+
+use std::time::{Duration, Instant};
+
+use skillreg::Result;
+use skillreg::core::SkillUri;
+use skillreg::registry::Registry;
+
+use crate::synthetic::{
+    BINARY_EVERY, NOUNS, Rng, TOPICS, VERBS, synthetic_name, synthetic_namespace,
+};
+
+/// Latency percentiles of one operation.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Latency {
+    pub operation: String,
+    pub samples: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+fn summarize(operation: &str, mut samples: Vec<Duration>) -> Latency {
+    samples.sort();
+    let at =
+        |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e6;
+    Latency {
+        operation: operation.to_owned(),
+        samples: samples.len(),
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        max_us: at(1.0),
+    }
+}
+
+/// Time the read paths in-process against a catalog made by [`generate`]. Inputs are drawn
+/// before each timed call, so only the registry's work is measured.
+pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Latency>> {
+    let mut rng = Rng(42);
+    let mut results = Vec::new();
+    let stats = registry.stats().await?;
+    let n = stats.skills.max(1) as u64;
+    let skill = |rng: &mut Rng| -> (String, String) {
+        let i = rng.next() % n;
+        (synthetic_namespace(i).to_string(), synthetic_name(i))
+    };
+    let letter = |rng: &mut Rng| char::from(b'a' + (rng.next() % 26) as u8).to_string();
+    macro_rules! measure {
+        ($op:expr, $input:expr, |$x:pat_param| $body:expr) => {{
+            let inputs: Vec<_> = (0..iterations).map(|_| $input).collect();
+            let mut samples = Vec::with_capacity(iterations);
+            for $x in inputs {
+                let started = Instant::now();
+                $body;
+                samples.push(started.elapsed());
+            }
+            results.push(summarize($op, samples));
+        }};
+    }
+    let empty = std::collections::HashMap::new();
+    let uri = |(ns, name): (String, String), path: &str| {
+        SkillUri::parse(&format!("skill://{ns}/{name}/{path}")).expect("a synthetic skill's URI")
+    };
+    measure!(
+        "completion: namespace, 1-char prefix",
+        letter(&mut rng),
+        |c| registry.complete("namespace", &c, &empty).await?
+    );
+    measure!(
+        "completion: name in namespace, 2-char prefix",
+        skill(&mut rng),
+        |(ns, name)| {
+            let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
+            registry.complete("name", &name[..2], &ctx).await?
+        }
+    );
+    measure!(
+        "completion: name across namespaces, 3-char prefix",
+        skill(&mut rng),
+        |(_, name)| registry.complete("name", &name[..3], &empty).await?
+    );
+    measure!(
+        "completion: name across namespaces, 1-char prefix",
+        letter(&mut rng),
+        |c| registry.complete("name", &c, &empty).await?
+    );
+    measure!("completion: path in a skill", skill(&mut rng), |(
+        ns,
+        name,
+    )| {
+        let ctx = std::collections::HashMap::from([
+            ("namespace".to_owned(), ns),
+            ("name".to_owned(), name),
+        ]);
+        registry.complete("path", "", &ctx).await?
+    });
+    measure!(
+        "search: 4-word query",
+        format!(
+            "{} {} {} {}",
+            rng.pick(NOUNS),
+            rng.pick(TOPICS),
+            rng.pick(VERBS),
+            rng.pick(NOUNS)
+        ),
+        |q| registry.search(&q, None, 10).await?
+    );
+    measure!(
+        "search: 4-word query in a namespace",
+        (
+            format!(
+                "{} {} {}",
+                rng.pick(NOUNS),
+                rng.pick(TOPICS),
+                rng.pick(NOUNS)
+            ),
+            synthetic_namespace(rng.next() % 1000)
+        ),
+        |(q, ns)| registry.search(&q, Some(&ns), 10).await?
+    );
+    measure!("skills/list: first page", (), |_| registry
+        .list_skills(None)
+        .await?);
+    measure!(
+        "skills/list: deep page",
+        skillreg::registry::cursor_after(&uri(skill(&mut rng), "SKILL.md").to_string()),
+        |cursor| registry.list_skills(Some(&cursor)).await?
+    );
+    measure!("skills/get", uri(skill(&mut rng), "SKILL.md"), |u| registry
+        .get_skill(&u)
+        .await?);
+    measure!(
+        "resources/read: SKILL.md",
+        uri(skill(&mut rng), "SKILL.md"),
+        |u| registry.read(&u).await?
+    );
+    let binaries = n.div_ceil(BINARY_EVERY);
+    measure!(
+        "resources/read: 200 KB binary",
+        {
+            let i = (rng.next() % binaries) * BINARY_EVERY;
+            let k = (i / BINARY_EVERY) % 8;
+            uri(
+                (synthetic_namespace(i).to_string(), synthetic_name(i)),
+                &format!("assets/figure-{k}.png"),
+            )
+        },
+        |u| registry.read(&u).await?
+    );
+    Ok(results)
+}

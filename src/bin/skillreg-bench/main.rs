@@ -1,0 +1,157 @@
+//! `skillreg-bench`: synthetic catalogs shaped like the real corpus, and in-process latency of the
+//! read paths. A tool for measuring skillreg (see BENCHMARKS.md), kept out of the library and out
+//! of the `skillreg` binary.
+
+mod latency;
+mod synthetic;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use skillreg::registry::Registry;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "skillreg-bench",
+    version,
+    about = "Synthetic catalogs and latency measurements for skillreg"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Fill a data directory with synthetic skills shaped like the real corpus, then index them.
+    #[command(
+        after_help = "Skills are numbered; --from continues an earlier run. Publishes 1,000 skills per transaction.\n\nExamples:\n  skillreg-bench generate --skills 100000 --data-dir /tmp/bench-100k\n  skillreg-bench generate --skills 1000 --export /tmp/skills-1k"
+    )]
+    Generate {
+        #[arg(long)]
+        skills: u64,
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        /// Write the skills as a folder of skill folders (DIR/<name>/SKILL.md ...) instead of
+        /// publishing them: the same catalog for peers that serve a directory.
+        #[arg(long, value_name = "DIR")]
+        export: Option<PathBuf>,
+        #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
+        data_dir: PathBuf,
+    },
+    /// Print the namespace and name of synthetic skills by number (for load scripts).
+    #[command(
+        after_help = "Prints one \"NAMESPACE NAME\" line per number.\n\nExample:\n  skillreg-bench names 0 20 999999"
+    )]
+    Names { numbers: Vec<u64> },
+    /// Measure p50/p99 latency of completion, search, listing and reads, in-process.
+    #[command(
+        after_help = "Example:\n  skillreg-bench latency --data-dir /tmp/bench-100k --iterations 2000"
+    )]
+    Latency {
+        #[arg(long, default_value_t = 1000)]
+        iterations: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
+        data_dir: PathBuf,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run(Cli::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Generate {
+            skills,
+            from,
+            export: Some(dir),
+            ..
+        } => {
+            let written = synthetic::export(&dir, from, from + skills)
+                .map_err(|e| anyhow::anyhow!("writing skills under {}: {e}", dir.display()))?;
+            println!("wrote {written} skills under {}", dir.display());
+        }
+        Command::Generate {
+            skills,
+            from,
+            export: None,
+            data_dir,
+        } => generate(&data_dir, from, skills).await?,
+        Command::Names { numbers } => {
+            for i in numbers {
+                println!(
+                    "{} {}",
+                    synthetic::synthetic_namespace(i),
+                    synthetic::synthetic_name(i)
+                );
+            }
+        }
+        Command::Latency {
+            iterations,
+            json,
+            data_dir,
+        } => {
+            let registry = Registry::builder(&data_dir).search().open().await?;
+            registry.catch_up_search().await?;
+            let results = latency::latency(&registry, iterations).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&results)?);
+            } else {
+                println!(
+                    "| operation | samples | p50 (µs) | p99 (µs) | max (µs) |\n| --- | --- | --- | --- | --- |"
+                );
+                for r in results {
+                    println!(
+                        "| {} | {} | {:.0} | {:.0} | {:.0} |",
+                        r.operation, r.samples, r.p50_us, r.p99_us, r.max_us
+                    );
+                }
+            }
+            registry.close().await;
+        }
+    }
+    Ok(())
+}
+
+async fn generate(data_dir: &std::path::Path, from: u64, skills: u64) -> anyhow::Result<()> {
+    let registry = Registry::open(data_dir).await?;
+    let started = std::time::Instant::now();
+    let created = synthetic::generate(&registry, from, from + skills, |done| {
+        if done % 100_000 == 0 {
+            eprintln!("{done} skills, {:.0} s", started.elapsed().as_secs_f64());
+        }
+    })
+    .await?;
+    let stored = started.elapsed();
+    println!(
+        "stored {created} skills in {:.1} s ({:.0} skills/s)",
+        stored.as_secs_f64(),
+        created as f64 / stored.as_secs_f64()
+    );
+    registry.close().await;
+    let indexing = std::time::Instant::now();
+    let registry = Registry::builder(data_dir).search().open().await?;
+    registry.catch_up_search().await?;
+    println!(
+        "indexed for search in {:.1} s",
+        indexing.elapsed().as_secs_f64()
+    );
+    let stats = registry.stats().await?;
+    println!(
+        "catalog: {} skills, {} versions, {} files, {} blobs, {} blob bytes",
+        stats.skills, stats.versions, stats.files, stats.blobs, stats.blob_bytes
+    );
+    registry.close().await;
+    Ok(())
+}

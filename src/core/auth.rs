@@ -1,0 +1,222 @@
+//! Who is calling and what they may do: the access policy, pure. Authenticating a bearer token
+//! (hashing, the token table) is the registry's job; deciding what a principal may do is here.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::code::Code;
+use super::name::Namespace;
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Publish,
+    Yank,
+    Deprecate,
+    /// Read when the registry requires a token for reads.
+    Read,
+}
+
+impl Action {
+    pub const ALL: [Action; 4] = [Self::Publish, Self::Yank, Self::Deprecate, Self::Read];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Publish => "publish",
+            Self::Yank => "yank",
+            Self::Deprecate => "deprecate",
+            Self::Read => "read",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The namespaces a token may act on: `*` (every one) or a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Any,
+    Namespaces(Vec<Namespace>),
+}
+
+impl Scope {
+    /// The stored form: `["*"]` or namespace names.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Self::Any => vec!["*".to_owned()],
+            Self::Namespaces(v) => v.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    /// Parse the stored form (`"*"` anywhere means every namespace).
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self, AccessError> {
+        if names.iter().any(|n| n.as_ref() == "*") {
+            return Ok(Self::Any);
+        }
+        names
+            .iter()
+            .map(|n| {
+                Namespace::new(n.as_ref()).map_err(|e| {
+                    AccessError::InvalidScope(format!("invalid namespace {:?}: it {e}", n.as_ref()))
+                })
+            })
+            .collect::<Result<_, _>>()
+            .map(Self::Namespaces)
+    }
+
+    pub fn contains(&self, namespace: &Namespace) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Namespaces(v) => v.contains(namespace),
+        }
+    }
+}
+
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    Anonymous,
+    Admin,
+    Token {
+        id: String,
+        scope: Scope,
+        actions: Vec<Action>,
+    },
+}
+
+/// Why a principal may not do something.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccessError {
+    #[error("a valid bearer token is required")]
+    Unauthorized,
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    #[error("this token may not act on namespace {0:?}")]
+    NamespaceNotAllowed(String),
+    #[error("{0}")]
+    InvalidScope(String),
+}
+
+impl AccessError {
+    pub fn code(&self) -> Code {
+        match self {
+            Self::Unauthorized => Code::Unauthorized,
+            Self::Forbidden(_) => Code::Forbidden,
+            Self::NamespaceNotAllowed(_) => Code::NamespaceNotAllowed,
+            Self::InvalidScope(_) => Code::InvalidNamespace,
+        }
+    }
+}
+
+impl Principal {
+    /// The name recorded in the audit log.
+    pub fn actor(&self) -> String {
+        match self {
+            Self::Anonymous => "anonymous".to_owned(),
+            Self::Admin => "admin".to_owned(),
+            Self::Token { id, .. } => id.clone(),
+        }
+    }
+
+    /// Require `action` on `namespace`: unauthorized for anonymous callers, forbidden or
+    /// namespace_not_allowed for a token without the action or the namespace.
+    pub fn require(&self, action: Action, namespace: &Namespace) -> Result<(), AccessError> {
+        match self {
+            Self::Admin => Ok(()),
+            Self::Anonymous => Err(AccessError::Unauthorized),
+            Self::Token { actions, scope, .. } => {
+                if !actions.contains(&action) {
+                    return Err(AccessError::Forbidden(format!(
+                        "this token may not {action}"
+                    )));
+                }
+                if !scope.contains(namespace) {
+                    return Err(AccessError::NamespaceNotAllowed(namespace.to_string()));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Require the admin.
+    pub fn require_admin(&self) -> Result<(), AccessError> {
+        match self {
+            Self::Admin => Ok(()),
+            Self::Anonymous => Err(AccessError::Unauthorized),
+            Self::Token { .. } => Err(AccessError::Forbidden(
+                "only the admin token may do this".to_owned(),
+            )),
+        }
+    }
+
+    /// Whether this caller may read when reads require a token.
+    pub fn may_read(&self) -> bool {
+        !matches!(self, Self::Anonymous)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns(s: &str) -> Namespace {
+        Namespace::new(s).unwrap()
+    }
+
+    #[test]
+    fn scopes() {
+        let t = Principal::Token {
+            id: "tok_1".into(),
+            scope: Scope::Namespaces(vec![ns("acme")]),
+            actions: vec![Action::Publish],
+        };
+        assert!(t.require(Action::Publish, &ns("acme")).is_ok());
+        assert_eq!(
+            t.require(Action::Yank, &ns("acme")).unwrap_err().code(),
+            Code::Forbidden
+        );
+        assert_eq!(
+            t.require(Action::Publish, &ns("other")).unwrap_err().code(),
+            Code::NamespaceNotAllowed
+        );
+        assert_eq!(
+            Principal::Anonymous
+                .require(Action::Publish, &ns("acme"))
+                .unwrap_err()
+                .code(),
+            Code::Unauthorized
+        );
+        assert!(
+            Principal::Admin
+                .require(Action::Deprecate, &ns("x"))
+                .is_ok()
+        );
+        assert_eq!(t.require_admin().unwrap_err().code(), Code::Forbidden);
+        let all = Principal::Token {
+            id: "t".into(),
+            scope: Scope::from_names(&["*"]).unwrap(),
+            actions: vec![Action::Yank],
+        };
+        assert!(all.require(Action::Yank, &ns("anything")).is_ok());
+        assert!(Scope::from_names(&["Bad Name"]).is_err());
+        assert_eq!(Scope::from_names(&["a", "b"]).unwrap().names(), ["a", "b"]);
+    }
+
+    #[test]
+    fn action_names_round_trip() {
+        for a in Action::ALL {
+            assert_eq!(Action::from_name(a.as_str()), Some(a));
+            assert_eq!(serde_json::to_value(a).unwrap(), a.as_str());
+        }
+    }
+}

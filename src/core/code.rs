@@ -1,0 +1,198 @@
+//! The one table of error codes: every failure the registry reports has exactly one row here,
+//! giving its stable snake_case name, its HTTP status, how MCP reports it, and whether its
+//! message is internal.
+//!
+//! Every transport maps errors to the wire through this table and nothing else: REST answers
+//! `{"error":{"code","message"}}` with the row's status; MCP answers the row's JSON-RPC kind with
+//! `data.code`; the web page shows the status; the CLI prints the code. An internal code never
+//! shows its detail to a client (digests, SQL, index internals): the row's public message is sent
+//! instead, and the detail goes to the log. A test snapshots the whole table, so any change to this
+//! public contract shows in review.
+//!
+//! Clients branch on codes, never on messages.
+
+use std::fmt;
+
+/// How an MCP answer reports an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpKind {
+    /// `-32602` Invalid params: the request named something malformed or unknown.
+    InvalidParams,
+    /// Nothing is served at the URI: `-32002` (resource not found) from `resources/read` on
+    /// 2025-era sessions, `-32602` everywhere else (SEP-2640 §Error Handling).
+    NotFound,
+    /// `-32600` Invalid request: the caller may not do this, or sent it the wrong way.
+    InvalidRequest,
+    /// `-32603` Internal error: the server failed; the request may be retried.
+    Internal,
+}
+
+impl McpKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidParams => "invalid_params",
+            Self::NotFound => "not_found",
+            Self::InvalidRequest => "invalid_request",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+macro_rules! error_codes {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident = $name:literal, $status:literal, $mcp:ident $(, internal $public:literal)?;
+    )*) => {
+        /// A stable error code. See the module documentation.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in table order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The stable snake_case name clients branch on.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $name, )* }
+            }
+
+            /// The HTTP status a REST (or web) answer carries.
+            pub const fn http_status(self) -> u16 {
+                match self { $( Code::$variant => $status, )* }
+            }
+
+            /// How an MCP answer reports it.
+            pub const fn mcp_kind(self) -> McpKind {
+                match self { $( Code::$variant => McpKind::$mcp, )* }
+            }
+
+            /// For an internal code, the message clients get instead of the error's own text.
+            pub const fn public_message(self) -> Option<&'static str> {
+                match self { $( Code::$variant => error_codes!(@public $($public)?), )* }
+            }
+        }
+    };
+    (@public) => { None };
+    (@public $public:literal) => { Some($public) };
+}
+
+error_codes! {
+    // A skill's files (publish, import) and the archive they came in: 422.
+    TooManyFiles = "too_many_files", 422, InvalidParams;
+    SkillTooLarge = "skill_too_large", 422, InvalidParams;
+    UnsafePath = "unsafe_path", 422, InvalidParams;
+    NotARegularFile = "not_a_regular_file", 422, InvalidParams;
+    DuplicatePath = "duplicate_path", 422, InvalidParams;
+    PathConflict = "path_conflict", 422, InvalidParams;
+    MissingSkillMd = "missing_skill_md", 422, InvalidParams;
+    InvalidArchive = "invalid_archive", 422, InvalidParams;
+    ArchiveTooLarge = "archive_too_large", 422, InvalidParams;
+    // SKILL.md and its frontmatter: 422.
+    SkillMdNotUtf8 = "skill_md_not_utf8", 422, InvalidParams;
+    FrontmatterMissing = "frontmatter_missing", 422, InvalidParams;
+    FrontmatterTooLarge = "frontmatter_too_large", 422, InvalidParams;
+    FrontmatterInvalidYaml = "frontmatter_invalid_yaml", 422, InvalidParams;
+    FrontmatterDuplicateKey = "frontmatter_duplicate_key", 422, InvalidParams;
+    FrontmatterMissingField = "frontmatter_missing_field", 422, InvalidParams;
+    FrontmatterInvalidField = "frontmatter_invalid_field", 422, InvalidParams;
+    InvalidSkillName = "invalid_skill_name", 422, InvalidParams;
+    InvalidDescription = "invalid_description", 422, InvalidParams;
+    InvalidCompatibility = "invalid_compatibility", 422, InvalidParams;
+    ReservedMetadataKey = "reserved_metadata_key", 422, InvalidParams;
+    // Where and as what a version is published.
+    InvalidNamespace = "invalid_namespace", 422, InvalidParams;
+    NameMismatch = "name_mismatch", 422, InvalidParams;
+    InvalidVersion = "invalid_version", 422, InvalidParams;
+    VersionExists = "version_exists", 409, InvalidParams;
+    // Malformed requests: 400.
+    InvalidUri = "invalid_uri", 400, InvalidParams;
+    InvalidCursor = "invalid_cursor", 400, InvalidParams;
+    InvalidRequest = "invalid_request", 400, InvalidParams;
+    // Nothing there: 404, one code per kind of thing.
+    SkillNotFound = "skill_not_found", 404, NotFound;
+    VersionNotFound = "version_not_found", 404, NotFound;
+    FileNotFound = "file_not_found", 404, NotFound;
+    NotADirectory = "not_a_directory", 404, NotFound;
+    TokenNotFound = "token_not_found", 404, NotFound;
+    EndpointNotFound = "endpoint_not_found", 404, NotFound;
+    // Who is asking.
+    Unauthorized = "unauthorized", 401, InvalidRequest;
+    Forbidden = "forbidden", 403, InvalidRequest;
+    NamespaceNotAllowed = "namespace_not_allowed", 403, InvalidRequest;
+    // How it was sent.
+    UnsupportedMediaType = "unsupported_media_type", 415, InvalidRequest;
+    BodyTooLarge = "body_too_large", 413, InvalidRequest;
+    RequestTimeout = "request_timeout", 408, Internal;
+    // The registry failed. Internal ones never show their detail.
+    IntegrityError = "integrity_error", 500, Internal,
+        internal "stored data failed its integrity check; it is not served";
+    SearchUnavailable = "search_unavailable", 503, Internal;
+    SearchError = "search_error", 500, Internal, internal "the search index failed";
+    StorageFull = "storage_full", 507, Internal,
+        internal "the registry's storage is full; nothing was stored";
+    StorageReadOnly = "storage_read_only", 503, Internal,
+        internal "the registry's storage is read-only; nothing was stored";
+    StorageBusy = "storage_busy", 503, Internal, internal "the registry's storage is busy; try again";
+    StorageError = "storage_error", 500, Internal, internal "internal storage error";
+    InternalError = "internal_error", 500, Internal, internal "internal error";
+    /// Reading local files (import, publish from a directory); never sent by the server.
+    IoError = "io_error", 500, Internal;
+}
+
+impl Code {
+    /// Whether clients get [`Code::public_message`] instead of the error's own text.
+    pub const fn is_internal(self) -> bool {
+        self.public_message().is_some()
+    }
+
+    /// The code with this name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case_and_round_trip() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &code in Code::ALL {
+            let name = code.as_str();
+            assert!(seen.insert(name), "{name} twice");
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "{name}"
+            );
+            assert_eq!(Code::from_name(name), Some(code));
+            assert!((400..600).contains(&code.http_status()), "{name}");
+            // A server-side failure is an internal MCP error, and only those hide their text.
+            if code.is_internal() {
+                assert_eq!(code.mcp_kind(), McpKind::Internal, "{name}");
+                assert!(code.http_status() >= 500, "{name}");
+            }
+        }
+    }
+}

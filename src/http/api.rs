@@ -1,0 +1,415 @@
+//! The REST API's wire shapes: every request and response body of `/v1`, with its OpenAPI
+//! schema. The server serialises them and the CLI deserialises the same types, so the two cannot
+//! drift apart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::core::{Action, SkillUri, Warning};
+use crate::registry::{
+    self, CatalogItem, ManifestFile, Published, SkillDetail, TokenInfo, VersionDetail,
+    VersionSummary,
+};
+
+/// The error body.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable snake_case code: branch on this, never on the message.
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CatalogPage {
+    pub items: Vec<CatalogEntry>,
+    /// Pass back as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CatalogEntry {
+    pub namespace: String,
+    pub name: String,
+    /// `skill://` URI of the current version's SKILL.md.
+    pub uri: String,
+    /// `null` when every version is yanked.
+    pub current_version: Option<String>,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecation_message: Option<String>,
+}
+
+impl From<CatalogItem> for CatalogEntry {
+    fn from(i: CatalogItem) -> Self {
+        Self {
+            uri: i.skill.skill_md_uri().to_string(),
+            namespace: i.skill.namespace.to_string(),
+            name: i.skill.name.to_string(),
+            current_version: i.current_version.map(|v| v.to_string()),
+            description: i.description,
+            deprecated: i.deprecation.is_some(),
+            deprecation_message: i.deprecation,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SkillView {
+    pub namespace: String,
+    pub name: String,
+    pub uri: String,
+    pub created_at: String,
+    pub current_version: Option<String>,
+    pub deprecated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecation_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecated_at: Option<String>,
+    /// Newest first.
+    pub versions: Vec<VersionView>,
+}
+
+impl From<SkillDetail> for SkillView {
+    fn from(d: SkillDetail) -> Self {
+        Self {
+            uri: d.skill.skill_md_uri().to_string(),
+            namespace: d.skill.namespace.to_string(),
+            name: d.skill.name.to_string(),
+            created_at: d.created_at,
+            current_version: d.current_version.map(|v| v.to_string()),
+            deprecated: d.deprecation.is_some(),
+            deprecation_message: d.deprecation,
+            deprecated_at: d.deprecated_at,
+            versions: d.versions.into_iter().map(VersionView::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct VersionView {
+    pub version: String,
+    /// Pinned `skill://` URI of this version's SKILL.md.
+    pub uri: String,
+    pub content_digest: String,
+    pub file_count: u64,
+    pub total_size: u64,
+    pub published_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_by: Option<String>,
+    pub yanked: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yanked_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yank_reason: Option<String>,
+}
+
+impl From<VersionSummary> for VersionView {
+    fn from(v: VersionSummary) -> Self {
+        Self {
+            uri: v.version.skill_md_uri().to_string(),
+            version: v.version.version.to_string(),
+            content_digest: v.content_digest.to_string(),
+            file_count: v.file_count,
+            total_size: v.total_size,
+            published_at: v.published_at,
+            published_by: v.published_by,
+            yanked: v.yanked_at.is_some(),
+            yanked_at: v.yanked_at,
+            yank_reason: v.yank_reason,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ManifestView {
+    #[serde(flatten)]
+    pub version: VersionView,
+    /// The SKILL.md frontmatter, verbatim.
+    #[schema(value_type = Object)]
+    pub frontmatter: Map<String, Value>,
+    pub warnings: Vec<WarningView>,
+    pub files: Vec<FileView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WarningView {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FileView {
+    pub path: String,
+    pub uri: String,
+    /// `sha256:<64 lowercase hex>` of the exact bytes.
+    pub digest: String,
+    pub size: u64,
+    /// Unix mode: 420 (0644) or 493 (0755).
+    pub mode: u32,
+}
+
+impl FileView {
+    fn new(root: &SkillUri, f: ManifestFile) -> Self {
+        Self {
+            uri: root.join(&f.path).to_string(),
+            path: f.path,
+            digest: f.digest.to_string(),
+            size: f.size,
+            mode: f.mode,
+        }
+    }
+}
+
+impl From<VersionDetail> for ManifestView {
+    fn from(d: VersionDetail) -> Self {
+        let root = d.summary.version.root_uri();
+        Self {
+            version: d.summary.into(),
+            frontmatter: d.frontmatter,
+            warnings: d.warnings.into_iter().map(WarningView::from).collect(),
+            files: d
+                .files
+                .into_iter()
+                .map(|f| FileView::new(&root, f))
+                .collect(),
+        }
+    }
+}
+
+impl From<Warning> for WarningView {
+    fn from(w: Warning) -> Self {
+        Self {
+            code: w.code,
+            message: w.message,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PublishedView {
+    pub namespace: String,
+    pub name: String,
+    pub version: String,
+    /// `false` when identical content was already published under this version (a no-op).
+    pub created: bool,
+    /// Current-version URI of the SKILL.md.
+    pub uri: String,
+    /// Pinned URI of this version's SKILL.md.
+    pub pinned_uri: String,
+    pub files: Vec<PublishedFile>,
+    pub warnings: Vec<WarningView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PublishedFile {
+    pub uri: String,
+    pub digest: String,
+    pub size: u64,
+}
+
+impl From<Published> for PublishedView {
+    fn from(p: Published) -> Self {
+        let root = p.version.root_uri();
+        Self {
+            uri: p.uri().to_string(),
+            pinned_uri: p.pinned_uri().to_string(),
+            namespace: p.version.namespace().to_string(),
+            name: p.version.name().to_string(),
+            version: p.version.version.to_string(),
+            created: p.created,
+            files: p
+                .files
+                .into_iter()
+                .map(|f| PublishedFile {
+                    uri: root.join(&f.path).to_string(),
+                    digest: f.digest.to_string(),
+                    size: f.size,
+                })
+                .collect(),
+            warnings: p.warnings.into_iter().map(WarningView::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct YankRequest {
+    /// Why the version is yanked.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DeprecateRequest {
+    /// What users should do instead.
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StatusView {
+    pub ok: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TokenRequest {
+    pub description: String,
+    /// Namespaces the token may act on; `"*"` for all.
+    pub namespaces: Vec<String>,
+    #[schema(value_type = Vec<ActionSchema>)]
+    pub actions: Vec<Action>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TokenView {
+    pub id: String,
+    pub description: String,
+    pub namespaces: Vec<String>,
+    #[schema(value_type = Vec<ActionSchema>)]
+    pub actions: Vec<Action>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+    /// The secret: returned once, at creation, and never again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+impl From<TokenInfo> for TokenView {
+    fn from(t: TokenInfo) -> Self {
+        Self {
+            id: t.id,
+            description: t.description,
+            namespaces: t.scope.names(),
+            actions: t.actions,
+            created_at: t.created_at,
+            revoked_at: t.revoked_at,
+            token: None,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TokenList {
+    pub tokens: Vec<TokenView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AuditPage {
+    pub entries: Vec<AuditEntry>,
+    /// Pass back as `after` for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CatalogQuery {
+    /// Only skills of this namespace.
+    pub namespace: Option<String>,
+    pub cursor: Option<String>,
+    /// Page size, 1–1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Free text: what the skill should do.
+    pub q: String,
+    /// Only skills of this namespace.
+    pub namespace: Option<String>,
+    /// 1–50 (default 10).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SearchResults {
+    pub hits: Vec<SearchHit>,
+}
+
+/// One ranked hit; deprecated and yanked-only skills rank below active ones and say so.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SearchHit {
+    pub uri: String,
+    pub namespace: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub score: f32,
+    /// `active`, `deprecated` or `yanked`.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecation: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// Entries with an id greater than this.
+    pub after: Option<i64>,
+    pub limit: Option<u32>,
+}
+
+impl From<registry::SearchHit> for SearchHit {
+    fn from(h: registry::SearchHit) -> Self {
+        Self {
+            status: h.status.as_str().to_owned(),
+            uri: h.uri,
+            namespace: h.namespace,
+            name: h.name,
+            version: h.version,
+            description: h.description,
+            score: h.score,
+            deprecation: h.deprecation,
+        }
+    }
+}
+
+impl From<registry::AuditEntry> for AuditEntry {
+    fn from(r: registry::AuditEntry) -> Self {
+        Self {
+            id: r.id,
+            at: r.at,
+            actor: r.actor,
+            action: r.action,
+            namespace: r.namespace,
+            name: r.name,
+            version: r.version,
+            details: r.details,
+        }
+    }
+}
+
+// The schema of `core::Action` (the wire type), declared here because `core` knows no OpenAPI.
+/// What a token may do.
+#[derive(ToSchema)]
+#[schema(as = Action, rename_all = "snake_case")]
+#[expect(
+    dead_code,
+    reason = "only its schema is used: the wire type is core::Action"
+)]
+enum ActionSchema {
+    Publish,
+    Yank,
+    Deprecate,
+    Read,
+}

@@ -1,0 +1,48 @@
+//! What the HTTP handlers share: the application state and the error answer.
+
+use std::sync::Arc;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::api::{ErrorBody, ErrorDetail};
+use crate::config::Config;
+use crate::error::Error;
+use crate::registry::Registry;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub registry: Registry,
+    pub config: Arc<Config>,
+}
+
+/// An error answered as `{"error":{"code","message"}}` with its row's HTTP status.
+pub struct ApiError(pub Error);
+
+impl<E: Into<Error>> From<E> for ApiError {
+    fn from(e: E) -> Self {
+        Self(e.into())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let code = self.0.code();
+        crate::metrics::error(code.as_str());
+        let status =
+            StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: code.as_str().to_owned(),
+                message: self.0.public_message(),
+            },
+        };
+        let mut resp = (status, axum::Json(body)).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        resp
+    }
+}

@@ -1,0 +1,256 @@
+//! The catalog as the REST API and the web page show it: skills with every version, one version's
+//! manifest, one file of one version, and a version exported as an archive.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Map, Value};
+
+use super::{FileContent, Page, Registry};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Warning, mime};
+use crate::error::{Error, NotFound, Result};
+use crate::source::{ExportFile, archive};
+use crate::store::{Manifest, VersionRecord};
+
+/// A skill as the REST catalog lists it.
+#[derive(Debug, Clone)]
+pub struct CatalogItem {
+    pub skill: SkillRef,
+    /// `None` when every version is yanked.
+    pub current_version: Option<SkillVersion>,
+    pub description: Option<String>,
+    pub deprecation: Option<String>,
+}
+
+/// A skill with all its versions.
+#[derive(Debug, Clone)]
+pub struct SkillDetail {
+    pub skill: SkillRef,
+    pub created_at: String,
+    pub current_version: Option<SkillVersion>,
+    pub deprecated_at: Option<String>,
+    pub deprecation: Option<String>,
+    /// Newest first by semver precedence.
+    pub versions: Vec<VersionSummary>,
+}
+
+/// One version of a skill.
+#[derive(Debug, Clone)]
+pub struct VersionSummary {
+    pub version: VersionRef,
+    pub content_digest: Digest,
+    pub file_count: u64,
+    pub total_size: u64,
+    pub published_at: String,
+    pub published_by: Option<String>,
+    pub yanked_at: Option<String>,
+    pub yank_reason: Option<String>,
+}
+
+impl VersionSummary {
+    fn new(skill: &SkillRef, row: VersionRecord) -> Self {
+        Self {
+            version: skill.clone().at(row.version),
+            content_digest: row.content_digest,
+            file_count: row.file_count,
+            total_size: row.total_size,
+            published_at: row.published_at,
+            published_by: row.published_by,
+            yanked_at: row.yanked_at,
+            yank_reason: row.yank_reason,
+        }
+    }
+}
+
+/// One version's manifest.
+#[derive(Debug, Clone)]
+pub struct VersionDetail {
+    pub summary: VersionSummary,
+    pub frontmatter: Map<String, Value>,
+    pub warnings: Vec<Warning>,
+    pub files: Vec<ManifestFile>,
+}
+
+/// One file in a manifest.
+#[derive(Debug, Clone)]
+pub struct ManifestFile {
+    pub path: String,
+    pub digest: Digest,
+    pub size: u64,
+    pub mode: u32,
+}
+
+impl Registry {
+    /// Skills in (namespace, name) order. The cursor is opaque.
+    pub async fn catalog(
+        &self,
+        namespace: Option<&Namespace>,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<CatalogItem>> {
+        let after = cursor.map(decode_key_cursor).transpose()?;
+        let limit = limit.clamp(1, 1000);
+        let mut rows = self
+            .store()
+            .catalog_page(namespace, after.as_ref(), limit + 1)
+            .await?;
+        let more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let next_cursor = more
+            .then(|| rows.last().map(|r| encode_key_cursor(&r.skill)))
+            .flatten();
+        let items = rows
+            .into_iter()
+            .map(|r| CatalogItem {
+                skill: r.skill,
+                current_version: r.current_version,
+                description: r.description,
+                deprecation: r.deprecation,
+            })
+            .collect();
+        Ok(Page { items, next_cursor })
+    }
+
+    /// One skill and every version of it.
+    pub async fn skill_detail(&self, skill: &SkillRef) -> Result<SkillDetail> {
+        let record = self
+            .store()
+            .skill(skill)
+            .await?
+            .ok_or_else(|| NotFound::Skill(skill.clone()))?;
+        let mut versions: Vec<VersionSummary> = self
+            .store()
+            .versions(record.id)
+            .await?
+            .into_iter()
+            .map(|row| VersionSummary::new(skill, row))
+            .collect();
+        versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
+        Ok(SkillDetail {
+            skill: record.skill,
+            created_at: record.created_at,
+            current_version: record.current_version,
+            deprecation: record
+                .deprecated_at
+                .as_ref()
+                .map(|_| record.deprecation_message.clone().unwrap_or_default()),
+            deprecated_at: record.deprecated_at,
+            versions,
+        })
+    }
+
+    /// The stored row and manifest of one version.
+    async fn stored_version(&self, version: &VersionRef) -> Result<(VersionRecord, Arc<Manifest>)> {
+        let not_found = || Error::NotFound(NotFound::Version(version.clone()));
+        let skill = self
+            .store()
+            .skill(&version.skill)
+            .await?
+            .ok_or_else(not_found)?;
+        let row = self
+            .store()
+            .version(skill.id, &version.version)
+            .await?
+            .ok_or_else(not_found)?;
+        let manifest = self.manifest(row.id).await?;
+        Ok((row, manifest))
+    }
+
+    /// One version's manifest.
+    pub async fn version_detail(&self, version: &VersionRef) -> Result<VersionDetail> {
+        let (mut row, manifest) = self.stored_version(version).await?;
+        let warnings = std::mem::take(&mut row.warnings);
+        Ok(VersionDetail {
+            summary: VersionSummary::new(&version.skill, row),
+            frontmatter: manifest.root().frontmatter.clone(),
+            warnings,
+            files: manifest
+                .files
+                .iter()
+                .map(|f| ManifestFile {
+                    path: f.path.clone(),
+                    digest: f.digest,
+                    size: f.size,
+                    mode: f.mode,
+                })
+                .collect(),
+        })
+    }
+
+    /// One file of one version.
+    pub async fn version_file(&self, version: &VersionRef, path: &str) -> Result<FileContent> {
+        let (_, manifest) = self.stored_version(version).await?;
+        let file = manifest.file(path).ok_or_else(|| NotFound::File {
+            version: version.clone(),
+            path: path.chars().take(200).collect(),
+        })?;
+        let bytes = self.blob(&file.digest).await?;
+        Ok(FileContent {
+            uri: version.root_uri().join(path),
+            mime_type: mime::for_file(path, || mime::looks_like_text(&bytes)),
+            digest: file.digest,
+            bytes,
+        })
+    }
+
+    /// The whole version as a deterministic `.tar.gz` with `SKILL.md` at the root.
+    pub async fn export(&self, version: &VersionRef) -> Result<Vec<u8>> {
+        let (_, manifest) = self.stored_version(version).await?;
+        let mut blobs = Vec::with_capacity(manifest.files.len());
+        for f in &manifest.files {
+            blobs.push(self.blob(&f.digest).await?);
+        }
+        archive::pack_tar_gz(
+            manifest
+                .files
+                .iter()
+                .zip(&blobs)
+                .map(|(f, bytes)| ExportFile {
+                    path: &f.path,
+                    mode: f.mode,
+                    bytes,
+                }),
+        )
+        .map_err(|e| {
+            Error::Storage(crate::store::StoreError::Io {
+                context: "packing an export".into(),
+                source: e,
+            })
+        })
+    }
+}
+
+/// A REST catalog cursor: the last (namespace, name) served, base64url.
+fn encode_key_cursor(skill: &SkillRef) -> String {
+    URL_SAFE_NO_PAD.encode(skill.to_string())
+}
+
+fn decode_key_cursor(cursor: &str) -> Result<SkillRef> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| Error::InvalidCursor)?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
+    SkillRef::parse_joined(&text).map_err(|_| Error::InvalidCursor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_cursors_round_trip_and_refuse_garbage() {
+        let skill = SkillRef::parse("acme", "refunds").unwrap();
+        assert_eq!(
+            decode_key_cursor(&encode_key_cursor(&skill)).unwrap(),
+            skill
+        );
+        for bad in ["!!", "bm8tc2xhc2g", &URL_SAFE_NO_PAD.encode("Acme/x")] {
+            assert_eq!(
+                decode_key_cursor(bad).unwrap_err().code(),
+                crate::core::Code::InvalidCursor,
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Bulk loading: every skill found under some directories, and the embedded seed skills.
+//!
+//! Skills are read and validated on a blocking thread, a batch ahead of the writer, and stored
+//! [`IMPORT_BATCH`] to a transaction. A skill that cannot be imported is skipped with its code; a
+//! storage failure stops the run (batches already reported stay stored).
+
+use std::path::PathBuf;
+
+use super::{Prepared, PublishRequest, Published, Registry};
+use crate::core::{Code, Namespace, SkillVersion, Warning};
+use crate::error::{Error, Result};
+use crate::source::{Candidate, dir, seed};
+
+/// Skills read, validated and stored per transaction.
+const IMPORT_BATCH: usize = 256;
+
+/// What happened to one skill directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportOutcome {
+    Imported { uri: String, version: String },
+    Unchanged { uri: String, version: String },
+    Skipped { code: Code, reason: String },
+}
+
+/// One line of the import report.
+#[derive(Debug, Clone)]
+pub struct ImportLine {
+    pub dir: PathBuf,
+    pub outcome: ImportOutcome,
+    pub warnings: Vec<Warning>,
+}
+
+/// Totals of an import run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    pub imported: usize,
+    pub unchanged: usize,
+    pub skipped: usize,
+}
+
+impl ImportSummary {
+    fn count(&mut self, outcome: &ImportOutcome) {
+        match outcome {
+            ImportOutcome::Imported { .. } => self.imported += 1,
+            ImportOutcome::Unchanged { .. } => self.unchanged += 1,
+            ImportOutcome::Skipped { .. } => self.skipped += 1,
+        }
+    }
+}
+
+/// A candidate read and validated: ready to store, or already a "skipped" line.
+type PreparedCandidate = (PathBuf, std::result::Result<Prepared, ImportLine>);
+
+impl Registry {
+    /// Import every skill found under `paths` into `namespace`, calling `report` once per skill
+    /// (in discovery order, once its batch is committed).
+    pub async fn import_dirs(
+        &self,
+        namespace: &Namespace,
+        version: Option<&SkillVersion>,
+        paths: &[PathBuf],
+        mut report: impl FnMut(&ImportLine),
+    ) -> Result<ImportSummary> {
+        let candidates = dir::candidates(paths);
+        let prepare = |chunk: Vec<Candidate>| {
+            let namespace = namespace.clone();
+            let version = version.cloned();
+            tokio::task::spawn_blocking(move || {
+                chunk
+                    .into_iter()
+                    .map(|c| prepare_one(&namespace, version.as_ref(), c))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mut summary = ImportSummary::default();
+        let mut chunks = candidates.chunks(IMPORT_BATCH).map(<[Candidate]>::to_vec);
+        let mut next = chunks.next().map(prepare);
+        while let Some(pending) = next.take() {
+            let prepared = pending
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            next = chunks.next().map(prepare);
+            for line in self.store_chunk(prepared).await? {
+                summary.count(&line.outcome);
+                report(&line);
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Store one chunk with one commit and turn every candidate into its report line.
+    async fn store_chunk(&self, chunk: Vec<PreparedCandidate>) -> Result<Vec<ImportLine>> {
+        let mut lines: Vec<Option<ImportLine>> = Vec::with_capacity(chunk.len());
+        let mut dirs = Vec::new();
+        let mut ready = Vec::new();
+        for (dir, prepared) in chunk {
+            match prepared {
+                Ok(p) => {
+                    dirs.push((lines.len(), dir));
+                    ready.push(p);
+                    lines.push(None);
+                }
+                Err(line) => lines.push(Some(line)),
+            }
+        }
+        let results = self.publish_prepared(ready).await?;
+        for ((slot, dir), result) in dirs.into_iter().zip(results) {
+            lines[slot] = Some(match result {
+                Ok(published) => imported_line(dir, published),
+                Err(Error::Storage(e)) => return Err(Error::Storage(e)),
+                Err(e) => skipped(dir, e.code(), e.to_string()),
+            });
+        }
+        Ok(lines.into_iter().flatten().collect())
+    }
+
+    /// Publish the embedded seed skills (idempotent: unchanged content is a no-op).
+    pub async fn import_seed(&self) -> Result<ImportSummary> {
+        let mut summary = ImportSummary::default();
+        for (skill, files) in seed::skills() {
+            let result = self
+                .publish(PublishRequest {
+                    namespace: seed::namespace(),
+                    files,
+                    expected_name: None,
+                    version: None,
+                    actor: "seed".to_owned(),
+                })
+                .await;
+            match result {
+                Ok(p) if p.created => summary.imported += 1,
+                Ok(_) => summary.unchanged += 1,
+                Err(Error::Storage(e)) => return Err(Error::Storage(e)),
+                Err(e) => {
+                    tracing::warn!(skill, error = %e, "seed skill not imported");
+                    summary.skipped += 1;
+                }
+            }
+        }
+        Ok(summary)
+    }
+}
+
+fn skipped(dir: PathBuf, code: Code, reason: String) -> ImportLine {
+    ImportLine {
+        dir,
+        outcome: ImportOutcome::Skipped { code, reason },
+        warnings: Vec::new(),
+    }
+}
+
+fn prepare_one(
+    namespace: &Namespace,
+    version: Option<&SkillVersion>,
+    candidate: Candidate,
+) -> PreparedCandidate {
+    let dir = candidate.dir;
+    if let Some(problem) = candidate.problem {
+        return (
+            dir.clone(),
+            Err(skipped(dir, problem.code(), problem.to_string())),
+        );
+    }
+    let prepared = match dir::read_files(&dir) {
+        Err(e) => Err(skipped(dir.clone(), e.code(), e.to_string())),
+        Ok(files) => Registry::prepare(PublishRequest {
+            namespace: namespace.clone(),
+            files,
+            expected_name: None,
+            version: version.cloned(),
+            actor: "import".to_owned(),
+        })
+        .map_err(|e| skipped(dir.clone(), e.code(), e.to_string())),
+    };
+    (dir, prepared)
+}
+
+fn imported_line(dir: PathBuf, published: Published) -> ImportLine {
+    let mut warnings = published.warnings.clone();
+    let name = published.version.name().as_str();
+    let dir_name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    if dir_name.as_deref() != Some(name) {
+        warnings.push(Warning::new(
+            "directory_name_mismatch",
+            format!(
+                "directory {:?} differs from the skill name {name:?}",
+                dir_name.unwrap_or_default(),
+            ),
+        ));
+    }
+    let uri = published.uri().to_string();
+    let version = published.version.version.to_string();
+    ImportLine {
+        dir,
+        outcome: if published.created {
+            ImportOutcome::Imported { uri, version }
+        } else {
+            ImportOutcome::Unchanged { uri, version }
+        },
+        warnings,
+    }
+}

@@ -1,0 +1,229 @@
+//! Publishing: validate a skill's files, store its blobs, then its version in one transaction.
+
+use super::Registry;
+use crate::core::{
+    self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
+    SkillVersion, VersionRef, Warning,
+};
+use crate::error::{Error, Result};
+use crate::source::{Format, archive};
+use crate::store::{NewVersion, PublishOutcome, StoreError};
+
+/// One skill version to publish.
+#[derive(Debug, Clone)]
+pub struct PublishRequest {
+    pub namespace: Namespace,
+    pub files: Vec<InputFile>,
+    /// The name the skill must have (a URL's), when there is one.
+    pub expected_name: Option<SkillName>,
+    /// The version; else the frontmatter's semver `version`/`metadata.version`, else `0.1.0`.
+    pub version: Option<SkillVersion>,
+    /// Who publishes, as the audit log records it.
+    pub actor: String,
+}
+
+/// What a publish did.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub version: VersionRef,
+    /// `false` when identical content was already published under this version (a no-op).
+    pub created: bool,
+    pub files: Vec<super::FileRef>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Published {
+    /// The current-version URI of the SKILL.md.
+    pub fn uri(&self) -> SkillUri {
+        self.version.skill.skill_md_uri()
+    }
+
+    /// This version's pinned SKILL.md URI.
+    pub fn pinned_uri(&self) -> SkillUri {
+        self.version.skill_md_uri()
+    }
+}
+
+/// A validated version waiting to be stored ([`Registry::prepare`]).
+pub struct Prepared {
+    namespace: Namespace,
+    bundle: Bundle,
+    version: SkillVersion,
+    actor: String,
+}
+
+impl Prepared {
+    fn version_ref(&self) -> VersionRef {
+        core::SkillRef::new(self.namespace.clone(), self.bundle.name.clone())
+            .at(self.version.clone())
+    }
+
+    fn new_version(&self) -> NewVersion<'_> {
+        NewVersion {
+            namespace: &self.namespace,
+            bundle: &self.bundle,
+            version: &self.version,
+            published_by: &self.actor,
+        }
+    }
+
+    fn blobs(&self) -> impl Iterator<Item = (Digest, &[u8])> {
+        self.bundle
+            .files
+            .iter()
+            .map(|f| (f.digest, f.bytes.as_slice()))
+    }
+
+    fn store_error(&self, e: StoreError) -> Error {
+        match e {
+            StoreError::VersionExists { .. } => {
+                crate::metrics::publish("refused");
+                Error::VersionExists(self.version_ref())
+            }
+            other => Error::Storage(other),
+        }
+    }
+
+    fn published(self, outcome: PublishOutcome) -> Published {
+        let created = outcome == PublishOutcome::Created;
+        crate::metrics::publish(if created { "created" } else { "unchanged" });
+        Published {
+            version: self.version_ref(),
+            created,
+            files: self
+                .bundle
+                .files
+                .iter()
+                .map(|f| super::FileRef {
+                    path: f.path.to_string(),
+                    digest: f.digest,
+                    size: f.bytes.len() as u64,
+                })
+                .collect(),
+            warnings: self.bundle.warnings,
+        }
+    }
+}
+
+impl Registry {
+    /// Validate one skill version for storing (CPU work, no I/O: bulk loaders run it on other
+    /// threads while the previous batch is written).
+    pub fn prepare(request: PublishRequest) -> Result<Prepared> {
+        let bundle = core::bundle::validate(request.files)
+            .inspect_err(|_| crate::metrics::publish("refused"))?;
+        if let Some(expected) = request.expected_name
+            && expected != bundle.name
+        {
+            crate::metrics::publish("refused");
+            return Err(Error::NameMismatch {
+                expected,
+                found: bundle.name,
+            });
+        }
+        let version = request
+            .version
+            .or_else(|| bundle.declared_version.clone())
+            .unwrap_or_else(SkillVersion::initial);
+        Ok(Prepared {
+            namespace: request.namespace,
+            bundle,
+            version,
+            actor: request.actor,
+        })
+    }
+
+    /// Validate and store one skill version (see [`Registry::prepare`]).
+    pub async fn publish(&self, request: PublishRequest) -> Result<Published> {
+        let mut results = self.publish_prepared(vec![Self::prepare(request)?]).await?;
+        results.pop().expect("one result per version")
+    }
+
+    /// Store prepared versions with one commit (bulk loading). Each gets its own result: a
+    /// conflicting version is refused alone; a storage failure fails the whole batch, and then
+    /// nothing of it is stored.
+    ///
+    /// The blobs of versions not stored yet are written first (`put if absent`), then the rows.
+    /// A version that already exists is decided before any blob is written, so refusing it
+    /// leaves storage untouched.
+    pub async fn publish_prepared(&self, items: Vec<Prepared>) -> Result<Vec<Result<Published>>> {
+        let refs: Vec<VersionRef> = items.iter().map(Prepared::version_ref).collect();
+        let mut outcomes: Vec<Option<Result<PublishOutcome, StoreError>>> = self
+            .store()
+            .content_digests(&refs)
+            .await?
+            .into_iter()
+            .zip(&items)
+            .map(|(existing, item)| {
+                existing.map(|digest| {
+                    if digest == item.bundle.content_digest {
+                        Ok(PublishOutcome::Unchanged)
+                    } else {
+                        Err(StoreError::VersionExists {
+                            version: item.version.to_string(),
+                            existing: digest.to_string(),
+                        })
+                    }
+                })
+            })
+            .collect();
+        let pending: Vec<usize> = (0..items.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
+        if !pending.is_empty() {
+            let mut blobs: Vec<(Digest, &[u8])> =
+                pending.iter().flat_map(|&i| items[i].blobs()).collect();
+            blobs.sort_unstable_by_key(|(d, _)| *d);
+            blobs.dedup_by_key(|(d, _)| *d);
+            self.inner.blobs.put_if_absent(&blobs).await?;
+            let stored = self
+                .store()
+                .publish_many(pending.iter().map(|&i| items[i].new_version()).collect())
+                .await?;
+            if stored
+                .iter()
+                .any(|o| matches!(o, Ok(PublishOutcome::Created)))
+            {
+                self.notify_changed();
+            }
+            for (i, outcome) in pending.into_iter().zip(stored) {
+                outcomes[i] = Some(outcome);
+            }
+        }
+        Ok(items
+            .into_iter()
+            .zip(outcomes)
+            .map(
+                |(item, outcome)| match outcome.expect("every version has an outcome") {
+                    Ok(o) => Ok(item.published(o)),
+                    Err(e) => Err(item.store_error(e)),
+                },
+            )
+            .collect())
+    }
+
+    /// Publish an uploaded archive as `target`, for `caller`.
+    pub async fn publish_archive(
+        &self,
+        caller: &Principal,
+        target: &VersionRef,
+        format: Format,
+        body: &[u8],
+    ) -> Result<Published> {
+        self.require_publish(caller, target.namespace())?;
+        let files = archive::unpack(format, body)?;
+        self.publish(PublishRequest {
+            namespace: target.namespace().clone(),
+            files,
+            expected_name: Some(target.name().clone()),
+            version: Some(target.version.clone()),
+            actor: caller.actor(),
+        })
+        .await
+    }
+
+    /// Check that `caller` may publish into `namespace` (before reading an upload they may not
+    /// make).
+    pub fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
+        Ok(caller.require(Action::Publish, namespace)?)
+    }
+}

@@ -1,0 +1,400 @@
+//! Reading the catalog the way MCP hosts do: pages of current skills, one skill's entry, a file's
+//! bytes, a directory's children, and search.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Map, Value};
+
+use super::{Page, Registry};
+use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
+use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, mime};
+use crate::error::{Error, NotFound, Result};
+use crate::store::{FileRecord, ListingRecord, Manifest};
+
+/// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every
+/// file with its digest and size.
+#[derive(Debug, Clone)]
+pub struct SkillEntry {
+    /// The root directory of the version serving it (current or pinned).
+    pub root: SkillUri,
+    /// `""` for the root skill, else the nested skill's directory below `root`.
+    pub subpath: String,
+    pub frontmatter: Map<String, Value>,
+    pub version: SkillVersion,
+    /// The deprecation message when the skill is deprecated.
+    pub deprecation: Option<String>,
+    /// The yank reason when this (pinned) version is yanked.
+    pub yanked: Option<String>,
+    manifest: Arc<Manifest>,
+}
+
+impl SkillEntry {
+    /// The URI of the skill's SKILL.md.
+    pub fn uri(&self) -> SkillUri {
+        if self.subpath.is_empty() {
+            self.root.join(SKILL_MD)
+        } else {
+            self.root.join(&format!("{}/{SKILL_MD}", self.subpath))
+        }
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.root.is_pinned()
+    }
+
+    /// The skill's files (its directory and everything below it), paths relative to `root`.
+    pub fn files(&self) -> &[FileRecord] {
+        let files = &self.manifest.files;
+        if self.subpath.is_empty() {
+            return files;
+        }
+        let prefix = format!("{}/", self.subpath);
+        let start = files.partition_point(|f| f.path.as_str() < prefix.as_str());
+        let len = files[start..]
+            .iter()
+            .take_while(|f| f.path.starts_with(&prefix))
+            .count();
+        &files[start..start + len]
+    }
+}
+
+/// A file of a skill with its integrity data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRef {
+    pub path: String,
+    pub digest: Digest,
+    pub size: u64,
+}
+
+/// A file read back, bytes exactly as published.
+#[derive(Debug, Clone)]
+pub struct FileContent {
+    pub uri: SkillUri,
+    pub mime_type: String,
+    pub bytes: Arc<Vec<u8>>,
+    pub digest: Digest,
+}
+
+impl FileContent {
+    /// The bytes as text when the file is served as `text`: a textual MIME type and UTF-8.
+    pub fn text(&self) -> Option<&str> {
+        if mime::is_textual(&self.mime_type) {
+            std::str::from_utf8(&self.bytes).ok()
+        } else {
+            None
+        }
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.uri.is_pinned()
+    }
+}
+
+/// One direct child of a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirChild {
+    pub uri: SkillUri,
+    pub name: String,
+    /// `inode/directory` for subdirectories.
+    pub mime_type: String,
+    /// `None` for directories.
+    pub size: Option<u64>,
+}
+
+/// A current SKILL.md as `resources/list` shows it.
+#[derive(Debug, Clone)]
+pub struct SkillMdResource {
+    pub uri: SkillUri,
+    pub name: SkillName,
+    pub description: String,
+    pub size: u64,
+}
+
+/// A current skill with its description (the legacy discovery index).
+#[derive(Debug, Clone)]
+pub struct SkillSummary {
+    pub uri: SkillUri,
+    pub name: SkillName,
+    pub description: String,
+}
+
+pub use crate::search::Hit as SearchHit;
+
+impl Registry {
+    /// One page of current skills (root and nested), in URI order.
+    pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
+        let (rows, next_cursor) = self.listing_page(cursor).await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
+        let manifests = self.manifests(&ids).await?;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let manifest = manifests
+                .get(&row.version_id)
+                .cloned()
+                .ok_or_else(|| super::no_manifest(row.version_id))?;
+            items.push(SkillEntry {
+                root: row.skill.root_uri(None),
+                subpath: row.subpath,
+                frontmatter: row.frontmatter,
+                version: row.version,
+                deprecation: row.deprecation,
+                yanked: None,
+                manifest,
+            });
+        }
+        Ok(Page { items, next_cursor })
+    }
+
+    /// The skill whose SKILL.md is at `uri` (current or pinned).
+    pub async fn get_skill(&self, uri: &SkillUri) -> Result<SkillEntry> {
+        let not_found = || Error::NotFound(NotFound::SkillUri(uri.to_string()));
+        let Target::Path(path) = &uri.target else {
+            return Err(not_found());
+        };
+        let subpath = if path == SKILL_MD {
+            ""
+        } else {
+            path.strip_suffix(&format!("/{SKILL_MD}"))
+                .ok_or_else(not_found)?
+        };
+        let (resolved, manifest) = self
+            .resolve(&uri.skill_ref(), uri.version.as_ref())
+            .await?
+            .ok_or_else(not_found)?;
+        let entry = manifest
+            .entries
+            .iter()
+            .find(|e| e.subpath == subpath)
+            .ok_or_else(not_found)?;
+        Ok(SkillEntry {
+            root: uri.skill_ref().root_uri(uri.version.as_ref()),
+            subpath: subpath.to_owned(),
+            frontmatter: entry.frontmatter.clone(),
+            version: resolved.version,
+            deprecation: resolved.deprecation,
+            yanked: resolved.yanked,
+            manifest,
+        })
+    }
+
+    /// The bytes of the file at `uri`.
+    pub async fn read(&self, uri: &SkillUri) -> Result<FileContent> {
+        let not_found = || Error::NotFound(NotFound::Resource(uri.to_string()));
+        let Target::Path(path) = &uri.target else {
+            return Err(not_found());
+        };
+        let (_, manifest) = self
+            .resolve(&uri.skill_ref(), uri.version.as_ref())
+            .await?
+            .ok_or_else(not_found)?;
+        let file = manifest.file(path).ok_or_else(not_found)?;
+        let bytes = self.blob(&file.digest).await?;
+        let mime_type = mime::for_file(path, || mime::looks_like_text(&bytes));
+        Ok(FileContent {
+            uri: uri.clone(),
+            mime_type,
+            digest: file.digest,
+            bytes,
+        })
+    }
+
+    /// Every file of the version `uri` resolves to (its root, current or pinned), or `None` when
+    /// it resolves to nothing.
+    pub async fn files_of(&self, uri: &SkillUri) -> Result<Option<Vec<FileRef>>> {
+        let Some((_, manifest)) = self.resolve(&uri.skill_ref(), uri.version.as_ref()).await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(
+            manifest
+                .files
+                .iter()
+                .map(|f| FileRef {
+                    path: f.path.clone(),
+                    digest: f.digest,
+                    size: f.size,
+                })
+                .collect(),
+        ))
+    }
+
+    /// The direct children of the directory at `uri`: a skill root or a subdirectory.
+    pub async fn read_dir(&self, uri: &SkillUri) -> Result<Vec<DirChild>> {
+        let not_a_directory = || Error::NotADirectory(uri.to_string());
+        let (_, manifest) = self
+            .resolve(&uri.skill_ref(), uri.version.as_ref())
+            .await?
+            .ok_or_else(not_a_directory)?;
+        let prefix = match &uri.target {
+            Target::Root => String::new(),
+            Target::Path(p) => format!("{p}/"),
+        };
+        let root = uri.skill_ref().root_uri(uri.version.as_ref());
+        let mut children: Vec<DirChild> = Vec::new();
+        let mut last_dir: Option<&str> = None;
+        for file in manifest
+            .files
+            .iter()
+            .filter(|f| f.path.starts_with(&prefix))
+        {
+            let rest = &file.path[prefix.len()..];
+            match rest.split_once('/') {
+                Some((dir, _)) => {
+                    if last_dir == Some(dir) {
+                        continue;
+                    }
+                    last_dir = Some(dir);
+                    children.push(DirChild {
+                        uri: root.join(&format!("{prefix}{dir}")),
+                        name: dir.to_owned(),
+                        mime_type: mime::DIRECTORY.to_owned(),
+                        size: None,
+                    });
+                }
+                None => children.push(DirChild {
+                    uri: root.join(&file.path),
+                    name: rest.to_owned(),
+                    mime_type: mime::for_file(&file.path, || true),
+                    size: Some(file.size),
+                }),
+            }
+        }
+        if children.is_empty() {
+            return Err(not_a_directory());
+        }
+        let key = |c: &DirChild| c.uri.to_string();
+        children.sort_by_cached_key(key);
+        children.dedup_by(|a, b| a.uri == b.uri);
+        Ok(children)
+    }
+
+    /// One page of current SKILL.md resources, in URI order.
+    pub async fn list_skill_mds(&self, cursor: Option<&str>) -> Result<Page<SkillMdResource>> {
+        let (rows, next_cursor) = self.listing_page(cursor).await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
+        let manifests = self.manifests(&ids).await?;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let manifest = manifests
+                .get(&row.version_id)
+                .ok_or_else(|| super::no_manifest(row.version_id))?;
+            let path = skill_md_path(&row.subpath);
+            let size = manifest.file(&path).map_or(0, |f| f.size);
+            items.push(SkillMdResource {
+                uri: row.skill.root_uri(None).join(&path),
+                name: row.name,
+                description: row.description,
+                size,
+            });
+        }
+        Ok(Page { items, next_cursor })
+    }
+
+    /// The first `limit` current skills in URI order (the legacy discovery index).
+    pub async fn skill_summaries(&self, limit: u32) -> Result<Vec<SkillSummary>> {
+        Ok(self
+            .store()
+            .list_page("", limit)
+            .await?
+            .into_iter()
+            .map(|r| SkillSummary {
+                uri: r.skill.root_uri(None).join(&skill_md_path(&r.subpath)),
+                name: r.name,
+                description: r.description,
+            })
+            .collect())
+    }
+
+    /// One page of the listing after `cursor`, and the cursor of the next page.
+    async fn listing_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<ListingRecord>, Option<String>)> {
+        let after = decode_cursor(cursor)?;
+        let page_size = self.inner.page_size as usize;
+        let mut rows = self
+            .store()
+            .list_page(&after, self.inner.page_size + 1)
+            .await?;
+        let more = rows.len() > page_size;
+        rows.truncate(page_size);
+        let next_cursor = more
+            .then(|| rows.last().map(|r| encode_cursor(&r.uri)))
+            .flatten();
+        Ok((rows, next_cursor))
+    }
+
+    /// Ranked skills for a free-text query. The search runs on a blocking thread (it takes
+    /// milliseconds on a large catalog and fans out over the index's search threads), so it
+    /// never holds up the async workers serving other requests.
+    pub async fn search(
+        &self,
+        query: &str,
+        namespace: Option<&Namespace>,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        let index = self.inner.search.clone().ok_or(Error::SearchUnavailable)?;
+        let (query, namespace) = (query.to_owned(), namespace.map(ToString::to_string));
+        let started = std::time::Instant::now();
+        let hits =
+            tokio::task::spawn_blocking(move || index.search(&query, namespace.as_deref(), limit))
+                .await
+                .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;
+        crate::metrics::search(started);
+        Ok(hits)
+    }
+}
+
+/// The path of the SKILL.md of the entry at `subpath`.
+fn skill_md_path(subpath: &str) -> String {
+    if subpath.is_empty() {
+        SKILL_MD.to_owned()
+    } else {
+        format!("{subpath}/{SKILL_MD}")
+    }
+}
+
+/// A `skills/list` cursor: the listing URI of the last entry served, base64url.
+fn encode_cursor(last_uri: &str) -> String {
+    URL_SAFE_NO_PAD.encode(last_uri)
+}
+
+fn decode_cursor(cursor: Option<&str>) -> Result<String> {
+    let Some(cursor) = cursor else {
+        return Ok(String::new());
+    };
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| Error::InvalidCursor)?;
+    let uri = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
+    if !uri.starts_with(SCHEME_PREFIX) {
+        return Err(Error::InvalidCursor);
+    }
+    Ok(uri)
+}
+
+/// The `skills/list` cursor that continues after the entry whose SKILL.md is at `uri`.
+pub fn cursor_after(uri: &str) -> String {
+    encode_cursor(uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_refuse_garbage() {
+        let uri = "skill://acme/x/SKILL.md";
+        assert_eq!(decode_cursor(Some(&encode_cursor(uri))).unwrap(), uri);
+        assert_eq!(decode_cursor(None).unwrap(), "");
+        for bad in ["%%%", "aGVsbG8", &URL_SAFE_NO_PAD.encode([0xff, 0xfe])] {
+            assert_eq!(
+                decode_cursor(Some(bad)).unwrap_err().code(),
+                crate::core::Code::InvalidCursor,
+                "{bad}"
+            );
+        }
+    }
+}

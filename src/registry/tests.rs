@@ -1,0 +1,324 @@
+//! The registry on a temporary data directory: the use cases end to end, without a transport.
+
+use super::{PublishRequest, Registry};
+use crate::core::{
+    Code, InputFile, Namespace, Principal, SkillRef, SkillUri, SkillVersion, Status, VersionRef,
+};
+use crate::registry::NewTokenRequest;
+
+fn files(name: &str, body: &str) -> Vec<InputFile> {
+    vec![
+        InputFile::regular(
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: Does {name} things.\n---\n{body}\n"),
+        ),
+        InputFile::regular("docs/a.md", "a"),
+        InputFile::regular("docs/deep/b.md", "b"),
+    ]
+}
+
+fn request(ns: &str, name: &str, body: &str, version: &str) -> PublishRequest {
+    PublishRequest {
+        namespace: Namespace::new(ns).unwrap(),
+        files: files(name, body),
+        expected_name: None,
+        version: Some(SkillVersion::parse(version).unwrap()),
+        actor: "test".to_owned(),
+    }
+}
+
+fn uri(s: &str) -> SkillUri {
+    SkillUri::parse(s).unwrap()
+}
+
+#[tokio::test]
+async fn publish_then_read_every_way() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let registry = Registry::open(dir.path()).await.unwrap();
+    let published = registry
+        .publish(request("acme", "refunds", "one", "1.0.0"))
+        .await
+        .unwrap();
+    assert!(published.created);
+    assert_eq!(published.uri().to_string(), "skill://acme/refunds/SKILL.md");
+    assert_eq!(
+        published.pinned_uri().to_string(),
+        "skill://acme/@1.0.0/refunds/SKILL.md"
+    );
+    let entry = registry
+        .get_skill(&uri("skill://acme/refunds/SKILL.md"))
+        .await
+        .unwrap();
+    assert_eq!(entry.files().len(), 3);
+    assert_eq!(entry.version.to_string(), "1.0.0");
+    let file = registry
+        .read(&uri("skill://acme/@1.0.0/refunds/docs/a.md"))
+        .await
+        .unwrap();
+    assert_eq!((file.bytes.as_slice(), file.is_pinned()), (&b"a"[..], true));
+    let children = registry
+        .read_dir(&uri("skill://acme/refunds/docs"))
+        .await
+        .unwrap();
+    let names: Vec<&str> = children.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a.md", "deep"]);
+    let page = registry.list_skills(None).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert!(page.next_cursor.is_none());
+    for (bad, code) in [
+        ("skill://acme/nope/SKILL.md", Code::SkillNotFound),
+        ("skill://acme/refunds/docs", Code::SkillNotFound),
+    ] {
+        assert_eq!(
+            registry.get_skill(&uri(bad)).await.unwrap_err().code(),
+            code,
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        registry
+            .read(&uri("skill://acme/refunds/missing.md"))
+            .await
+            .unwrap_err()
+            .code(),
+        Code::FileNotFound
+    );
+    assert_eq!(
+        registry
+            .read_dir(&uri("skill://acme/refunds/SKILL.md"))
+            .await
+            .unwrap_err()
+            .code(),
+        Code::NotADirectory
+    );
+}
+
+#[tokio::test]
+async fn a_refused_version_leaves_storage_untouched() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let registry = Registry::open(dir.path()).await.unwrap();
+    registry
+        .publish(request("acme", "refunds", "one", "1.0.0"))
+        .await
+        .unwrap();
+    let before = registry.stats().await.unwrap();
+    let err = registry
+        .publish(request("acme", "refunds", "changed", "1.0.0"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::VersionExists);
+    assert_eq!(
+        registry.stats().await.unwrap(),
+        before,
+        "not even its blobs"
+    );
+    let same = registry
+        .publish(request("acme", "refunds", "one", "1.0.0"))
+        .await
+        .unwrap();
+    assert!(!same.created, "identical content is a no-op");
+    assert_eq!(registry.stats().await.unwrap(), before);
+    // A batch: the conflicting version is refused alone.
+    let batch = vec![
+        Registry::prepare(request("acme", "refunds", "changed", "1.0.0")).unwrap(),
+        Registry::prepare(request("acme", "other", "x", "1.0.0")).unwrap(),
+    ];
+    let results = registry.publish_prepared(batch).await.unwrap();
+    assert_eq!(results[0].as_ref().unwrap_err().code(), Code::VersionExists);
+    assert!(results[1].as_ref().unwrap().created);
+}
+
+#[tokio::test]
+async fn a_yank_is_served_at_once_by_this_process() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let registry = Registry::open(dir.path()).await.unwrap();
+    for (body, version) in [("one", "1.0.0"), ("two", "2.0.0")] {
+        registry
+            .publish(request("acme", "refunds", body, version))
+            .await
+            .unwrap();
+    }
+    let current = uri("skill://acme/refunds/SKILL.md");
+    assert_eq!(
+        registry
+            .get_skill(&current)
+            .await
+            .unwrap()
+            .version
+            .to_string(),
+        "2.0.0"
+    );
+    let two = VersionRef::parse("acme", "refunds", "2.0.0").unwrap();
+    let anonymous = Principal::Anonymous;
+    assert_eq!(
+        registry
+            .set_yanked(&anonymous, &two, Some("bad"))
+            .await
+            .unwrap_err()
+            .code(),
+        Code::Unauthorized
+    );
+    registry
+        .set_yanked(&Principal::Admin, &two, Some("bad"))
+        .await
+        .unwrap();
+    // The resolve cache is dropped on a local change: no TTL wait.
+    assert_eq!(
+        registry
+            .get_skill(&current)
+            .await
+            .unwrap()
+            .version
+            .to_string(),
+        "1.0.0"
+    );
+    let pinned = registry
+        .get_skill(&uri("skill://acme/@2.0.0/refunds/SKILL.md"))
+        .await
+        .unwrap();
+    assert_eq!(pinned.yanked.as_deref(), Some("bad"));
+    let missing = VersionRef::parse("acme", "refunds", "3.0.0").unwrap();
+    assert_eq!(
+        registry
+            .set_yanked(&Principal::Admin, &missing, None)
+            .await
+            .unwrap_err()
+            .code(),
+        Code::VersionNotFound
+    );
+}
+
+#[tokio::test]
+async fn damaged_bytes_are_never_served() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let registry = Registry::open(dir.path()).await.unwrap();
+    registry
+        .publish(request("acme", "refunds", "one", "1.0.0"))
+        .await
+        .unwrap();
+    registry.close().await;
+    let db = dir.path().join(crate::store::sqlite::DB_FILE);
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE blobs SET data = X'00' WHERE size = 1")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let registry = Registry::open(dir.path()).await.unwrap();
+    let err = registry
+        .read(&uri("skill://acme/refunds/docs/a.md"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::IntegrityError);
+    assert!(
+        !err.public_message().contains("sha256"),
+        "detail stays internal"
+    );
+}
+
+#[tokio::test]
+async fn tokens_authenticate_until_revoked() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let registry = Registry::builder(dir.path())
+        .admin_token(Some("admin-token-0123456789"))
+        .open()
+        .await
+        .unwrap();
+    assert_eq!(
+        registry
+            .authenticate(Some("Bearer admin-token-0123456789"))
+            .await
+            .unwrap(),
+        Principal::Admin
+    );
+    assert_eq!(
+        registry.authenticate(None).await.unwrap(),
+        Principal::Anonymous
+    );
+    for bad in [
+        "Bearer nope",
+        "Basic abc",
+        "Bearer ",
+        "admin-token-0123456789",
+    ] {
+        assert_eq!(
+            registry.authenticate(Some(bad)).await.unwrap_err().code(),
+            Code::Unauthorized,
+            "{bad}"
+        );
+    }
+    let request = NewTokenRequest {
+        description: "ci".to_owned(),
+        namespaces: vec!["acme".to_owned()],
+        actions: vec![crate::core::Action::Publish],
+    };
+    assert_eq!(
+        registry
+            .create_token(&Principal::Anonymous, &request)
+            .await
+            .unwrap_err()
+            .code(),
+        Code::Unauthorized
+    );
+    let (info, secret) = registry
+        .create_token(&Principal::Admin, &request)
+        .await
+        .unwrap();
+    let header = format!("Bearer {secret}");
+    let principal = registry.authenticate(Some(&header)).await.unwrap();
+    assert!(
+        principal
+            .require(
+                crate::core::Action::Publish,
+                &Namespace::new("acme").unwrap()
+            )
+            .is_ok()
+    );
+    registry
+        .revoke_token(&Principal::Admin, &info.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        registry
+            .authenticate(Some(&header))
+            .await
+            .unwrap_err()
+            .code(),
+        Code::Unauthorized
+    );
+    assert_eq!(
+        registry
+            .revoke_token(&Principal::Admin, &info.id)
+            .await
+            .unwrap_err()
+            .code(),
+        Code::TokenNotFound
+    );
+}
+
+#[tokio::test]
+async fn closing_releases_the_search_index_for_the_next_owner() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let registry = Registry::builder(dir.path()).search().open().await.unwrap();
+    registry
+        .publish(request("acme", "refunds", "reconcile refunds", "1.0.0"))
+        .await
+        .unwrap();
+    registry.catch_up_search().await.unwrap();
+    let hits = registry.search("refunds", None, 5).await.unwrap();
+    assert_eq!(hits[0].uri, "skill://acme/refunds/SKILL.md");
+    assert_eq!(hits[0].status, Status::Active);
+    registry.close().await;
+    // A second owner can take the writer at once: no sleep, no retry.
+    let next = Registry::builder(dir.path()).search().open().await.unwrap();
+    assert_eq!(next.rebuild_search().await.unwrap(), 1);
+    next.close().await;
+    let skill = SkillRef::parse("acme", "refunds").unwrap();
+    let reopened = Registry::open(dir.path()).await.unwrap();
+    assert_eq!(
+        reopened.skill_detail(&skill).await.unwrap().versions.len(),
+        1
+    );
+}

@@ -1,0 +1,11 @@
+//! Input readers: where a skill's files come from before they are validated. A directory on disk
+//! (import, `publish`), an uploaded archive (REST), and the seed skills embedded in the binary.
+//! Each yields [`InputFile`](crate::core::InputFile)s; validation is `core`'s, storing is the
+//! registry's. Nothing here touches storage or a transport.
+
+pub mod archive;
+pub mod dir;
+pub mod seed;
+
+pub use archive::{ArchiveError, ExportFile, Format};
+pub use dir::{Candidate, ReadError};

@@ -1,0 +1,291 @@
+//! What storage hands back: typed records, decoded from rows inside the store. A row that cannot
+//! be decoded is a [`StoreError::Corrupt`]; nothing is ever defaulted.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::StoreError;
+use crate::core::uri::SKILL_MD;
+use crate::core::{
+    Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, Warning,
+};
+
+pub type SkillId = i64;
+pub type VersionId = i64;
+
+/// A validated version to store. Its blobs are stored first, through [`super::Blobs`].
+#[derive(Clone, Copy)]
+pub struct NewVersion<'a> {
+    pub namespace: &'a Namespace,
+    pub bundle: &'a Bundle,
+    pub version: &'a SkillVersion,
+    /// The audit actor.
+    pub published_by: &'a str,
+}
+
+/// What a publish did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishOutcome {
+    /// A new version was stored.
+    Created,
+    /// The identical version was already stored; nothing changed.
+    Unchanged,
+}
+
+/// One skill entry of the current catalog, in URI order.
+#[derive(Debug, Clone)]
+pub struct ListingRecord {
+    /// The listing URI of the entry's SKILL.md (the sort key and cursor).
+    pub uri: String,
+    pub skill: SkillRef,
+    pub version_id: VersionId,
+    /// `""` for the root skill, else the nested skill's directory.
+    pub subpath: String,
+    pub name: SkillName,
+    pub description: String,
+    pub frontmatter: Map<String, Value>,
+    pub version: SkillVersion,
+    /// The deprecation message when the skill is deprecated.
+    pub deprecation: Option<String>,
+}
+
+/// A skill version found by reference: the current one, or one pinned version.
+#[derive(Debug, Clone)]
+pub struct ResolvedVersion {
+    pub skill_id: SkillId,
+    pub version_id: VersionId,
+    pub version: SkillVersion,
+    /// The yank reason when the version is yanked.
+    pub yanked: Option<String>,
+    /// The deprecation message when the skill is deprecated.
+    pub deprecation: Option<String>,
+}
+
+/// One file of a version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    pub path: String,
+    pub digest: Digest,
+    pub size: u64,
+    pub mode: u32,
+}
+
+/// One skill served by a version: the root one (`subpath == ""`) or a nested one.
+#[derive(Debug, Clone)]
+pub struct EntryRecord {
+    pub subpath: String,
+    pub name: SkillName,
+    pub description: String,
+    pub frontmatter: Map<String, Value>,
+}
+
+/// Everything immutable about a version except file bytes.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    pub version_id: VersionId,
+    /// Sorted by path.
+    pub files: Vec<FileRecord>,
+    /// Sorted by subpath; never empty, the root entry (`""`) first.
+    pub entries: Vec<EntryRecord>,
+}
+
+impl Manifest {
+    /// The root skill's entry.
+    pub fn root(&self) -> &EntryRecord {
+        &self.entries[0]
+    }
+
+    /// The file at `path`, by binary search.
+    pub fn file(&self, path: &str) -> Option<&FileRecord> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+
+    /// The root SKILL.md.
+    pub fn skill_md(&self) -> Option<&FileRecord> {
+        self.file(SKILL_MD)
+    }
+
+    /// Check the invariants every stored manifest holds.
+    pub(super) fn checked(self) -> Result<Self, StoreError> {
+        if self.entries.first().is_none_or(|e| !e.subpath.is_empty()) {
+            return Err(StoreError::Corrupt(format!(
+                "version {} has no root entry",
+                self.version_id
+            )));
+        }
+        Ok(self)
+    }
+}
+
+/// Manifests by version id.
+pub type Manifests = HashMap<VersionId, Manifest>;
+
+/// A skill's own record.
+#[derive(Debug, Clone)]
+pub struct SkillRecord {
+    pub id: SkillId,
+    pub skill: SkillRef,
+    pub created_at: String,
+    pub current_version: Option<SkillVersion>,
+    pub deprecated_at: Option<String>,
+    pub deprecation_message: Option<String>,
+}
+
+/// One version of a skill.
+#[derive(Debug, Clone)]
+pub struct VersionRecord {
+    pub id: VersionId,
+    pub version: SkillVersion,
+    pub content_digest: Digest,
+    pub file_count: u64,
+    pub total_size: u64,
+    pub warnings: Vec<Warning>,
+    pub published_at: String,
+    pub published_by: Option<String>,
+    pub yanked_at: Option<String>,
+    pub yank_reason: Option<String>,
+}
+
+/// One skill as the REST catalog lists it.
+#[derive(Debug, Clone)]
+pub struct CatalogRecord {
+    pub skill: SkillRef,
+    pub current_version: Option<SkillVersion>,
+    pub description: Option<String>,
+    pub deprecation: Option<String>,
+}
+
+/// A token to store: its hash only, never the secret.
+#[derive(Debug, Clone)]
+pub struct NewToken<'a> {
+    pub id: &'a str,
+    pub hash: &'a Digest,
+    pub description: &'a str,
+    pub scope: &'a Scope,
+    pub actions: &'a [Action],
+    pub actor: &'a str,
+}
+
+/// A stored token (never its secret).
+#[derive(Debug, Clone)]
+pub struct TokenRecord {
+    pub id: String,
+    pub description: String,
+    pub scope: Scope,
+    pub actions: Vec<Action>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// One audit log entry.
+#[derive(Debug, Clone)]
+pub struct AuditRecord {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub details: Value,
+}
+
+/// Row counts and stored bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub namespaces: i64,
+    pub skills: i64,
+    pub versions: i64,
+    pub files: i64,
+    pub blobs: i64,
+    pub blob_bytes: i64,
+    pub audit_entries: i64,
+    pub tokens: i64,
+}
+
+/// A skill that changed after some generation: what the search index needs to know about it.
+#[derive(Debug, Clone)]
+pub struct ChangedSkill {
+    pub skill_id: SkillId,
+    pub skill: SkillRef,
+    /// The current version, or the newest one when every version is yanked; `None` when the
+    /// skill has no version at all.
+    pub version: Option<(VersionId, SkillVersion)>,
+    pub yanked_only: bool,
+    pub deprecation: Option<String>,
+}
+
+/// What a scrub of the whole store found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct VerifyReport {
+    pub blobs_checked: u64,
+    pub bytes_checked: u64,
+    pub versions_checked: u64,
+    /// Each damaged thing, described.
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Decoders shared by every engine: stored text into core types, failing as corrupt.
+pub(super) mod decode {
+    use super::*;
+
+    pub fn version(s: &str) -> Result<SkillVersion, StoreError> {
+        SkillVersion::parse(s).map_err(|e| StoreError::corrupt(format!("version {s:?}"), e))
+    }
+
+    pub fn digest(s: &str) -> Result<Digest, StoreError> {
+        s.parse()
+            .map_err(|e| StoreError::corrupt("stored digest", e))
+    }
+
+    pub fn namespace(s: &str) -> Result<Namespace, StoreError> {
+        Namespace::new(s).map_err(|e| StoreError::corrupt(format!("namespace {s:?}"), e))
+    }
+
+    pub fn name(s: &str) -> Result<SkillName, StoreError> {
+        SkillName::new(s).map_err(|e| StoreError::corrupt(format!("skill name {s:?}"), e))
+    }
+
+    pub fn skill(namespace: &str, name: &str) -> Result<SkillRef, StoreError> {
+        Ok(SkillRef::new(
+            self::namespace(namespace)?,
+            self::name(name)?,
+        ))
+    }
+
+    pub fn json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
+        serde_json::from_str(s).map_err(|e| StoreError::corrupt(what, e))
+    }
+
+    pub fn opt_version(s: Option<String>) -> Result<Option<SkillVersion>, StoreError> {
+        s.as_deref().map(version).transpose()
+    }
+
+    pub fn size(what: &str, n: i64) -> Result<u64, StoreError> {
+        u64::try_from(n).map_err(|e| StoreError::corrupt(what, e))
+    }
+
+    pub fn scope(s: &str) -> Result<Scope, StoreError> {
+        let names: Vec<String> = json("token namespaces", s)?;
+        Scope::from_names(&names).map_err(|e| StoreError::corrupt("token namespaces", e))
+    }
+
+    pub fn actions(s: &str) -> Result<Vec<Action>, StoreError> {
+        json("token actions", s)
+    }
+
+    /// The message of a deprecation: `Some` exactly when the skill is deprecated.
+    pub fn deprecation(deprecated: bool, message: Option<String>) -> Option<String> {
+        deprecated.then(|| message.unwrap_or_default())
+    }
+}

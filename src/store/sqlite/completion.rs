@@ -1,0 +1,170 @@
+//! Completion for the resource templates: namespace and skill-name prefixes, ranked by recency,
+//! with bounded work however large the catalog.
+
+use sqlx::SqlitePool;
+
+use crate::core::Namespace;
+use crate::store::{COMPLETION_COUNT_CAP, Result, StoreError};
+
+/// Up to `limit` namespaces starting with `prefix`: the exact match first, then by most
+/// recent publish; and how many start with it (counted up to [`COMPLETION_COUNT_CAP`]).
+pub(super) async fn namespaces(
+    pool: &SqlitePool,
+    prefix: &str,
+    limit: u32,
+) -> Result<(Vec<String>, u64)> {
+    let (lo, hi) = prefix_range(prefix);
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM (SELECT name, last_published_at FROM namespaces
+                               WHERE name >= ?1 AND name < ?2 ORDER BY name LIMIT ?4)
+             ORDER BY name = ?3 DESC, last_published_at DESC, name LIMIT ?5",
+    )
+    .bind(&lo)
+    .bind(&hi)
+    .bind(prefix)
+    .bind(CANDIDATES)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await?;
+    let total: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT 1 FROM namespaces WHERE name >= ?1 AND name < ?2 LIMIT ?3)",
+    )
+    .bind(&lo)
+    .bind(&hi)
+    .bind(COUNT_CAP)
+    .fetch_one(pool)
+    .await?;
+    Ok((names, count(total)?))
+}
+
+/// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across all:
+/// the exact match first, then by most recent publish; and how many skills match (counted up
+/// to [`COMPLETION_COUNT_CAP`]). Work is bounded: the ranking looks at the first [`CANDIDATES`] matches
+/// in name order, so a one-letter prefix over a million skills costs the same as a long one.
+pub(super) async fn names(
+    pool: &SqlitePool,
+    namespace: Option<&Namespace>,
+    prefix: &str,
+    limit: u32,
+) -> Result<(Vec<String>, u64)> {
+    let (lo, hi) = prefix_range(prefix);
+    let namespace_id: Option<i64> = match namespace {
+        Some(ns) => match sqlx::query_scalar("SELECT id FROM namespaces WHERE name = ?1")
+            .bind(ns.as_str())
+            .fetch_optional(pool)
+            .await?
+        {
+            Some(id) => Some(id),
+            None => return Ok((Vec::new(), 0)),
+        },
+        None => None,
+    };
+    // Separate statements so each range-scans a covering index with both bounds:
+    // (namespace_id, name, last_published_at) or (name, last_published_at).
+    let (names, total): (Vec<String>, i64) = match namespace_id {
+        Some(ns) => {
+            let names = sqlx::query_scalar(
+                "SELECT name FROM (SELECT name, last_published_at FROM skills
+                                       WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
+                                       ORDER BY name LIMIT ?5)
+                     ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT ?6",
+            )
+            .bind(&lo)
+            .bind(&hi)
+            .bind(ns)
+            .bind(prefix)
+            .bind(CANDIDATES)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?;
+            let total = sqlx::query_scalar(
+                    "SELECT count(*) FROM (SELECT 1 FROM skills
+                                           WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2 LIMIT ?4)",
+                )
+                .bind(&lo)
+                .bind(&hi)
+                .bind(ns)
+                .bind(COUNT_CAP)
+                .fetch_one(pool)
+                .await?;
+            (names, total)
+        }
+        None => {
+            let names = sqlx::query_scalar(
+                    "SELECT name FROM (SELECT name, last_published_at FROM skills
+                                       WHERE name >= ?1 AND name < ?2 ORDER BY name LIMIT ?4)
+                     GROUP BY name ORDER BY name = ?3 DESC, max(last_published_at) DESC, name LIMIT ?5",
+                )
+                .bind(&lo)
+                .bind(&hi)
+                .bind(prefix)
+                .bind(CANDIDATES)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await?;
+            let total = sqlx::query_scalar(
+                    "SELECT count(*) FROM (SELECT 1 FROM skills WHERE name >= ?1 AND name < ?2 LIMIT ?3)",
+                )
+                .bind(&lo)
+                .bind(&hi)
+                .bind(COUNT_CAP)
+                .fetch_one(pool)
+                .await?;
+            (names, total)
+        }
+    };
+    Ok((names, count(total)?))
+}
+
+/// Completion ranks at most this many prefix matches (name order) by recency.
+const CANDIDATES: i64 = 500;
+/// Completion totals count at most this many matches.
+const COUNT_CAP: i64 = COMPLETION_COUNT_CAP as i64;
+
+/// `[lo, hi)` covering every ASCII name that starts with `prefix` (names are ASCII).
+fn prefix_range(prefix: &str) -> (String, String) {
+    (
+        prefix.to_owned(),
+        prefix_upper(prefix).unwrap_or_else(|| "\u{7f}".to_owned()),
+    )
+}
+
+/// The smallest string greater than every string starting with `prefix` (names are ASCII), or
+/// `None` for the empty prefix.
+fn prefix_upper(prefix: &str) -> Option<String> {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0x7f {
+            bytes.push(last + 1);
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
+}
+
+fn count(total: i64) -> Result<u64> {
+    u64::try_from(total).map_err(|e| StoreError::corrupt("a count", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prefix_range, prefix_upper};
+
+    #[test]
+    fn prefix_ranges_cover_exactly_the_names_with_the_prefix() {
+        assert_eq!(prefix_upper("ab"), Some("ac".to_owned()));
+        assert_eq!(prefix_upper("a\u{7f}"), Some("b".to_owned()));
+        assert_eq!(prefix_upper(""), None);
+        let (lo, hi) = prefix_range("pdf");
+        for (name, inside) in [
+            ("pdf", true),
+            ("pdf-tools", true),
+            ("pde", false),
+            ("pdg", false),
+        ] {
+            assert_eq!(name >= lo.as_str() && name < hi.as_str(), inside, "{name}");
+        }
+        let (lo, hi) = prefix_range("");
+        assert!("a" >= lo.as_str() && "zz-9" < hi.as_str());
+    }
+}

@@ -1,0 +1,605 @@
+//! Skills, versions, their files and entries, and the listing: the catalog's tables.
+
+use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
+
+use super::write::{self, Published, Target, WriteTx, json_text, now, pow2_chunks};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef};
+use crate::store::records::decode;
+use crate::store::{
+    CatalogRecord, EntryRecord, FileRecord, ListingRecord, Manifest, Manifests, NewVersion,
+    PublishOutcome, ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
+};
+
+pub(super) async fn publish(pool: &SqlitePool, new: NewVersion<'_>) -> Result<PublishOutcome> {
+    let mut tx = WriteTx::begin(pool).await?;
+    let outcome = publish_in(&mut tx, new).await?;
+    match outcome {
+        PublishOutcome::Created => tx.commit().await?,
+        PublishOutcome::Unchanged => tx.rollback().await,
+    }
+    Ok(outcome)
+}
+
+pub(super) async fn publish_many(
+    pool: &SqlitePool,
+    versions: Vec<NewVersion<'_>>,
+) -> Result<Vec<Result<PublishOutcome>>> {
+    let mut tx = WriteTx::begin(pool).await?;
+    let mut outcomes = Vec::with_capacity(versions.len());
+    for new in versions {
+        // `publish_in` decides Unchanged/VersionExists before it writes anything but the no-op
+        // upserts of an existing skill, so no savepoint is needed to leave one out.
+        match publish_in(&mut tx, new).await {
+            Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
+            // Anything else (I/O, a full disk) fails the whole batch.
+            Err(e) => return Err(e),
+            Ok(o) => outcomes.push(Ok(o)),
+        }
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// The rows of one version, inside `tx`: namespace and skill (upserted), then the version row —
+/// which decides whether anything else is written — then files, entries, the current version,
+/// the listing, the generation and the audit row.
+async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<PublishOutcome> {
+    let skill = SkillRef::new(new.namespace.clone(), new.bundle.name.clone());
+    let version = new.version.to_string();
+    let content_digest = new.bundle.content_digest.to_string();
+
+    // Upserts with a no-op update, so RETURNING yields the id whether the row is new or not.
+    let namespace_id: i64 = sqlx::query_scalar(
+        "INSERT INTO namespaces (name) VALUES (?1)
+         ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id",
+    )
+    .bind(skill.namespace.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+    let skill_id: i64 = sqlx::query_scalar(
+        "INSERT INTO skills (namespace_id, name) VALUES (?1, ?2)
+         ON CONFLICT (namespace_id, name) DO UPDATE SET name = excluded.name RETURNING id",
+    )
+    .bind(namespace_id)
+    .bind(skill.name.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+
+    // The version row first: when it already exists nothing else is written, so a batch can
+    // leave this version out without a savepoint.
+    let inserted: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
+    )
+    .bind(skill_id)
+    .bind(&version)
+    .bind(&content_digest)
+    .bind(new.bundle.files.len() as i64)
+    .bind(new.bundle.total_size as i64)
+    .bind(json_text(&new.bundle.warnings)?)
+    .bind(new.published_by)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(version_id) = inserted else {
+        let existing: String = sqlx::query_scalar(
+            "SELECT content_digest FROM versions WHERE skill_id = ?1 AND version = ?2",
+        )
+        .bind(skill_id)
+        .bind(&version)
+        .fetch_one(&mut *tx)
+        .await?;
+        return if existing == content_digest {
+            Ok(PublishOutcome::Unchanged)
+        } else {
+            Err(StoreError::VersionExists { version, existing })
+        };
+    };
+
+    insert_files(tx, version_id, new).await?;
+    let subpaths = insert_entries(tx, version_id, new).await?;
+    let generation = write::next_generation(tx).await?;
+    let published = Published {
+        version_id,
+        subpaths: &subpaths.iter().map(String::as_str).collect::<Vec<_>>(),
+        generation,
+    };
+    write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
+    sqlx::query(concat!(
+        "UPDATE namespaces SET last_published_at = ",
+        now!(),
+        " WHERE id = ?1"
+    ))
+    .bind(namespace_id)
+    .execute(&mut *tx)
+    .await?;
+    let details = serde_json::json!({
+        "content_digest": content_digest,
+        "files": new.bundle.files.iter().map(|f| serde_json::json!({
+            "path": f.path.as_str(), "digest": f.digest.to_string(), "size": f.bytes.len(),
+        })).collect::<Vec<_>>(),
+    });
+    write::audit(
+        tx,
+        new.published_by,
+        "publish",
+        Target::Version(&skill, &version),
+        &details,
+    )
+    .await?;
+    Ok(PublishOutcome::Created)
+}
+
+async fn insert_files(
+    tx: &mut SqliteConnection,
+    version_id: i64,
+    new: NewVersion<'_>,
+) -> Result<()> {
+    for chunk in pow2_chunks(&new.bundle.files) {
+        let mut insert =
+            QueryBuilder::new("INSERT INTO version_files (version_id, path, digest, size, mode) ");
+        insert.push_values(chunk, |mut row, file| {
+            row.push_bind(version_id)
+                .push_bind(file.path.as_str())
+                .push_bind(file.digest.to_string())
+                .push_bind(file.bytes.len() as i64)
+                .push_bind(i64::from(file.mode));
+        });
+        insert.build().execute(&mut *tx).await?;
+    }
+    Ok(())
+}
+
+/// Insert the version's entries; returns their subpaths.
+async fn insert_entries(
+    tx: &mut SqliteConnection,
+    version_id: i64,
+    new: NewVersion<'_>,
+) -> Result<Vec<String>> {
+    let entries = &new.bundle.entries;
+    let frontmatters = entries
+        .iter()
+        .map(|entry| json_text(&entry.frontmatter))
+        .collect::<Result<Vec<_>>>()?;
+    let rows: Vec<_> = entries.iter().zip(&frontmatters).collect();
+    for chunk in pow2_chunks(&rows) {
+        let mut insert = QueryBuilder::new(
+            "INSERT INTO version_entries (version_id, subpath, name, description, frontmatter) ",
+        );
+        insert.push_values(chunk, |mut row, (entry, frontmatter)| {
+            row.push_bind(version_id)
+                .push_bind(entry.subpath.as_str())
+                .push_bind(entry.name.as_str())
+                .push_bind(entry.description.as_str())
+                .push_bind(frontmatter.as_str());
+        });
+        insert.build().execute(&mut *tx).await?;
+    }
+    Ok(entries.iter().map(|e| e.subpath.clone()).collect())
+}
+
+pub(super) async fn content_digests(
+    pool: &SqlitePool,
+    versions: &[VersionRef],
+) -> Result<Vec<Option<Digest>>> {
+    let mut out = Vec::with_capacity(versions.len());
+    for v in versions {
+        let digest: Option<String> = sqlx::query_scalar(
+            "SELECT v.content_digest FROM versions v
+             JOIN skills s ON s.id = v.skill_id
+             JOIN namespaces n ON n.id = s.namespace_id
+             WHERE n.name = ?1 AND s.name = ?2 AND v.version = ?3",
+        )
+        .bind(v.namespace().as_str())
+        .bind(v.name().as_str())
+        .bind(v.version.to_string())
+        .fetch_optional(pool)
+        .await?;
+        out.push(digest.as_deref().map(decode::digest).transpose()?);
+    }
+    Ok(out)
+}
+
+#[derive(sqlx::FromRow)]
+struct ListingRow {
+    uri: String,
+    namespace: String,
+    skill: String,
+    version_id: i64,
+    subpath: String,
+    name: String,
+    description: String,
+    frontmatter: String,
+    version: String,
+    deprecation_message: Option<String>,
+    deprecated: bool,
+}
+
+pub(super) async fn list_page(
+    pool: &SqlitePool,
+    after: &str,
+    limit: u32,
+) -> Result<Vec<ListingRecord>> {
+    let rows: Vec<ListingRow> = sqlx::query_as(
+        "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
+                e.description, e.frontmatter, v.version, s.deprecation_message,
+                s.deprecated_at IS NOT NULL AS deprecated
+         FROM listing l
+         JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
+         JOIN versions v ON v.id = l.version_id
+         JOIN skills s ON s.id = l.skill_id
+         JOIN namespaces n ON n.id = s.namespace_id
+         WHERE l.uri > ?1 ORDER BY l.uri LIMIT ?2",
+    )
+    .bind(after)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(ListingRecord {
+                skill: decode::skill(&r.namespace, &r.skill)?,
+                name: decode::name(&r.name)?,
+                frontmatter: decode::json("stored frontmatter", &r.frontmatter)?,
+                version: decode::version(&r.version)?,
+                deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
+                uri: r.uri,
+                version_id: r.version_id,
+                subpath: r.subpath,
+                description: r.description,
+            })
+        })
+        .collect()
+}
+
+#[derive(sqlx::FromRow)]
+struct ResolvedRow {
+    skill_id: i64,
+    version_id: i64,
+    version: String,
+    yanked: bool,
+    yank_reason: Option<String>,
+    deprecation_message: Option<String>,
+    deprecated: bool,
+}
+
+/// The columns of a resolution; the version comes from the current pointer or a pinned match.
+macro_rules! resolve_sql {
+    ($join:literal) => {
+        concat!(
+            "SELECT s.id AS skill_id, v.id AS version_id, v.version,
+        v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
+        s.deprecated_at IS NOT NULL AS deprecated
+     FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
+            $join,
+            " WHERE n.name = ?1 AND s.name = ?2"
+        )
+    };
+}
+
+pub(super) async fn resolve(
+    pool: &SqlitePool,
+    skill: &SkillRef,
+    version: Option<&SkillVersion>,
+) -> Result<Option<ResolvedVersion>> {
+    let row: Option<ResolvedRow> = match version {
+        None => {
+            sqlx::query_as(resolve_sql!(
+                "JOIN versions v ON v.id = s.current_version_id"
+            ))
+            .bind(skill.namespace.as_str())
+            .bind(skill.name.as_str())
+            .fetch_optional(pool)
+            .await?
+        }
+        Some(version) => {
+            sqlx::query_as(resolve_sql!(
+                "JOIN versions v ON v.skill_id = s.id AND v.version = ?3"
+            ))
+            .bind(skill.namespace.as_str())
+            .bind(skill.name.as_str())
+            .bind(version.to_string())
+            .fetch_optional(pool)
+            .await?
+        }
+    };
+    row.map(|r| {
+        Ok(ResolvedVersion {
+            skill_id: r.skill_id,
+            version_id: r.version_id,
+            version: decode::version(&r.version)?,
+            yanked: decode::deprecation(r.yanked, r.yank_reason),
+            deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
+        })
+    })
+    .transpose()
+}
+
+pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<Manifests> {
+    let ids = write::json_text(&version_ids)?;
+    let files: Vec<(i64, String, String, i64, i64)> = sqlx::query_as(
+        "SELECT version_id, path, digest, size, mode FROM version_files
+         WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, path",
+    )
+    .bind(&ids)
+    .fetch_all(pool)
+    .await?;
+    let entries: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+        "SELECT version_id, subpath, name, description, frontmatter FROM version_entries
+         WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, subpath",
+    )
+    .bind(&ids)
+    .fetch_all(pool)
+    .await?;
+    let mut manifests = Manifests::new();
+    for (version_id, path, digest, size, mode) in files {
+        manifests
+            .entry(version_id)
+            .or_insert_with(|| Manifest {
+                version_id,
+                files: Vec::new(),
+                entries: Vec::new(),
+            })
+            .files
+            .push(FileRecord {
+                path,
+                digest: decode::digest(&digest)?,
+                size: decode::size("file size", size)?,
+                mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
+            });
+    }
+    for (version_id, subpath, name, description, frontmatter) in entries {
+        let Some(manifest) = manifests.get_mut(&version_id) else {
+            return Err(StoreError::Corrupt(format!(
+                "version {version_id} has no files"
+            )));
+        };
+        manifest.entries.push(EntryRecord {
+            subpath,
+            name: decode::name(&name)?,
+            description,
+            frontmatter: decode::json("stored frontmatter", &frontmatter)?,
+        });
+    }
+    manifests
+        .into_iter()
+        .map(|(id, m)| Ok((id, m.checked()?)))
+        .collect()
+}
+
+#[derive(sqlx::FromRow)]
+struct SkillRow {
+    id: i64,
+    namespace: String,
+    name: String,
+    created_at: String,
+    current_version: Option<String>,
+    deprecated_at: Option<String>,
+    deprecation_message: Option<String>,
+}
+
+pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
+    let row: Option<SkillRow> = sqlx::query_as(
+        "SELECT s.id, n.name AS namespace, s.name, s.created_at,
+                v.version AS current_version, s.deprecated_at, s.deprecation_message
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+         WHERE n.name = ?1 AND s.name = ?2",
+    )
+    .bind(skill.namespace.as_str())
+    .bind(skill.name.as_str())
+    .fetch_optional(pool)
+    .await?;
+    row.map(|r| {
+        Ok(SkillRecord {
+            id: r.id,
+            skill: decode::skill(&r.namespace, &r.name)?,
+            created_at: r.created_at,
+            current_version: decode::opt_version(r.current_version)?,
+            deprecated_at: r.deprecated_at,
+            deprecation_message: r.deprecation_message,
+        })
+    })
+    .transpose()
+}
+
+#[derive(sqlx::FromRow)]
+struct VersionRow {
+    id: i64,
+    version: String,
+    content_digest: String,
+    file_count: i64,
+    total_size: i64,
+    warnings: String,
+    published_at: String,
+    published_by: Option<String>,
+    yanked_at: Option<String>,
+    yank_reason: Option<String>,
+}
+
+impl VersionRow {
+    fn decode(self) -> Result<VersionRecord> {
+        Ok(VersionRecord {
+            id: self.id,
+            version: decode::version(&self.version)?,
+            content_digest: decode::digest(&self.content_digest)?,
+            file_count: decode::size("file count", self.file_count)?,
+            total_size: decode::size("total size", self.total_size)?,
+            warnings: decode::json("stored warnings", &self.warnings)?,
+            published_at: self.published_at,
+            published_by: self.published_by,
+            yanked_at: self.yanked_at,
+            yank_reason: self.yank_reason,
+        })
+    }
+}
+
+/// The columns of a [`VersionRow`].
+macro_rules! version_sql {
+    ($where:literal) => {
+        concat!(
+            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
+                    published_by, yanked_at, yank_reason FROM versions WHERE ",
+            $where
+        )
+    };
+}
+
+pub(super) async fn versions(pool: &SqlitePool, skill_id: i64) -> Result<Vec<VersionRecord>> {
+    let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = ?1"))
+        .bind(skill_id)
+        .fetch_all(pool)
+        .await?;
+    rows.into_iter().map(VersionRow::decode).collect()
+}
+
+pub(super) async fn version(
+    pool: &SqlitePool,
+    skill_id: i64,
+    version: &SkillVersion,
+) -> Result<Option<VersionRecord>> {
+    let row: Option<VersionRow> = sqlx::query_as(version_sql!("skill_id = ?1 AND version = ?2"))
+        .bind(skill_id)
+        .bind(version.to_string())
+        .fetch_optional(pool)
+        .await?;
+    row.map(VersionRow::decode).transpose()
+}
+
+#[derive(sqlx::FromRow)]
+struct CatalogRow {
+    namespace: String,
+    name: String,
+    current_version: Option<String>,
+    description: Option<String>,
+    deprecated: bool,
+    deprecation_message: Option<String>,
+}
+
+pub(super) async fn catalog_page(
+    pool: &SqlitePool,
+    namespace: Option<&Namespace>,
+    after: Option<&SkillRef>,
+    limit: u32,
+) -> Result<Vec<CatalogRecord>> {
+    let (after_ns, after_name) =
+        after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
+    let rows: Vec<CatalogRow> = sqlx::query_as(
+        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
+                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
+         WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3)
+         ORDER BY n.name, s.name LIMIT ?4",
+    )
+    .bind(namespace.map(Namespace::as_str))
+    .bind(after_ns)
+    .bind(after_name)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(CatalogRecord {
+                skill: decode::skill(&r.namespace, &r.name)?,
+                current_version: decode::opt_version(r.current_version)?,
+                description: r.description,
+                deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn set_yanked(
+    pool: &SqlitePool,
+    version: &VersionRef,
+    reason: Option<&str>,
+    actor: &str,
+) -> Result<bool> {
+    let mut tx = WriteTx::begin(pool).await?;
+    let Some(skill_id): Option<i64> = sqlx::query_scalar(
+        "SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
+         WHERE n.name = ?1 AND s.name = ?2",
+    )
+    .bind(version.namespace().as_str())
+    .bind(version.name().as_str())
+    .fetch_optional(&mut *tx)
+    .await?
+    else {
+        return Ok(false);
+    };
+    let v = version.version.to_string();
+    let changed = match reason {
+        Some(reason) => sqlx::query(concat!(
+            "UPDATE versions SET yanked_at = ",
+            now!(),
+            ", yank_reason = ?3 WHERE skill_id = ?1 AND version = ?2"
+        ))
+        .bind(skill_id)
+        .bind(&v)
+        .bind(reason),
+        None => sqlx::query(
+            "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
+             WHERE skill_id = ?1 AND version = ?2",
+        )
+        .bind(skill_id)
+        .bind(&v),
+    }
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if changed == 0 {
+        return Ok(false);
+    }
+    write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
+    write::touch(&mut tx, skill_id).await?;
+    let (action, details) = match reason {
+        Some(r) => ("yank", serde_json::json!({ "reason": r })),
+        None => ("unyank", serde_json::json!({})),
+    };
+    write::audit(
+        &mut tx,
+        actor,
+        action,
+        Target::Version(&version.skill, &v),
+        &details,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+pub(super) async fn set_deprecated(
+    pool: &SqlitePool,
+    skill: &SkillRef,
+    message: Option<&str>,
+    actor: &str,
+) -> Result<bool> {
+    let mut tx = WriteTx::begin(pool).await?;
+    let skill_id: Option<i64> = sqlx::query_scalar(concat!(
+        "UPDATE skills SET deprecated_at = CASE WHEN ?3 IS NULL THEN NULL ELSE ",
+        now!(),
+        " END, deprecation_message = ?3
+         WHERE name = ?2 AND namespace_id = (SELECT id FROM namespaces WHERE name = ?1)
+         RETURNING id"
+    ))
+    .bind(skill.namespace.as_str())
+    .bind(skill.name.as_str())
+    .bind(message)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(skill_id) = skill_id else {
+        return Ok(false);
+    };
+    write::touch(&mut tx, skill_id).await?;
+    let (action, details) = match message {
+        Some(m) => ("deprecate", serde_json::json!({ "message": m })),
+        None => ("undeprecate", serde_json::json!({})),
+    };
+    write::audit(&mut tx, actor, action, Target::Skill(skill), &details).await?;
+    tx.commit().await?;
+    Ok(true)
+}

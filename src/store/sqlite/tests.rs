@@ -1,0 +1,268 @@
+//! The SQLite engine on a temporary data directory: what every `Store` must do, checked against
+//! real files.
+
+use super::SqliteStore;
+use crate::core::{
+    Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
+};
+use crate::store::{Blobs, NewToken, NewVersion, PublishOutcome, Store, StoreError};
+
+fn skill_files(name: &str, body: &str) -> Vec<InputFile> {
+    vec![
+        InputFile::regular(
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: Does {name} things.\n---\n{body}\n"),
+        ),
+        InputFile::regular("references/guide.md", format!("guide of {name}")),
+    ]
+}
+
+fn bundle(name: &str, body: &str) -> Bundle {
+    bundle::validate(skill_files(name, body)).unwrap()
+}
+
+fn ns(s: &str) -> Namespace {
+    Namespace::new(s).unwrap()
+}
+
+fn v(s: &str) -> SkillVersion {
+    SkillVersion::parse(s).unwrap()
+}
+
+/// Store a bundle the way the registry does: blobs first, then the rows.
+async fn publish(store: &SqliteStore, ns: &Namespace, b: &Bundle, version: &str) -> PublishOutcome {
+    let blobs: Vec<(Digest, &[u8])> = b
+        .files
+        .iter()
+        .map(|f| (f.digest, f.bytes.as_slice()))
+        .collect();
+    store.put_if_absent(&blobs).await.unwrap();
+    store
+        .publish(NewVersion {
+            namespace: ns,
+            bundle: b,
+            version: &v(version),
+            published_by: "test",
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_published_version_resolves_lists_and_reads_back() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let acme = ns("acme");
+    let b1 = bundle("refunds", "one");
+    assert_eq!(
+        publish(&store, &acme, &b1, "1.0.0").await,
+        PublishOutcome::Created
+    );
+    assert_eq!(
+        publish(&store, &acme, &b1, "1.0.0").await,
+        PublishOutcome::Unchanged
+    );
+    let b2 = bundle("refunds", "two");
+    assert_eq!(
+        publish(&store, &acme, &b2, "1.1.0").await,
+        PublishOutcome::Created
+    );
+
+    let skill = SkillRef::parse("acme", "refunds").unwrap();
+    let current = store.resolve(&skill, None).await.unwrap().unwrap();
+    assert_eq!(current.version, v("1.1.0"));
+    let pinned = store
+        .resolve(&skill, Some(&v("1.0.0")))
+        .await
+        .unwrap()
+        .unwrap();
+    let manifests = store.manifests(&[pinned.version_id]).await.unwrap();
+    let m = &manifests[&pinned.version_id];
+    assert_eq!(m.root().name.as_str(), "refunds");
+    let md = m.skill_md().unwrap();
+    assert_eq!(
+        md.digest, b1.files[0].digest,
+        "the pinned version keeps its bytes"
+    );
+    assert_eq!(
+        store.get(&md.digest).await.unwrap().unwrap(),
+        b1.files[0].bytes
+    );
+
+    let page = store.list_page("", 10).await.unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0].uri, "skill://acme/refunds/SKILL.md");
+    assert_eq!(page[0].version, v("1.1.0"));
+    assert_eq!(page[0].frontmatter["description"], "Does refunds things.");
+
+    let digests = store
+        .content_digests(&[skill.clone().at(v("1.0.0")), skill.clone().at(v("9.9.9"))])
+        .await
+        .unwrap();
+    assert_eq!(digests, [Some(b1.content_digest), None]);
+    // Different content under an existing version is refused, and nothing is written.
+    let before = store.stats().await.unwrap();
+    let err = store
+        .publish(NewVersion {
+            namespace: &acme,
+            bundle: &b2,
+            version: &v("1.0.0"),
+            published_by: "test",
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::VersionExists { .. }), "{err}");
+    assert_eq!(store.stats().await.unwrap(), before);
+    // The guide is identical in both versions: stored once.
+    assert_eq!(before.versions, 2);
+    assert_eq!(before.blobs, 3);
+}
+
+#[tokio::test]
+async fn yanking_moves_the_current_version_and_is_audited() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let acme = ns("acme");
+    publish(&store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    publish(&store, &acme, &bundle("refunds", "two"), "2.0.0").await;
+    let two = VersionRef::parse("acme", "refunds", "2.0.0").unwrap();
+    let generation = store.generation().await.unwrap();
+    assert!(
+        store
+            .set_yanked(&two, Some("broken"), "admin")
+            .await
+            .unwrap()
+    );
+    assert!(store.generation().await.unwrap() > generation);
+    let current = store.resolve(&two.skill, None).await.unwrap().unwrap();
+    assert_eq!(current.version, v("1.0.0"));
+    let yanked = store
+        .resolve(&two.skill, Some(&two.version))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(yanked.yanked.as_deref(), Some("broken"));
+    let missing = VersionRef::parse("acme", "refunds", "3.0.0").unwrap();
+    assert!(
+        !store
+            .set_yanked(&missing, Some("x"), "admin")
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .set_deprecated(&two.skill, Some("use b"), "admin")
+            .await
+            .unwrap()
+    );
+    let audit = store.audit_page(0, 100).await.unwrap();
+    let actions: Vec<&str> = audit.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!(actions, ["publish", "publish", "yank", "deprecate"]);
+    assert_eq!(audit[2].details["reason"], "broken");
+    let changed = store.changed_since(generation, 0, 10).await.unwrap();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].deprecation.as_deref(), Some("use b"));
+}
+
+#[tokio::test]
+async fn tokens_are_found_by_hash_until_revoked() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let hash = Digest::of(b"skr_secret");
+    let scope = Scope::from_names(&["acme"]).unwrap();
+    let created = store
+        .create_token(NewToken {
+            id: "tok_1",
+            hash: &hash,
+            description: "ci",
+            scope: &scope,
+            actions: &[Action::Publish, Action::Yank],
+            actor: "admin",
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (created.scope.clone(), created.actions.clone()),
+        (scope, vec![Action::Publish, Action::Yank])
+    );
+    assert_eq!(
+        store.token_by_hash(&hash).await.unwrap().unwrap().id,
+        "tok_1"
+    );
+    assert!(store.revoke_token("tok_1", "admin").await.unwrap());
+    assert!(
+        !store.revoke_token("tok_1", "admin").await.unwrap(),
+        "already revoked"
+    );
+    assert!(store.token_by_hash(&hash).await.unwrap().is_none());
+    assert!(store.tokens().await.unwrap()[0].revoked_at.is_some());
+}
+
+#[tokio::test]
+async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    publish(&store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    sqlx::query("UPDATE version_entries SET frontmatter = '{not json'")
+        .execute(&store.write)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE versions SET warnings = 'nope'")
+        .execute(&store.write)
+        .await
+        .unwrap();
+    let err = store.list_page("", 10).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+    assert_eq!(err.code(), crate::core::Code::StorageError);
+    let skill = store
+        .skill(&SkillRef::parse("acme", "refunds").unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        store.versions(skill.id).await.unwrap_err(),
+        StoreError::Corrupt(_)
+    ));
+}
+
+#[tokio::test]
+async fn completion_ranks_the_exact_match_first_and_counts() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    for name in ["pdf", "pdf-tools", "pdf-forms", "png"] {
+        publish(&store, &ns("acme"), &bundle(name, name), "1.0.0").await;
+    }
+    let (names, total) = store
+        .complete_names(Some(&ns("acme")), "pdf", 10)
+        .await
+        .unwrap();
+    assert_eq!(total, 3);
+    assert_eq!(names[0], "pdf");
+    let (names, total) = store
+        .complete_names(Some(&ns("other")), "p", 10)
+        .await
+        .unwrap();
+    assert_eq!((names.len(), total), (0, 0));
+    let (namespaces, total) = store.complete_namespaces("ac", 10).await.unwrap();
+    assert_eq!((namespaces, total), (vec!["acme".to_owned()], 1));
+}
+
+#[tokio::test]
+async fn verify_finds_bytes_that_no_longer_match_their_digest() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    publish(&store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    let clean = store.verify(&|_| {}).await.unwrap();
+    assert!(clean.is_clean(), "{:?}", clean.problems);
+    assert_eq!(clean.blobs_checked, 2);
+    sqlx::query("UPDATE blobs SET data = X'00' WHERE size > 20")
+        .execute(&store.write)
+        .await
+        .unwrap();
+    let damaged = store.verify(&|_| {}).await.unwrap();
+    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
+    let backup = dir.path().join("copy.db");
+    store.backup(&backup).await.unwrap();
+    assert!(backup.is_file());
+    assert!(store.backup(&backup).await.is_err(), "never overwrites");
+}

@@ -1,0 +1,271 @@
+//! The write path shared by every table: the single-writer transaction, the audit row, the
+//! generation stamp, and the current version with its listing rows.
+
+use serde_json::Value;
+use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
+
+use super::super::{Result, StoreError};
+use crate::core::version::pick_current;
+use crate::core::{SkillRef, SkillVersion};
+
+/// The timestamp every row carries: UTC, ISO 8601 with milliseconds. A macro, so that constant
+/// SQL can splice it in with `concat!` (no SQL is ever built at run time).
+macro_rules! now {
+    () => {
+        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    };
+}
+pub(super) use now;
+
+/// A write transaction on the single writer connection, `BEGIN IMMEDIATE` so it never deadlocks
+/// against another writer. Dropped without [`WriteTx::commit`] (an error anywhere, a full disk at
+/// commit), its connection is closed rather than returned to the pool: SQLite rolls back on
+/// close, and the next writer starts from a clean connection whatever state the failure left.
+pub(super) struct WriteTx {
+    conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+    done: bool,
+}
+
+impl WriteTx {
+    pub(super) async fn begin(pool: &SqlitePool) -> Result<Self> {
+        let mut conn = pool.acquire().await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        Ok(Self { conn, done: false })
+    }
+
+    pub(super) async fn commit(mut self) -> Result<()> {
+        sqlx::query("COMMIT").execute(&mut *self.conn).await?;
+        self.done = true;
+        Ok(())
+    }
+
+    /// Undo everything (used when nothing needs writing after all).
+    pub(super) async fn rollback(mut self) {
+        if sqlx::query("ROLLBACK")
+            .execute(&mut *self.conn)
+            .await
+            .is_ok()
+        {
+            self.done = true;
+        }
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = SqliteConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
+    }
+}
+
+impl Drop for WriteTx {
+    fn drop(&mut self) {
+        if !self.done {
+            self.conn.close_on_drop();
+        }
+    }
+}
+
+/// What an audit row is about.
+pub(super) enum Target<'a> {
+    None,
+    Skill(&'a SkillRef),
+    Version(&'a SkillRef, &'a str),
+}
+
+/// Append an audit entry inside `tx`.
+pub(super) async fn audit(
+    tx: &mut SqliteConnection,
+    actor: &str,
+    action: &str,
+    target: Target<'_>,
+    details: &Value,
+) -> Result<()> {
+    let (namespace, name, version) = match target {
+        Target::None => (None, None, None),
+        Target::Skill(s) => (Some(s.namespace.as_str()), Some(s.name.as_str()), None),
+        Target::Version(s, v) => (Some(s.namespace.as_str()), Some(s.name.as_str()), Some(v)),
+    };
+    sqlx::query(
+        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .bind(actor)
+    .bind(action)
+    .bind(namespace)
+    .bind(name)
+    .bind(version)
+    .bind(details.to_string())
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Bump the catalog generation, inside `tx`, and return it.
+pub(super) async fn next_generation(tx: &mut SqliteConnection) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value",
+    )
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+/// Bump the catalog generation and stamp the skill with it, inside `tx`.
+pub(super) async fn touch(tx: &mut SqliteConnection, skill_id: i64) -> Result<i64> {
+    let generation = next_generation(tx).await?;
+    sqlx::query("UPDATE skills SET updated_gen = ?1 WHERE id = ?2")
+        .bind(generation)
+        .bind(skill_id)
+        .execute(&mut *tx)
+        .await?;
+    Ok(generation)
+}
+
+/// A version being published, as [`refresh_current`] needs it.
+pub(super) struct Published<'a> {
+    pub version_id: i64,
+    /// Its entries' subpaths (not read back when it becomes current).
+    pub subpaths: &'a [&'a str],
+    /// The generation to stamp the skill with, with the publish time.
+    pub generation: i64,
+}
+
+/// Recompute a skill's current version and rewrite its listing rows, inside `tx`. For a publish,
+/// also stamp the skill's generation and publish time in the same statement, and take the new
+/// version's entries from the caller instead of reading them back.
+pub(super) async fn refresh_current(
+    tx: &mut SqliteConnection,
+    skill_id: i64,
+    skill: &SkillRef,
+    published: Option<Published<'_>>,
+) -> Result<()> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT id, version FROM versions WHERE skill_id = ?1 AND yanked_at IS NULL",
+    )
+    .bind(skill_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let parsed: Vec<(i64, SkillVersion)> = rows
+        .into_iter()
+        .map(|(id, v)| Ok((id, crate::store::records::decode::version(&v)?)))
+        .collect::<Result<_>>()?;
+    let current = pick_current(parsed.iter().map(|(_, v)| v))
+        .and_then(|best| parsed.iter().find(|(_, v)| v == best))
+        .map(|(id, _)| *id);
+    match &published {
+        Some(p) => sqlx::query(concat!(
+            "UPDATE skills SET current_version_id = ?1, updated_gen = ?3, last_published_at = ",
+            now!(),
+            " WHERE id = ?2"
+        ))
+        .bind(current)
+        .bind(skill_id)
+        .bind(p.generation),
+        None => sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
+            .bind(current)
+            .bind(skill_id),
+    }
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM listing WHERE skill_id = ?1")
+        .bind(skill_id)
+        .execute(&mut *tx)
+        .await?;
+    let Some(version_id) = current else {
+        return Ok(());
+    };
+    let subpaths: Vec<String> = match published {
+        Some(Published {
+            version_id: known_id,
+            subpaths,
+            ..
+        }) if known_id == version_id => subpaths.iter().map(|s| (*s).to_owned()).collect(),
+        _ => {
+            sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
+                .bind(version_id)
+                .fetch_all(&mut *tx)
+                .await?
+        }
+    };
+    let root = skill.root_uri(None);
+    let rows: Vec<(String, String)> = subpaths
+        .into_iter()
+        .map(|subpath| {
+            let uri = listing_uri(&root, &subpath);
+            (uri, subpath)
+        })
+        .collect();
+    for chunk in pow2_chunks(&rows) {
+        let mut insert =
+            QueryBuilder::new("INSERT INTO listing (uri, skill_id, version_id, subpath) ");
+        insert.push_values(chunk, |mut row, (uri, subpath)| {
+            row.push_bind(uri.as_str())
+                .push_bind(skill_id)
+                .push_bind(version_id)
+                .push_bind(subpath.as_str());
+        });
+        insert.build().execute(&mut *tx).await?;
+    }
+    Ok(())
+}
+
+/// The listing URI of a skill entry's SKILL.md (the listing's sort key).
+fn listing_uri(root: &crate::core::SkillUri, subpath: &str) -> String {
+    use crate::core::uri::SKILL_MD;
+    if subpath.is_empty() {
+        root.join(SKILL_MD).to_string()
+    } else {
+        root.join(&format!("{subpath}/{SKILL_MD}")).to_string()
+    }
+}
+
+/// Split `rows` into runs whose lengths are powers of two (at most 64): multi-row INSERTs of
+/// those sizes need only a handful of distinct prepared statements, whatever the row count.
+pub(super) fn pow2_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    const MAX: usize = 64;
+    std::iter::from_fn(move || {
+        if rows.is_empty() {
+            return None;
+        }
+        let size = if rows.len() >= MAX {
+            MAX
+        } else {
+            1 << rows.len().ilog2()
+        };
+        let (head, tail) = rows.split_at(size);
+        rows = tail;
+        Some(head)
+    })
+}
+
+/// A JSON column's text (serialising our own values cannot fail; a failure is reported, not
+/// defaulted).
+pub(super) fn json_text(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::corrupt("encoding a JSON column", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pow2_chunks;
+
+    #[test]
+    fn pow2_chunks_cover_every_row_in_power_of_two_runs() {
+        for n in 0..200usize {
+            let rows: Vec<usize> = (0..n).collect();
+            let chunks: Vec<&[usize]> = pow2_chunks(&rows).collect();
+            assert_eq!(chunks.concat(), rows, "n = {n}");
+            assert!(
+                chunks
+                    .iter()
+                    .all(|c| c.len().is_power_of_two() && c.len() <= 64),
+                "n = {n}"
+            );
+        }
+    }
+}
