@@ -12,6 +12,9 @@
 //! iteration), so they measure the catalog, not one cached entry. "publish one version" runs
 //! only on the temporary catalog: a given data directory is never written to.
 
+/// In-process measurements read as the operator: every namespace.
+const ALL: skillreg::core::Visibility = skillreg::core::Visibility::All;
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -110,26 +113,29 @@ fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("{} skills", cat.skills));
 
     group.bench_function("skills/list first page", |b| {
-        b.iter(|| rt.block_on(reg.list_skills(None)).expect("list"))
+        b.iter(|| rt.block_on(reg.list_skills(&ALL, None)).expect("list"))
     });
     group.bench_function("skills/list deep page", |b| {
         b.iter_batched(
             || skillreg::registry::cursor_after(&uri(spread.next(), "SKILL.md").to_string()),
-            |cursor| rt.block_on(reg.list_skills(Some(&cursor))).expect("list"),
+            |cursor| {
+                rt.block_on(reg.list_skills(&ALL, Some(&cursor)))
+                    .expect("list")
+            },
             BatchSize::SmallInput,
         )
     });
     group.bench_function("skills/get", |b| {
         b.iter_batched(
             || uri(spread.next(), "SKILL.md"),
-            |u| rt.block_on(reg.get_skill(&u)).expect("get"),
+            |u| rt.block_on(reg.get_skill(&ALL, &u)).expect("get"),
             BatchSize::SmallInput,
         )
     });
     group.bench_function("resources/read SKILL.md", |b| {
         b.iter_batched(
             || uri(spread.next(), "SKILL.md"),
-            |u| rt.block_on(reg.read(&u)).expect("read"),
+            |u| rt.block_on(reg.read(&ALL, &u)).expect("read"),
             BatchSize::SmallInput,
         )
     });
@@ -140,7 +146,7 @@ fn benches(c: &mut Criterion) {
                 let i = (spread.next() % binaries) * BINARY_EVERY;
                 uri(i, &format!("assets/figure-{}.png", (i / BINARY_EVERY) % 8))
             },
-            |u| rt.block_on(reg.read(&u)).expect("read"),
+            |u| rt.block_on(reg.read(&ALL, &u)).expect("read"),
             BatchSize::SmallInput,
         )
     });
@@ -153,7 +159,7 @@ fn benches(c: &mut Criterion) {
                 (synthetic_name(i)[..3].to_owned(), ctx)
             },
             |(prefix, ctx)| {
-                rt.block_on(reg.complete("name", &prefix, &ctx))
+                rt.block_on(reg.complete(&ALL, "name", &prefix, &ctx))
                     .expect("complete")
             },
             BatchSize::SmallInput,
@@ -162,7 +168,7 @@ fn benches(c: &mut Criterion) {
     const QUERY: &str = "review release notes checker";
     group.bench_function("search", |b| {
         b.iter(|| {
-            rt.block_on(reg.search(black_box(QUERY), None, 10))
+            rt.block_on(reg.search(&ALL, black_box(QUERY), None, 10))
                 .expect("search")
         })
     });

@@ -119,9 +119,52 @@ pub struct Config {
     /// Log format on stderr: "human" or "json".
     #[arg(long, env = "SKILLREG_LOG_FORMAT", value_enum, default_value = "human")]
     pub log_format: LogFormat,
-    /// Time limit for one REST request, in seconds.
+    /// Time limit for one request (REST, MCP, the web page), in seconds; an MCP event stream
+    /// (GET /mcp) is not a request and is not limited.
     #[arg(long, env = "SKILLREG_REQUEST_TIMEOUT_SECS", default_value = "30")]
     pub request_timeout_secs: u64,
+    /// Connections served at once; further clients wait in the listen backlog.
+    #[arg(long, env = "SKILLREG_MAX_CONNECTIONS", default_value = "1024")]
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's headers; also the longest a keep-alive
+    /// connection may stay idle between requests.
+    #[arg(long, env = "SKILLREG_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
+    pub header_read_timeout_secs: u64,
+    /// MCP sessions (2025-era `initialize`) open at once; more are answered 503.
+    #[arg(long, env = "SKILLREG_MAX_MCP_SESSIONS", default_value = "1000")]
+    pub max_mcp_sessions: usize,
+    /// MCP sessions open at once from one client address.
+    #[arg(
+        long,
+        env = "SKILLREG_MAX_MCP_SESSIONS_PER_CLIENT",
+        default_value = "64"
+    )]
+    pub max_mcp_sessions_per_client: usize,
+    /// Seconds an MCP session lives without a request.
+    #[arg(long, env = "SKILLREG_MCP_SESSION_IDLE_SECS", default_value = "300")]
+    pub mcp_session_idle_secs: u64,
+    /// Seconds an MCP session that sends nothing after its handshake lives.
+    #[arg(
+        long,
+        env = "SKILLREG_MCP_SESSION_FIRST_REQUEST_SECS",
+        default_value = "30"
+    )]
+    pub mcp_session_first_request_secs: u64,
+    /// REST writes per minute from one client address, and with one token (0: no limit).
+    #[arg(
+        long,
+        env = "SKILLREG_RATE_LIMIT_WRITES_PER_MINUTE",
+        default_value = "600"
+    )]
+    pub rate_limit_writes_per_minute: u32,
+    /// Failed authentications per minute from one client address before it must wait
+    /// (0: no limit).
+    #[arg(
+        long,
+        env = "SKILLREG_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE",
+        default_value = "30"
+    )]
+    pub rate_limit_auth_failures_per_minute: u32,
 }
 
 impl Default for Config {
@@ -254,10 +297,24 @@ impl Config {
                 "max_upload_bytes must be at least 1024".to_owned(),
             ));
         }
-        if self.request_timeout_secs == 0 {
-            return Err(ConfigError::Invalid(
-                "request_timeout_secs must be at least 1".to_owned(),
-            ));
+        for (name, value) in [
+            ("request_timeout_secs", self.request_timeout_secs),
+            ("header_read_timeout_secs", self.header_read_timeout_secs),
+            ("mcp_session_idle_secs", self.mcp_session_idle_secs),
+            (
+                "mcp_session_first_request_secs",
+                self.mcp_session_first_request_secs,
+            ),
+            ("max_connections", self.max_connections as u64),
+            ("max_mcp_sessions", self.max_mcp_sessions as u64),
+            (
+                "max_mcp_sessions_per_client",
+                self.max_mcp_sessions_per_client as u64,
+            ),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
+            }
         }
         if let Some(t) = &self.admin_token
             && t.expose().len() < 16

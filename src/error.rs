@@ -45,6 +45,10 @@ pub enum Error {
     InvalidRequest(String),
     #[error("the request took longer than {0} s")]
     Timeout(u64),
+    #[error("too many requests; retry in {0} s")]
+    RateLimited(u64),
+    #[error("the registry holds as many MCP sessions as it may; retry later")]
+    TooManySessions,
     #[error("integrity failure: {0}")]
     Integrity(String),
     #[error("search is not available in this process")]
@@ -119,6 +123,8 @@ impl Error {
             Self::BodyTooLarge(_) => Code::BodyTooLarge,
             Self::InvalidRequest(_) => Code::InvalidRequest,
             Self::Timeout(_) => Code::RequestTimeout,
+            Self::RateLimited(_) => Code::RateLimited,
+            Self::TooManySessions => Code::TooManySessions,
             Self::Integrity(_) => Code::IntegrityError,
             Self::SearchUnavailable => Code::SearchUnavailable,
             Self::Search(_) => Code::SearchError,

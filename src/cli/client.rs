@@ -385,3 +385,24 @@ pub async fn token_list(remote: &Remote) -> Result<(), Failure> {
     });
     Ok(())
 }
+
+/// Make a namespace private (or public again).
+pub async fn set_private(remote: &Remote, namespace: &str, private: bool) -> Result<(), Failure> {
+    let namespace =
+        core::refs::parse_namespace(namespace).map_err(|e| Failure::usage(e.to_string()))?;
+    let url = remote.url(&format!("/v1/namespaces/{namespace}/private"));
+    let client = reqwest::Client::new();
+    let req = if private {
+        client.post(url)
+    } else {
+        client.delete(url)
+    };
+    let _: StatusView = remote.send(req).await?;
+    remote.say(|| {
+        format!(
+            "{namespace} is {}",
+            if private { "private" } else { "public" }
+        )
+    });
+    Ok(())
+}

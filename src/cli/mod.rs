@@ -135,6 +135,32 @@ pub enum Command {
     /// Create, list or revoke API tokens (needs the admin token).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Make a namespace private or public again (needs the admin token).
+    #[command(subcommand)]
+    Namespace(NamespaceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NamespaceCommand {
+    /// Make a namespace private: its skills are visible only to tokens that may read it (the
+    /// `read` action, or publish rights there), on every surface.
+    #[command(
+        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace private acme"
+    )]
+    Private {
+        namespace: String,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Make a private namespace public again.
+    #[command(
+        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace public acme"
+    )]
+    Public {
+        namespace: String,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -293,6 +319,12 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Token(TokenCommand::Revoke { id, remote }) => {
             return client::finish(client::token_revoke(&remote, &id).await);
         }
+        Command::Namespace(NamespaceCommand::Private { namespace, remote }) => {
+            return client::finish(client::set_private(&remote, &namespace, true).await);
+        }
+        Command::Namespace(NamespaceCommand::Public { namespace, remote }) => {
+            return client::finish(client::set_private(&remote, &namespace, false).await);
+        }
         Command::Search {
             query,
             namespace,
@@ -370,7 +402,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.stdio {
         tracing::info!(data_dir = %config.storage.data_dir.display(), "serving MCP on stdio");
         let options = McpOptions {
-            private: false,
+            reads_need_token: false,
             index_max_skills: config.index_json_max_skills,
         };
         let service = SkillServer::new(registry.clone(), options)
@@ -395,7 +427,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::info!("shutting down: finishing requests in flight");
         signal.cancel();
     });
-    http::serve(listener, app, shutdown).await?;
+    http::serve(listener, app, (&config).into(), shutdown).await?;
     registry.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -163,6 +163,71 @@ impl Principal {
     pub fn may_read(&self) -> bool {
         !matches!(self, Self::Anonymous)
     }
+
+    /// The namespaces this caller sees. Reading a namespace needs the `read` action on it, or
+    /// publish rights there; public namespaces are open to everyone unless `reads_need_token`,
+    /// which makes every namespace private.
+    pub fn visibility(&self, reads_need_token: bool) -> Visibility {
+        let readable = match self {
+            Self::Admin => return Visibility::All,
+            Self::Anonymous => Scope::Namespaces(Vec::new()),
+            Self::Token { scope, actions, .. } => {
+                if actions.contains(&Action::Read) || actions.contains(&Action::Publish) {
+                    scope.clone()
+                } else {
+                    Scope::Namespaces(Vec::new())
+                }
+            }
+        };
+        match (readable, reads_need_token) {
+            (Scope::Any, _) => Visibility::All,
+            (Scope::Namespaces(also), false) => Visibility::Public { also },
+            (Scope::Namespaces(only), true) => Visibility::Only(only),
+        }
+    }
+}
+
+/// Which namespaces a caller sees. A skill in a namespace the caller does not see is answered
+/// exactly as an unknown one, on every surface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visibility {
+    /// Every namespace.
+    All,
+    /// Every public namespace, and these private ones.
+    Public { also: Vec<Namespace> },
+    /// These namespaces only (reads require a token).
+    Only(Vec<Namespace>),
+}
+
+impl Visibility {
+    /// What an anonymous caller sees on a registry open to anonymous reads.
+    pub fn public() -> Self {
+        Self::Public { also: Vec::new() }
+    }
+
+    /// Whether a namespace (private or not) is seen.
+    pub fn sees(&self, namespace: &Namespace, private: bool) -> bool {
+        match self {
+            Self::All => true,
+            Self::Public { also } => !private || also.contains(namespace),
+            Self::Only(only) => only.contains(namespace),
+        }
+    }
+
+    /// Whether what this caller is shown may differ from what an anonymous caller is shown, so
+    /// that shared caches must not keep it (`cacheScope: "private"`, `Cache-Control: private`).
+    pub fn is_caller_specific(&self) -> bool {
+        !matches!(self, Self::Public { also } if also.is_empty())
+    }
+
+    /// The namespaces named explicitly (`also` or `only`).
+    pub fn named(&self) -> &[Namespace] {
+        match self {
+            Self::All => &[],
+            Self::Public { also } => also,
+            Self::Only(only) => only,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +275,44 @@ mod tests {
         assert!(all.require(Action::Yank, &ns("anything")).is_ok());
         assert!(Scope::from_names(&["Bad Name"]).is_err());
         assert_eq!(Scope::from_names(&["a", "b"]).unwrap().names(), ["a", "b"]);
+    }
+
+    #[test]
+    fn reading_needs_read_or_publish_rights_on_the_namespace() {
+        let token = |names: &[&str], actions: Vec<Action>| Principal::Token {
+            id: "t".into(),
+            scope: Scope::from_names(names).unwrap(),
+            actions,
+        };
+        let (acme, other) = (ns("acme"), ns("other"));
+        let reader = token(&["acme"], vec![Action::Read]);
+        let publisher = token(&["acme"], vec![Action::Publish]);
+        let yanker = token(&["acme"], vec![Action::Yank]);
+        for open in [false, true] {
+            let v = reader.visibility(open);
+            assert!(v.sees(&acme, true));
+            assert!(!v.sees(&other, true), "another namespace's private skills");
+            assert_eq!(
+                v.sees(&other, false),
+                !open,
+                "public ones unless reads need a token"
+            );
+            assert_eq!(
+                publisher.visibility(open),
+                v,
+                "publish rights include reading"
+            );
+            assert!(!yanker.visibility(open).sees(&acme, true));
+            assert_eq!(Principal::Admin.visibility(open), Visibility::All);
+            assert_eq!(
+                token(&["*"], vec![Action::Read]).visibility(open),
+                Visibility::All
+            );
+        }
+        assert_eq!(Principal::Anonymous.visibility(false), Visibility::public());
+        assert!(!Principal::Anonymous.visibility(false).is_caller_specific());
+        assert!(reader.visibility(false).is_caller_specific());
+        assert!(!Principal::Anonymous.visibility(true).sees(&acme, false));
     }
 
     #[test]

@@ -117,7 +117,7 @@ error_codes! {
     NotADirectory = "not_a_directory", 404, NotFound;
     TokenNotFound = "token_not_found", 404, NotFound;
     EndpointNotFound = "endpoint_not_found", 404, NotFound;
-    // Who is asking.
+    // Who is asking, and how often.
     Unauthorized = "unauthorized", 401, InvalidRequest;
     Forbidden = "forbidden", 403, InvalidRequest;
     NamespaceNotAllowed = "namespace_not_allowed", 403, InvalidRequest;
@@ -125,6 +125,8 @@ error_codes! {
     UnsupportedMediaType = "unsupported_media_type", 415, InvalidRequest;
     BodyTooLarge = "body_too_large", 413, InvalidRequest;
     RequestTimeout = "request_timeout", 408, Internal;
+    RateLimited = "rate_limited", 429, InvalidRequest;
+    TooManySessions = "too_many_sessions", 503, InvalidRequest;
     // The registry failed. Internal ones never show their detail.
     IntegrityError = "integrity_error", 500, Internal,
         internal "stored data failed its integrity check; it is not served";

@@ -17,7 +17,7 @@ pub mod status;
 pub mod uri;
 pub mod version;
 
-pub use auth::{AccessError, Action, Principal, Scope};
+pub use auth::{AccessError, Action, Principal, Scope, Visibility};
 pub use bundle::{Bundle, BundleError, BundleFile, Entry, InputFile, InputKind};
 pub use code::{Code, McpKind};
 pub use digest::Digest;

@@ -7,14 +7,36 @@ use axum::response::{IntoResponse, Response};
 
 use super::api::{ErrorBody, ErrorDetail};
 use crate::config::Config;
+use crate::core::Digest;
 use crate::error::Error;
 use crate::registry::Registry;
+use crate::registry::cache::Cache;
 
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
     pub registry: Registry,
     pub config: Arc<Config>,
+    /// Rendered SKILL.md pages, by the digest of the SKILL.md (its bytes never change).
+    pub rendered: Arc<Cache<Digest, Arc<String>>>,
+}
+
+/// Memory for rendered pages; a page larger than a quarter of it is rendered every time.
+const RENDERED_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+impl AppState {
+    pub fn new(registry: Registry, config: &Config) -> Self {
+        Self {
+            registry,
+            config: Arc::new(config.clone()),
+            rendered: Arc::new(Cache::weighed(
+                RENDERED_CACHE_BYTES,
+                RENDERED_CACHE_BYTES / 4,
+                None,
+                |html: &Arc<String>| html.len(),
+            )),
+        }
+    }
 }
 
 /// An error answered as `{"error":{"code","message"}}` with its row's HTTP status.

@@ -1,29 +1,37 @@
 //! Authentication as extractors: a handler names who may call it in its signature.
 //!
-//! - [`Caller`]: whoever sent the request (anonymous when no `Authorization` header). A header
-//!   that is present but not a valid bearer token is refused with 401, never read as anonymous.
-//! - [`Reader`]: a caller allowed to read; anonymous callers are refused when reads require a
-//!   token.
+//! - [`Caller`]: whoever sent the request (anonymous when there is no `Authorization` header).
+//!   A header that is present but not a valid bearer token is refused with 401, never read as
+//!   anonymous. The principal is also stored in the request's extensions, where the MCP handler
+//!   finds it.
+//! - [`Reader`]: a caller allowed to read, with what it sees: anonymous callers are refused when
+//!   reads require a token, and every read is limited to the namespaces the caller may read.
 
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;
 
 use super::app::{ApiError, AppState};
-use crate::core::{AccessError, Principal};
+use crate::core::{AccessError, Principal, Visibility};
 
 /// Whoever sent the request.
+#[derive(Debug, Clone)]
 pub struct Caller(pub Principal);
 
-/// A caller allowed to read.
-pub struct Reader;
+/// A caller allowed to read, and the namespaces it sees.
+#[derive(Debug, Clone)]
+pub struct Reader {
+    pub visibility: Visibility,
+    /// Whether the answer depends on who asked (shared caches must not keep it).
+    pub caller_specific: bool,
+}
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         // Authenticated once per request: middleware may have done it already.
-        if let Some(Caller(p)) = parts.extensions.get::<Caller>() {
+        if let Some(p) = parts.extensions.get::<Principal>() {
             return Ok(Self(p.clone()));
         }
         let header = match parts.headers.get(header::AUTHORIZATION) {
@@ -31,14 +39,8 @@ impl FromRequestParts<AppState> for Caller {
             Some(v) => Some(v.to_str().map_err(|_| AccessError::Unauthorized)?),
         };
         let principal = state.registry.authenticate(header).await?;
-        parts.extensions.insert(Caller(principal.clone()));
+        parts.extensions.insert(principal.clone());
         Ok(Self(principal))
-    }
-}
-
-impl Clone for Caller {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
     }
 }
 
@@ -47,9 +49,14 @@ impl FromRequestParts<AppState> for Reader {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let Caller(principal) = Caller::from_request_parts(parts, state).await?;
-        if state.config.require_read_token && !principal.may_read() {
+        let reads_need_token = state.config.require_read_token;
+        if reads_need_token && !principal.may_read() {
             return Err(AccessError::Unauthorized.into());
         }
-        Ok(Self)
+        let visibility = principal.visibility(reads_need_token);
+        Ok(Self {
+            caller_specific: reads_need_token || visibility.is_caller_specific(),
+            visibility,
+        })
     }
 }

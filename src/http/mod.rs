@@ -7,20 +7,21 @@
 pub mod api;
 mod app;
 mod auth;
+mod guard;
 pub mod rest;
+mod serve;
+mod sessions;
 mod web;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::header;
+use axum::http::{Method, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -31,65 +32,78 @@ use crate::mcp::{McpOptions, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
+pub use serve::ConnectionLimits;
 
-/// The loopback names every Host allow-list accepts.
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
-/// The application router.
+/// The application router. Background tasks it starts (session sweeping, rate-limit pruning)
+/// stop when `shutdown` is cancelled.
 pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) -> Router {
-    let state = AppState {
-        registry: registry.clone(),
-        config: Arc::new(config.clone()),
-    };
-    let mut mcp_config = StreamableHttpServerConfig::default()
+    let state = AppState::new(registry.clone(), config);
+    // The Host and Origin rules are one middleware on the whole router (`guard`), not rmcp's.
+    let mcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
-        .with_cancellation_token(shutdown);
-    if config.allowed_hosts.iter().any(|h| h == "*") {
-        mcp_config = mcp_config.disable_allowed_hosts();
-    } else if !config.allowed_hosts.is_empty() {
-        let hosts = LOOPBACK_HOSTS
-            .into_iter()
-            .map(str::to_owned)
-            .chain(config.allowed_hosts.iter().cloned());
-        mcp_config = mcp_config.with_allowed_hosts(hosts);
-    }
-    if !config.allowed_origins.is_empty() {
-        mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.iter().cloned());
-    }
+        .with_cancellation_token(shutdown.child_token())
+        .disable_allowed_hosts();
     let options = McpOptions {
-        private: config.require_read_token,
+        reads_need_token: config.require_read_token,
         index_max_skills: config.index_json_max_skills,
     };
-    let mcp_registry = registry.clone();
+    let session_limits = Arc::new(sessions::SessionLimits::new(
+        config.max_mcp_sessions,
+        config.max_mcp_sessions_per_client,
+        Duration::from_secs(config.mcp_session_first_request_secs),
+    ));
+    let session_manager = Arc::new(sessions::CountedSessions::new(
+        session_limits.clone(),
+        Duration::from_secs(config.mcp_session_idle_secs),
+    ));
+    session_manager.sweep(shutdown.child_token());
     let mcp = StreamableHttpService::new(
-        move || Ok(SkillServer::new(mcp_registry.clone(), options)),
-        LocalSessionManager::default().into(),
+        move || Ok(SkillServer::new(registry.clone(), options)),
+        session_manager,
         mcp_config,
     );
-    let mut mcp_routes = Router::new().nest_service("/mcp", mcp);
-    let mut web = web::routes(registry.clone());
-    if config.require_read_token {
-        // MCP and the catalog page read too: the same rule as REST reads.
-        let guard = middleware::from_fn_with_state(state.clone(), require_reader);
-        mcp_routes = mcp_routes.layer(guard.clone());
-        web = web.layer(guard);
-    }
-    let timeout = std::time::Duration::from_secs(config.request_timeout_secs);
-    let rest = rest::routes(state).layer(middleware::from_fn(move |req: Request, next: Next| {
-        time_limit(timeout, req, next)
-    }));
+    // Every MCP request is authenticated (the handler reads the principal to know what the
+    // caller sees); when reads need a token, anonymous callers are refused here.
+    let mcp_routes = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            session_limits,
+            sessions::gate,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            authenticate_reader,
+        ));
+    let operator = Router::new()
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state.clone());
+    let rate_limits = Arc::new(guard::RateLimits::new(config));
+    rate_limits.prune(shutdown.child_token());
+    let timeout = Duration::from_secs(config.request_timeout_secs);
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz).with_state(registry.clone()))
-        .route("/metrics", get(metrics).with_state(registry))
-        .merge(web)
-        .merge(rest)
+        .merge(operator)
+        .merge(web::routes(state.clone()))
+        .merge(rest::routes(state))
         .merge(mcp_routes)
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            time_limit(timeout, req, next)
+        }))
+        .layer(middleware::from_fn_with_state(
+            rate_limits,
+            guard::rate_limit,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(guard::Origins::new(config)),
+            guard::check_origin,
+        ))
         .layer(middleware::from_fn(observe))
 }
 
-/// Refuse a request from a caller who may not read (when reads require a token).
-async fn require_reader(_: Reader, request: Request, next: Next) -> Response {
+/// Authenticate the caller for the handlers behind (the MCP surface), refusing anonymous
+/// callers when reads require a token.
+async fn authenticate_reader(_: Reader, request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
@@ -155,17 +169,22 @@ fn route_of(path: &str) -> String {
     }
 }
 
-/// Answer 408 `request_timeout` when a request runs longer than `limit`.
-async fn time_limit(limit: std::time::Duration, request: Request, next: Next) -> Response {
+/// Answer 408 `request_timeout` when a request runs longer than `limit`. An MCP event stream
+/// (`GET /mcp`) is not a request: it lives until its session ends.
+async fn time_limit(limit: Duration, request: Request, next: Next) -> Response {
+    if request.method() == Method::GET && request.uri().path() == "/mcp" {
+        return next.run(request).await;
+    }
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ApiError(Error::Timeout(limit.as_secs())).into_response(),
     }
 }
 
-/// Ready when storage answers and, if this process keeps a search index, it searches.
-async fn readyz(State(registry): State<Registry>) -> Response {
-    let health = registry.health().await;
+/// Ready when storage answers and, if this process keeps a search index, the index is open.
+/// Cheap at any catalog size; follows the read-token setting.
+async fn readyz(State(s): State<AppState>, _: Reader) -> Response {
+    let health = s.registry.health().await;
     let (search, search_generation) = match health.search {
         SearchHealth::NotConfigured => ("not configured", None),
         SearchHealth::Ok { generation } => ("ok", Some(generation)),
@@ -185,9 +204,10 @@ async fn readyz(State(registry): State<Registry>) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-/// Prometheus text exposition.
-async fn metrics(State(registry): State<Registry>) -> Response {
-    let stats = registry.stats().await.ok();
+/// Prometheus text exposition. Constant cost: the catalog gauges are counters the store keeps.
+/// Follows the read-token setting.
+async fn metrics(State(s): State<AppState>, _: Reader) -> Response {
+    let stats = s.registry.stats().await.ok();
     let gauges = stats.map(|s| {
         [
             ("namespaces", s.namespaces),
@@ -208,20 +228,21 @@ async fn metrics(State(registry): State<Registry>) -> Response {
         .into_response()
 }
 
-/// Serve `router` on `listener` until `shutdown` is cancelled, then finish in-flight requests.
+/// Serve `app` on `listener` until `shutdown` is cancelled, then finish requests in flight.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    limits: ConnectionLimits,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    // Without TCP_NODELAY every SSE-framed 2025-era answer waits ~40 ms for a delayed ACK.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move { shutdown.cancelled().await })
-    .await
+    serve::serve(listener, app, limits, shutdown).await
+}
+
+impl From<&Config> for ConnectionLimits {
+    fn from(config: &Config) -> Self {
+        Self {
+            max_connections: config.max_connections,
+            header_read_timeout: Duration::from_secs(config.header_read_timeout_secs),
+        }
+    }
 }

@@ -96,6 +96,17 @@ async fn read_capped(body: Body, limit: usize) -> ApiResult<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A response body over bytes the registry keeps (cached), without copying them.
+fn shared_body(bytes: std::sync::Arc<Vec<u8>>) -> Body {
+    struct Shared(std::sync::Arc<Vec<u8>>);
+    impl AsRef<[u8]> for Shared {
+        fn as_ref(&self) -> &[u8] {
+            &self.0
+        }
+    }
+    Body::from(axum::body::Bytes::from_owner(Shared(bytes)))
+}
+
 /// Largest JSON request body (yank reasons, deprecation messages, token requests).
 const MAX_JSON_BODY: usize = 64 * 1024;
 
@@ -112,13 +123,14 @@ async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
     responses((status = 200, body = CatalogPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 async fn list_skills(
     State(s): State<AppState>,
-    _: Reader,
+    reader: Reader,
     Query(q): Query<CatalogQuery>,
 ) -> ApiResult<axum::Json<CatalogPage>> {
     let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let page = s
         .registry
         .catalog(
+            &reader.visibility,
             namespace.as_ref(),
             q.cursor.as_deref(),
             q.limit.unwrap_or(100),
@@ -135,7 +147,7 @@ async fn list_skills(
     responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
 async fn search(
     State(s): State<AppState>,
-    _: Reader,
+    reader: Reader,
     Query(q): Query<SearchQuery>,
 ) -> ApiResult<axum::Json<SearchResults>> {
     if q.q.trim().is_empty() {
@@ -144,7 +156,12 @@ async fn search(
     let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let hits = s
         .registry
-        .search(&q.q, namespace.as_ref(), q.limit.unwrap_or(10).clamp(1, 50))
+        .search(
+            &reader.visibility,
+            &q.q,
+            namespace.as_ref(),
+            q.limit.unwrap_or(10).clamp(1, 50),
+        )
         .await?;
     Ok(axum::Json(SearchResults {
         hits: hits.into_iter().map(SearchHit::from).collect(),
@@ -157,10 +174,15 @@ async fn search(
     responses((status = 200, body = SkillView), (status = 404, body = ErrorBody)))]
 async fn get_skill(
     State(s): State<AppState>,
-    _: Reader,
+    reader: Reader,
     SkillPath(skill): SkillPath,
 ) -> ApiResult<axum::Json<SkillView>> {
-    Ok(axum::Json(s.registry.skill_detail(&skill).await?.into()))
+    Ok(axum::Json(
+        s.registry
+            .skill_detail(&reader.visibility, &skill)
+            .await?
+            .into(),
+    ))
 }
 
 /// Publish a version: the skill directory as a `.tar.gz` (`application/gzip`) or `.zip`
@@ -207,11 +229,14 @@ async fn publish(
     responses((status = 200, body = ManifestView), (status = 404, body = ErrorBody)))]
 async fn get_version(
     State(s): State<AppState>,
-    _: Reader,
+    reader: Reader,
     VersionPath(version): VersionPath,
 ) -> ApiResult<axum::Json<ManifestView>> {
     Ok(axum::Json(
-        s.registry.version_detail(&version).await?.into(),
+        s.registry
+            .version_detail(&reader.visibility, &version)
+            .await?
+            .into(),
     ))
 }
 
@@ -221,14 +246,14 @@ async fn get_version(
     responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>), (status = 304), (status = 404, body = ErrorBody)))]
 async fn get_file(
     State(s): State<AppState>,
-    _: Reader,
+    reader: Reader,
     VersionPath(version): VersionPath,
     Path(params): Path<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let file = s
         .registry
-        .version_file(&version, param(&params, "path"))
+        .version_file(&reader.visibility, &version, param(&params, "path"))
         .await?;
     let etag = format!("\"{}\"", file.digest);
     let matches = headers
@@ -243,7 +268,7 @@ async fn get_file(
         } else {
             file.mime_type.clone()
         };
-        let mut r = Response::new(Body::from(std::sync::Arc::unwrap_or_clone(file.bytes)));
+        let mut r = Response::new(shared_body(file.bytes));
         if let Ok(v) = HeaderValue::from_str(&ct) {
             r.headers_mut().insert(header::CONTENT_TYPE, v);
         }
@@ -253,10 +278,20 @@ async fn get_file(
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
     }
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=31536000, immutable"),
-    );
+    // The bytes never change; who may fetch them can. An answer that depends on the caller
+    // (a token was needed, or may see more than anyone) is for the caller's cache only.
+    if reader.caller_specific {
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("private, max-age=31536000, immutable"),
+        );
+        h.insert(header::VARY, HeaderValue::from_static("authorization"));
+    } else {
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=31536000, immutable"),
+        );
+    }
     // Skill files are untrusted: an .html or .svg must not run script on the registry's origin.
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -275,16 +310,16 @@ async fn get_file(
     responses((status = 200, content_type = "application/gzip", body = Vec<u8>), (status = 404, body = ErrorBody)))]
 async fn get_archive(
     State(s): State<AppState>,
-    _: Reader,
+    reader: Reader,
     VersionPath(version): VersionPath,
 ) -> ApiResult<Response> {
-    let bytes = s.registry.export(&version).await?;
+    let bytes = s.registry.export(&reader.visibility, &version).await?;
     let disposition = format!(
         "attachment; filename=\"{}-{}.tar.gz\"",
         version.name(),
         version.version
     );
-    let mut r = Response::new(Body::from(bytes));
+    let mut r = Response::new(shared_body(bytes));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/gzip"),
@@ -356,6 +391,37 @@ async fn undeprecate(
     SkillPath(skill): SkillPath,
 ) -> ApiResult<axum::Json<StatusView>> {
     s.registry.set_deprecated(&caller, &skill, None).await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
+/// Make a namespace private (admin only): its skills are then visible only to tokens that may
+/// read it, on every surface. Works before the namespace holds any skill.
+#[utoipa::path(post, path = "/v1/namespaces/{namespace}/private", tag = "publishing",
+    params(("namespace" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn make_private(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path(namespace): Path<String>,
+) -> ApiResult<axum::Json<StatusView>> {
+    let namespace = parse_namespace(&namespace)?;
+    s.registry.set_private(&caller, &namespace, true).await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
+/// Make a namespace public again (admin only).
+#[utoipa::path(delete, path = "/v1/namespaces/{namespace}/private", tag = "publishing",
+    params(("namespace" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn make_public(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path(namespace): Path<String>,
+) -> ApiResult<axum::Json<StatusView>> {
+    let namespace = parse_namespace(&namespace)?;
+    s.registry.set_private(&caller, &namespace, false).await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -439,7 +505,7 @@ async fn audit(
 #[openapi(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
     paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
-          create_token, list_tokens, revoke_token, audit),
+          make_private, make_public, create_token, list_tokens, revoke_token, audit),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "tokens", description = "Tokens and audit (admin)"))
@@ -500,6 +566,10 @@ pub fn routes(state: AppState) -> Router {
         .route(
             "/v1/skills/{namespace}/{name}/{version}/yank",
             post(yank).delete(unyank),
+        )
+        .route(
+            "/v1/namespaces/{namespace}/private",
+            post(make_private).delete(make_public),
         )
         .route("/v1/tokens", post(create_token).get(list_tokens))
         .route("/v1/tokens/{id}", axum::routing::delete(revoke_token))

@@ -14,17 +14,21 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Deserialize;
 
 use crate::core::uri::SKILL_MD;
-use crate::core::{Namespace, SkillRef, SkillVersion, Status, frontmatter};
+use std::sync::Arc;
+
+use super::app::AppState;
+use super::auth::Reader;
+use crate::core::{Namespace, SkillRef, SkillVersion, Status, Visibility, frontmatter};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::{Registry, SkillDetail, VersionDetail};
 
 const PAGE_SIZE: u32 = 50;
 
-pub fn routes(registry: Registry) -> Router {
+pub fn routes(state: AppState) -> Router {
     Router::new()
         .route("/", get(catalog))
         .route("/skills/{namespace}/{name}", get(skill))
-        .with_state(registry)
+        .with_state(state)
 }
 
 #[derive(Deserialize)]
@@ -149,14 +153,22 @@ fn badge(status: Status, title: Option<&str>) -> String {
     }
 }
 
-async fn catalog(State(registry): State<Registry>, Query(q): Query<CatalogQuery>) -> Response {
-    match catalog_page(&registry, &q).await {
+async fn catalog(
+    State(s): State<AppState>,
+    reader: Reader,
+    Query(q): Query<CatalogQuery>,
+) -> Response {
+    match catalog_page(&s.registry, &reader.visibility, &q).await {
         Ok(response) => response,
         Err(e) => error_response(&e),
     }
 }
 
-async fn catalog_page(registry: &Registry, q: &CatalogQuery) -> Result<Response> {
+async fn catalog_page(
+    registry: &Registry,
+    viewer: &Visibility,
+    q: &CatalogQuery,
+) -> Result<Response> {
     let query = q.q.clone().unwrap_or_default();
     let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let mut body = format!(
@@ -164,7 +176,9 @@ async fn catalog_page(registry: &Registry, q: &CatalogQuery) -> Result<Response>
         esc(&query)
     );
     if !query.trim().is_empty() {
-        let hits = registry.search(&query, namespace.as_ref(), 50).await?;
+        let hits = registry
+            .search(viewer, &query, namespace.as_ref(), 50)
+            .await?;
         let count = if hits.len() == 50 {
             "The 50 best results".to_owned()
         } else {
@@ -186,7 +200,7 @@ async fn catalog_page(registry: &Registry, q: &CatalogQuery) -> Result<Response>
         return Ok(page(&format!("Search: {query}"), &body));
     }
     let p = registry
-        .catalog(namespace.as_ref(), q.cursor.as_deref(), PAGE_SIZE)
+        .catalog(viewer, namespace.as_ref(), q.cursor.as_deref(), PAGE_SIZE)
         .await?;
     body.push_str(r#"<div id="catalog">"#);
     for item in &p.items {
@@ -253,11 +267,13 @@ struct SkillPage {
     version: VersionDetail,
     /// Whether the version shown is not the current one.
     pinned: bool,
-    skill_md: String,
+    /// The SKILL.md rendered to safe HTML.
+    skill_md: Arc<String>,
 }
 
 async fn skill(
-    State(registry): State<Registry>,
+    State(s): State<AppState>,
+    reader: Reader,
     Path((ns, name)): Path<(String, String)>,
     Query(q): Query<SkillQuery>,
     headers: axum::http::HeaderMap,
@@ -272,7 +288,7 @@ async fn skill(
         })
         .unwrap_or("127.0.0.1:8080")
         .to_owned();
-    match load_skill(&registry, &ns, &name, q.version.as_deref()).await {
+    match load_skill(&s, &reader.visibility, &ns, &name, q.version.as_deref()).await {
         Ok(loaded) => render_skill(&loaded, &host),
         Err(e) => error_response(&e),
     }
@@ -281,13 +297,15 @@ async fn skill(
 /// Fetch what the skill page shows: the skill, the version asked for (else the current one,
 /// else the newest), and its SKILL.md.
 async fn load_skill(
-    registry: &Registry,
+    state: &AppState,
+    viewer: &Visibility,
     ns: &str,
     name: &str,
     version: Option<&str>,
 ) -> Result<SkillPage> {
+    let registry = &state.registry;
     let skill = SkillRef::parse(ns, name)?;
-    let detail = registry.skill_detail(&skill).await?;
+    let detail = registry.skill_detail(viewer, &skill).await?;
     let version = match version {
         Some(v) => SkillVersion::parse(v)?,
         None => detail
@@ -297,11 +315,25 @@ async fn load_skill(
             .ok_or_else(|| Error::NotFound(NotFound::Skill(skill.clone())))?,
     };
     let target = skill.at(version);
-    let manifest = registry.version_detail(&target).await?;
-    let skill_md = registry.version_file(&target, SKILL_MD).await?;
+    let manifest = registry.version_detail(viewer, &target).await?;
+    let skill_md = registry.version_file(viewer, &target, SKILL_MD).await?;
+    // Rendering a large SKILL.md is CPU work: once per content, off the async workers.
+    let skill_md = match state.rendered.get(&skill_md.digest) {
+        Some(html) => html,
+        None => {
+            let digest = skill_md.digest;
+            let html = Arc::new(
+                registry
+                    .heavy(move || render_markdown(&String::from_utf8_lossy(&skill_md.bytes)))
+                    .await?,
+            );
+            state.rendered.insert(digest, html.clone());
+            html
+        }
+    };
     Ok(SkillPage {
         pinned: detail.current_version.as_ref() != Some(&target.version),
-        skill_md: String::from_utf8_lossy(&skill_md.bytes).into_owned(),
+        skill_md,
         detail,
         version: manifest,
     })
@@ -405,8 +437,7 @@ fn render_skill(loaded: &SkillPage, host: &str) -> Response {
     }
     body.push_str("</table>");
     body.push_str(&format!(
-        r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{}</article>"#,
-        render_markdown(skill_md)
+        r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{skill_md}</article>"#
     ));
     page(&format!("{ns}/{name}"), &body)
 }

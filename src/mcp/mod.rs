@@ -7,6 +7,7 @@
 //! read-only: nothing reachable over MCP changes the catalog.
 
 pub mod compat;
+pub mod params;
 pub mod search_tool;
 
 use std::future::Future;
@@ -30,7 +31,7 @@ use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
     TEMPLATE_SKILL_MD,
 };
-use crate::core::{Code, McpKind, SkillUri, mime};
+use crate::core::{Code, McpKind, Principal, SkillUri, Visibility, mime};
 use crate::error::Error;
 use crate::registry::{Registry, SkillEntry};
 pub use search_tool::SEARCH_TOOL;
@@ -53,9 +54,9 @@ publish skills here.";
 /// How the MCP surface is exposed.
 #[derive(Debug, Clone, Copy)]
 pub struct McpOptions {
-    /// Reads need a token: every result says `cacheScope: "private"` so shared caches do not
-    /// keep it.
-    pub private: bool,
+    /// Reads need a token: every namespace is private, and every result says
+    /// `cacheScope: "private"` so shared caches do not keep it.
+    pub reads_need_token: bool,
     /// Catalog size up to which `skill://index.json` lists every skill.
     pub index_max_skills: usize,
 }
@@ -64,7 +65,7 @@ pub struct McpOptions {
 #[derive(Clone)]
 pub struct SkillServer {
     registry: Registry,
-    cache_scope: CacheScope,
+    reads_need_token: bool,
     index_max_skills: usize,
 }
 
@@ -72,13 +73,29 @@ impl SkillServer {
     pub fn new(registry: Registry, options: McpOptions) -> Self {
         Self {
             registry,
-            cache_scope: if options.private {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            },
+            reads_need_token: options.reads_need_token,
             index_max_skills: options.index_max_skills,
         }
+    }
+
+    /// Who is asking: over HTTP, the principal the transport authenticated for this request
+    /// (stored in the request's extensions); over stdio, the operator who started the process,
+    /// who sees everything. And whether shared caches may keep the answer.
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> (Visibility, CacheScope) {
+        let visibility = match ctx.extensions.get::<axum::http::request::Parts>() {
+            None => Visibility::All,
+            Some(parts) => parts
+                .extensions
+                .get::<Principal>()
+                .unwrap_or(&Principal::Anonymous)
+                .visibility(self.reads_need_token),
+        };
+        let scope = if self.reads_need_token || visibility.is_caller_specific() {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        };
+        (visibility, scope)
     }
 }
 
@@ -177,11 +194,18 @@ fn ttl(pinned: bool) -> u64 {
 }
 
 impl SkillServer {
-    async fn read(&self, raw: &str) -> Result<(String, String, Vec<u8>, bool), Error> {
+    async fn read(
+        &self,
+        viewer: &Visibility,
+        raw: &str,
+    ) -> Result<(String, String, Vec<u8>, bool), Error> {
         if raw == INDEX_JSON {
             let summaries = self
                 .registry
-                .skill_summaries((self.index_max_skills + 1).min(u32::MAX as usize) as u32)
+                .skill_summaries(
+                    viewer,
+                    (self.index_max_skills + 1).min(u32::MAX as usize) as u32,
+                )
                 .await?;
             let index = compat::index_json(summaries, self.index_max_skills);
             return Ok((
@@ -192,7 +216,7 @@ impl SkillServer {
             ));
         }
         let uri = parse_uri(raw)?;
-        match self.registry.read(&uri).await {
+        match self.registry.read(viewer, &uri).await {
             Ok(file) => {
                 let pinned = file.is_pinned();
                 Ok((
@@ -204,7 +228,7 @@ impl SkillServer {
             }
             // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
             Err(e) if e.code() == Code::FileNotFound && uri.path() == FASTMCP_MANIFEST => {
-                let files = self.registry.files_of(&uri).await?.ok_or(e)?;
+                let files = self.registry.files_of(viewer, &uri).await?.ok_or(e)?;
                 Ok((
                     uri.to_string(),
                     "application/json".to_owned(),
@@ -234,19 +258,20 @@ impl ServerHandler for SkillServer {
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         observed("skills/list", async {
+            let (viewer, cache_scope) = self.caller(&ctx);
             let cursor = request.and_then(|r| r.cursor);
             let page = self
                 .registry
-                .list_skills(cursor.as_deref())
+                .list_skills(&viewer, cursor.as_deref())
                 .await
                 .map_err(|e| to_mcp(e, None))?;
             let mut result =
                 ListSkillsResult::with_all_items(page.items.into_iter().map(skill).collect())
                     .with_ttl_ms(CURRENT_TTL_MS)
-                    .with_cache_scope(self.cache_scope);
+                    .with_cache_scope(cache_scope);
             result.next_cursor = page.next_cursor;
             Ok(result)
         })
@@ -256,12 +281,13 @@ impl ServerHandler for SkillServer {
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         observed("skills/get", async {
+            let (viewer, cache_scope) = self.caller(&ctx);
             let entry = async {
                 let uri = parse_uri(&request.uri)?;
-                let entry = self.registry.get_skill(&uri).await?;
+                let entry = self.registry.get_skill(&viewer, &uri).await?;
                 // Only the canonical spelling of a URI names a skill: hosts compare URIs as
                 // strings.
                 if entry.uri().to_string() != request.uri {
@@ -276,7 +302,7 @@ impl ServerHandler for SkillServer {
             let pinned = entry.is_pinned();
             Ok(GetSkillResult::new(skill(entry))
                 .with_ttl_ms(ttl(pinned))
-                .with_cache_scope(self.cache_scope))
+                .with_cache_scope(cache_scope))
         })
         .await
     }
@@ -284,11 +310,12 @@ impl ServerHandler for SkillServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         observed("resources/read", async {
+            let (viewer, cache_scope) = self.caller(&ctx);
             let (uri, mime_type, bytes, pinned) = self
-                .read(&request.uri)
+                .read(&viewer, &request.uri)
                 .await
                 .map_err(|e| to_mcp(e, Some(&request.uri)))?;
             let text = (mime::is_textual(&mime_type))
@@ -301,7 +328,7 @@ impl ServerHandler for SkillServer {
             .with_mime_type(&mime_type);
             Ok(ReadResourceResult::new(vec![contents])
                 .with_ttl_ms(ttl(pinned))
-                .with_cache_scope(self.cache_scope)
+                .with_cache_scope(cache_scope)
                 .into())
         })
         .await
@@ -310,16 +337,17 @@ impl ServerHandler for SkillServer {
     async fn read_resource_directory(
         &self,
         request: ReadResourceDirectoryRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         observed("resources/directory/read", async {
             if request.cursor.is_some() {
                 // Directories are answered in one page, so no cursor of ours exists.
                 return Err(to_mcp(Error::InvalidCursor, None));
             }
+            let (viewer, _) = self.caller(&ctx);
             let children = async {
                 let uri = parse_uri(&request.uri)?;
-                self.registry.read_dir(&uri).await
+                self.registry.read_dir(&viewer, &uri).await
             }
             .await
             .map_err(|e| to_mcp(e, None))?;
@@ -341,13 +369,14 @@ impl ServerHandler for SkillServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         observed("resources/list", async {
+            let (viewer, cache_scope) = self.caller(&ctx);
             let cursor = request.and_then(|r| r.cursor);
             let page = self
                 .registry
-                .list_skill_mds(cursor.as_deref())
+                .list_skill_mds(&viewer, cursor.as_deref())
                 .await
                 .map_err(|e| to_mcp(e, None))?;
             let index = cursor.is_none().then(|| {
@@ -368,7 +397,7 @@ impl ServerHandler for SkillServer {
                 .collect();
             let mut result = ListResourcesResult::with_all_items(resources)
                 .with_ttl_ms(CURRENT_TTL_MS)
-                .with_cache_scope(self.cache_scope);
+                .with_cache_scope(cache_scope);
             result.next_cursor = page.next_cursor;
             Ok(result)
         })
@@ -378,7 +407,7 @@ impl ServerHandler for SkillServer {
     async fn list_resource_templates(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         observed("resources/templates/list", async {
             let templates = [
@@ -413,9 +442,10 @@ impl ServerHandler for SkillServer {
                 }
             })
             .collect();
+            let (_, cache_scope) = self.caller(&ctx);
             Ok(ListResourceTemplatesResult::with_all_items(templates)
                 .with_ttl_ms(PINNED_TTL_MS)
-                .with_cache_scope(self.cache_scope))
+                .with_cache_scope(cache_scope))
         })
         .await
     }
@@ -423,7 +453,7 @@ impl ServerHandler for SkillServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         observed("completion/complete", async {
             let Reference::Resource(template) = &request.r#ref else {
@@ -462,9 +492,10 @@ impl ServerHandler for SkillServer {
                 .context
                 .and_then(|c| c.arguments)
                 .unwrap_or_default();
+            let (viewer, _) = self.caller(&ctx);
             let completion = self
                 .registry
-                .complete(argument, &request.argument.value, &context)
+                .complete(&viewer, argument, &request.argument.value, &context)
                 .await
                 .map_err(|e| to_mcp(e, None))?;
             let has_more = completion.has_more();
@@ -492,7 +523,7 @@ impl ServerHandler for SkillServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         observed("tools/call", async {
             if request.name != SEARCH_TOOL {
@@ -512,8 +543,14 @@ impl ServerHandler for SkillServer {
                     .as_deref()
                     .map(crate::core::refs::parse_namespace)
                     .transpose()?;
+                let (viewer, _) = self.caller(&ctx);
                 self.registry
-                    .search(&args.query, namespace.as_ref(), args.limit as usize)
+                    .search(
+                        &viewer,
+                        &args.query,
+                        namespace.as_ref(),
+                        args.limit as usize,
+                    )
                     .await
             }
             .await
@@ -526,6 +563,33 @@ impl ServerHandler for SkillServer {
             Ok(CallToolResult::structured(value).into())
         })
         .await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        // A known method lands here only when its parameters did not decode.
+        let method = request.method.as_str();
+        if params::is_known(method) {
+            let message = params::check(method, request.params.as_ref())
+                .err()
+                .unwrap_or_else(|| format!("invalid parameters for {method}"));
+            crate::metrics::error(Code::InvalidRequest.as_str());
+            return Err(ErrorData::invalid_params(
+                message,
+                Some(serde_json::json!({ "code": Code::InvalidRequest.as_str() })),
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "unknown method {}",
+                method.chars().take(64).collect::<String>()
+            ),
+            None,
+        ))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

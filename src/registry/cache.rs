@@ -10,7 +10,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// A map bounded by total weight, optionally expiring as a whole `ttl` after it was started.
-pub(super) struct Cache<K, V> {
+pub struct Cache<K, V> {
     state: RwLock<State<K, V>>,
     /// Total weight at most.
     limit: usize,
@@ -36,12 +36,12 @@ impl<K, V> State<K, V> {
 
 impl<K: Eq + Hash, V: Clone> Cache<K, V> {
     /// A cache of at most `limit` items.
-    pub(super) fn counted(limit: usize, ttl: Option<Duration>) -> Self {
+    pub fn counted(limit: usize, ttl: Option<Duration>) -> Self {
         Self::weighed(limit, usize::MAX, ttl, |_| 1)
     }
 
     /// A cache of at most `limit` total weight, refusing items over `max_item`.
-    pub(super) fn weighed(
+    pub fn weighed(
         limit: usize,
         max_item: usize,
         ttl: Option<Duration>,
@@ -83,7 +83,7 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
         self.ttl.is_some_and(|ttl| state.started.elapsed() >= ttl)
     }
 
-    pub(super) fn get(&self, key: &K) -> Option<V> {
+    pub fn get(&self, key: &K) -> Option<V> {
         let state = self.read();
         if self.expired(&state) {
             return None;
@@ -91,7 +91,7 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
         state.map.get(key).cloned()
     }
 
-    pub(super) fn insert(&self, key: K, value: V) {
+    pub fn insert(&self, key: K, value: V) {
         let weight = (self.weigh)(&value);
         if weight > self.max_item {
             return;
@@ -107,7 +107,7 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
     }
 
     /// Drop everything (after a change to the catalog).
-    pub(super) fn clear(&self) {
+    pub fn clear(&self) {
         self.write().reset();
     }
 }

@@ -8,7 +8,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::{FileContent, Page, Registry};
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Warning, mime};
+use crate::core::{
+    Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
+};
 use crate::error::{Error, NotFound, Result};
 use crate::source::{ExportFile, archive};
 use crate::store::{Manifest, VersionRecord};
@@ -82,9 +84,10 @@ pub struct ManifestFile {
 }
 
 impl Registry {
-    /// Skills in (namespace, name) order. The cursor is opaque.
+    /// The skills `viewer` sees, in (namespace, name) order. The cursor is opaque.
     pub async fn catalog(
         &self,
+        viewer: &Visibility,
         namespace: Option<&Namespace>,
         cursor: Option<&str>,
         limit: u32,
@@ -93,7 +96,7 @@ impl Registry {
         let limit = limit.clamp(1, 1000);
         let mut rows = self
             .store()
-            .catalog_page(namespace, after.as_ref(), limit + 1)
+            .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
         let more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
@@ -113,11 +116,12 @@ impl Registry {
     }
 
     /// One skill and every version of it.
-    pub async fn skill_detail(&self, skill: &SkillRef) -> Result<SkillDetail> {
+    pub async fn skill_detail(&self, viewer: &Visibility, skill: &SkillRef) -> Result<SkillDetail> {
         let record = self
             .store()
             .skill(skill)
             .await?
+            .filter(|r| viewer.sees(&skill.namespace, r.private))
             .ok_or_else(|| NotFound::Skill(skill.clone()))?;
         let mut versions: Vec<VersionSummary> = self
             .store()
@@ -140,13 +144,18 @@ impl Registry {
         })
     }
 
-    /// The stored row and manifest of one version.
-    async fn stored_version(&self, version: &VersionRef) -> Result<(VersionRecord, Arc<Manifest>)> {
+    /// The stored row and manifest of one version `viewer` sees.
+    async fn stored_version(
+        &self,
+        viewer: &Visibility,
+        version: &VersionRef,
+    ) -> Result<(VersionRecord, Arc<Manifest>)> {
         let not_found = || Error::NotFound(NotFound::Version(version.clone()));
         let skill = self
             .store()
             .skill(&version.skill)
             .await?
+            .filter(|r| viewer.sees(version.namespace(), r.private))
             .ok_or_else(not_found)?;
         let row = self
             .store()
@@ -158,8 +167,12 @@ impl Registry {
     }
 
     /// One version's manifest.
-    pub async fn version_detail(&self, version: &VersionRef) -> Result<VersionDetail> {
-        let (mut row, manifest) = self.stored_version(version).await?;
+    pub async fn version_detail(
+        &self,
+        viewer: &Visibility,
+        version: &VersionRef,
+    ) -> Result<VersionDetail> {
+        let (mut row, manifest) = self.stored_version(viewer, version).await?;
         let warnings = std::mem::take(&mut row.warnings);
         Ok(VersionDetail {
             summary: VersionSummary::new(&version.skill, row),
@@ -179,8 +192,13 @@ impl Registry {
     }
 
     /// One file of one version.
-    pub async fn version_file(&self, version: &VersionRef, path: &str) -> Result<FileContent> {
-        let (_, manifest) = self.stored_version(version).await?;
+    pub async fn version_file(
+        &self,
+        viewer: &Visibility,
+        version: &VersionRef,
+        path: &str,
+    ) -> Result<FileContent> {
+        let (_, manifest) = self.stored_version(viewer, version).await?;
         let file = manifest.file(path).ok_or_else(|| NotFound::File {
             version: version.clone(),
             path: path.chars().take(200).collect(),
@@ -194,30 +212,37 @@ impl Registry {
         })
     }
 
-    /// The whole version as a deterministic `.tar.gz` with `SKILL.md` at the root.
-    pub async fn export(&self, version: &VersionRef) -> Result<Vec<u8>> {
-        let (_, manifest) = self.stored_version(version).await?;
+    /// The whole version as a deterministic `.tar.gz` with `SKILL.md` at the root. Packed once
+    /// per version, on a blocking thread, and kept in a bounded cache.
+    pub async fn export(&self, viewer: &Visibility, version: &VersionRef) -> Result<Arc<Vec<u8>>> {
+        let (row, manifest) = self.stored_version(viewer, version).await?;
+        if let Some(packed) = self.inner.exports.get(&row.id) {
+            return Ok(packed);
+        }
         let mut blobs = Vec::with_capacity(manifest.files.len());
         for f in &manifest.files {
             blobs.push(self.blob(&f.digest).await?);
         }
-        archive::pack_tar_gz(
-            manifest
-                .files
-                .iter()
-                .zip(&blobs)
-                .map(|(f, bytes)| ExportFile {
-                    path: &f.path,
-                    mode: f.mode,
-                    bytes,
-                }),
-        )
-        .map_err(|e| {
-            Error::Storage(crate::store::StoreError::Io {
-                context: "packing an export".into(),
-                source: e,
+        let packed = self
+            .heavy(move || {
+                archive::pack_tar_gz(manifest.files.iter().zip(&blobs).map(|(f, bytes)| {
+                    ExportFile {
+                        path: &f.path,
+                        mode: f.mode,
+                        bytes,
+                    }
+                }))
             })
-        })
+            .await?
+            .map_err(|e| {
+                Error::Storage(crate::store::StoreError::Io {
+                    context: "packing an export".into(),
+                    source: e,
+                })
+            })?;
+        let packed = Arc::new(packed);
+        self.inner.exports.insert(row.id, packed.clone());
+        Ok(packed)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::Registry;
-use crate::core::{Namespace, SkillName, SkillRef, SkillVersion};
+use crate::core::{Namespace, SkillName, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 
 /// Most values one completion returns (MCP caps it at 100).
@@ -48,18 +48,20 @@ impl Registry {
     /// resolved in `context`. Unknown or invalid context gives no values (never an error).
     pub async fn complete(
         &self,
+        viewer: &Visibility,
         argument: &str,
         value: &str,
         context: &HashMap<String, String>,
     ) -> Result<Completion> {
         let started = std::time::Instant::now();
-        let result = self.complete_inner(argument, value, context).await;
+        let result = self.complete_inner(viewer, argument, value, context).await;
         crate::metrics::completion(started);
         result
     }
 
     async fn complete_inner(
         &self,
+        viewer: &Visibility,
         argument: &str,
         value: &str,
         context: &HashMap<String, String>,
@@ -74,7 +76,10 @@ impl Registry {
                 if value.len() > MAX_PREFIX {
                     return Ok(Completion::empty());
                 }
-                let (values, total) = self.store().complete_namespaces(value, limit).await?;
+                let (values, total) = self
+                    .store()
+                    .complete_namespaces(value, limit, viewer)
+                    .await?;
                 Ok(Completion::exact_first(values, value, total))
             }
             "name" => {
@@ -85,7 +90,7 @@ impl Registry {
                 }
                 let (values, total) = self
                     .store()
-                    .complete_names(namespace.as_ref(), value, limit)
+                    .complete_names(namespace.as_ref(), value, limit, viewer)
                     .await?;
                 Ok(Completion::exact_first(values, value, total))
             }
@@ -93,7 +98,12 @@ impl Registry {
                 let (Some(ns), Some(name)) = (namespace, name) else {
                     return Ok(Completion::empty());
                 };
-                let Some(skill) = self.store().skill(&SkillRef::new(ns, name)).await? else {
+                let Some(skill) = self
+                    .store()
+                    .skill(&SkillRef::new(ns, name))
+                    .await?
+                    .filter(|s| viewer.sees(&s.skill.namespace, s.private))
+                else {
                     return Ok(Completion::empty());
                 };
                 let mut versions: Vec<SkillVersion> = self
@@ -121,7 +131,7 @@ impl Registry {
                     return Ok(Completion::empty());
                 };
                 let Some((_, manifest)) = self
-                    .resolve(&SkillRef::new(ns, name), version.as_ref())
+                    .resolve_visible(viewer, &SkillRef::new(ns, name), version.as_ref())
                     .await?
                 else {
                     return Ok(Completion::empty());

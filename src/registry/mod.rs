@@ -15,7 +15,7 @@
 //! of an existing skill within [`RESOLVE_TTL`].
 
 mod access;
-mod cache;
+pub mod cache;
 mod catalog;
 mod complete;
 mod import;
@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Digest, SkillRef, SkillVersion};
+use crate::core::{Digest, Namespace, Principal, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
 use crate::store::{Backend, Blobs, Manifest, ResolvedVersion, Store, VersionId};
@@ -60,6 +60,8 @@ const RESOLVE_CACHE_LIMIT: usize = 50_000;
 const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// Files larger than this are not cached.
 const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
+/// Memory for exported archives (a version's export never changes).
+const EXPORT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Where a data directory keeps its search index.
 pub fn search_dir(data_dir: &Path) -> PathBuf {
@@ -93,6 +95,13 @@ struct Inner {
     resolved: cache::Cache<ResolveKey, ResolvedVersion>,
     /// Verified file bytes, by digest.
     blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
+    /// Exported archives, by version.
+    exports: cache::Cache<VersionId, Arc<Vec<u8>>>,
+    /// Bounds CPU-heavy work (packing archives, rendering pages): it runs on blocking threads,
+    /// at most this many at once, so it never holds up the async workers serving requests.
+    heavy: tokio::sync::Semaphore,
+    /// The private namespaces, for filtering search hits (refreshed like resolutions).
+    private: cache::Cache<(), Arc<std::collections::HashSet<Namespace>>>,
     changes: broadcast::Sender<()>,
     /// The search index, when this process keeps one (the server does; imports do not).
     search: Option<Arc<SearchIndex>>,
@@ -197,6 +206,16 @@ impl Registry {
                     None,
                     |b: &Arc<Vec<u8>>| b.len(),
                 ),
+                exports: cache::Cache::weighed(
+                    EXPORT_CACHE_BYTES,
+                    EXPORT_CACHE_BYTES / 2,
+                    None,
+                    |b: &Arc<Vec<u8>>| b.len(),
+                ),
+                heavy: tokio::sync::Semaphore::new(
+                    std::thread::available_parallelism().map_or(1, |n| n.get()),
+                ),
+                private: cache::Cache::counted(1, Some(RESOLVE_TTL)),
                 changes,
                 search,
                 index_lock: tokio::sync::Mutex::new(IndexState::default()),
@@ -236,6 +255,7 @@ impl Registry {
     /// subscribers directly when this process keeps no index.
     fn notify_changed(&self) {
         self.inner.resolved.clear();
+        self.inner.private.clear();
         match &self.inner.wake_indexer {
             Some(wake) => wake.notify_one(),
             None => {
@@ -264,6 +284,53 @@ impl Registry {
         let bytes = Arc::new(bytes);
         self.inner.blob_cache.insert(*digest, bytes.clone());
         Ok(bytes)
+    }
+
+    /// The private namespaces (cached for [`RESOLVE_TTL`]).
+    async fn private_namespaces(&self) -> Result<Arc<std::collections::HashSet<Namespace>>> {
+        if let Some(set) = self.inner.private.get(&()) {
+            return Ok(set);
+        }
+        let set = Arc::new(
+            self.store()
+                .private_namespaces()
+                .await?
+                .into_iter()
+                .collect::<std::collections::HashSet<_>>(),
+        );
+        self.inner.private.insert((), set.clone());
+        Ok(set)
+    }
+
+    /// Make `namespace` private (its skills visible only to tokens that may read it) or public
+    /// again. Admin only; audited.
+    pub async fn set_private(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        private: bool,
+    ) -> Result<()> {
+        caller.require_admin()?;
+        self.store()
+            .set_private(namespace, private, &caller.actor())
+            .await?;
+        self.notify_changed();
+        Ok(())
+    }
+
+    /// What `skill` resolves to for `viewer` (current, or the pinned `version`), with its
+    /// manifest: `None` when it does not exist or `viewer` may not see it (the two are never
+    /// told apart).
+    async fn resolve_visible(
+        &self,
+        viewer: &Visibility,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
+        Ok(self
+            .resolve(skill, version)
+            .await?
+            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private)))
     }
 
     /// What `skill` resolves to (current, or the pinned `version`), with its manifest.
@@ -321,20 +388,37 @@ impl Registry {
             .ok_or_else(|| no_manifest(version_id))
     }
 
+    /// Run CPU-heavy `work` on a blocking thread, at most as many at once as there are cores.
+    pub async fn heavy<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T> {
+        let _permit = self
+            .inner
+            .heavy
+            .acquire()
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| Error::Internal(format!("a blocking task failed: {e}")))
+    }
+
     // ---- operations ---------------------------------------------------------------------------
 
-    /// Whether the storage answers, and the generation it is at.
+    /// Whether the storage answers, the generation it is at, and the search index's. Costs the
+    /// same at any catalog size (anyone may ask).
     pub async fn health(&self) -> Health {
         let generation = self.store().generation().await;
-        let search = match (&self.inner.search, self.search("readiness", None, 1).await) {
-            (None, _) => SearchHealth::NotConfigured,
-            (Some(index), Ok(_)) => SearchHealth::Ok {
-                generation: index.generation(),
+        let search = match &self.inner.search {
+            None => SearchHealth::NotConfigured,
+            Some(index) => match index.healthy() {
+                Ok(generation) => SearchHealth::Ok { generation },
+                Err(e) => {
+                    tracing::warn!(error = %e, "readiness: the search index is failing");
+                    SearchHealth::Failing
+                }
             },
-            (Some(_), Err(e)) => {
-                tracing::warn!(error = %e, "readiness: search is failing");
-                SearchHealth::Failing
-            }
         };
         Health {
             generation: generation

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{Page, Registry};
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
-use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, mime};
+use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
 use crate::store::{FileRecord, ListingRecord, Manifest};
 
@@ -123,9 +123,13 @@ pub struct SkillSummary {
 pub use crate::search::Hit as SearchHit;
 
 impl Registry {
-    /// One page of current skills (root and nested), in URI order.
-    pub async fn list_skills(&self, cursor: Option<&str>) -> Result<Page<SkillEntry>> {
-        let (rows, next_cursor) = self.listing_page(cursor).await?;
+    /// One page of the current skills (root and nested) `viewer` sees, in URI order.
+    pub async fn list_skills(
+        &self,
+        viewer: &Visibility,
+        cursor: Option<&str>,
+    ) -> Result<Page<SkillEntry>> {
+        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
         let mut items = Vec::with_capacity(rows.len());
@@ -148,7 +152,7 @@ impl Registry {
     }
 
     /// The skill whose SKILL.md is at `uri` (current or pinned).
-    pub async fn get_skill(&self, uri: &SkillUri) -> Result<SkillEntry> {
+    pub async fn get_skill(&self, viewer: &Visibility, uri: &SkillUri) -> Result<SkillEntry> {
         let not_found = || Error::NotFound(NotFound::SkillUri(uri.to_string()));
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
@@ -160,7 +164,7 @@ impl Registry {
                 .ok_or_else(not_found)?
         };
         let (resolved, manifest) = self
-            .resolve(&uri.skill_ref(), uri.version.as_ref())
+            .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
             .await?
             .ok_or_else(not_found)?;
         let entry = manifest
@@ -180,13 +184,13 @@ impl Registry {
     }
 
     /// The bytes of the file at `uri`.
-    pub async fn read(&self, uri: &SkillUri) -> Result<FileContent> {
+    pub async fn read(&self, viewer: &Visibility, uri: &SkillUri) -> Result<FileContent> {
         let not_found = || Error::NotFound(NotFound::Resource(uri.to_string()));
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
         };
         let (_, manifest) = self
-            .resolve(&uri.skill_ref(), uri.version.as_ref())
+            .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
             .await?
             .ok_or_else(not_found)?;
         let file = manifest.file(path).ok_or_else(not_found)?;
@@ -202,8 +206,14 @@ impl Registry {
 
     /// Every file of the version `uri` resolves to (its root, current or pinned), or `None` when
     /// it resolves to nothing.
-    pub async fn files_of(&self, uri: &SkillUri) -> Result<Option<Vec<FileRef>>> {
-        let Some((_, manifest)) = self.resolve(&uri.skill_ref(), uri.version.as_ref()).await?
+    pub async fn files_of(
+        &self,
+        viewer: &Visibility,
+        uri: &SkillUri,
+    ) -> Result<Option<Vec<FileRef>>> {
+        let Some((_, manifest)) = self
+            .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
+            .await?
         else {
             return Ok(None);
         };
@@ -221,10 +231,10 @@ impl Registry {
     }
 
     /// The direct children of the directory at `uri`: a skill root or a subdirectory.
-    pub async fn read_dir(&self, uri: &SkillUri) -> Result<Vec<DirChild>> {
+    pub async fn read_dir(&self, viewer: &Visibility, uri: &SkillUri) -> Result<Vec<DirChild>> {
         let not_a_directory = || Error::NotADirectory(uri.to_string());
         let (_, manifest) = self
-            .resolve(&uri.skill_ref(), uri.version.as_ref())
+            .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
             .await?
             .ok_or_else(not_a_directory)?;
         let prefix = match &uri.target {
@@ -270,9 +280,13 @@ impl Registry {
         Ok(children)
     }
 
-    /// One page of current SKILL.md resources, in URI order.
-    pub async fn list_skill_mds(&self, cursor: Option<&str>) -> Result<Page<SkillMdResource>> {
-        let (rows, next_cursor) = self.listing_page(cursor).await?;
+    /// One page of the current SKILL.md resources `viewer` sees, in URI order.
+    pub async fn list_skill_mds(
+        &self,
+        viewer: &Visibility,
+        cursor: Option<&str>,
+    ) -> Result<Page<SkillMdResource>> {
+        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
         let mut items = Vec::with_capacity(rows.len());
@@ -292,11 +306,16 @@ impl Registry {
         Ok(Page { items, next_cursor })
     }
 
-    /// The first `limit` current skills in URI order (the legacy discovery index).
-    pub async fn skill_summaries(&self, limit: u32) -> Result<Vec<SkillSummary>> {
+    /// The first `limit` current skills `viewer` sees, in URI order (the legacy discovery
+    /// index).
+    pub async fn skill_summaries(
+        &self,
+        viewer: &Visibility,
+        limit: u32,
+    ) -> Result<Vec<SkillSummary>> {
         Ok(self
             .store()
-            .list_page("", limit)
+            .list_page("", limit, viewer)
             .await?
             .into_iter()
             .map(|r| SkillSummary {
@@ -310,13 +329,14 @@ impl Registry {
     /// One page of the listing after `cursor`, and the cursor of the next page.
     async fn listing_page(
         &self,
+        viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<(Vec<ListingRecord>, Option<String>)> {
         let after = decode_cursor(cursor)?;
         let page_size = self.inner.page_size as usize;
         let mut rows = self
             .store()
-            .list_page(&after, self.inner.page_size + 1)
+            .list_page(&after, self.inner.page_size + 1, viewer)
             .await?;
         let more = rows.len() > page_size;
         rows.truncate(page_size);
@@ -331,17 +351,39 @@ impl Registry {
     /// never holds up the async workers serving other requests.
     pub async fn search(
         &self,
+        viewer: &Visibility,
         query: &str,
         namespace: Option<&Namespace>,
         limit: usize,
     ) -> Result<Vec<SearchHit>> {
         let index = self.inner.search.clone().ok_or(Error::SearchUnavailable)?;
+        let private = self.private_namespaces().await?;
+        if let Some(ns) = namespace
+            && !viewer.sees(ns, private.contains(ns))
+        {
+            return Ok(Vec::new());
+        }
+        // Only callers who miss some namespace pay for filtering hits.
+        let filter = match viewer {
+            Visibility::All => None,
+            Visibility::Public { .. } if namespace.is_some() || private.is_empty() => None,
+            _ => Some((viewer.clone(), private)),
+        };
         let (query, namespace) = (query.to_owned(), namespace.map(ToString::to_string));
         let started = std::time::Instant::now();
-        let hits =
-            tokio::task::spawn_blocking(move || index.search(&query, namespace.as_deref(), limit))
-                .await
-                .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;
+        let hits = tokio::task::spawn_blocking(move || {
+            let visible = filter.as_ref().map(|(viewer, private)| {
+                move |name: &str| {
+                    Namespace::new(name).is_ok_and(|ns| viewer.sees(&ns, private.contains(&ns)))
+                }
+            });
+            let visible = visible
+                .as_ref()
+                .map(|f| f as &crate::search::NamespaceFilter<'_>);
+            index.search(&query, namespace.as_deref(), limit, visible)
+        })
+        .await
+        .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;
         crate::metrics::search(started);
         Ok(hits)
     }

@@ -3,6 +3,7 @@
 use super::{PublishRequest, Registry};
 use crate::core::{
     Code, InputFile, Namespace, Principal, SkillRef, SkillUri, SkillVersion, Status, VersionRef,
+    Visibility,
 };
 use crate::registry::NewTokenRequest;
 
@@ -46,23 +47,26 @@ async fn publish_then_read_every_way() {
         "skill://acme/@1.0.0/refunds/SKILL.md"
     );
     let entry = registry
-        .get_skill(&uri("skill://acme/refunds/SKILL.md"))
+        .get_skill(&Visibility::All, &uri("skill://acme/refunds/SKILL.md"))
         .await
         .unwrap();
     assert_eq!(entry.files().len(), 3);
     assert_eq!(entry.version.to_string(), "1.0.0");
     let file = registry
-        .read(&uri("skill://acme/@1.0.0/refunds/docs/a.md"))
+        .read(
+            &Visibility::All,
+            &uri("skill://acme/@1.0.0/refunds/docs/a.md"),
+        )
         .await
         .unwrap();
     assert_eq!((file.bytes.as_slice(), file.is_pinned()), (&b"a"[..], true));
     let children = registry
-        .read_dir(&uri("skill://acme/refunds/docs"))
+        .read_dir(&Visibility::All, &uri("skill://acme/refunds/docs"))
         .await
         .unwrap();
     let names: Vec<&str> = children.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["a.md", "deep"]);
-    let page = registry.list_skills(None).await.unwrap();
+    let page = registry.list_skills(&Visibility::All, None).await.unwrap();
     assert_eq!(page.items.len(), 1);
     assert!(page.next_cursor.is_none());
     for (bad, code) in [
@@ -70,14 +74,18 @@ async fn publish_then_read_every_way() {
         ("skill://acme/refunds/docs", Code::SkillNotFound),
     ] {
         assert_eq!(
-            registry.get_skill(&uri(bad)).await.unwrap_err().code(),
+            registry
+                .get_skill(&Visibility::All, &uri(bad))
+                .await
+                .unwrap_err()
+                .code(),
             code,
             "{bad}"
         );
     }
     assert_eq!(
         registry
-            .read(&uri("skill://acme/refunds/missing.md"))
+            .read(&Visibility::All, &uri("skill://acme/refunds/missing.md"))
             .await
             .unwrap_err()
             .code(),
@@ -85,7 +93,7 @@ async fn publish_then_read_every_way() {
     );
     assert_eq!(
         registry
-            .read_dir(&uri("skill://acme/refunds/SKILL.md"))
+            .read_dir(&Visibility::All, &uri("skill://acme/refunds/SKILL.md"))
             .await
             .unwrap_err()
             .code(),
@@ -141,7 +149,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
     let current = uri("skill://acme/refunds/SKILL.md");
     assert_eq!(
         registry
-            .get_skill(&current)
+            .get_skill(&Visibility::All, &current)
             .await
             .unwrap()
             .version
@@ -165,7 +173,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
     // The resolve cache is dropped on a local change: no TTL wait.
     assert_eq!(
         registry
-            .get_skill(&current)
+            .get_skill(&Visibility::All, &current)
             .await
             .unwrap()
             .version
@@ -173,7 +181,10 @@ async fn a_yank_is_served_at_once_by_this_process() {
         "1.0.0"
     );
     let pinned = registry
-        .get_skill(&uri("skill://acme/@2.0.0/refunds/SKILL.md"))
+        .get_skill(
+            &Visibility::All,
+            &uri("skill://acme/@2.0.0/refunds/SKILL.md"),
+        )
         .await
         .unwrap();
     assert_eq!(pinned.yanked.as_deref(), Some("bad"));
@@ -208,7 +219,7 @@ async fn damaged_bytes_are_never_served() {
     pool.close().await;
     let registry = Registry::open(dir.path()).await.unwrap();
     let err = registry
-        .read(&uri("skill://acme/refunds/docs/a.md"))
+        .read(&Visibility::All, &uri("skill://acme/refunds/docs/a.md"))
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::IntegrityError);
@@ -307,7 +318,10 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
         .await
         .unwrap();
     registry.catch_up_search().await.unwrap();
-    let hits = registry.search("refunds", None, 5).await.unwrap();
+    let hits = registry
+        .search(&Visibility::All, "refunds", None, 5)
+        .await
+        .unwrap();
     assert_eq!(hits[0].uri, "skill://acme/refunds/SKILL.md");
     assert_eq!(hits[0].status, Status::Active);
     registry.close().await;
@@ -318,7 +332,12 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
     let skill = SkillRef::parse("acme", "refunds").unwrap();
     let reopened = Registry::open(dir.path()).await.unwrap();
     assert_eq!(
-        reopened.skill_detail(&skill).await.unwrap().versions.len(),
+        reopened
+            .skill_detail(&Visibility::All, &skill)
+            .await
+            .unwrap()
+            .versions
+            .len(),
         1
     );
 }

@@ -25,6 +25,12 @@ const WRITER_HEAP_BYTES: usize = 64 * 1024 * 1024;
 const COMPACT_BELOW_DOCS: u64 = 50_000;
 /// Most hits one query returns.
 pub const MAX_LIMIT: usize = 50;
+/// Most candidates one query ranks when some namespaces are hidden from the caller: past this,
+/// a caller who sees few of the matching skills may get fewer than `limit` hits.
+const MAX_FILTERED_WINDOW: usize = 16_384;
+
+/// Which namespaces a search may return, by name.
+pub type NamespaceFilter<'a> = dyn Fn(&str) -> bool + Sync + 'a;
 /// The fields a query searches and their boosts: a word in a skill's name counts three times as
 /// much as in its body.
 pub const SEARCHED_FIELDS: [(&str, f32); 5] = [
@@ -198,6 +204,13 @@ impl SearchIndex {
         }
     }
 
+    /// The generation the index reflects, when its metadata reads back (a cheap check: no
+    /// query runs).
+    pub fn healthy(&self) -> Result<u64, SearchError> {
+        let metas = self.index.load_metas()?;
+        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+    }
+
     /// The catalog generation the last commit reflects (0 for a new index).
     pub fn generation(&self) -> u64 {
         self.index
@@ -293,12 +306,15 @@ impl SearchIndex {
     }
 
     /// Rank skills for `query` (any text: syntax errors never fail the search). Active skills
-    /// come first, then deprecated, then yanked-only; BM25 order within each.
+    /// come first, then deprecated, then yanked-only; BM25 order within each. With `visible`,
+    /// only skills of the namespaces it accepts are ranked (the others are skipped, never
+    /// counted), so a caller is never shown, or told of, a skill it may not see.
     pub fn search(
         &self,
         query: &str,
         namespace: Option<&str>,
         limit: usize,
+        visible: Option<&NamespaceFilter<'_>>,
     ) -> Result<Vec<Hit>, SearchError> {
         let limit = limit.clamp(1, MAX_LIMIT);
         let clauses = self.clauses(query);
@@ -311,8 +327,15 @@ impl SearchIndex {
         // are all active they are the answer; otherwise over-fetch and re-rank. A small window
         // keeps the pruning threshold high, which is what makes a query over a large catalog
         // cheap. Status comes from a fast-field column; only the final hits' documents are read.
+        // Hidden skills need wider windows: they are dropped before ranking.
+        let windows: &[usize] = if visible.is_some() {
+            &[limit * 4 + 16, 256, 2048, MAX_FILTERED_WINDOW]
+        } else {
+            &[limit, limit * 4 + 16]
+        };
         let mut ranked = Vec::new();
-        for window in [limit, limit * 4 + 16] {
+        let mut namespace = String::new();
+        for &window in windows {
             let candidates = top_k::top_k(
                 &searcher,
                 self.index.search_executor(),
@@ -323,17 +346,29 @@ impl SearchIndex {
             let exhausted = candidates.len() < window;
             ranked.clear();
             for (score, address) in candidates {
-                let column = searcher
-                    .segment_reader(address.segment_ord)
-                    .fast_fields()
-                    .u64("status")?;
-                let status = column.first(address.doc_id).unwrap_or(0);
+                let fast = searcher.segment_reader(address.segment_ord).fast_fields();
+                if let Some(visible) = visible {
+                    let column = fast.str("namespace")?;
+                    let ord = column
+                        .as_ref()
+                        .and_then(|c| c.term_ords(address.doc_id).next());
+                    namespace.clear();
+                    if let (Some(column), Some(ord)) = (&column, ord) {
+                        column.ord_to_str(ord, &mut namespace)?;
+                    }
+                    if !visible(&namespace) {
+                        continue;
+                    }
+                }
+                let status = fast.u64("status")?.first(address.doc_id).unwrap_or(0);
                 ranked.push((status, score, address));
             }
             if exhausted
-                || ranked
-                    .iter()
-                    .all(|(status, ..)| *status == Status::Active as u64)
+                || (ranked.len() >= limit
+                    && ranked
+                        .iter()
+                        .take(limit)
+                        .all(|(status, ..)| *status == Status::Active as u64))
             {
                 break;
             }

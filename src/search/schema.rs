@@ -42,7 +42,8 @@ pub fn build() -> (Schema, Fields) {
     };
     let mut fields = Fields {
         key: b.add_text_field("key", STRING),
-        namespace: b.add_text_field("namespace", STRING | STORED),
+        // FAST: visibility filters read each candidate's namespace from the column.
+        namespace: b.add_text_field("namespace", STRING | STORED | FAST),
         namespace_text: b.add_text_field("namespace_text", text(false)),
         name: b.add_text_field("name", STRING | STORED),
         name_text: b.add_text_field("name_text", text(false)),

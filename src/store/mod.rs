@@ -26,7 +26,7 @@ pub use records::{
     TokenRecord, VerifyReport, VersionId, VersionRecord,
 };
 
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
@@ -51,8 +51,14 @@ pub trait Store: Send + Sync + 'static {
     /// The content digest of every given version that exists (a publish's pre-check).
     async fn content_digests(&self, versions: &[VersionRef]) -> Result<Vec<Option<Digest>>>;
 
-    /// One page of the current catalog: entries whose listing URI is after `after`, in URI order.
-    async fn list_page(&self, after: &str, limit: u32) -> Result<Vec<ListingRecord>>;
+    /// One page of the current catalog that `visibility` sees: entries whose listing URI is
+    /// after `after`, in URI order.
+    async fn list_page(
+        &self,
+        after: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<ListingRecord>>;
 
     /// The current version of a skill (`version == None`) or one pinned version.
     async fn resolve(
@@ -77,13 +83,21 @@ pub trait Store: Send + Sync + 'static {
         version: &SkillVersion,
     ) -> Result<Option<VersionRecord>>;
 
-    /// Skills in (namespace, name) order after `after`, optionally in one namespace.
+    /// Skills that `visibility` sees, in (namespace, name) order after `after`, optionally in
+    /// one namespace.
     async fn catalog_page(
         &self,
         namespace: Option<&Namespace>,
         after: Option<&SkillRef>,
         limit: u32,
+        visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>>;
+
+    /// Make a namespace private or public (creating it when it has no skill yet), audited.
+    async fn set_private(&self, namespace: &Namespace, private: bool, actor: &str) -> Result<()>;
+
+    /// Every private namespace.
+    async fn private_namespaces(&self) -> Result<Vec<Namespace>>;
 
     /// Yank (`reason = Some`) or unyank a version, recompute the current version and the listing,
     /// and audit it, in one transaction. `false` when the version does not exist.
@@ -121,9 +135,15 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- completion ---------------------------------------------------------------------------
 
-    /// Up to `limit` namespaces starting with `prefix` (the exact match first, then by most
-    /// recent publish), and how many there are (counted up to [`COMPLETION_COUNT_CAP`]).
-    async fn complete_namespaces(&self, prefix: &str, limit: u32) -> Result<(Vec<String>, u64)>;
+    /// Up to `limit` namespaces that `visibility` sees starting with `prefix` (the exact match
+    /// first, then by most recent publish), and how many there are (counted up to
+    /// [`COMPLETION_COUNT_CAP`]).
+    async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)>;
 
     /// The same for skill names, in one namespace or across all.
     async fn complete_names(
@@ -131,6 +151,7 @@ pub trait Store: Send + Sync + 'static {
         namespace: Option<&Namespace>,
         prefix: &str,
         limit: u32,
+        visibility: &Visibility,
     ) -> Result<(Vec<String>, u64)>;
 
     // ---- the change feed ----------------------------------------------------------------------
@@ -148,7 +169,8 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- maintenance --------------------------------------------------------------------------
 
-    /// Row counts and stored bytes.
+    /// Row counts and stored bytes, kept current as rows are written: constant cost at any
+    /// catalog size (anyone may scrape `/metrics`).
     async fn stats(&self) -> Result<Stats>;
 
     /// Scrub everything: every blob re-hashed, every row pointing at what it needs. `progress`

@@ -60,6 +60,8 @@ pub struct ResolvedVersion {
     pub yanked: Option<String>,
     /// The deprecation message when the skill is deprecated.
     pub deprecation: Option<String>,
+    /// Whether the skill's namespace is private.
+    pub private: bool,
 }
 
 /// One file of a version.
@@ -133,6 +135,8 @@ pub struct SkillRecord {
     pub current_version: Option<SkillVersion>,
     pub deprecated_at: Option<String>,
     pub deprecation_message: Option<String>,
+    /// Whether the skill's namespace is private.
+    pub private: bool,
 }
 
 /// One version of a skill.

@@ -3,6 +3,7 @@
 //! `_manifest`, with a raw client on both eras and with the official TypeScript client and
 //! FastMCP.
 
+use skillreg::core::Visibility;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -434,7 +435,12 @@ async fn search_finds_skills_by_purpose_on_the_real_corpus() {
     for (query, expected) in QUERIES {
         let hits = server
             .registry
-            .search(query, Some(&Namespace::new("corpus").unwrap()), 3)
+            .search(
+                &Visibility::All,
+                query,
+                Some(&Namespace::new("corpus").unwrap()),
+                3,
+            )
             .await
             .unwrap();
         let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
@@ -615,7 +621,13 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
         let docs = documents(&server.registry);
         let mut hits = Vec::new();
         for (q, _) in QUERIES {
-            hits.push(server.registry.search(q, None, 10).await.unwrap());
+            hits.push(
+                server
+                    .registry
+                    .search(&Visibility::All, q, None, 10)
+                    .await
+                    .unwrap(),
+            );
         }
         server.registry.close().await;
         (docs, hits)
@@ -630,7 +642,10 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
     rebuilt.catch_up_search().await.unwrap();
     assert_eq!(documents(&rebuilt), live_docs, "the same documents");
     for ((query, _), before) in QUERIES.iter().zip(&live_hits) {
-        let after = rebuilt.search(query, None, 10).await.unwrap();
+        let after = rebuilt
+            .search(&Visibility::All, query, None, 10)
+            .await
+            .unwrap();
         // tantivy's BM25 statistics (field-norm buckets, average lengths) differ in the last
         // digits between an updated and a fresh index, which can swap near-tied tail hits.
         let ranking = |hits: &[skillreg::registry::SearchHit]| {

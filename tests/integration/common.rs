@@ -40,6 +40,7 @@ pub struct TestServerBuilder {
     seeded: bool,
     data_dir: Option<PathBuf>,
     config: Config,
+    rate_limits: bool,
 }
 
 impl TestServer {
@@ -49,6 +50,7 @@ impl TestServer {
             seeded: false,
             data_dir: None,
             config: Config::default(),
+            rate_limits: false,
         }
     }
 }
@@ -72,6 +74,13 @@ impl TestServerBuilder {
         self
     }
 
+    /// Keep the configured rate limits (off by default in tests, which send many requests from
+    /// one address).
+    pub fn rate_limits(mut self) -> Self {
+        self.rate_limits = true;
+        self
+    }
+
     /// The server's configuration (tokens, limits, timeouts). Its page size is kept when
     /// [`TestServerBuilder::page_size`] set one before.
     pub fn config(mut self, config: Config) -> Self {
@@ -84,7 +93,7 @@ impl TestServerBuilder {
     }
 
     /// Open (and seed) the registry, bring its search index up to date, and serve it.
-    pub async fn start(self) -> TestServer {
+    pub async fn start(mut self) -> TestServer {
         let (data_dir, tmp) = match self.data_dir {
             Some(dir) => (dir, None),
             None => {
@@ -92,6 +101,11 @@ impl TestServerBuilder {
                 (tmp.path().to_path_buf(), Some(tmp))
             }
         };
+        if !self.rate_limits {
+            // Most tests send many requests from one address; the rate-limit tests opt in.
+            self.config.rate_limit_writes_per_minute = 0;
+            self.config.rate_limit_auth_failures_per_minute = 0;
+        }
         let registry = Registry::builder(&data_dir)
             .page_size(self.config.page_size)
             .admin_token(self.config.admin_token())
@@ -107,7 +121,12 @@ impl TestServerBuilder {
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
         let app = http::router(registry.clone(), &self.config, shutdown.clone());
-        tokio::spawn(http::serve(listener, app, shutdown.clone()));
+        tokio::spawn(http::serve(
+            listener,
+            app,
+            (&self.config).into(),
+            shutdown.clone(),
+        ));
         TestServer {
             url,
             registry,

@@ -14,6 +14,7 @@ mod cli;
 mod clients;
 mod corpus;
 mod crash;
+mod hardening;
 mod hostile;
 mod mcp_protocol;
 mod ops;

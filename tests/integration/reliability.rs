@@ -3,6 +3,7 @@
 //! disk refuses publishes with a clear code while reads keep working, and recovers.
 //! A registry started on a read-only data directory serves reads and refuses publishes.
 
+use skillreg::core::Visibility;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -208,7 +209,7 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
     assert_eq!(
         server2
             .registry
-            .search("revision", None, 5)
+            .search(&Visibility::All, "revision", None, 5)
             .await
             .unwrap()
             .len(),
@@ -411,7 +412,12 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
         "{read}"
     );
     assert_eq!(
-        server.registry.search("kept", None, 5).await.unwrap().len(),
+        server
+            .registry
+            .search(&Visibility::All, "kept", None, 5)
+            .await
+            .unwrap()
+            .len(),
         1,
         "search works read-only"
     );

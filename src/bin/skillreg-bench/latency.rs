@@ -1,5 +1,8 @@
 //! In-process latency of the read paths against a synthetic catalog: p50/p99 per operation.
 
+/// In-process measurements read as the operator: every namespace.
+const ALL: skillreg::core::Visibility = skillreg::core::Visibility::All;
+
 use std::time::{Duration, Instant};
 
 use skillreg::Result;
@@ -64,25 +67,25 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
     measure!(
         "completion: namespace, 1-char prefix",
         letter(&mut rng),
-        |c| registry.complete("namespace", &c, &empty).await?
+        |c| registry.complete(&ALL, "namespace", &c, &empty).await?
     );
     measure!(
         "completion: name in namespace, 2-char prefix",
         skill(&mut rng),
         |(ns, name)| {
             let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
-            registry.complete("name", &name[..2], &ctx).await?
+            registry.complete(&ALL, "name", &name[..2], &ctx).await?
         }
     );
     measure!(
         "completion: name across namespaces, 3-char prefix",
         skill(&mut rng),
-        |(_, name)| registry.complete("name", &name[..3], &empty).await?
+        |(_, name)| registry.complete(&ALL, "name", &name[..3], &empty).await?
     );
     measure!(
         "completion: name across namespaces, 1-char prefix",
         letter(&mut rng),
-        |c| registry.complete("name", &c, &empty).await?
+        |c| registry.complete(&ALL, "name", &c, &empty).await?
     );
     measure!("completion: path in a skill", skill(&mut rng), |(
         ns,
@@ -92,7 +95,7 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
             ("namespace".to_owned(), ns),
             ("name".to_owned(), name),
         ]);
-        registry.complete("path", "", &ctx).await?
+        registry.complete(&ALL, "path", "", &ctx).await?
     });
     measure!(
         "search: 4-word query",
@@ -103,7 +106,7 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
             rng.pick(VERBS),
             rng.pick(NOUNS)
         ),
-        |q| registry.search(&q, None, 10).await?
+        |q| registry.search(&ALL, &q, None, 10).await?
     );
     measure!(
         "search: 4-word query in a namespace",
@@ -116,23 +119,23 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
             ),
             synthetic_namespace(rng.next() % 1000)
         ),
-        |(q, ns)| registry.search(&q, Some(&ns), 10).await?
+        |(q, ns)| registry.search(&ALL, &q, Some(&ns), 10).await?
     );
     measure!("skills/list: first page", (), |_| registry
-        .list_skills(None)
+        .list_skills(&ALL, None)
         .await?);
     measure!(
         "skills/list: deep page",
         skillreg::registry::cursor_after(&uri(skill(&mut rng), "SKILL.md").to_string()),
-        |cursor| registry.list_skills(Some(&cursor)).await?
+        |cursor| registry.list_skills(&ALL, Some(&cursor)).await?
     );
     measure!("skills/get", uri(skill(&mut rng), "SKILL.md"), |u| registry
-        .get_skill(&u)
+        .get_skill(&ALL, &u)
         .await?);
     measure!(
         "resources/read: SKILL.md",
         uri(skill(&mut rng), "SKILL.md"),
-        |u| registry.read(&u).await?
+        |u| registry.read(&ALL, &u).await?
     );
     let binaries = n.div_ceil(BINARY_EVERY);
     measure!(
@@ -145,7 +148,7 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
                 &format!("assets/figure-{k}.png"),
             )
         },
-        |u| registry.read(&u).await?
+        |u| registry.read(&ALL, &u).await?
     );
     Ok(results)
 }

@@ -3,113 +3,139 @@
 
 use sqlx::SqlitePool;
 
-use crate::core::Namespace;
+use super::write::{visibility_args, visible};
+use crate::core::{Namespace, Visibility};
 use crate::store::{COMPLETION_COUNT_CAP, Result, StoreError};
 
-/// Up to `limit` namespaces starting with `prefix`: the exact match first, then by most
+/// Up to `limit` visible namespaces starting with `prefix`: the exact match first, then by most
 /// recent publish; and how many start with it (counted up to [`COMPLETION_COUNT_CAP`]).
 pub(super) async fn namespaces(
     pool: &SqlitePool,
     prefix: &str,
     limit: u32,
+    visibility: &Visibility,
 ) -> Result<(Vec<String>, u64)> {
     let (lo, hi) = prefix_range(prefix);
-    let names: Vec<String> = sqlx::query_scalar(
-        "SELECT name FROM (SELECT name, last_published_at FROM namespaces
-                               WHERE name >= ?1 AND name < ?2 ORDER BY name LIMIT ?4)
-             ORDER BY name = ?3 DESC, last_published_at DESC, name LIMIT ?5",
-    )
+    let (mode, visible_names) = visibility_args(visibility)?;
+    let names: Vec<String> = sqlx::query_scalar(concat!(
+        "SELECT name FROM (SELECT n.name, n.last_published_at FROM namespaces n
+                           WHERE n.name >= ?1 AND n.name < ?2 AND ",
+        visible!("n", "?6", "?7"),
+        " ORDER BY n.name LIMIT ?4)
+         ORDER BY name = ?3 DESC, last_published_at DESC, name LIMIT ?5"
+    ))
     .bind(&lo)
     .bind(&hi)
     .bind(prefix)
     .bind(CANDIDATES)
     .bind(i64::from(limit))
+    .bind(mode)
+    .bind(&visible_names)
     .fetch_all(pool)
     .await?;
-    let total: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT 1 FROM namespaces WHERE name >= ?1 AND name < ?2 LIMIT ?3)",
-    )
+    let total: i64 = sqlx::query_scalar(concat!(
+        "SELECT count(*) FROM (SELECT 1 FROM namespaces n WHERE n.name >= ?1 AND n.name < ?2 AND ",
+        visible!("n", "?4", "?5"),
+        " LIMIT ?3)"
+    ))
     .bind(&lo)
     .bind(&hi)
     .bind(COUNT_CAP)
+    .bind(mode)
+    .bind(&visible_names)
     .fetch_one(pool)
     .await?;
     Ok((names, count(total)?))
 }
 
-/// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across all:
-/// the exact match first, then by most recent publish; and how many skills match (counted up
-/// to [`COMPLETION_COUNT_CAP`]). Work is bounded: the ranking looks at the first [`CANDIDATES`] matches
-/// in name order, so a one-letter prefix over a million skills costs the same as a long one.
+/// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across every
+/// visible one: the exact match first, then by most recent publish; and how many skills match
+/// (counted up to [`COMPLETION_COUNT_CAP`]). Work is bounded: the ranking looks at the first
+/// [`CANDIDATES`] matches in name order, so a one-letter prefix over a million skills costs the
+/// same as a long one.
 pub(super) async fn names(
     pool: &SqlitePool,
     namespace: Option<&Namespace>,
     prefix: &str,
     limit: u32,
+    visibility: &Visibility,
 ) -> Result<(Vec<String>, u64)> {
     let (lo, hi) = prefix_range(prefix);
-    let namespace_id: Option<i64> = match namespace {
-        Some(ns) => match sqlx::query_scalar("SELECT id FROM namespaces WHERE name = ?1")
-            .bind(ns.as_str())
-            .fetch_optional(pool)
-            .await?
-        {
-            Some(id) => Some(id),
-            None => return Ok((Vec::new(), 0)),
-        },
-        None => None,
-    };
-    // Separate statements so each range-scans a covering index with both bounds:
-    // (namespace_id, name, last_published_at) or (name, last_published_at).
-    let (names, total): (Vec<String>, i64) = match namespace_id {
+    let (names, total): (Vec<String>, i64) = match namespace {
         Some(ns) => {
+            let found: Option<(i64, bool)> =
+                sqlx::query_as("SELECT id, private != 0 FROM namespaces WHERE name = ?1")
+                    .bind(ns.as_str())
+                    .fetch_optional(pool)
+                    .await?;
+            let Some((ns_id, _)) = found.filter(|(_, private)| visibility.sees(ns, *private))
+            else {
+                return Ok((Vec::new(), 0));
+            };
+            // Range-scans the covering index (namespace_id, name, last_published_at).
             let names = sqlx::query_scalar(
                 "SELECT name FROM (SELECT name, last_published_at FROM skills
-                                       WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
-                                       ORDER BY name LIMIT ?5)
-                     ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT ?6",
+                                   WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
+                                   ORDER BY name LIMIT ?5)
+                 ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT ?6",
             )
             .bind(&lo)
             .bind(&hi)
-            .bind(ns)
+            .bind(ns_id)
             .bind(prefix)
             .bind(CANDIDATES)
             .bind(i64::from(limit))
             .fetch_all(pool)
             .await?;
             let total = sqlx::query_scalar(
-                    "SELECT count(*) FROM (SELECT 1 FROM skills
-                                           WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2 LIMIT ?4)",
-                )
-                .bind(&lo)
-                .bind(&hi)
-                .bind(ns)
-                .bind(COUNT_CAP)
-                .fetch_one(pool)
-                .await?;
+                "SELECT count(*) FROM (SELECT 1 FROM skills
+                                       WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
+                                       LIMIT ?4)",
+            )
+            .bind(&lo)
+            .bind(&hi)
+            .bind(ns_id)
+            .bind(COUNT_CAP)
+            .fetch_one(pool)
+            .await?;
             (names, total)
         }
         None => {
-            let names = sqlx::query_scalar(
-                    "SELECT name FROM (SELECT name, last_published_at FROM skills
-                                       WHERE name >= ?1 AND name < ?2 ORDER BY name LIMIT ?4)
-                     GROUP BY name ORDER BY name = ?3 DESC, max(last_published_at) DESC, name LIMIT ?5",
-                )
-                .bind(&lo)
-                .bind(&hi)
-                .bind(prefix)
-                .bind(CANDIDATES)
-                .bind(i64::from(limit))
-                .fetch_all(pool)
-                .await?;
-            let total = sqlx::query_scalar(
-                    "SELECT count(*) FROM (SELECT 1 FROM skills WHERE name >= ?1 AND name < ?2 LIMIT ?3)",
-                )
-                .bind(&lo)
-                .bind(&hi)
-                .bind(COUNT_CAP)
-                .fetch_one(pool)
-                .await?;
+            // Range-scans (name, last_published_at); each candidate's namespace is looked up
+            // by id to apply the visibility.
+            let (mode, visible_names) = visibility_args(visibility)?;
+            let names = sqlx::query_scalar(concat!(
+                "SELECT name FROM (SELECT s.name, s.last_published_at FROM skills s
+                                   JOIN namespaces n ON n.id = s.namespace_id
+                                   WHERE s.name >= ?1 AND s.name < ?2 AND ",
+                visible!("n", "?6", "?7"),
+                " ORDER BY s.name LIMIT ?4)
+                 GROUP BY name ORDER BY name = ?3 DESC, max(last_published_at) DESC, name
+                 LIMIT ?5"
+            ))
+            .bind(&lo)
+            .bind(&hi)
+            .bind(prefix)
+            .bind(CANDIDATES)
+            .bind(i64::from(limit))
+            .bind(mode)
+            .bind(&visible_names)
+            .fetch_all(pool)
+            .await?;
+            let total = sqlx::query_scalar(concat!(
+                "SELECT count(*) FROM (SELECT 1 FROM skills s
+                                       JOIN namespaces n ON n.id = s.namespace_id
+                                       WHERE s.name >= ?1 AND s.name < ?2 AND ",
+                visible!("n", "?4", "?5"),
+                " LIMIT ?3)"
+            ))
+            .bind(&lo)
+            .bind(&hi)
+            .bind(COUNT_CAP)
+            .bind(mode)
+            .bind(&visible_names)
+            .fetch_one(pool)
+            .await?;
             (names, total)
         }
     };

@@ -7,6 +7,30 @@ use sqlx::SqlitePool;
 use crate::store::{Result, Stats, StoreError, VerifyReport};
 
 pub(super) async fn stats(pool: &SqlitePool) -> Result<Stats> {
+    let counts: Vec<(String, i64)> =
+        sqlx::query_as("SELECT key, value FROM meta WHERE key LIKE 'count_%'")
+            .fetch_all(pool)
+            .await?;
+    let mut stats = Stats::default();
+    for (key, value) in counts {
+        let slot = match key.as_str() {
+            "count_namespaces" => &mut stats.namespaces,
+            "count_skills" => &mut stats.skills,
+            "count_versions" => &mut stats.versions,
+            "count_files" => &mut stats.files,
+            "count_blobs" => &mut stats.blobs,
+            "count_blob_bytes" => &mut stats.blob_bytes,
+            "count_audit_entries" => &mut stats.audit_entries,
+            "count_tokens" => &mut stats.tokens,
+            _ => continue,
+        };
+        *slot = value;
+    }
+    Ok(stats)
+}
+
+/// The same numbers counted from the tables (what the counters must equal).
+async fn counted(pool: &SqlitePool) -> Result<Stats> {
     let (namespaces, skills, versions, files, blobs, blob_bytes, audit_entries, tokens) =
         sqlx::query_as(
             "SELECT (SELECT count(*) FROM namespaces), (SELECT count(*) FROM skills),
@@ -118,6 +142,12 @@ pub(super) async fn verify(
     for uri in stale_listing {
         report.problems.push(format!(
             "listing {uri} does not point at the current version"
+        ));
+    }
+    let (kept, real) = (stats(pool).await?, counted(pool).await?);
+    if kept != real {
+        report.problems.push(format!(
+            "the catalog counters say {kept:?}, the tables hold {real:?}"
         ));
     }
     let check: String = sqlx::query_scalar("PRAGMA quick_check")

@@ -29,7 +29,7 @@ use super::{
     PublishOutcome, ResolvedVersion, Result, SkillId, SkillRecord, Stats, Store, StoreError,
     TokenRecord, VerifyReport, VersionId, VersionRecord,
 };
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "skillreg.db";
@@ -151,8 +151,13 @@ impl Store for SqliteStore {
         skills::content_digests(&self.read, versions).await
     }
 
-    async fn list_page(&self, after: &str, limit: u32) -> Result<Vec<super::ListingRecord>> {
-        skills::list_page(&self.read, after, limit).await
+    async fn list_page(
+        &self,
+        after: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<super::ListingRecord>> {
+        skills::list_page(&self.read, after, limit, visibility).await
     }
 
     async fn resolve(
@@ -188,8 +193,17 @@ impl Store for SqliteStore {
         namespace: Option<&Namespace>,
         after: Option<&SkillRef>,
         limit: u32,
+        visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>> {
-        skills::catalog_page(&self.read, namespace, after, limit).await
+        skills::catalog_page(&self.read, namespace, after, limit, visibility).await
+    }
+
+    async fn set_private(&self, namespace: &Namespace, private: bool, actor: &str) -> Result<()> {
+        skills::set_private(&self.write, namespace, private, actor).await
+    }
+
+    async fn private_namespaces(&self) -> Result<Vec<Namespace>> {
+        skills::private_namespaces(&self.read).await
     }
 
     async fn set_yanked(
@@ -230,8 +244,13 @@ impl Store for SqliteStore {
         audit::page(&self.read, after, limit).await
     }
 
-    async fn complete_namespaces(&self, prefix: &str, limit: u32) -> Result<(Vec<String>, u64)> {
-        completion::namespaces(&self.read, prefix, limit).await
+    async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        completion::namespaces(&self.read, prefix, limit, visibility).await
     }
 
     async fn complete_names(
@@ -239,8 +258,9 @@ impl Store for SqliteStore {
         namespace: Option<&Namespace>,
         prefix: &str,
         limit: u32,
+        visibility: &Visibility,
     ) -> Result<(Vec<String>, u64)> {
-        completion::names(&self.read, namespace, prefix, limit).await
+        completion::names(&self.read, namespace, prefix, limit, visibility).await
     }
 
     async fn generation(&self) -> Result<i64> {

@@ -2,8 +2,10 @@
 
 use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
 
-use super::write::{self, Published, Target, WriteTx, json_text, now, pow2_chunks};
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef};
+use super::write::{
+    self, Published, Target, WriteTx, json_text, now, pow2_chunks, visibility_args, visible,
+};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::store::records::decode;
 use crate::store::{
     CatalogRecord, EntryRecord, FileRecord, ListingRecord, Manifest, Manifests, NewVersion,
@@ -219,8 +221,10 @@ pub(super) async fn list_page(
     pool: &SqlitePool,
     after: &str,
     limit: u32,
+    visibility: &Visibility,
 ) -> Result<Vec<ListingRecord>> {
-    let rows: Vec<ListingRow> = sqlx::query_as(
+    let (mode, names) = visibility_args(visibility)?;
+    let rows: Vec<ListingRow> = sqlx::query_as(concat!(
         "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
                 e.description, e.frontmatter, v.version, s.deprecation_message,
                 s.deprecated_at IS NOT NULL AS deprecated
@@ -229,10 +233,14 @@ pub(super) async fn list_page(
          JOIN versions v ON v.id = l.version_id
          JOIN skills s ON s.id = l.skill_id
          JOIN namespaces n ON n.id = s.namespace_id
-         WHERE l.uri > ?1 ORDER BY l.uri LIMIT ?2",
-    )
+         WHERE l.uri > ?1 AND ",
+        visible!("n", "?3", "?4"),
+        " ORDER BY l.uri LIMIT ?2"
+    ))
     .bind(after)
     .bind(i64::from(limit))
+    .bind(mode)
+    .bind(names)
     .fetch_all(pool)
     .await?;
     rows.into_iter()
@@ -261,6 +269,7 @@ struct ResolvedRow {
     yank_reason: Option<String>,
     deprecation_message: Option<String>,
     deprecated: bool,
+    private: bool,
 }
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
@@ -269,7 +278,7 @@ macro_rules! resolve_sql {
         concat!(
             "SELECT s.id AS skill_id, v.id AS version_id, v.version,
         v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
-        s.deprecated_at IS NOT NULL AS deprecated
+        s.deprecated_at IS NOT NULL AS deprecated, n.private != 0 AS private
      FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
             $join,
             " WHERE n.name = ?1 AND s.name = ?2"
@@ -310,6 +319,7 @@ pub(super) async fn resolve(
             version: decode::version(&r.version)?,
             yanked: decode::deprecation(r.yanked, r.yank_reason),
             deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
+            private: r.private,
         })
     })
     .transpose()
@@ -376,12 +386,14 @@ struct SkillRow {
     current_version: Option<String>,
     deprecated_at: Option<String>,
     deprecation_message: Option<String>,
+    private: bool,
 }
 
 pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
     let row: Option<SkillRow> = sqlx::query_as(
         "SELECT s.id, n.name AS namespace, s.name, s.created_at,
-                v.version AS current_version, s.deprecated_at, s.deprecation_message
+                v.version AS current_version, s.deprecated_at, s.deprecation_message,
+                n.private != 0 AS private
          FROM skills s
          JOIN namespaces n ON n.id = s.namespace_id
          LEFT JOIN versions v ON v.id = s.current_version_id
@@ -399,6 +411,7 @@ pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<
             current_version: decode::opt_version(r.current_version)?,
             deprecated_at: r.deprecated_at,
             deprecation_message: r.deprecation_message,
+            private: r.private,
         })
     })
     .transpose()
@@ -482,23 +495,28 @@ pub(super) async fn catalog_page(
     namespace: Option<&Namespace>,
     after: Option<&SkillRef>,
     limit: u32,
+    visibility: &Visibility,
 ) -> Result<Vec<CatalogRecord>> {
     let (after_ns, after_name) =
         after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
-    let rows: Vec<CatalogRow> = sqlx::query_as(
+    let (mode, names) = visibility_args(visibility)?;
+    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
         "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
                 s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message
          FROM skills s
          JOIN namespaces n ON n.id = s.namespace_id
          LEFT JOIN versions v ON v.id = s.current_version_id
          LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3)
-         ORDER BY n.name, s.name LIMIT ?4",
-    )
+         WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3) AND ",
+        visible!("n", "?5", "?6"),
+        " ORDER BY n.name, s.name LIMIT ?4"
+    ))
     .bind(namespace.map(Namespace::as_str))
     .bind(after_ns)
     .bind(after_name)
     .bind(i64::from(limit))
+    .bind(mode)
+    .bind(names)
     .fetch_all(pool)
     .await?;
     rows.into_iter()
@@ -602,4 +620,47 @@ pub(super) async fn set_deprecated(
     write::audit(&mut tx, actor, action, Target::Skill(skill), &details).await?;
     tx.commit().await?;
     Ok(true)
+}
+
+pub(super) async fn set_private(
+    pool: &SqlitePool,
+    namespace: &Namespace,
+    private: bool,
+    actor: &str,
+) -> Result<()> {
+    let mut tx = WriteTx::begin(pool).await?;
+    sqlx::query(
+        "INSERT INTO namespaces (name, private) VALUES (?1, ?2)
+         ON CONFLICT (name) DO UPDATE SET private = excluded.private",
+    )
+    .bind(namespace.as_str())
+    .bind(private)
+    .execute(&mut *tx)
+    .await?;
+    // Every skill of the namespace changes whom it is served to: the change feed says so.
+    let generation = write::next_generation(&mut tx).await?;
+    sqlx::query(
+        "UPDATE skills SET updated_gen = ?1
+         WHERE namespace_id = (SELECT id FROM namespaces WHERE name = ?2)",
+    )
+    .bind(generation)
+    .bind(namespace.as_str())
+    .execute(&mut *tx)
+    .await?;
+    let action = if private {
+        "namespace_private"
+    } else {
+        "namespace_public"
+    };
+    let details = serde_json::json!({ "namespace": namespace.as_str() });
+    write::audit(&mut tx, actor, action, Target::None, &details).await?;
+    tx.commit().await
+}
+
+pub(super) async fn private_namespaces(pool: &SqlitePool) -> Result<Vec<Namespace>> {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM namespaces WHERE private != 0 ORDER BY name")
+            .fetch_all(pool)
+            .await?;
+    names.iter().map(|n| decode::namespace(n)).collect()
 }

@@ -2,6 +2,7 @@
 //! real files.
 
 use super::SqliteStore;
+use crate::core::Visibility;
 use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
@@ -89,7 +90,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
         b1.files[0].bytes
     );
 
-    let page = store.list_page("", 10).await.unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page.len(), 1);
     assert_eq!(page[0].uri, "skill://acme/refunds/SKILL.md");
     assert_eq!(page[0].version, v("1.1.0"));
@@ -211,7 +212,7 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
         .execute(&store.write)
         .await
         .unwrap();
-    let err = store.list_page("", 10).await.unwrap_err();
+    let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     assert_eq!(err.code(), crate::core::Code::StorageError);
     let skill = store
@@ -233,17 +234,20 @@ async fn completion_ranks_the_exact_match_first_and_counts() {
         publish(&store, &ns("acme"), &bundle(name, name), "1.0.0").await;
     }
     let (names, total) = store
-        .complete_names(Some(&ns("acme")), "pdf", 10)
+        .complete_names(Some(&ns("acme")), "pdf", 10, &Visibility::All)
         .await
         .unwrap();
     assert_eq!(total, 3);
     assert_eq!(names[0], "pdf");
     let (names, total) = store
-        .complete_names(Some(&ns("other")), "p", 10)
+        .complete_names(Some(&ns("other")), "p", 10, &Visibility::All)
         .await
         .unwrap();
     assert_eq!((names.len(), total), (0, 0));
-    let (namespaces, total) = store.complete_namespaces("ac", 10).await.unwrap();
+    let (namespaces, total) = store
+        .complete_namespaces("ac", 10, &Visibility::All)
+        .await
+        .unwrap();
     assert_eq!((namespaces, total), (vec!["acme".to_owned()], 1));
 }
 

@@ -17,6 +17,40 @@ macro_rules! now {
 }
 pub(super) use now;
 
+/// The SQL condition "namespace alias `$n` is visible", reading the mode and the names from
+/// the statement's parameters `$mode` and `$names` (bind them with [`visibility_args`]).
+macro_rules! visible {
+    ($n:literal, $mode:literal, $names:literal) => {
+        concat!(
+            "(",
+            $mode,
+            " = 2 OR (",
+            $mode,
+            " = 1 AND ",
+            $n,
+            ".private = 0) OR ",
+            $n,
+            ".name IN (SELECT value FROM json_each(",
+            $names,
+            ")))"
+        )
+    };
+}
+pub(super) use visible;
+
+/// The parameters of [`visible!`]: the mode (2 every namespace, 1 the public ones and the
+/// named, 0 the named only) and the named namespaces as a JSON array.
+pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i64, String)> {
+    use crate::core::Visibility;
+    let mode = match visibility {
+        Visibility::All => 2,
+        Visibility::Public { .. } => 1,
+        Visibility::Only(_) => 0,
+    };
+    let names: Vec<&str> = visibility.named().iter().map(|n| n.as_str()).collect();
+    Ok((mode, json_text(&names)?))
+}
+
 /// A write transaction on the single writer connection, `BEGIN IMMEDIATE` so it never deadlocks
 /// against another writer. Dropped without [`WriteTx::commit`] (an error anywhere, a full disk at
 /// commit), its connection is closed rather than returned to the pool: SQLite rolls back on
