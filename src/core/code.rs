@@ -95,6 +95,8 @@ error_codes! {
     FrontmatterTooLarge = "frontmatter_too_large", 422, InvalidParams;
     FrontmatterInvalidYaml = "frontmatter_invalid_yaml", 422, InvalidParams;
     FrontmatterDuplicateKey = "frontmatter_duplicate_key", 422, InvalidParams;
+    /// A `__proto__` key, anywhere: JavaScript clients would set an object's prototype from it.
+    FrontmatterUnsafeKey = "frontmatter_unsafe_key", 422, InvalidParams;
     FrontmatterMissingField = "frontmatter_missing_field", 422, InvalidParams;
     FrontmatterInvalidField = "frontmatter_invalid_field", 422, InvalidParams;
     InvalidSkillName = "invalid_skill_name", 422, InvalidParams;
