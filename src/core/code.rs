@@ -86,6 +86,8 @@ error_codes! {
     NotARegularFile = "not_a_regular_file", 422, InvalidParams;
     DuplicatePath = "duplicate_path", 422, InvalidParams;
     PathConflict = "path_conflict", 422, InvalidParams;
+    /// Two paths that are one on a case-insensitive, normalizing file system (macOS, Windows).
+    PathCollision = "path_collision", 422, InvalidParams;
     MissingSkillMd = "missing_skill_md", 422, InvalidParams;
     InvalidArchive = "invalid_archive", 422, InvalidParams;
     ArchiveTooLarge = "archive_too_large", 422, InvalidParams;
