@@ -14,6 +14,7 @@ mod cli;
 mod clients;
 mod corpus;
 mod crash;
+mod fuzz_corpus;
 mod hostile;
 mod mcp_protocol;
 mod ops;
