@@ -2,6 +2,9 @@
 """Regenerate the hand-written seed corpus under fuzz/seeds/<target>/ (deterministic).
 
 Run from anywhere: python3 fuzz/seeds/generate.py
+
+fuzz/seeds/bundle/ is not written here: that target's input is `arbitrary`-structured, and its
+seeds are found by the ignored test `generate_bundle_seeds` in tests/integration/fuzz_corpus.rs.
 """
 import gzip
 import io

@@ -1,7 +1,8 @@
 //! A skill bundle: the set of files of one skill version, validated as a whole.
 //!
 //! Rules: relative safe paths ([`BundlePath`]), regular files only, no path twice, no file where
-//! another needs a directory, `SKILL.md` at the root, at most [`MAX_FILES`] files and
+//! another needs a directory, no two paths (files or directories) that are one on macOS or
+//! Windows ([`collision_form`]), `SKILL.md` at the root, at most [`MAX_FILES`] files and
 //! [`MAX_TOTAL_BYTES`] bytes. A nested `SKILL.md` whose frontmatter name equals its directory name
 //! becomes a skill of its own (SEP-2640 §Nested Skills); any other nested `SKILL.md` stays a plain
 //! file, with a warning.
@@ -16,7 +17,7 @@ use super::digest::Digest;
 use super::frontmatter::{self, FrontmatterError, Warning};
 use super::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use super::name::SkillName;
-use super::path::{BundlePath, PathError};
+use super::path::{BundlePath, PathError, collision_form};
 use super::uri::SKILL_MD;
 use super::version::SkillVersion;
 
@@ -106,6 +107,10 @@ pub enum BundleError {
     Duplicate(String),
     #[error("{0:?} is a file but other paths use it as a directory")]
     PathConflict(String),
+    #[error(
+        "{0:?} and {1:?} differ only in case or Unicode normalization: they are one path on macOS and Windows"
+    )]
+    PathCollision(String, String),
     #[error("there is no SKILL.md at the root of the skill")]
     MissingSkillMd,
     #[error("{0}")]
@@ -122,6 +127,7 @@ impl BundleError {
             Self::NotRegular { .. } => Code::NotARegularFile,
             Self::Duplicate(_) => Code::DuplicatePath,
             Self::PathConflict(_) => Code::PathConflict,
+            Self::PathCollision(..) => Code::PathCollision,
             Self::MissingSkillMd => Code::MissingSkillMd,
             Self::SkillMd(e) => e.code(),
         }
@@ -171,6 +177,19 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
     if let Some(p) = by_path.keys().find(|p| dirs.contains(p.as_str())) {
         return Err(BundleError::PathConflict(p.to_string()));
     }
+    // No two paths, files or directories, may be one on a case-insensitive or normalizing file
+    // system: unpacked there, what was validated is not what the agent loads.
+    let mut forms: HashMap<String, &str> = HashMap::new();
+    for p in dirs
+        .iter()
+        .copied()
+        .chain(by_path.keys().map(BundlePath::as_str))
+    {
+        if let Some(other) = forms.insert(collision_form(p), p) {
+            let (a, b) = if other < p { (other, p) } else { (p, other) };
+            return Err(BundleError::PathCollision(a.to_owned(), b.to_owned()));
+        }
+    }
 
     let skill_md = by_path
         .iter()
@@ -210,15 +229,6 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
                 "nested_skill_invalid",
                 format!("{path} is not a valid skill ({e}); served as a plain file"),
             )),
-        }
-    }
-    let mut lower: HashMap<String, &BundlePath> = HashMap::new();
-    for path in by_path.keys() {
-        if let Some(other) = lower.insert(path.as_str().to_lowercase(), path) {
-            warnings.push(Warning::new(
-                "case_collision",
-                format!("{other} and {path} differ only in case"),
-            ));
         }
     }
 
@@ -448,9 +458,47 @@ mod tests {
         assert!(validate(files(&[("big.bin", &exact)])).is_ok());
     }
 
+    /// Paths that are one on a case-insensitive or normalizing file system (macOS, Windows) are
+    /// refused: unpacked there, one file would replace the other, or land in another directory.
     #[test]
-    fn case_collisions_warn() {
-        let b = validate(files(&[("Readme.md", b"1"), ("README.md", b"2")])).unwrap();
-        assert!(b.warnings.iter().any(|w| w.code == "case_collision"));
+    fn paths_equal_after_nfc_and_lowercasing_collide() {
+        let cases: &[(&[&str], (&str, &str))] = &[
+            (&["Readme.md", "README.md"], ("README.md", "Readme.md")),
+            (&["skill.md"], ("SKILL.md", "skill.md")),
+            (&["Docs/a.md", "docs/A.md"], ("Docs", "docs")),
+            (&["docs/a.md", "docs/A.md"], ("docs/A.md", "docs/a.md")),
+            (&["Docs/a.md", "docs/b.md"], ("Docs", "docs")),
+            (
+                &["caf\u{e9}.md", "cafe\u{301}.md"],
+                ("cafe\u{301}.md", "caf\u{e9}.md"),
+            ),
+            (&["ref", "REF/x.md"], ("REF", "ref")),
+            (&["r\u{e9}f/x.md", "RE\u{301}F"], ("RE\u{301}F", "r\u{e9}f")),
+            (&["\u{212A}.md", "k.md"], ("k.md", "\u{212A}.md")),
+            (
+                &["\u{3a3}\u{3a3}.md", "\u{3c3}\u{3c2}.md"],
+                ("\u{3a3}\u{3a3}.md", "\u{3c3}\u{3c2}.md"),
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (paths, (a, b)) in cases {
+            let input = files(&paths.iter().map(|p| (*p, &b"x"[..])).collect::<Vec<_>>());
+            match validate(input) {
+                Err(BundleError::PathCollision(x, y)) if (x.as_str(), y.as_str()) == (*a, *b) => {}
+                other => failures.push(format!(
+                    "{paths:?}: {:?}",
+                    other
+                        .map(|b| b.warnings)
+                        .map_err(|e| (e.code(), e.to_string()))
+                )),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        let err = validate(files(&[("ref", b"1"), ("REF/x.md", b"2")])).unwrap_err();
+        assert_eq!(err.code(), Code::PathCollision);
+        assert!(err.to_string().contains("macOS"), "{err}");
+        // Different names, or one name alone in any form, are fine.
+        assert!(validate(files(&[("a.md", b"1"), ("b.md", b"2"), ("A/c.md", b"3")])).is_ok());
+        assert!(validate(files(&[("cafe\u{301}.md", b"1"), ("Docs/a.md", b"2")])).is_ok());
     }
 }

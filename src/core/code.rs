@@ -86,6 +86,8 @@ error_codes! {
     NotARegularFile = "not_a_regular_file", 422, InvalidParams;
     DuplicatePath = "duplicate_path", 422, InvalidParams;
     PathConflict = "path_conflict", 422, InvalidParams;
+    /// Two paths that are one on a case-insensitive, normalizing file system (macOS, Windows).
+    PathCollision = "path_collision", 422, InvalidParams;
     MissingSkillMd = "missing_skill_md", 422, InvalidParams;
     InvalidArchive = "invalid_archive", 422, InvalidParams;
     ArchiveTooLarge = "archive_too_large", 422, InvalidParams;
@@ -95,6 +97,8 @@ error_codes! {
     FrontmatterTooLarge = "frontmatter_too_large", 422, InvalidParams;
     FrontmatterInvalidYaml = "frontmatter_invalid_yaml", 422, InvalidParams;
     FrontmatterDuplicateKey = "frontmatter_duplicate_key", 422, InvalidParams;
+    /// A `__proto__` key, anywhere: JavaScript clients would set an object's prototype from it.
+    FrontmatterUnsafeKey = "frontmatter_unsafe_key", 422, InvalidParams;
     FrontmatterMissingField = "frontmatter_missing_field", 422, InvalidParams;
     FrontmatterInvalidField = "frontmatter_invalid_field", 422, InvalidParams;
     InvalidSkillName = "invalid_skill_name", 422, InvalidParams;

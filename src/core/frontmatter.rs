@@ -6,7 +6,8 @@
 //!
 //! YAML is read with the 1.2 core schema (`yaml_serde`), the same schema the conformance suite
 //! and the official clients parse with, so `yes` stays a string and dates stay strings. Stricter
-//! than the parser alone: duplicate keys, non-string keys, non-finite numbers and tags are refused.
+//! than the parser alone: duplicate keys, non-string keys, non-finite numbers, `__proto__` keys and
+//! any tag outside the core schema (`!!python/object`, `!!binary`, `!custom`, ...) are refused.
 
 use super::code::Code;
 use std::cell::RefCell;
@@ -87,12 +88,20 @@ pub enum FrontmatterError {
     NotAMapping,
     #[error("SKILL.md frontmatter has the key {0:?} twice")]
     DuplicateKey(String),
+    #[error(
+        "SKILL.md frontmatter has a `__proto__` key (at {0}); JavaScript clients would take it for an object's prototype"
+    )]
+    UnsafeKey(String),
     #[error("SKILL.md frontmatter has a key that is not a string")]
     NonStringKey,
-    #[error(
-        "SKILL.md frontmatter has a value JSON cannot carry (NaN, infinity, a tag or a huge integer)"
-    )]
+    #[error("SKILL.md frontmatter has a value JSON cannot carry (NaN, infinity or a huge integer)")]
     UnsupportedValue,
+    #[error(
+        "SKILL.md frontmatter uses the YAML tag {0}; only the core schema's tags are allowed ({CORE_TAGS_TEXT})"
+    )]
+    Tag(String),
+    #[error("SKILL.md frontmatter puts the YAML tag !!{tag} on a {node}")]
+    TagMismatch { tag: String, node: &'static str },
     #[error("frontmatter field `{0}` is required")]
     MissingField(&'static str),
     #[error("frontmatter field `{field}` must be {expected}")]
@@ -125,10 +134,14 @@ impl FrontmatterError {
             Self::NotUtf8(_) => Code::SkillMdNotUtf8,
             Self::Missing | Self::Unterminated => Code::FrontmatterMissing,
             Self::TooLarge(_) | Self::TooDeep => Code::FrontmatterTooLarge,
-            Self::Yaml(_) | Self::NotAMapping | Self::NonStringKey | Self::UnsupportedValue => {
-                Code::FrontmatterInvalidYaml
-            }
+            Self::Yaml(_)
+            | Self::NotAMapping
+            | Self::NonStringKey
+            | Self::UnsupportedValue
+            | Self::Tag(_)
+            | Self::TagMismatch { .. } => Code::FrontmatterInvalidYaml,
             Self::DuplicateKey(_) => Code::FrontmatterDuplicateKey,
+            Self::UnsafeKey(_) => Code::FrontmatterUnsafeKey,
             Self::MissingField(_) => Code::FrontmatterMissingField,
             Self::FieldType { .. } | Self::MetadataValue(_) => Code::FrontmatterInvalidField,
             Self::InvalidName { .. } => Code::InvalidSkillName,
@@ -202,15 +215,85 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, FrontmatterError> {
     let de = yaml_serde::Deserializer::from_str(yaml);
     let value = Strict {
         depth: 0,
+        path: String::new(),
         failure: &failure,
     }
     .deserialize(de);
-    match (value, failure.into_inner()) {
+    let map = match (value, failure.into_inner()) {
+        (_, Some(err)) => return Err(err),
+        (Err(e), None) => return Err(FrontmatterError::Yaml(e.to_string())),
+        (Ok(Value::Object(map)), None) => map,
+        (Ok(Value::Null), None) => Map::new(),
+        (Ok(_), None) => return Err(FrontmatterError::NotAMapping),
+    };
+    check_tags(yaml)?;
+    Ok(map)
+}
+
+/// The tags of the YAML 1.2 core schema, as `!!` shorthands: what a plain scalar or a collection
+/// resolves to anyway. Any other tag (`!!binary`, `!!set`, `!!python/object:...`, `!local`,
+/// `!<verbatim>`, a `%TAG` handle) is refused: a YAML library that honours it would build
+/// something else than the JSON the registry stores and serves.
+const CORE_TAGS: &[&str] = &["str", "int", "float", "bool", "null", "seq", "map"];
+const CORE_TAGS_TEXT: &str = "!!str, !!int, !!float, !!bool, !!null, !!seq, !!map";
+
+/// Refuse tags outside the core schema, and core tags on the wrong kind of node.
+///
+/// The parser reports local tags (`!x`) but resolves `!!x` and verbatim tags silently, so they
+/// are found with the parser itself, on a copy of the text in which every `!` becomes `@` except
+/// those of a core tag written `!!str` (and so on) followed by a blank, which become the local tag
+/// `!str `. Same length, same lines: where a `!` was text (inside a scalar or a comment), `@` is
+/// text too and the copy parses to the same structure; where a `!` began any other tag, the copy
+/// has `@` where a token starts, which YAML reserves, and does not parse. The core tags, now local,
+/// are reported to [`TagCheck`] with the node they are on.
+fn check_tags(yaml: &str) -> Result<(), FrontmatterError> {
+    if !yaml.contains('!') {
+        return Ok(());
+    }
+    let mut probe = String::with_capacity(yaml.len());
+    let mut rest = yaml;
+    while let Some(at) = rest.find('!') {
+        probe.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let core = CORE_TAGS.iter().find(|tag| {
+            rest.strip_prefix("!!")
+                .and_then(|r| r.strip_prefix(**tag))
+                .is_some_and(|after| after.is_empty() || after.starts_with([' ', '\t', '\r', '\n']))
+        });
+        if let Some(tag) = core {
+            probe.push('!');
+            probe.push_str(tag);
+            probe.push(' ');
+            rest = &rest[2 + tag.len()..];
+        } else {
+            probe.push('@');
+            rest = &rest[1..];
+        }
+    }
+    probe.push_str(rest);
+
+    let failure = RefCell::new(None);
+    let checked = TagCheck {
+        failure: &failure,
+        tag: None,
+    }
+    .deserialize(yaml_serde::Deserializer::from_str(&probe));
+    match (checked, failure.into_inner()) {
         (_, Some(err)) => Err(err),
-        (Err(e), None) => Err(FrontmatterError::Yaml(e.to_string())),
-        (Ok(Value::Object(map)), None) => Ok(map),
-        (Ok(Value::Null), None) => Ok(Map::new()),
-        (Ok(_), None) => Err(FrontmatterError::NotAMapping),
+        (Ok(()), None) => Ok(()),
+        (Err(e), None) => {
+            // Name the tag where the copy stopped parsing, when a `!` is there.
+            let tag = e
+                .location()
+                .and_then(|at| yaml.get(at.index()..))
+                .filter(|rest| rest.starts_with('!'))
+                .and_then(|rest| rest.split([' ', '\t', '\r', '\n']).next())
+                .map_or_else(
+                    || "outside the core schema".to_owned(),
+                    |tag| tag.chars().take(80).collect(),
+                );
+            Err(FrontmatterError::Tag(tag))
+        }
     }
 }
 
@@ -345,6 +428,8 @@ fn check(frontmatter: Map<String, Value>, text: &str) -> Result<SkillMd, Frontma
 /// Deserializes any YAML value into JSON, recording why it refused in `failure`.
 struct Strict<'a> {
     depth: usize,
+    /// Where the value is, for messages: `metadata.author`, `x[2].y`; empty at the top.
+    path: String,
     failure: &'a RefCell<Option<FrontmatterError>>,
 }
 
@@ -355,14 +440,23 @@ impl Strict<'_> {
         E::custom(msg)
     }
 
-    fn deeper<E: de::Error>(&self) -> Result<Self, E> {
+    fn deeper<E: de::Error>(&self, path: String) -> Result<Self, E> {
         if self.depth + 1 > MAX_FRONTMATTER_DEPTH {
             return Err(self.fail(FrontmatterError::TooDeep));
         }
         Ok(Strict {
             depth: self.depth + 1,
+            path,
             failure: self.failure,
         })
+    }
+
+    fn key_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
     }
 }
 
@@ -408,12 +502,17 @@ impl<'de> Visitor<'de> for Strict<'_> {
     fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
-    fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<Value, A::Error> {
-        Err(self.fail(FrontmatterError::UnsupportedValue))
+    /// The parser reports a local tag (`!x`, and `!` alone) as an enum.
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        let (tag, _) = data.variant::<String>()?;
+        let tag = if tag == "!" { tag } else { format!("!{tag}") };
+        Err(self.fail(FrontmatterError::Tag(tag.chars().take(80).collect())))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(self.deeper()?)? {
+        while let Some(v) =
+            seq.next_element_seed(self.deeper(format!("{}[{}]", self.path, out.len()))?)?
+        {
             out.push(v);
         }
         Ok(Value::Array(out))
@@ -421,13 +520,119 @@ impl<'de> Visitor<'de> for Strict<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key_seed(Key(self.failure))? {
+            if key == "__proto__" {
+                return Err(self.fail(FrontmatterError::UnsafeKey(self.key_path(&key))));
+            }
             if out.contains_key(&key) {
                 return Err(self.fail(FrontmatterError::DuplicateKey(key)));
             }
-            let value = map.next_value_seed(self.deeper()?)?;
+            let value = map.next_value_seed(self.deeper(self.key_path(&key))?)?;
             out.insert(key, value);
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// Walks the tag-check copy of a frontmatter (see [`check_tags`]), where the only tags left are
+/// the core schema's, written as local tags: each must be on the kind of node it names.
+struct TagCheck<'a> {
+    failure: &'a RefCell<Option<FrontmatterError>>,
+    /// The core tag on the node being visited, if any.
+    tag: Option<String>,
+}
+
+impl TagCheck<'_> {
+    fn child(&self) -> Self {
+        TagCheck {
+            failure: self.failure,
+            tag: None,
+        }
+    }
+
+    /// The node is a `node`: fine untagged, or tagged with a tag for that kind of node.
+    fn node<E: de::Error>(&self, node: &'static str) -> Result<(), E> {
+        let Some(tag) = &self.tag else { return Ok(()) };
+        let fits = match node {
+            "sequence" => tag == "seq",
+            "mapping" => tag == "map",
+            _ => !matches!(tag.as_str(), "seq" | "map"),
+        };
+        if fits {
+            return Ok(());
+        }
+        let err = FrontmatterError::TagMismatch {
+            tag: tag.clone(),
+            node,
+        };
+        let msg = err.to_string();
+        self.failure.borrow_mut().get_or_insert(err);
+        Err(E::custom(msg))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for TagCheck<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TagCheck<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.node("scalar")
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+        use de::VariantAccess as _;
+        let (tag, variant) = data.variant::<String>()?;
+        if !CORE_TAGS.contains(&tag.as_str()) {
+            // Not written by `check_tags`: the text had this local tag itself.
+            let err = FrontmatterError::Tag(format!("!{tag}").chars().take(80).collect());
+            let msg = err.to_string();
+            self.failure.borrow_mut().get_or_insert(err);
+            return Err(de::Error::custom(msg));
+        }
+        variant.newtype_variant_seed(TagCheck {
+            failure: self.failure,
+            tag: Some(tag),
+        })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.node("sequence")?;
+        while seq.next_element_seed(self.child())?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.node("mapping")?;
+        while map.next_key_seed(self.child())?.is_some() {
+            map.next_value_seed(self.child())?;
+        }
+        Ok(())
     }
 }
 
@@ -693,6 +898,141 @@ mod tests {
         }
         assert!(parse(md(&ok_desc).as_bytes()).is_ok());
         assert!(parse(md(&astral_ok).as_bytes()).is_ok());
+    }
+
+    /// What `parse` says about a frontmatter of `name: a`, `description: d` and `extra`.
+    fn with_extra(extra: &str) -> Result<SkillMd, FrontmatterError> {
+        parse(md(&format!("name: a\ndescription: d\n{extra}\n")).as_bytes())
+    }
+
+    #[test]
+    fn tags_outside_the_core_schema_are_refused() {
+        let refused = [
+            "x: !custom 3",
+            "x: ! abc",
+            "x: !!python/object:os.system {a: 1}",
+            "x: !!python/object/apply:os.system [ls]",
+            "x: !!binary aGk=",
+            "x: !!set {a, b}",
+            "x: !!omap [{a: 1}]",
+            "x: !!timestamp 2020-01-01",
+            "x: !<tag:yaml.org,2002:binary> aGk=",
+            "x: !<!custom> a",
+            "metadata:\n  k: !!binary aGk=",
+            "x:\n  - !!set {a}",
+            "x: [a, !!binary aGk=]",
+            "x: {a: !!python/name:os.system }",
+            "? !!binary aGk=\n: v",
+            "x: &a !!binary aGk=\ny: *a",
+            "x: !!binary\n  aGk=",
+            "x: !!str,",
+            // A core tag on the wrong kind of node: the parser would drop the tag silently.
+            "x: !!str {a: b}",
+            "x: !!str [a]",
+            "x: !!str\n  a: b",
+            "x: !!int {a: 1}",
+            "x: !!null [a]",
+            "x: !!map abc",
+            "x: !!seq abc",
+            "x: !!map [a]",
+            "x: !!seq {a: b}",
+            "x: !!map {a: !!str [b]}",
+        ];
+        let mut failures = Vec::new();
+        for extra in refused {
+            match with_extra(extra) {
+                Err(e) if e.code() == Code::FrontmatterInvalidYaml => {
+                    if !e.to_string().contains("tag") {
+                        failures.push(format!("{extra:?}: {e} does not say tag"));
+                    }
+                }
+                other => failures.push(format!("{extra:?}: {other:?}")),
+            }
+        }
+        // `!!` redefined by a directive: `!!str` is then not the core schema's.
+        let redefined =
+            "---\n%TAG !! tag:example.com,2000:\n--- {name: a, description: d, x: !!str 3}\n---\n";
+        if parse(redefined.as_bytes()).is_ok() {
+            failures.push(format!("{redefined:?}: accepted"));
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn core_schema_tags_and_exclamation_marks_in_text_are_kept() {
+        let kept = [
+            ("x: !!str 3", json!("3")),
+            ("x: !!int \"3\"", json!(3)),
+            ("x: !!float 1", json!(1.0)),
+            ("x: !!bool true", json!(true)),
+            ("x: !!null ~", Value::Null),
+            ("x: !!seq [a]", json!(["a"])),
+            ("x: !!map {a: b}", json!({"a": "b"})),
+            ("x: !!map\n  a: !!str 1", json!({"a": "1"})),
+            ("x: !!seq\n  - !!int 2", json!([2])),
+            ("x: [!!str 1, !!int 2]", json!(["1", 2])),
+            ("x: &a !!str 1\ny: *a", json!("1")),
+            ("x: Hello! World", json!("Hello! World")),
+            ("x: hello\n  !important", json!("hello !important")),
+            ("x: a!!binary b", json!("a!!binary b")),
+            ("x: '!!binary aGk='", json!("!!binary aGk=")),
+            ("x: \"!custom !!str\"", json!("!custom !!str")),
+            (
+                "x: |\n  !!python/object\n  !tag",
+                json!("!!python/object\n!tag\n"),
+            ),
+            ("x: 1 # !!binary", json!(1)),
+            ("x!: 1", Value::Null),
+        ];
+        for (extra, want) in kept {
+            let fm = with_extra(extra)
+                .unwrap_or_else(|e| panic!("{extra:?}: {e}"))
+                .frontmatter;
+            if want != Value::Null {
+                assert_eq!(fm["x"], want, "{extra:?}");
+            }
+        }
+        let parsed = parse(md("name: !!str a\ndescription: !!str d\n").as_bytes()).unwrap();
+        assert_eq!(
+            (parsed.name.as_str(), parsed.description.as_str()),
+            ("a", "d")
+        );
+    }
+
+    #[test]
+    fn proto_keys_are_refused_anywhere() {
+        let refused = [
+            ("__proto__: x", "__proto__"),
+            ("\"__proto__\": x", "__proto__"),
+            ("\"__proto\\x5f_\": x", "__proto__"),
+            ("metadata:\n  __proto__: x", "metadata.__proto__"),
+            ("x:\n  y:\n    __proto__: 1", "x.y.__proto__"),
+            ("x:\n  - a\n  - __proto__: 1", "x[1].__proto__"),
+            ("x: [{__proto__: {a: 1}}]", "x[0].__proto__"),
+            ("x: &k __proto__\ny: {*k : 1}", "y.__proto__"),
+        ];
+        let mut failures = Vec::new();
+        for (extra, at) in refused {
+            match with_extra(extra) {
+                Err(e) if e.code() == Code::FrontmatterUnsafeKey => {
+                    if !e.to_string().contains(at) {
+                        failures.push(format!("{extra:?}: {e} does not say {at:?}"));
+                    }
+                }
+                other => failures.push(format!("{extra:?}: {other:?}")),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // As a value, or a key that only looks like it, it is fine.
+        for extra in [
+            "x: __proto__",
+            "__proto: x",
+            "proto__: x",
+            "constructor: x",
+            "x: [__proto__]",
+        ] {
+            assert!(with_extra(extra).is_ok(), "{extra:?}");
+        }
     }
 
     #[test]

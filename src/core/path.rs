@@ -27,6 +27,14 @@ pub enum PathError {
     EmptySegment,
     #[error("has a '.' or '..' segment")]
     DotSegment,
+    #[error("contains the invisible format character U+{:04X}", u32::from(*.0))]
+    FormatCharacter(char),
+    #[error("has a segment named {0:?}, a device name on Windows")]
+    Reserved(String),
+    #[error("has a segment ending in a dot or a space, which Windows drops")]
+    TrailingDotOrSpace,
+    #[error("contains {0:?}, which Windows does not allow in names")]
+    WindowsCharacter(char),
 }
 
 impl BundlePath {
@@ -53,7 +61,7 @@ impl BundlePath {
             match segment {
                 "" => return Err(PathError::EmptySegment),
                 "." | ".." => return Err(PathError::DotSegment),
-                _ => {}
+                _ => check_segment(segment)?,
             }
         }
         Ok(Self(s.to_owned()))
@@ -72,6 +80,91 @@ impl BundlePath {
     pub fn parent(&self) -> &str {
         self.0.rsplit_once('/').map_or("", |(dir, _)| dir)
     }
+}
+
+/// Windows device names: a segment whose stem (before the first dot, trailing spaces ignored) is
+/// one of these names a device there, whatever its case or extension. The list is Windows' own
+/// ("Naming Files, Paths, and Namespaces"), with the superscript-digit ports.
+const WINDOWS_DEVICES: &[&str] = &[
+    "CON",
+    "PRN",
+    "AUX",
+    "NUL",
+    "COM0",
+    "COM1",
+    "COM2",
+    "COM3",
+    "COM4",
+    "COM5",
+    "COM6",
+    "COM7",
+    "COM8",
+    "COM9",
+    "COM\u{b9}",
+    "COM\u{b2}",
+    "COM\u{b3}",
+    "LPT0",
+    "LPT1",
+    "LPT2",
+    "LPT3",
+    "LPT4",
+    "LPT5",
+    "LPT6",
+    "LPT7",
+    "LPT8",
+    "LPT9",
+    "LPT\u{b9}",
+    "LPT\u{b2}",
+    "LPT\u{b3}",
+];
+
+/// Characters Windows does not allow in a name (besides controls, `/` and `\`, refused anyway).
+const WINDOWS_FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
+
+/// What a segment may not be, so that the file unpacks as itself everywhere and its name shows
+/// what it is: no invisible format characters (Unicode category Cf: bidirectional overrides and
+/// isolates, zero-width characters, the BOM, tag characters), nothing Windows would refuse or
+/// rename (device names, a trailing dot or space, `< > : " | ? *`).
+fn check_segment(segment: &str) -> Result<(), PathError> {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+
+    if let Some(c) = segment
+        .chars()
+        .find(|&c| get_general_category(c) == GeneralCategory::Format)
+    {
+        return Err(PathError::FormatCharacter(c));
+    }
+    if let Some(c) = segment.chars().find(|c| WINDOWS_FORBIDDEN.contains(c)) {
+        return Err(PathError::WindowsCharacter(c));
+    }
+    if segment.ends_with(['.', ' ']) {
+        return Err(PathError::TrailingDotOrSpace);
+    }
+    let stem = segment.split('.').next().unwrap_or(segment);
+    if WINDOWS_DEVICES
+        .iter()
+        .any(|device| device.to_lowercase() == stem.trim_end_matches(' ').to_lowercase())
+    {
+        return Err(PathError::Reserved(stem.to_owned()));
+    }
+    Ok(())
+}
+
+/// The form under which macOS and Windows file systems tell paths apart: each segment in Unicode
+/// NFC, case folded (uppercased then lowercased, so that `σ`, `ς` and `Σ`, or `k` and the Kelvin
+/// sign, meet). Two paths with the same form are one path there.
+pub fn collision_form(path: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+
+    let mut out = String::with_capacity(path.len());
+    for (i, segment) in path.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        let nfc: String = segment.nfc().collect();
+        out.extend(nfc.to_uppercase().to_lowercase().nfc());
+    }
+    out
 }
 
 impl fmt::Display for BundlePath {
@@ -111,6 +204,62 @@ mod tests {
             ("../x", Err(PathError::DotSegment)),
             ("a/./b", Err(PathError::DotSegment)),
             ("a/..", Err(PathError::DotSegment)),
+            // Unicode format characters: bidirectional overrides and isolates, zero-width
+            // characters, the BOM, the word joiner, soft hyphen, tag characters.
+            (
+                "evil\u{202E}dm.exe",
+                Err(PathError::FormatCharacter('\u{202E}')),
+            ),
+            ("a\u{202A}b", Err(PathError::FormatCharacter('\u{202A}'))),
+            (
+                "a/\u{2066}b\u{2069}",
+                Err(PathError::FormatCharacter('\u{2066}')),
+            ),
+            (
+                "\u{200B}SKILL.md",
+                Err(PathError::FormatCharacter('\u{200B}')),
+            ),
+            ("a\u{200D}b", Err(PathError::FormatCharacter('\u{200D}'))),
+            ("\u{FEFF}x", Err(PathError::FormatCharacter('\u{FEFF}'))),
+            ("x\u{2060}", Err(PathError::FormatCharacter('\u{2060}'))),
+            (
+                "soft\u{AD}hyphen",
+                Err(PathError::FormatCharacter('\u{AD}')),
+            ),
+            ("tag\u{E0041}", Err(PathError::FormatCharacter('\u{E0041}'))),
+            // Windows device names, as a segment's stem, any case, with or without extension.
+            ("con.txt", Err(PathError::Reserved("con".into()))),
+            ("CON", Err(PathError::Reserved("CON".into()))),
+            ("Aux", Err(PathError::Reserved("Aux".into()))),
+            ("refs/nul.tar.gz", Err(PathError::Reserved("nul".into()))),
+            ("prn/x.md", Err(PathError::Reserved("prn".into()))),
+            ("com1.md", Err(PathError::Reserved("com1".into()))),
+            ("COM9", Err(PathError::Reserved("COM9".into()))),
+            ("lpt1", Err(PathError::Reserved("lpt1".into()))),
+            ("Lpt9.log", Err(PathError::Reserved("Lpt9".into()))),
+            ("con .txt", Err(PathError::Reserved("con ".into()))),
+            ("console.md", Ok(())),
+            ("icon.txt", Ok(())),
+            ("com10", Ok(())),
+            ("lpt", Ok(())),
+            ("aux_notes.md", Ok(())),
+            ("a.con", Ok(())),
+            // Names Windows cannot hold: a trailing dot or space, `< > : " | ? *`.
+            ("notes.", Err(PathError::TrailingDotOrSpace)),
+            ("notes ", Err(PathError::TrailingDotOrSpace)),
+            ("dir./x", Err(PathError::TrailingDotOrSpace)),
+            ("dir /x", Err(PathError::TrailingDotOrSpace)),
+            ("...", Err(PathError::TrailingDotOrSpace)),
+            ("a<b", Err(PathError::WindowsCharacter('<'))),
+            ("a>b", Err(PathError::WindowsCharacter('>'))),
+            ("c:x", Err(PathError::WindowsCharacter(':'))),
+            ("say \"hi\"", Err(PathError::WindowsCharacter('"'))),
+            ("a|b", Err(PathError::WindowsCharacter('|'))),
+            ("why?.md", Err(PathError::WindowsCharacter('?'))),
+            ("*.md", Err(PathError::WindowsCharacter('*'))),
+            (" leading space.md", Ok(())),
+            ("caf\u{e9}.md", Ok(())),
+            ("cafe\u{301}.md", Ok(())),
         ];
         for (input, want) in cases {
             assert_eq!(BundlePath::new(input).map(|_| ()), *want, "{input:?}");

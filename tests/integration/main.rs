@@ -14,6 +14,7 @@ mod cli;
 mod clients;
 mod corpus;
 mod crash;
+mod fuzz_corpus;
 mod hardening;
 mod hostile;
 mod mcp_protocol;
