@@ -407,3 +407,58 @@ fn the_readme_documents_every_setting_as_declared() {
         .count();
     assert_eq!(rows, documented, "a README row names no setting");
 }
+
+/// Invented HTTP methods (raw TCP: HTTP clients refuse them) must not become metric labels: each
+/// would add a series per route, and `/metrics` would grow without bound.
+#[tokio::test]
+async fn invented_http_methods_do_not_grow_the_metrics() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = TestServer::builder().start().await;
+    let addr = server.base().trim_start_matches("http://").to_owned();
+    let http = reqwest::Client::new();
+    let scrape = async || {
+        http.get(format!("{}/metrics", server.base()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let before = scrape().await;
+    let padding = "X".repeat(1024);
+    for i in 0..300 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let path = ["/", "/v1/skills", "/nowhere", "/mcp"][i % 4];
+        stream
+            .write_all(
+                format!("INVENTED{i}{padding} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 "), "request {i} answered");
+    }
+    let after = scrape().await;
+    assert!(
+        !after.contains("INVENTED"),
+        "an invented method became a label"
+    );
+    let known = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "other",
+    ];
+    for line in after.lines().filter(|l| !l.starts_with('#')) {
+        if let Some((_, rest)) = line.split_once("method=\"") {
+            let value = rest.split('"').next().unwrap();
+            if line.starts_with("skillreg_http_") {
+                assert!(known.contains(&value), "method label {value:?}: {line}");
+            }
+        }
+    }
+    // Other tests in this process may add a few series meanwhile; 300 invented methods of 1 KiB
+    // each would add megabytes.
+    let grown = after.len().saturating_sub(before.len());
+    assert!(grown < 256 * 1024, "/metrics grew by {grown} bytes");
+}
