@@ -328,17 +328,89 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Set up logging on stderr (stdout carries MCP in stdio mode). `SKILLREG_LOG` filters.
+/// The log filter when `SKILLREG_LOG` is not set. rmcp logs whole requests at INFO (an
+/// `initialize` with its `clientInfo`), so a client could write megabytes of log per request:
+/// only its warnings and errors are kept.
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
+/// The longest log record written as is. A longer one (a dependency's warning quoting a
+/// request header, say) is cut to its first [`LOG_RECORD_KEPT`] bytes, so that no request can
+/// write more than this to the log whatever the filter lets through.
+pub const MAX_LOG_RECORD: usize = 16 * 1024;
+
+/// What is kept of a record longer than [`MAX_LOG_RECORD`].
+const LOG_RECORD_KEPT: usize = 1024;
+
+/// Set up logging on stderr (stdout carries MCP in stdio mode). `SKILLREG_LOG` filters
+/// (default [`DEFAULT_LOG_FILTER`]); each record is at most [`MAX_LOG_RECORD`] bytes.
 pub fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SKILLREG_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(BoundedStderr {
+            json: format == LogFormat::Json,
+        })
         .with_env_filter(filter);
     let _ = match format {
         LogFormat::Human => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
+}
+
+/// Stderr, one record per writer: the fmt layer formats a whole record, then writes it with one
+/// `write_all`.
+struct BoundedStderr {
+    json: bool,
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BoundedStderr {
+    type Writer = BoundedRecord;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        BoundedRecord { json: self.json }
+    }
+}
+
+struct BoundedRecord {
+    json: bool,
+}
+
+impl std::io::Write for BoundedRecord {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut stderr = std::io::stderr().lock();
+        if buf.len() <= MAX_LOG_RECORD {
+            stderr.write_all(buf)?;
+        } else {
+            stderr.write_all(cut_record(buf, self.json).as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// A record over [`MAX_LOG_RECORD`] bytes, cut: its beginning and its size, one line (a JSON
+/// object when the log is JSON).
+fn cut_record(record: &[u8], json: bool) -> String {
+    let kept = String::from_utf8_lossy(&record[..LOG_RECORD_KEPT]);
+    if json {
+        let line = serde_json::json!({
+            "level": "WARN",
+            "target": "skillreg::log",
+            "message": "log record cut",
+            "record_bytes": record.len(),
+            "record_start": kept,
+        });
+        format!("{line}\n")
+    } else {
+        format!(
+            "{}… [log record of {} bytes cut]\n",
+            kept.trim_end_matches('\n'),
+            record.len()
+        )
+    }
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -597,5 +669,23 @@ fn import_line_json(line: &ImportLine) -> serde_json::Value {
         ImportOutcome::Skipped { code, reason } => {
             serde_json::json!({"status": "skipped", "dir": dir, "code": code, "reason": reason})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_log_records_are_cut_to_one_short_line() {
+        let record = format!("{}\n", "é".repeat(MAX_LOG_RECORD));
+        let human = cut_record(record.as_bytes(), false);
+        assert!(human.len() < 2 * LOG_RECORD_KEPT, "{}", human.len());
+        assert!(human.ends_with(&format!("[log record of {} bytes cut]\n", record.len())));
+        assert_eq!(human.lines().count(), 1);
+        let json = cut_record(record.as_bytes(), true);
+        let line: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(line["record_bytes"], record.len());
+        assert!(json.len() < 2 * LOG_RECORD_KEPT && json.ends_with("}\n"));
     }
 }

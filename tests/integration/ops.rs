@@ -462,3 +462,104 @@ async fn invented_http_methods_do_not_grow_the_metrics() {
     let grown = after.len().saturating_sub(before.len());
     assert!(grown < 256 * 1024, "/metrics grew by {grown} bytes");
 }
+
+/// What a client sends is not copied into the log at the default filter: rmcp logs a whole
+/// `initialize` request at INFO, so a 3 MB `clientInfo.name` made 3 MB of log per request.
+#[test]
+fn a_client_cannot_write_megabytes_of_log() {
+    use std::io::{Read as _, Write as _};
+    let tmp = tempfile::TempDir::new().unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
+        .args([
+            "serve",
+            "--no-seed",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
+        .arg(tmp.path())
+        .env_remove("SKILLREG_LOG")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read stderr as it comes (a full pipe would block the server), counting what follows the
+    // listening line.
+    let mut stderr = child.stderr.take().unwrap();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut after_ready = 0usize;
+        let mut ready = false;
+        let mut chunk = [0u8; 65536];
+        loop {
+            let n = stderr.read(&mut chunk).unwrap_or(0);
+            if n == 0 {
+                return (after_ready, String::from_utf8_lossy(&seen).into_owned());
+            }
+            if ready {
+                after_ready += n;
+                let room = 4096usize.saturating_sub(seen.len());
+                seen.extend_from_slice(&chunk[..n.min(room)]);
+            } else {
+                seen.extend_from_slice(&chunk[..n]);
+                if String::from_utf8_lossy(&seen).contains("serving MCP at") {
+                    ready = true;
+                    seen.clear();
+                    let _ = ready_tx.send(());
+                }
+            }
+        }
+    });
+    ready_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the server starts");
+    let name = "N".repeat(3 * 1024 * 1024);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        for i in 0..3 {
+            let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
+                "protocolVersion":"2025-11-25","capabilities":{},
+                "clientInfo":{"name": name, "version":"0"}}});
+            let r = http
+                .post(format!("http://127.0.0.1:{port}/mcp"))
+                .header("Accept", "application/json, text/event-stream")
+                .json(&init)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "initialize {i}");
+        }
+    });
+    // A Host header the /mcp Host check rejects, as large as the server reads.
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let host = format!("<{}", "h".repeat(256 * 1024));
+    let _ = tcp.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let _ = child.wait();
+    let (grown, sample) = reader.join().unwrap();
+    let sample: Vec<String> = sample
+        .lines()
+        .map(|l| l.chars().take(160).collect())
+        .collect();
+    assert!(
+        grown < 64 * 1024,
+        "stderr grew by {grown} bytes for 4 requests; it begins:\n{}",
+        sample.join("\n")
+    );
+}
