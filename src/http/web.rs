@@ -2,15 +2,16 @@
 //! read its SKILL.md rendered as HTML, copy its `skill://` URI and an MCP client configuration.
 //!
 //! Server-rendered; the only script copies text to the clipboard. Skill content is untrusted:
-//! every string is HTML-escaped, raw HTML in Markdown is shown as text, and links other than
-//! http(s), mailto and relative ones are neutralised.
+//! every string is HTML-escaped, raw HTML in Markdown is shown as text, links other than
+//! http(s), mailto and relative ones are neutralised, and remote images are shown as links (an
+//! image from another site would tell it of every view of the page).
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use serde::Deserialize;
 
 use crate::core::uri::SKILL_MD;
@@ -64,7 +65,8 @@ const SCRIPT: &str = "document.querySelectorAll('button[data-copy]').forEach(fun
 });";
 
 /// A strict content security policy: no script but [`SCRIPT`] (by hash), no plugins, no frames,
-/// images only from here or https. A second line of defence behind the escaping.
+/// images only from here. A second line of defence behind the escaping and the rendering of
+/// remote images as links.
 fn content_security_policy() -> &'static str {
     static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     CSP.get_or_init(|| {
@@ -72,7 +74,7 @@ fn content_security_policy() -> &'static str {
         use sha2::Digest as _;
         let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(SCRIPT.as_bytes()));
         format!(
-            "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src 'self' https:; \
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src 'self'; \
              base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
         )
     })
@@ -421,7 +423,52 @@ pub fn render_markdown(text: &str) -> String {
     let mut options = Options::empty();
     options
         .insert(Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS);
-    let events = Parser::new_ext(body, options).map(|event| match event {
+    // Whether each image open at this point is remote (rendered as a link), innermost last.
+    let mut images: Vec<bool> = Vec::new();
+    let mut events: Vec<Event<'_>> = Vec::new();
+    for event in Parser::new_ext(body, options) {
+        match event {
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let dest_url = safe_url(dest_url);
+                let remote = is_remote(&dest_url);
+                images.push(remote);
+                events.push(Event::Start(if remote {
+                    Tag::Link {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    }
+                } else {
+                    Tag::Image {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    }
+                }));
+            }
+            Event::End(TagEnd::Image) => {
+                if images.pop() == Some(true) {
+                    // A link needs words to click: an image without alt text shows its URL.
+                    if let Some(Event::Start(Tag::Link { dest_url, .. })) = events.last() {
+                        let url = dest_url.clone();
+                        events.push(Event::Text(url));
+                    }
+                    events.push(Event::End(TagEnd::Link));
+                } else {
+                    events.push(Event::End(TagEnd::Image));
+                }
+            }
+            other => events.push(other),
+        }
+    }
+    let events = events.into_iter().map(|event| match event {
         // Raw HTML is shown as text, never interpreted.
         Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
         Event::Start(Tag::Link {
@@ -435,22 +482,21 @@ pub fn render_markdown(text: &str) -> String {
             title,
             id,
         }),
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => Event::Start(Tag::Image {
-            link_type,
-            dest_url: safe_url(dest_url),
-            title,
-            id,
-        }),
         other => other,
     });
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events);
     html
+}
+
+/// Whether a (safe) URL points off this site: it has a scheme, or names a host (`//host`, which
+/// browsers also read in `/\host` and `\\host`).
+fn is_remote(url: &str) -> bool {
+    let url = url.trim().replace('\\', "/");
+    let has_scheme = url
+        .find(':')
+        .is_some_and(|colon| !url[..colon].contains(['/', '?', '#']));
+    has_scheme || url.starts_with("//")
 }
 
 /// Keep http(s), mailto and relative URLs; anything else (javascript:, data:, vbscript:…) becomes `#`.
@@ -503,6 +549,41 @@ mod tests {
             !html.contains("name: x"),
             "frontmatter is not rendered: {html}"
         );
+        for remote in [
+            "https://t.example/p.png",
+            "HTTP://t.example/p.png",
+            "//t.example/p.png",
+            "/\\t.example/p.png",
+            "\\\\t.example/p.png",
+            "mailto:a@b.example",
+        ] {
+            assert!(is_remote(remote), "{remote}");
+        }
+        for local in [
+            "images/a.png",
+            "/images/a.png",
+            "a.png?x=http://y",
+            "#",
+            "./a:b.png",
+        ] {
+            assert!(!is_remote(local), "{local}");
+        }
+        let html = render_markdown(
+            "![alt *x*](https://t.example/p.png) ![](https://t.example/q.png) ![a ![b](https://t.example/in.png)](local.png) ![l](l.png)",
+        );
+        assert!(
+            !html.contains("t.example/p.png\" alt") && !html.contains("<img src=\"https:"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a href="https://t.example/p.png">alt <em>x</em></a>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a href="https://t.example/q.png">https://t.example/q.png</a>"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"<img src="l.png" alt="l" />"#), "{html}");
         assert_eq!(
             esc(r#"<a href="x">&'"#),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"

@@ -354,3 +354,68 @@ async fn active_files_are_served_as_attachments() {
         );
     }
 }
+
+/// A SKILL.md with remote images: a tracking pixel on every view of its page unless the page
+/// refuses to load them.
+const REMOTE_IMAGES_SKILL_MD: &str = "---\nname: pixel\ndescription: d\n---\n# Pixel\n\n\
+![tracker pixel](https://tracker.example/p.png)\n\n\
+![](http://tracker.example/empty.png)\n\n\
+![relative scheme](//tracker.example/r.png) ![backslash](/\\tracker.example/b.png)\n\n\
+![local diagram](images/diagram.png)\n";
+
+async fn pixel_page(config: skillreg::config::Config) -> (String, String) {
+    let server = TestServer::builder().config(config).start().await;
+    server
+        .registry
+        .publish(common::publish_request(
+            &Namespace::new("acme").unwrap(),
+            vec![
+                InputFile::regular("SKILL.md", REMOTE_IMAGES_SKILL_MD),
+                InputFile::regular("images/diagram.png", "png"),
+            ],
+            None,
+        ))
+        .await
+        .unwrap();
+    let page = reqwest::get(format!("{}/skills/acme/pixel", server.base()))
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (csp, page.text().await.unwrap())
+}
+
+/// The `src` of every `<img>` in `html`.
+fn image_sources(html: &str) -> Vec<String> {
+    html.split("<img ")
+        .skip(1)
+        .filter_map(|tag| tag.split("src=\"").nth(1)?.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn remote_images_are_not_loaded_by_default() {
+    let (csp, html) = pixel_page(skillreg::config::Config::default()).await;
+    let img_src = csp
+        .split(';')
+        .map(str::trim)
+        .find(|d| d.starts_with("img-src"))
+        .unwrap_or_else(|| panic!("no img-src in {csp}"));
+    assert_eq!(img_src, "img-src 'self'", "{csp}");
+    assert_eq!(
+        image_sources(&html),
+        ["images/diagram.png"],
+        "only the skill's own image is an <img>"
+    );
+    for link in [
+        r#"<a href="https://tracker.example/p.png">tracker pixel</a>"#,
+        r#"<a href="http://tracker.example/empty.png">http://tracker.example/empty.png</a>"#,
+        r#"<a href="//tracker.example/r.png">relative scheme</a>"#,
+    ] {
+        assert!(html.contains(link), "missing {link} in the page");
+    }
+}
