@@ -122,6 +122,10 @@ pub struct Config {
     /// Time limit for one REST request, in seconds.
     #[arg(long, env = "SKILLREG_REQUEST_TIMEOUT_SECS", default_value = "30")]
     pub request_timeout_secs: u64,
+    /// Show remote (https) images of a SKILL.md on the web catalog's pages. Off by default: a
+    /// remote image tells its host of every view of the page; off, it shows as a link.
+    #[arg(long, env = "SKILLREG_WEB_REMOTE_IMAGES")]
+    pub web_remote_images: bool,
 }
 
 impl Default for Config {
@@ -345,6 +349,7 @@ mod tests {
             (d.listen.port(), d.page_size, d.seed, d.require_read_token),
             (8080, 100, true, false)
         );
+        assert!(!d.web_remote_images, "remote images are off by default");
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         mcp_config,
     );
     let mut mcp_routes = Router::new().nest_service("/mcp", mcp);
-    let mut web = web::routes(registry.clone());
+    let mut web = web::routes(registry.clone(), config);
     if config.require_read_token {
         // MCP and the catalog page read too: the same rule as REST reads.
         let guard = middleware::from_fn_with_state(state.clone(), require_reader);

@@ -14,6 +14,7 @@ use axum::routing::get;
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use serde::Deserialize;
 
+use crate::config::Config;
 use crate::core::uri::SKILL_MD;
 use crate::core::{Namespace, SkillRef, SkillVersion, Status, frontmatter};
 use crate::error::{Error, NotFound, Result};
@@ -21,11 +22,22 @@ use crate::registry::{Registry, SkillDetail, VersionDetail};
 
 const PAGE_SIZE: u32 = 50;
 
-pub fn routes(registry: Registry) -> Router {
+/// What the pages' handlers share.
+#[derive(Clone)]
+struct Web {
+    registry: Registry,
+    /// Show a SKILL.md's remote images (`web_remote_images`).
+    remote_images: bool,
+}
+
+pub fn routes(registry: Registry, config: &Config) -> Router {
     Router::new()
         .route("/", get(catalog))
         .route("/skills/{namespace}/{name}", get(skill))
-        .with_state(registry)
+        .with_state(Web {
+            registry,
+            remote_images: config.web_remote_images,
+        })
 }
 
 #[derive(Deserialize)]
@@ -65,22 +77,30 @@ const SCRIPT: &str = "document.querySelectorAll('button[data-copy]').forEach(fun
 });";
 
 /// A strict content security policy: no script but [`SCRIPT`] (by hash), no plugins, no frames,
-/// images only from here. A second line of defence behind the escaping and the rendering of
-/// remote images as links.
-fn content_security_policy() -> &'static str {
-    static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CSP.get_or_init(|| {
+/// images only from here (and https when `remote_images`). A second line of defence behind the
+/// escaping and the rendering of remote images as links.
+fn content_security_policy(remote_images: bool) -> &'static str {
+    static CSP: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    &CSP.get_or_init(|| {
         use base64::Engine as _;
         use sha2::Digest as _;
         let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(SCRIPT.as_bytes()));
-        format!(
-            "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src 'self'; \
-             base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-        )
-    })
+        [false, true].map(|remote| {
+            let img_src = if remote { "'self' https:" } else { "'self'" };
+            format!(
+                "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src {img_src}; \
+                 base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+            )
+        })
+    })[usize::from(remote_images)]
 }
 
 fn page(title: &str, body: &str) -> Response {
+    page_with_images(title, body, false)
+}
+
+/// [`page`], its policy allowing https images when `remote_images`.
+fn page_with_images(title: &str, body: &str, remote_images: bool) -> Response {
     let html = Html(format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -108,7 +128,7 @@ button{{cursor:pointer}}
     ));
     let mut response = html.into_response();
     let headers = response.headers_mut();
-    if let Ok(v) = axum::http::HeaderValue::from_str(content_security_policy()) {
+    if let Ok(v) = axum::http::HeaderValue::from_str(content_security_policy(remote_images)) {
         headers.insert(axum::http::header::CONTENT_SECURITY_POLICY, v);
     }
     headers.insert(
@@ -151,8 +171,8 @@ fn badge(status: Status, title: Option<&str>) -> String {
     }
 }
 
-async fn catalog(State(registry): State<Registry>, Query(q): Query<CatalogQuery>) -> Response {
-    match catalog_page(&registry, &q).await {
+async fn catalog(State(web): State<Web>, Query(q): Query<CatalogQuery>) -> Response {
+    match catalog_page(&web.registry, &q).await {
         Ok(response) => response,
         Err(e) => error_response(&e),
     }
@@ -259,7 +279,7 @@ struct SkillPage {
 }
 
 async fn skill(
-    State(registry): State<Registry>,
+    State(web): State<Web>,
     Path((ns, name)): Path<(String, String)>,
     Query(q): Query<SkillQuery>,
     headers: axum::http::HeaderMap,
@@ -274,8 +294,8 @@ async fn skill(
         })
         .unwrap_or("127.0.0.1:8080")
         .to_owned();
-    match load_skill(&registry, &ns, &name, q.version.as_deref()).await {
-        Ok(loaded) => render_skill(&loaded, &host),
+    match load_skill(&web.registry, &ns, &name, q.version.as_deref()).await {
+        Ok(loaded) => render_skill(&loaded, &host, web.remote_images),
         Err(e) => error_response(&e),
     }
 }
@@ -309,7 +329,7 @@ async fn load_skill(
     })
 }
 
-fn render_skill(loaded: &SkillPage, host: &str) -> Response {
+fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response {
     let SkillPage {
         detail,
         version: manifest,
@@ -408,17 +428,18 @@ fn render_skill(loaded: &SkillPage, host: &str) -> Response {
     body.push_str("</table>");
     body.push_str(&format!(
         r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{}</article>"#,
-        render_markdown(skill_md)
+        render_markdown(skill_md, remote_images)
     ));
-    page(&format!("{ns}/{name}"), &body)
+    page_with_images(&format!("{ns}/{name}"), &body, remote_images)
 }
 
 fn parse_namespace(s: &str) -> Result<Namespace> {
     Ok(crate::core::refs::parse_namespace(s)?)
 }
 
-/// Render untrusted Markdown (frontmatter removed) to safe HTML.
-pub fn render_markdown(text: &str) -> String {
+/// Render untrusted Markdown (frontmatter removed) to safe HTML; remote images become links
+/// unless `remote_images`.
+pub fn render_markdown(text: &str, remote_images: bool) -> String {
     let body = frontmatter::body(text);
     let mut options = Options::empty();
     options
@@ -435,7 +456,7 @@ pub fn render_markdown(text: &str) -> String {
                 id,
             }) => {
                 let dest_url = safe_url(dest_url);
-                let remote = is_remote(&dest_url);
+                let remote = !remote_images && is_remote(&dest_url);
                 images.push(remote);
                 events.push(Event::Start(if remote {
                     Tag::Link {
@@ -527,7 +548,7 @@ mod tests {
     #[test]
     fn markdown_is_sanitised() {
         let md = "---\nname: x\ndescription: y\n---\n# Title\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[bad](javascript:alert(1)) [also](JavaScript:alert(2)) [data](data:text/html,x) [ok](https://example.com) [rel](references/a.md) ![i](javascript:x)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
-        let html = render_markdown(md);
+        let html = render_markdown(md, false);
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         assert!(!html.contains("<script"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
@@ -570,6 +591,7 @@ mod tests {
         }
         let html = render_markdown(
             "![alt *x*](https://t.example/p.png) ![](https://t.example/q.png) ![a ![b](https://t.example/in.png)](local.png) ![l](l.png)",
+            false,
         );
         assert!(
             !html.contains("t.example/p.png\" alt") && !html.contains("<img src=\"https:"),
@@ -584,6 +606,11 @@ mod tests {
             "{html}"
         );
         assert!(html.contains(r#"<img src="l.png" alt="l" />"#), "{html}");
+        let allowed = render_markdown("![p](https://t.example/p.png)", true);
+        assert!(
+            allowed.contains(r#"<img src="https://t.example/p.png" alt="p" />"#),
+            "{allowed}"
+        );
         assert_eq!(
             esc(r#"<a href="x">&'"#),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"

@@ -419,3 +419,19 @@ async fn remote_images_are_not_loaded_by_default() {
         assert!(html.contains(link), "missing {link} in the page");
     }
 }
+
+#[tokio::test]
+async fn an_operator_can_allow_remote_images() {
+    let (csp, html) = pixel_page(skillreg::config::Config {
+        web_remote_images: true,
+        ..skillreg::config::Config::default()
+    })
+    .await;
+    assert!(csp.contains("img-src 'self' https:;"), "{csp}");
+    let sources = image_sources(&html);
+    assert!(
+        sources.contains(&"https://tracker.example/p.png".to_owned())
+            && sources.contains(&"images/diagram.png".to_owned()),
+        "{sources:?}"
+    );
+}
