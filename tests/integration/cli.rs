@@ -5,7 +5,7 @@ use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
 use serde_json::json;
 use skillreg::config::{Config, Secret};
 
-const ADMIN: &str = "cli-admin-token-abcdef";
+const ADMIN: &str = "cli-admin-8aac1bea0e08d3734bda2acbe06d2f37";
 
 fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
     std::fs::create_dir_all(dir.join("scripts")).unwrap();

@@ -133,7 +133,7 @@ fn sample(text: &str, series: &str) -> f64 {
 #[test]
 fn json_logs_one_line_per_request_and_never_a_token() {
     let tmp = tempfile::TempDir::new().unwrap();
-    let token = "log-secret-token-0123456789";
+    let token = "log-secret-4658ac08b58e04e0a1d09d597e737feb";
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -253,7 +253,10 @@ fn configuration_precedence_and_errors() {
     );
     let CliOutput { stdout: out, .. } = run_cli(
         &["config", "print"],
-        &[("SKILLREG_ADMIN_TOKEN", "a-very-secret-admin-token")],
+        &[(
+            "SKILLREG_ADMIN_TOKEN",
+            "a-very-secret-58b08cd4ec8da57820c5ffc8c153f7df",
+        )],
     );
     assert!(
         out.contains(r#"admin_token = "<redacted>""#) && !out.contains("a-very-secret"),
@@ -562,4 +565,31 @@ fn a_client_cannot_write_megabytes_of_log() {
         "stderr grew by {grown} bytes for 4 requests; it begins:\n{}",
         sample.join("\n")
     );
+}
+
+/// The admin token must carry 128 bits of entropy: 16 characters of anything no longer pass,
+/// nor do few characters repeated; what `openssl rand -hex 32` or `-base64 32` prints does.
+#[test]
+fn a_weak_admin_token_is_refused_with_what_is_needed() {
+    for weak in ["a".repeat(16), "ab".repeat(64), "change-me".to_owned()] {
+        let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", &weak)]);
+        assert_eq!(out.code, 2, "{weak}: {out:?}");
+        assert!(
+            out.stderr.contains("admin_token") && out.stderr.contains("openssl rand -hex 32"),
+            "{weak}: {}",
+            out.stderr
+        );
+    }
+    let out = run_cli(
+        &["config", "print"],
+        &[("SKILLREG_ADMIN_TOKEN", &"a".repeat(16))],
+    );
+    assert!(out.stderr.contains("128 bits"), "{}", out.stderr);
+    for strong in [
+        "505ca785f6b79fcdadb8a843939187de108430744b5789dd4edae89c582552e8", // openssl rand -hex 32
+        "cCRvKVgKjvzwBuQPCgjNlihL1wqiHyX7qwfsaEv59lU=", // openssl rand -base64 32
+    ] {
+        let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", strong)]);
+        assert_eq!(out.code, 0, "{strong}: {}", out.stderr);
+    }
 }

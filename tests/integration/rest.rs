@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::config::{Config, Secret};
 
-const ADMIN: &str = "test-admin-token-0123456789";
+const ADMIN: &str = "test-admin-735bacc10bffd93e8bfeb7a103606031";
 
 async fn server() -> TestServer {
     TestServer::builder()
