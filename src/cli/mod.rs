@@ -156,7 +156,7 @@ pub enum TokenCommand {
         remote: client::Remote,
     },
     /// List tokens (never their secrets).
-    #[command(after_help = "Example:\n  skillreg token list --token $SKILLREG_ADMIN_TOKEN")]
+    #[command(after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg token list")]
     List {
         #[command(flatten)]
         remote: client::Remote,
@@ -227,7 +227,8 @@ pub struct ImportArgs {
 }
 
 /// Parse the command line. A configuration file (`--config` or `SKILLREG_CONFIG`) is read first
-/// and its values become the flags' defaults, so the environment and flags override it.
+/// and its values become the flags' defaults, so the environment and flags override it. A secret
+/// given as a flag gets a warning on stderr ([`warn_secrets_on_command_line`]).
 pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     let mut command = Cli::command();
     if let Some(path) = config::config_path(&args) {
@@ -241,8 +242,41 @@ pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
             }
         }
     }
-    let matches = command.try_get_matches_from(args)?;
+    let matches = command.try_get_matches_from_mut(args)?;
+    warn_secrets_on_command_line(&command, &matches);
     Cli::from_arg_matches(&matches)
+}
+
+/// Warn, one line each, about secrets given as flags: the command line shows in `ps`,
+/// `/proc/*/cmdline` and shell history, the environment and the configuration file do not. A
+/// secret is an argument whose environment value is hidden from `--help` (`hide_env_values`).
+fn warn_secrets_on_command_line(command: &clap::Command, matches: &clap::ArgMatches) {
+    for arg in command
+        .get_arguments()
+        .filter(|a| a.is_hide_env_values_set())
+    {
+        let id = arg.get_id().as_str();
+        let from_flag = matches.ids().any(|i| i.as_str() == id)
+            && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        if from_flag {
+            let flag = arg
+                .get_long()
+                .map_or_else(|| id.to_owned(), |l| format!("--{l}"));
+            let env = arg
+                .get_env()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            eprintln!(
+                "warning: {flag} on the command line can be read by other local users (ps, \
+                 /proc/*/cmdline) and stays in shell history; set {env} in the environment instead"
+            );
+        }
+    }
+    if let Some((name, sub_matches)) = matches.subcommand()
+        && let Some(sub) = command.find_subcommand(name)
+    {
+        warn_secrets_on_command_line(sub, sub_matches);
+    }
 }
 
 /// Run a parsed command line.
