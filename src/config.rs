@@ -96,8 +96,8 @@ pub struct Config {
         value_delimiter = ','
     )]
     pub allowed_origins: Vec<String>,
-    /// The admin bearer token, at least 16 characters (creates tokens, publishes anywhere).
-    /// Prefer the environment variable for secrets.
+    /// The admin bearer token (creates tokens, publishes anywhere): at least 128 bits of entropy,
+    /// e.g. `openssl rand -hex 32`. Prefer the environment variable for secrets.
     #[arg(long, env = "SKILLREG_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<Secret>,
     /// Require a valid token for every read, REST and MCP over HTTP.
@@ -165,6 +165,10 @@ pub struct Config {
         default_value = "30"
     )]
     pub rate_limit_auth_failures_per_minute: u32,
+    /// Show remote (https) images of a SKILL.md on the web catalog's pages. Off by default: a
+    /// remote image tells its host of every view of the page; off, it shows as a link.
+    #[arg(long, env = "SKILLREG_WEB_REMOTE_IMAGES")]
+    pub web_remote_images: bool,
 }
 
 impl Default for Config {
@@ -283,6 +287,79 @@ pub fn config_path(args: &[OsString]) -> Option<PathBuf> {
     std::env::var_os("SKILLREG_CONFIG").map(PathBuf::from)
 }
 
+/// The entropy an admin token must carry, in bits.
+pub const MIN_ADMIN_TOKEN_BITS: f64 = 128.0;
+
+/// The least Shannon entropy per character of an admin token, in bits: few characters repeated
+/// are refused at any length (random hex has about 3.7, random base64 about 5).
+const MIN_ADMIN_TOKEN_BITS_PER_CHAR: f64 = 3.0;
+
+/// Why `token` is too weak for the admin token, if it is. Its entropy is estimated from its
+/// length and the kinds of characters it uses (lowercase, uppercase, digits, other; a token of
+/// hex digits only counts 4 bits a character); besides, its characters must vary (Shannon
+/// entropy per character) and it must not repeat a shorter string.
+fn check_admin_token(token: &str) -> Result<(), String> {
+    let chars: Vec<char> = token.chars().collect();
+    let len = chars.len();
+    let hex = !chars.is_empty()
+        && (chars.iter().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+            || chars.iter().all(|c| matches!(c, '0'..='9' | 'A'..='F')));
+    let has = |f: fn(&char) -> bool| chars.iter().any(f);
+    let mut kinds = Vec::new();
+    let mut pool = 0u32;
+    if hex {
+        kinds.push("hex digits");
+        pool = 16;
+    } else {
+        for (name, size, present) in [
+            ("lowercase", 26, has(char::is_ascii_lowercase)),
+            ("uppercase", 26, has(char::is_ascii_uppercase)),
+            ("digits", 10, has(char::is_ascii_digit)),
+            ("other", 33, has(|c| !c.is_ascii_alphanumeric())),
+        ] {
+            if present {
+                kinds.push(name);
+                pool += size;
+            }
+        }
+    }
+    let bits = len as f64 * f64::from(pool.max(1)).log2();
+    if bits < MIN_ADMIN_TOKEN_BITS {
+        return Err(format!(
+            "its {len} characters ({}) carry about {bits:.0} bits",
+            if kinds.is_empty() {
+                "none".to_owned()
+            } else {
+                kinds.join(", ")
+            }
+        ));
+    }
+    let mut counts = std::collections::HashMap::new();
+    for c in &chars {
+        *counts.entry(c).or_insert(0usize) += 1;
+    }
+    let per_char: f64 = counts
+        .values()
+        .map(|&n| {
+            let p = n as f64 / len as f64;
+            -p * p.log2()
+        })
+        .sum();
+    if per_char < MIN_ADMIN_TOKEN_BITS_PER_CHAR {
+        return Err(format!(
+            "it repeats a few characters ({per_char:.1} bits of entropy per character, at least \
+             {MIN_ADMIN_TOKEN_BITS_PER_CHAR} needed)"
+        ));
+    }
+    // Periods up to 512 (a random token has none; longer ones cost more than they find).
+    if let Some(period) =
+        (1..=(len / 2).min(512)).find(|&p| (p..len).all(|i| chars[i] == chars[i - p]))
+    {
+        return Err(format!("it repeats its first {period} characters"));
+    }
+    Ok(())
+}
+
 impl Config {
     /// Check the settings' ranges.
     pub fn check(&self) -> Result<(), ConfigError> {
@@ -316,12 +393,14 @@ impl Config {
                 return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
             }
         }
-        if let Some(t) = &self.admin_token
-            && t.expose().len() < 16
-        {
-            return Err(ConfigError::Invalid(
-                "admin_token must be at least 16 characters".to_owned(),
-            ));
+        if let Some(t) = &self.admin_token {
+            check_admin_token(t.expose()).map_err(|why| {
+                ConfigError::Invalid(format!(
+                    "admin_token is too weak: {why}. It needs at least {MIN_ADMIN_TOKEN_BITS} \
+                     bits of entropy; generate one with `openssl rand -hex 32` (or \
+                     `openssl rand -base64 32`)"
+                ))
+            })?;
         }
         Ok(())
     }
@@ -402,12 +481,13 @@ mod tests {
             (d.listen.port(), d.page_size, d.seed, d.require_read_token),
             (8080, 100, true, false)
         );
+        assert!(!d.web_remote_images, "remote images are off by default");
     }
 
     #[test]
     fn flags_beat_the_file_which_beats_the_defaults() {
         let file = parse_file(
-            "page_size = 7\nlisten = \"0.0.0.0:9000\"\nadmin_token = \"file-token-0123456789\"\nallowed_hosts = [\"a.example\", \"b.example\"]\nseed = false\n",
+            "page_size = 7\nlisten = \"0.0.0.0:9000\"\nadmin_token = \"file-token-c2c96dbdcba5527dcf6e3c497a540479\"\nallowed_hosts = [\"a.example\", \"b.example\"]\nseed = false\n",
             Path::new("c.toml"),
         )
         .unwrap();
@@ -416,7 +496,11 @@ mod tests {
         assert_eq!(c.listen.port(), 9000, "the file beats the defaults");
         assert_eq!(c.allowed_hosts, ["a.example", "b.example"]);
         assert!(!c.seed);
-        assert_eq!(c.admin_token(), Some("file-token-0123456789"));
+        assert_eq!(
+            c.admin_token(),
+            Some("file-token-c2c96dbdcba5527dcf6e3c497a540479")
+        );
+        assert!(c.check().is_ok(), "the file's admin token is strong enough");
         let c = parse(&file, &["--allowed-host", "c.example"]);
         assert_eq!(
             c.allowed_hosts,
@@ -450,6 +534,51 @@ mod tests {
         };
         assert!(c.check().is_err());
         assert!(Config::default().check().is_ok());
+    }
+
+    #[test]
+    fn the_admin_token_needs_128_bits_of_entropy() {
+        let check = |token: &str| {
+            Config {
+                admin_token: Some(Secret::new(token)),
+                ..Config::default()
+            }
+            .check()
+            .map_err(|e| e.to_string())
+        };
+        // What `openssl rand -hex 32` and `openssl rand -base64 32` print, a thousand times each.
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        for i in 0..1000u32 {
+            let bytes = sha2::Sha256::digest(i.to_le_bytes());
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+            assert_eq!((hex.len(), b64.len()), (64, 44));
+            assert_eq!(check(&hex), Ok(()), "{hex}");
+            assert_eq!(check(&b64), Ok(()), "{b64}");
+        }
+        for weak in [
+            "a".repeat(16),
+            "a".repeat(500),
+            "ab".repeat(100),
+            "abcdefgh".repeat(10),
+            "0123456789".repeat(8),
+            "Password1!".repeat(4),
+            "0123456789abcdef".to_owned(),
+            "3f9c0e7a1b5d2c8e4a6f0b9d7c1e3a5".to_owned(), // 31 hex digits: 124 bits
+            "change-me".to_owned(),
+            String::new(),
+        ] {
+            let err = check(&weak).expect_err(&weak);
+            assert!(
+                err.contains("admin_token") && err.contains("openssl rand -hex 32"),
+                "{weak}: {err}"
+            );
+        }
+        let err = check(&"a".repeat(16)).unwrap_err();
+        assert!(err.contains("128 bits"), "{err}");
+        let err = check(&"ab".repeat(100)).unwrap_err();
+        assert!(err.contains("repeat"), "{err}");
     }
 
     #[test]

@@ -1,7 +1,13 @@
 //! Prometheus metrics, process-wide: HTTP requests per route, MCP requests per method, errors per
 //! code, publishes, search and completion latency, and the catalog's size (read at scrape time).
+//!
+//! Every label comes from a bounded set, whatever a caller passes: the HTTP method is one of
+//! [`METHODS`] or `other`, a route is one of at most [`MAX_ROUTES`] route patterns (later ones are
+//! `other`), and the other labels are `&'static str`s of the crate (JSON-RPC method names, error
+//! codes, outcomes). A label taken from a request as is would let a client add series at will.
 
-use std::sync::OnceLock;
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -13,26 +19,69 @@ use prometheus_client::registry::Registry;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HttpLabels {
-    method: String,
-    route: String,
+    method: &'static str,
+    route: &'static str,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    method: String,
-    route: String,
+    method: &'static str,
+    route: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct McpLabels {
-    method: String,
+    method: &'static str,
     outcome: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MethodLabels {
-    method: String,
+    method: &'static str,
+}
+
+/// The label of every value outside a label's bounded set.
+const OTHER: &str = "other";
+
+/// The HTTP methods labelled as themselves; any other method is `other`.
+pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
+
+/// How many distinct routes get their own label (the router has far fewer); later ones are
+/// `other`.
+pub const MAX_ROUTES: usize = 64;
+
+/// The longest route label; a longer route is `other`.
+const MAX_ROUTE_LEN: usize = 128;
+
+fn method_label(method: &str) -> &'static str {
+    METHODS.into_iter().find(|m| *m == method).unwrap_or(OTHER)
+}
+
+/// The label of `route`: the route itself while fewer than [`MAX_ROUTES`] routes have been seen
+/// (each is kept for the life of the process, so at most that many are), else `other`.
+fn route_label(route: &str) -> &'static str {
+    static ROUTES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    if route.len() > MAX_ROUTE_LEN
+        || !route
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+    {
+        return OTHER;
+    }
+    let mut routes = ROUTES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = routes.get(route) {
+        return known;
+    }
+    if routes.len() >= MAX_ROUTES {
+        return OTHER;
+    }
+    let kept: &'static str = Box::leak(route.to_owned().into_boxed_str());
+    routes.insert(kept);
+    kept
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -128,38 +177,32 @@ fn metrics() -> &'static Metrics {
     })
 }
 
-/// Record one HTTP request.
+/// Record one HTTP request. `method` and `route` may come from the request: they are labelled
+/// only from bounded sets ([`METHODS`] and at most [`MAX_ROUTES`] routes, else `other`).
 pub fn http(method: &str, route: &str, status: u16, started: Instant) {
     let m = metrics();
+    let (method, route) = (method_label(method), route_label(route));
     m.http_requests
         .get_or_create(&HttpLabels {
-            method: method.to_owned(),
-            route: route.to_owned(),
+            method,
+            route,
             status,
         })
         .inc();
     m.http_latency
-        .get_or_create(&RouteLabels {
-            method: method.to_owned(),
-            route: route.to_owned(),
-        })
+        .get_or_create(&RouteLabels { method, route })
         .observe(started.elapsed().as_secs_f64());
 }
 
-/// Record one MCP request.
-pub fn mcp(method: &str, ok: bool, started: Instant) {
+/// Record one MCP request: `method` is the name of a method the server implements.
+pub fn mcp(method: &'static str, ok: bool, started: Instant) {
     let m = metrics();
     let outcome = if ok { "ok" } else { "error" };
     m.mcp_requests
-        .get_or_create(&McpLabels {
-            method: method.to_owned(),
-            outcome,
-        })
+        .get_or_create(&McpLabels { method, outcome })
         .inc();
     m.mcp_latency
-        .get_or_create(&MethodLabels {
-            method: method.to_owned(),
-        })
+        .get_or_create(&MethodLabels { method })
         .observe(started.elapsed().as_secs_f64());
 }
 
@@ -197,4 +240,28 @@ pub fn render(catalog: Option<&[(&'static str, i64)]>) -> String {
     let mut out = String::new();
     let _ = prometheus_client::encoding::text::encode(&mut out, &m.registry);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_come_from_bounded_sets() {
+        assert_eq!(method_label("GET"), "GET");
+        assert_eq!(method_label("PATCH"), "PATCH");
+        assert_eq!(method_label("get"), OTHER);
+        assert_eq!(method_label(&"X".repeat(8192)), OTHER);
+        assert_eq!(
+            route_label("/v1/skills/{namespace}/{name}"),
+            "/v1/skills/{namespace}/{name}"
+        );
+        assert_eq!(route_label(&"/a".repeat(100)), OTHER);
+        assert_eq!(route_label("/a\"b"), OTHER);
+        let labels: HashSet<&str> = (0..2 * MAX_ROUTES)
+            .map(|i| route_label(&format!("/route-test/{i}")))
+            .collect();
+        assert!(labels.len() <= MAX_ROUTES + 1, "{}", labels.len());
+        assert!(labels.contains(OTHER));
+    }
 }

@@ -182,7 +182,7 @@ pub enum TokenCommand {
         remote: client::Remote,
     },
     /// List tokens (never their secrets).
-    #[command(after_help = "Example:\n  skillreg token list --token $SKILLREG_ADMIN_TOKEN")]
+    #[command(after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg token list")]
     List {
         #[command(flatten)]
         remote: client::Remote,
@@ -253,7 +253,8 @@ pub struct ImportArgs {
 }
 
 /// Parse the command line. A configuration file (`--config` or `SKILLREG_CONFIG`) is read first
-/// and its values become the flags' defaults, so the environment and flags override it.
+/// and its values become the flags' defaults, so the environment and flags override it. A secret
+/// given as a flag gets a warning on stderr ([`warn_secrets_on_command_line`]).
 pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     let mut command = Cli::command();
     if let Some(path) = config::config_path(&args) {
@@ -267,8 +268,41 @@ pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
             }
         }
     }
-    let matches = command.try_get_matches_from(args)?;
+    let matches = command.try_get_matches_from_mut(args)?;
+    warn_secrets_on_command_line(&command, &matches);
     Cli::from_arg_matches(&matches)
+}
+
+/// Warn, one line each, about secrets given as flags: the command line shows in `ps`,
+/// `/proc/*/cmdline` and shell history, the environment and the configuration file do not. A
+/// secret is an argument whose environment value is hidden from `--help` (`hide_env_values`).
+fn warn_secrets_on_command_line(command: &clap::Command, matches: &clap::ArgMatches) {
+    for arg in command
+        .get_arguments()
+        .filter(|a| a.is_hide_env_values_set())
+    {
+        let id = arg.get_id().as_str();
+        let from_flag = matches.ids().any(|i| i.as_str() == id)
+            && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        if from_flag {
+            let flag = arg
+                .get_long()
+                .map_or_else(|| id.to_owned(), |l| format!("--{l}"));
+            let env = arg
+                .get_env()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            eprintln!(
+                "warning: {flag} on the command line can be read by other local users (ps, \
+                 /proc/*/cmdline) and stays in shell history; set {env} in the environment instead"
+            );
+        }
+    }
+    if let Some((name, sub_matches)) = matches.subcommand()
+        && let Some(sub) = command.find_subcommand(name)
+    {
+        warn_secrets_on_command_line(sub, sub_matches);
+    }
 }
 
 /// Run a parsed command line.
@@ -360,17 +394,89 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Set up logging on stderr (stdout carries MCP in stdio mode). `SKILLREG_LOG` filters.
+/// The log filter when `SKILLREG_LOG` is not set. rmcp logs whole requests at INFO (an
+/// `initialize` with its `clientInfo`), so a client could write megabytes of log per request:
+/// only its warnings and errors are kept.
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
+/// The longest log record written as is. A longer one (a dependency's warning quoting a
+/// request header, say) is cut to its first [`LOG_RECORD_KEPT`] bytes, so that no request can
+/// write more than this to the log whatever the filter lets through.
+pub const MAX_LOG_RECORD: usize = 16 * 1024;
+
+/// What is kept of a record longer than [`MAX_LOG_RECORD`].
+const LOG_RECORD_KEPT: usize = 1024;
+
+/// Set up logging on stderr (stdout carries MCP in stdio mode). `SKILLREG_LOG` filters
+/// (default [`DEFAULT_LOG_FILTER`]); each record is at most [`MAX_LOG_RECORD`] bytes.
 pub fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SKILLREG_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(BoundedStderr {
+            json: format == LogFormat::Json,
+        })
         .with_env_filter(filter);
     let _ = match format {
         LogFormat::Human => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
+}
+
+/// Stderr, one record per writer: the fmt layer formats a whole record, then writes it with one
+/// `write_all`.
+struct BoundedStderr {
+    json: bool,
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BoundedStderr {
+    type Writer = BoundedRecord;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        BoundedRecord { json: self.json }
+    }
+}
+
+struct BoundedRecord {
+    json: bool,
+}
+
+impl std::io::Write for BoundedRecord {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut stderr = std::io::stderr().lock();
+        if buf.len() <= MAX_LOG_RECORD {
+            stderr.write_all(buf)?;
+        } else {
+            stderr.write_all(cut_record(buf, self.json).as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// A record over [`MAX_LOG_RECORD`] bytes, cut: its beginning and its size, one line (a JSON
+/// object when the log is JSON).
+fn cut_record(record: &[u8], json: bool) -> String {
+    let kept = String::from_utf8_lossy(&record[..LOG_RECORD_KEPT]);
+    if json {
+        let line = serde_json::json!({
+            "level": "WARN",
+            "target": "skillreg::log",
+            "message": "log record cut",
+            "record_bytes": record.len(),
+            "record_start": kept,
+        });
+        format!("{line}\n")
+    } else {
+        format!(
+            "{}… [log record of {} bytes cut]\n",
+            kept.trim_end_matches('\n'),
+            record.len()
+        )
+    }
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -629,5 +735,23 @@ fn import_line_json(line: &ImportLine) -> serde_json::Value {
         ImportOutcome::Skipped { code, reason } => {
             serde_json::json!({"status": "skipped", "dir": dir, "code": code, "reason": reason})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_log_records_are_cut_to_one_short_line() {
+        let record = format!("{}\n", "é".repeat(MAX_LOG_RECORD));
+        let human = cut_record(record.as_bytes(), false);
+        assert!(human.len() < 2 * LOG_RECORD_KEPT, "{}", human.len());
+        assert!(human.ends_with(&format!("[log record of {} bytes cut]\n", record.len())));
+        assert_eq!(human.lines().count(), 1);
+        let json = cut_record(record.as_bytes(), true);
+        let line: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(line["record_bytes"], record.len());
+        assert!(json.len() < 2 * LOG_RECORD_KEPT && json.ends_with("}\n"));
     }
 }

@@ -251,9 +251,10 @@ async fn get_file(
     Path(params): Path<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
+    let path = param(&params, "path");
     let file = s
         .registry
-        .version_file(&reader.visibility, &version, param(&params, "path"))
+        .version_file(&reader.visibility, &version, path)
         .await?;
     let etag = format!("\"{}\"", file.digest);
     let matches = headers
@@ -301,7 +302,72 @@ async fn get_file(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // A document or script opened inline would show a skill's content as the registry's own
+    // page (content spoofing even when sandboxed): browsers get it as a download.
+    if is_active_content(path, &file.mime_type)
+        && let Ok(v) =
+            HeaderValue::from_str(&format!("attachment; filename=\"{}\"", download_name(path)))
+    {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
     Ok(resp)
+}
+
+/// Whether a browser would render the file as a document or run it: HTML, SVG, XML (XSLT runs
+/// too) or script, by extension or by MIME type.
+fn is_active_content(path: &str, mime: &str) -> bool {
+    let ext = path
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let active_ext = matches!(
+        ext.as_deref(),
+        Some(
+            "html"
+                | "htm"
+                | "shtml"
+                | "xhtml"
+                | "xht"
+                | "svg"
+                | "svgz"
+                | "xml"
+                | "xsl"
+                | "xslt"
+                | "js"
+                | "mjs"
+                | "cjs"
+        )
+    );
+    let active_mime = matches!(
+        mime,
+        "text/html"
+            | "text/xml"
+            | "application/xml"
+            | "text/javascript"
+            | "application/javascript"
+            | "application/x-javascript"
+            | "text/ecmascript"
+            | "application/ecmascript"
+    ) || mime.ends_with("+xml");
+    active_ext || active_mime
+}
+
+/// The file's name for `Content-Disposition`: its last segment with every character but ASCII
+/// letters, digits, `.`, `-` and `_` replaced by `_` (no quote, `;` or non-ASCII to escape).
+fn download_name(path: &str) -> String {
+    path.rsplit('/')
+        .next()
+        .unwrap_or(path)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The whole version as a `.tar.gz` (SKILL.md at the root; re-publishing it is a no-op).

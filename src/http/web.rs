@@ -2,15 +2,16 @@
 //! read its SKILL.md rendered as HTML, copy its `skill://` URI and an MCP client configuration.
 //!
 //! Server-rendered; the only script copies text to the clipboard. Skill content is untrusted:
-//! every string is HTML-escaped, raw HTML in Markdown is shown as text, and links other than
-//! http(s), mailto and relative ones are neutralised.
+//! every string is HTML-escaped, raw HTML in Markdown is shown as text, links other than
+//! http(s), mailto and relative ones are neutralised, and remote images are shown as links (an
+//! image from another site would tell it of every view of the page).
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use serde::Deserialize;
 
 use crate::core::uri::SKILL_MD;
@@ -68,21 +69,30 @@ const SCRIPT: &str = "document.querySelectorAll('button[data-copy]').forEach(fun
 });";
 
 /// A strict content security policy: no script but [`SCRIPT`] (by hash), no plugins, no frames,
-/// images only from here or https. A second line of defence behind the escaping.
-fn content_security_policy() -> &'static str {
-    static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CSP.get_or_init(|| {
+/// images only from here (and https when `remote_images`). A second line of defence behind the
+/// escaping and the rendering of remote images as links.
+fn content_security_policy(remote_images: bool) -> &'static str {
+    static CSP: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    &CSP.get_or_init(|| {
         use base64::Engine as _;
         use sha2::Digest as _;
         let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(SCRIPT.as_bytes()));
-        format!(
-            "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src 'self' https:; \
-             base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-        )
-    })
+        [false, true].map(|remote| {
+            let img_src = if remote { "'self' https:" } else { "'self'" };
+            format!(
+                "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; img-src {img_src}; \
+                 base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+            )
+        })
+    })[usize::from(remote_images)]
 }
 
 fn page(title: &str, body: &str) -> Response {
+    page_with_images(title, body, false)
+}
+
+/// [`page`], its policy allowing https images when `remote_images`.
+fn page_with_images(title: &str, body: &str, remote_images: bool) -> Response {
     let html = Html(format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -110,7 +120,7 @@ button{{cursor:pointer}}
     ));
     let mut response = html.into_response();
     let headers = response.headers_mut();
-    if let Ok(v) = axum::http::HeaderValue::from_str(content_security_policy()) {
+    if let Ok(v) = axum::http::HeaderValue::from_str(content_security_policy(remote_images)) {
         headers.insert(axum::http::header::CONTENT_SECURITY_POLICY, v);
     }
     headers.insert(
@@ -289,7 +299,7 @@ async fn skill(
         .unwrap_or("127.0.0.1:8080")
         .to_owned();
     match load_skill(&s, &reader.visibility, &ns, &name, q.version.as_deref()).await {
-        Ok(loaded) => render_skill(&loaded, &host),
+        Ok(loaded) => render_skill(&loaded, &host, s.config.web_remote_images),
         Err(e) => error_response(&e),
     }
 }
@@ -322,9 +332,12 @@ async fn load_skill(
         Some(html) => html,
         None => {
             let digest = skill_md.digest;
+            let remote_images = state.config.web_remote_images;
             let html = Arc::new(
                 registry
-                    .heavy(move || render_markdown(&String::from_utf8_lossy(&skill_md.bytes)))
+                    .heavy(move || {
+                        render_markdown(&String::from_utf8_lossy(&skill_md.bytes), remote_images)
+                    })
                     .await?,
             );
             state.rendered.insert(digest, html.clone());
@@ -339,7 +352,7 @@ async fn load_skill(
     })
 }
 
-fn render_skill(loaded: &SkillPage, host: &str) -> Response {
+fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response {
     let SkillPage {
         detail,
         version: manifest,
@@ -439,20 +452,66 @@ fn render_skill(loaded: &SkillPage, host: &str) -> Response {
     body.push_str(&format!(
         r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{skill_md}</article>"#
     ));
-    page(&format!("{ns}/{name}"), &body)
+    page_with_images(&format!("{ns}/{name}"), &body, remote_images)
 }
 
 fn parse_namespace(s: &str) -> Result<Namespace> {
     Ok(crate::core::refs::parse_namespace(s)?)
 }
 
-/// Render untrusted Markdown (frontmatter removed) to safe HTML.
-pub fn render_markdown(text: &str) -> String {
+/// Render untrusted Markdown (frontmatter removed) to safe HTML; remote images become links
+/// unless `remote_images`.
+pub fn render_markdown(text: &str, remote_images: bool) -> String {
     let body = frontmatter::body(text);
     let mut options = Options::empty();
     options
         .insert(Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS);
-    let events = Parser::new_ext(body, options).map(|event| match event {
+    // Whether each image open at this point is remote (rendered as a link), innermost last.
+    let mut images: Vec<bool> = Vec::new();
+    let mut events: Vec<Event<'_>> = Vec::new();
+    for event in Parser::new_ext(body, options) {
+        match event {
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let dest_url = safe_url(dest_url);
+                let remote = !remote_images && is_remote(&dest_url);
+                images.push(remote);
+                events.push(Event::Start(if remote {
+                    Tag::Link {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    }
+                } else {
+                    Tag::Image {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    }
+                }));
+            }
+            Event::End(TagEnd::Image) => {
+                if images.pop() == Some(true) {
+                    // A link needs words to click: an image without alt text shows its URL.
+                    if let Some(Event::Start(Tag::Link { dest_url, .. })) = events.last() {
+                        let url = dest_url.clone();
+                        events.push(Event::Text(url));
+                    }
+                    events.push(Event::End(TagEnd::Link));
+                } else {
+                    events.push(Event::End(TagEnd::Image));
+                }
+            }
+            other => events.push(other),
+        }
+    }
+    let events = events.into_iter().map(|event| match event {
         // Raw HTML is shown as text, never interpreted.
         Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
         Event::Start(Tag::Link {
@@ -466,22 +525,21 @@ pub fn render_markdown(text: &str) -> String {
             title,
             id,
         }),
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => Event::Start(Tag::Image {
-            link_type,
-            dest_url: safe_url(dest_url),
-            title,
-            id,
-        }),
         other => other,
     });
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events);
     html
+}
+
+/// Whether a (safe) URL points off this site: it has a scheme, or names a host (`//host`, which
+/// browsers also read in `/\host` and `\\host`).
+fn is_remote(url: &str) -> bool {
+    let url = url.trim().replace('\\', "/");
+    let has_scheme = url
+        .find(':')
+        .is_some_and(|colon| !url[..colon].contains(['/', '?', '#']));
+    has_scheme || url.starts_with("//")
 }
 
 /// Keep http(s), mailto and relative URLs; anything else (javascript:, data:, vbscript:…) becomes `#`.
@@ -512,7 +570,7 @@ mod tests {
     #[test]
     fn markdown_is_sanitised() {
         let md = "---\nname: x\ndescription: y\n---\n# Title\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[bad](javascript:alert(1)) [also](JavaScript:alert(2)) [data](data:text/html,x) [ok](https://example.com) [rel](references/a.md) ![i](javascript:x)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
-        let html = render_markdown(md);
+        let html = render_markdown(md, false);
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         assert!(!html.contains("<script"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
@@ -533,6 +591,47 @@ mod tests {
         assert!(
             !html.contains("name: x"),
             "frontmatter is not rendered: {html}"
+        );
+        for remote in [
+            "https://t.example/p.png",
+            "HTTP://t.example/p.png",
+            "//t.example/p.png",
+            "/\\t.example/p.png",
+            "\\\\t.example/p.png",
+            "mailto:a@b.example",
+        ] {
+            assert!(is_remote(remote), "{remote}");
+        }
+        for local in [
+            "images/a.png",
+            "/images/a.png",
+            "a.png?x=http://y",
+            "#",
+            "./a:b.png",
+        ] {
+            assert!(!is_remote(local), "{local}");
+        }
+        let html = render_markdown(
+            "![alt *x*](https://t.example/p.png) ![](https://t.example/q.png) ![a ![b](https://t.example/in.png)](local.png) ![l](l.png)",
+            false,
+        );
+        assert!(
+            !html.contains("t.example/p.png\" alt") && !html.contains("<img src=\"https:"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a href="https://t.example/p.png">alt <em>x</em></a>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a href="https://t.example/q.png">https://t.example/q.png</a>"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"<img src="l.png" alt="l" />"#), "{html}");
+        let allowed = render_markdown("![p](https://t.example/p.png)", true);
+        assert!(
+            allowed.contains(r#"<img src="https://t.example/p.png" alt="p" />"#),
+            "{allowed}"
         );
         assert_eq!(
             esc(r#"<a href="x">&'"#),

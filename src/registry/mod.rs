@@ -441,8 +441,9 @@ impl Registry {
             self.catch_up_search().await.ok();
             let generation = self.store().generation().await?;
             // An index another process owns may lag a moment behind; compare only a current one.
-            if index.generation() == generation as u64 {
-                let docs = index.len();
+            if let Some((indexed, docs)) = index.committed_len()
+                && indexed == generation as u64
+            {
                 let expected = self.store().stats().await?.skills;
                 if docs as i64 != expected {
                     report.problems.push(format!(

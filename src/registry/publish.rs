@@ -2,11 +2,11 @@
 
 use super::Registry;
 use crate::core::{
-    self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
-    SkillVersion, VersionRef, Warning,
+    self, AccessError, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName,
+    SkillUri, SkillVersion, VersionRef, Warning,
 };
 use crate::error::{Error, Result};
-use crate::source::{Format, archive};
+use crate::source::{Format, archive, seed};
 use crate::store::{NewVersion, PublishOutcome, StoreError};
 
 /// One skill version to publish.
@@ -222,8 +222,14 @@ impl Registry {
     }
 
     /// Check that `caller` may publish into `namespace` (before reading an upload they may not
-    /// make).
+    /// make). The seed namespace is reserved whatever a token's scope says: it holds the
+    /// registry's own skills, which agents are told to trust, so only the admin publishes there
+    /// (and the seed import, which does not come through here).
     pub fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
-        Ok(caller.require(Action::Publish, namespace)?)
+        caller.require(Action::Publish, namespace)?;
+        if namespace.as_str() == seed::SEED_NAMESPACE && *caller != Principal::Admin {
+            return Err(AccessError::NamespaceNotAllowed(namespace.to_string()).into());
+        }
+        Ok(())
     }
 }

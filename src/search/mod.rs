@@ -284,6 +284,15 @@ impl SearchIndex {
         self.reader.searcher().num_docs()
     }
 
+    /// The documents of the last commit, with the generation it recorded; `None` when a commit
+    /// landed while counting (the index is owned by another process that is writing).
+    pub fn committed_len(&self) -> Option<(u64, u64)> {
+        let before = self.generation();
+        self.reader.reload().ok()?;
+        let docs = self.reader.searcher().num_docs();
+        (self.generation() == before).then_some((before, docs))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

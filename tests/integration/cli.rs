@@ -5,7 +5,7 @@ use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
 use serde_json::json;
 use skillreg::config::{Config, Secret};
 
-const ADMIN: &str = "cli-admin-token-abcdef";
+const ADMIN: &str = "cli-admin-8aac1bea0e08d3734bda2acbe06d2f37";
 
 fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
@@ -304,5 +304,88 @@ async fn import_reports_symlinks_and_hidden_directories() {
     assert_eq!(
         out.lines().last().unwrap(),
         "1 imported, 0 unchanged, 1 skipped"
+    );
+}
+
+/// A secret given as a flag shows in `/proc/*/cmdline`, `ps` and shell history: the command
+/// warns and names the environment variable to use; from the environment or the configuration
+/// file it is quiet. The warning never repeats the secret.
+#[test]
+fn a_secret_on_the_command_line_gets_a_warning() {
+    use crate::common::run_cli;
+    let secret = ADMIN;
+    let warnings = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.contains("warning"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let out = run_cli(&["config", "print", "--admin-token", secret], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let w = warnings(&out.stderr);
+    assert_eq!(w.len(), 1, "one warning line: {}", out.stderr);
+    assert!(
+        w[0].contains("--admin-token") && w[0].contains("SKILLREG_ADMIN_TOKEN"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        !out.stderr.contains(secret),
+        "the warning repeats the secret"
+    );
+
+    // A client command's --token (the registry is unreachable: only the warning matters).
+    let unreachable = "http://127.0.0.1:9";
+    let out = run_cli(
+        &[
+            "token",
+            "list",
+            "--registry",
+            unreachable,
+            "--token",
+            secret,
+        ],
+        &[],
+    );
+    let w = warnings(&out.stderr);
+    assert_eq!(w.len(), 1, "one warning line: {}", out.stderr);
+    assert!(
+        w[0].contains("--token") && w[0].contains("SKILLREG_TOKEN"),
+        "{}",
+        w[0]
+    );
+    assert!(!out.stderr.contains(secret));
+
+    // From the environment or the configuration file: no warning.
+    let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", secret)]);
+    assert_eq!(
+        (out.code, warnings(&out.stderr)),
+        (0, vec![]),
+        "{}",
+        out.stderr
+    );
+    let out = run_cli(
+        &["token", "list", "--registry", unreachable],
+        &[("SKILLREG_TOKEN", secret)],
+    );
+    assert_eq!(
+        warnings(&out.stderr),
+        Vec::<String>::new(),
+        "{}",
+        out.stderr
+    );
+    let tmp = tempfile::TempDir::new().unwrap();
+    let file = tmp.path().join("skillreg.toml");
+    std::fs::write(&file, format!("admin_token = \"{secret}\"\n")).unwrap();
+    let out = run_cli(
+        &["config", "print", "--config", file.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(
+        (out.code, warnings(&out.stderr)),
+        (0, vec![]),
+        "{}",
+        out.stderr
     );
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::common::{CliOutput, run_cli_async, sha256_hex};
 
-const ADMIN: &str = "crash-admin-token-0123456789";
+const ADMIN: &str = "crash-admin-9d8db0897da2c2659a6d68d6114c3d22";
 
 struct Server {
     child: Child,

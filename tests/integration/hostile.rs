@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use skillreg::config::{Config, Secret};
 use tokio::io::AsyncWriteExt as _;
 
-const ADMIN: &str = "hostile-admin-token-0123";
+const ADMIN: &str = "hostile-admin-1072949cbba2e4fdf462cd29a6e93264";
 
 fn with_skill_md(md: &[u8]) -> Vec<u8> {
     tar_gz(&[("SKILL.md", tar::EntryType::Regular, md)])

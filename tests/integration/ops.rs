@@ -133,7 +133,7 @@ fn sample(text: &str, series: &str) -> f64 {
 #[test]
 fn json_logs_one_line_per_request_and_never_a_token() {
     let tmp = tempfile::TempDir::new().unwrap();
-    let token = "log-secret-token-0123456789";
+    let token = "log-secret-4658ac08b58e04e0a1d09d597e737feb";
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -253,7 +253,10 @@ fn configuration_precedence_and_errors() {
     );
     let CliOutput { stdout: out, .. } = run_cli(
         &["config", "print"],
-        &[("SKILLREG_ADMIN_TOKEN", "a-very-secret-admin-token")],
+        &[(
+            "SKILLREG_ADMIN_TOKEN",
+            "a-very-secret-58b08cd4ec8da57820c5ffc8c153f7df",
+        )],
     );
     assert!(
         out.contains(r#"admin_token = "<redacted>""#) && !out.contains("a-very-secret"),
@@ -406,4 +409,187 @@ fn the_readme_documents_every_setting_as_declared() {
         .filter(|l| l.starts_with("| `") && l.contains("`SKILLREG_"))
         .count();
     assert_eq!(rows, documented, "a README row names no setting");
+}
+
+/// Invented HTTP methods (raw TCP: HTTP clients refuse them) must not become metric labels: each
+/// would add a series per route, and `/metrics` would grow without bound.
+#[tokio::test]
+async fn invented_http_methods_do_not_grow_the_metrics() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = TestServer::builder().start().await;
+    let addr = server.base().trim_start_matches("http://").to_owned();
+    let http = reqwest::Client::new();
+    let scrape = async || {
+        http.get(format!("{}/metrics", server.base()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let before = scrape().await;
+    let padding = "X".repeat(1024);
+    for i in 0..300 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let path = ["/", "/v1/skills", "/nowhere", "/mcp"][i % 4];
+        stream
+            .write_all(
+                format!("INVENTED{i}{padding} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 "), "request {i} answered");
+    }
+    let after = scrape().await;
+    assert!(
+        !after.contains("INVENTED"),
+        "an invented method became a label"
+    );
+    let known = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "other",
+    ];
+    for line in after.lines().filter(|l| !l.starts_with('#')) {
+        if let Some((_, rest)) = line.split_once("method=\"") {
+            let value = rest.split('"').next().unwrap();
+            if line.starts_with("skillreg_http_") {
+                assert!(known.contains(&value), "method label {value:?}: {line}");
+            }
+        }
+    }
+    // Other tests in this process may add a few series meanwhile; 300 invented methods of 1 KiB
+    // each would add megabytes.
+    let grown = after.len().saturating_sub(before.len());
+    assert!(grown < 256 * 1024, "/metrics grew by {grown} bytes");
+}
+
+/// What a client sends is not copied into the log at the default filter: rmcp logs a whole
+/// `initialize` request at INFO, so a 3 MB `clientInfo.name` made 3 MB of log per request.
+#[test]
+fn a_client_cannot_write_megabytes_of_log() {
+    use std::io::{Read as _, Write as _};
+    let tmp = tempfile::TempDir::new().unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
+        .args([
+            "serve",
+            "--no-seed",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
+        .arg(tmp.path())
+        .env_remove("SKILLREG_LOG")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read stderr as it comes (a full pipe would block the server), counting what follows the
+    // listening line.
+    let mut stderr = child.stderr.take().unwrap();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut after_ready = 0usize;
+        let mut ready = false;
+        let mut chunk = [0u8; 65536];
+        loop {
+            let n = stderr.read(&mut chunk).unwrap_or(0);
+            if n == 0 {
+                return (after_ready, String::from_utf8_lossy(&seen).into_owned());
+            }
+            if ready {
+                after_ready += n;
+                let room = 4096usize.saturating_sub(seen.len());
+                seen.extend_from_slice(&chunk[..n.min(room)]);
+            } else {
+                seen.extend_from_slice(&chunk[..n]);
+                if String::from_utf8_lossy(&seen).contains("serving MCP at") {
+                    ready = true;
+                    seen.clear();
+                    let _ = ready_tx.send(());
+                }
+            }
+        }
+    });
+    ready_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the server starts");
+    let name = "N".repeat(3 * 1024 * 1024);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        for i in 0..3 {
+            let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
+                "protocolVersion":"2025-11-25","capabilities":{},
+                "clientInfo":{"name": name, "version":"0"}}});
+            let r = http
+                .post(format!("http://127.0.0.1:{port}/mcp"))
+                .header("Accept", "application/json, text/event-stream")
+                .json(&init)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "initialize {i}");
+        }
+    });
+    // A Host header the /mcp Host check rejects, as large as the server reads.
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let host = format!("<{}", "h".repeat(256 * 1024));
+    let _ = tcp.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let _ = child.wait();
+    let (grown, sample) = reader.join().unwrap();
+    let sample: Vec<String> = sample
+        .lines()
+        .map(|l| l.chars().take(160).collect())
+        .collect();
+    assert!(
+        grown < 64 * 1024,
+        "stderr grew by {grown} bytes for 4 requests; it begins:\n{}",
+        sample.join("\n")
+    );
+}
+
+/// The admin token must carry 128 bits of entropy: 16 characters of anything no longer pass,
+/// nor do few characters repeated; what `openssl rand -hex 32` or `-base64 32` prints does.
+#[test]
+fn a_weak_admin_token_is_refused_with_what_is_needed() {
+    for weak in ["a".repeat(16), "ab".repeat(64), "change-me".to_owned()] {
+        let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", &weak)]);
+        assert_eq!(out.code, 2, "{weak}: {out:?}");
+        assert!(
+            out.stderr.contains("admin_token") && out.stderr.contains("openssl rand -hex 32"),
+            "{weak}: {}",
+            out.stderr
+        );
+    }
+    let out = run_cli(
+        &["config", "print"],
+        &[("SKILLREG_ADMIN_TOKEN", &"a".repeat(16))],
+    );
+    assert!(out.stderr.contains("128 bits"), "{}", out.stderr);
+    for strong in [
+        "505ca785f6b79fcdadb8a843939187de108430744b5789dd4edae89c582552e8", // openssl rand -hex 32
+        "cCRvKVgKjvzwBuQPCgjNlihL1wqiHyX7qwfsaEv59lU=", // openssl rand -base64 32
+    ] {
+        let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", strong)]);
+        assert_eq!(out.code, 0, "{strong}: {}", out.stderr);
+    }
 }

@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::config::{Config, Secret};
 
-const ADMIN: &str = "test-admin-token-0123456789";
+const ADMIN: &str = "test-admin-735bacc10bffd93e8bfeb7a103606031";
 
 async fn server() -> TestServer {
     TestServer::builder()
@@ -657,6 +657,45 @@ async fn auth_matrix() {
     );
     // Secrets never reach the audit log either.
     assert!(!audit.to_string().contains(&publisher));
+}
+
+/// The seed namespace holds the registry's own skills, which its MCP instructions tell agents to
+/// trust: only the admin (and the seed import) publish there, whatever a token's scope says.
+#[tokio::test]
+async fn only_the_admin_publishes_into_the_seed_namespace() {
+    let server = server().await;
+    let api = Api::new(&server);
+    let archive = || skill_archive("trusted", "Looks like one of the registry's own skills.");
+    let (_, everywhere) = api.token(&["*"], &["publish"]).await;
+    let (_, seed_scoped) = api.token(&["skillreg"], &["publish"]).await;
+    for token in [&everywhere, &seed_scoped] {
+        let (status, body) = api
+            .publish(Some(token), "skillreg", "trusted", "1.0.0", archive())
+            .await;
+        assert_eq!(
+            (status, code(&body)),
+            (StatusCode::FORBIDDEN, "namespace_not_allowed"),
+            "{body}"
+        );
+    }
+    let (status, body) = api
+        .publish(Some(&everywhere), "acme", "trusted", "1.0.0", archive())
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "a * token publishes elsewhere: {body}"
+    );
+    let (status, body) = api
+        .publish(Some(ADMIN), "skillreg", "trusted", "1.0.0", archive())
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "the admin publishes there: {body}"
+    );
+    let (status, _) = api.get("/v1/skills/skillreg/trusted").await;
+    assert_eq!(status, StatusCode::OK);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -263,3 +263,177 @@ async fn pages_and_files_carry_security_headers_and_encoded_links() {
     );
     assert_eq!(raw.headers()["x-content-type-options"], "nosniff");
 }
+
+/// Files a browser would run or render as a document (HTML, SVG, XML, script) are served as
+/// downloads, never inline on the registry's origin; their bytes and other headers are as for any
+/// file, and other files stay inline.
+#[tokio::test]
+async fn active_files_are_served_as_attachments() {
+    let server = TestServer::builder().start().await;
+    let active = [
+        ("page.html", "<h1>Sign in to skillreg</h1>"),
+        ("old/PAGE.HTM", "<h1>upper case</h1>"),
+        (
+            "img/logo.svg",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"/>",
+        ),
+        (
+            "doc.xhtml",
+            "<html xmlns=\"http://www.w3.org/1999/xhtml\"/>",
+        ),
+        ("data.xml", "<?xml version=\"1.0\"?><a/>"),
+        ("scripts/tool.js", "alert(document.domain)"),
+        ("scripts/mod.mjs", "export default 1;"),
+        ("odd/we'ird; name=x é.html", "<p>odd</p>"),
+    ];
+    let inline = [("notes.txt", "plain"), ("references/a.md", "# md")];
+    let mut files = vec![InputFile::regular(
+        "SKILL.md",
+        "---\nname: active\ndescription: d\n---\n# A\n",
+    )];
+    for (path, body) in active.iter().chain(&inline) {
+        files.push(InputFile::regular(*path, *body));
+    }
+    server
+        .registry
+        .publish(common::publish_request(
+            &Namespace::new("acme").unwrap(),
+            files,
+            Some(skillreg::core::SkillVersion::parse("1.0.0").unwrap()),
+        ))
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let get = async |path: &str| {
+        let url = format!(
+            "{}/v1/skills/acme/active/1.0.0/files/{}",
+            server.base(),
+            skillreg::core::uri::encode_path(path)
+        );
+        let resp = http.get(url).send().await.unwrap();
+        assert_eq!(resp.status(), 200, "{path}");
+        let headers = resp.headers().clone();
+        (headers, resp.bytes().await.unwrap())
+    };
+    for (path, body) in active {
+        let (headers, bytes) = get(path).await;
+        assert_eq!(bytes, body.as_bytes(), "{path}: the exact bytes");
+        let disposition = headers
+            .get("content-disposition")
+            .unwrap_or_else(|| panic!("{path}: no Content-Disposition"))
+            .to_str()
+            .unwrap();
+        let name = path.rsplit('/').next().unwrap();
+        let filename = disposition
+            .strip_prefix("attachment; filename=\"")
+            .and_then(|f| f.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("{path}: {disposition}"));
+        assert!(
+            filename
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)),
+            "{path}: unsafe filename {filename:?}"
+        );
+        assert_eq!(
+            filename.len(),
+            name.chars().count(),
+            "{path}: one character per character of {name:?}"
+        );
+        assert_eq!(
+            headers["content-security-policy"], "sandbox; default-src 'none'",
+            "{path}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        assert!(headers.contains_key("etag") && headers.contains_key("cache-control"));
+        assert!(headers.contains_key("content-type"), "{path}");
+    }
+    for (path, body) in inline {
+        let (headers, bytes) = get(path).await;
+        assert_eq!(bytes, body.as_bytes());
+        assert!(
+            !headers.contains_key("content-disposition"),
+            "{path} is served inline"
+        );
+    }
+}
+
+/// A SKILL.md with remote images: a tracking pixel on every view of its page unless the page
+/// refuses to load them.
+const REMOTE_IMAGES_SKILL_MD: &str = "---\nname: pixel\ndescription: d\n---\n# Pixel\n\n\
+![tracker pixel](https://tracker.example/p.png)\n\n\
+![](http://tracker.example/empty.png)\n\n\
+![relative scheme](//tracker.example/r.png) ![backslash](/\\tracker.example/b.png)\n\n\
+![local diagram](images/diagram.png)\n";
+
+async fn pixel_page(config: skillreg::config::Config) -> (String, String) {
+    let server = TestServer::builder().config(config).start().await;
+    server
+        .registry
+        .publish(common::publish_request(
+            &Namespace::new("acme").unwrap(),
+            vec![
+                InputFile::regular("SKILL.md", REMOTE_IMAGES_SKILL_MD),
+                InputFile::regular("images/diagram.png", "png"),
+            ],
+            None,
+        ))
+        .await
+        .unwrap();
+    let page = reqwest::get(format!("{}/skills/acme/pixel", server.base()))
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (csp, page.text().await.unwrap())
+}
+
+/// The `src` of every `<img>` in `html`.
+fn image_sources(html: &str) -> Vec<String> {
+    html.split("<img ")
+        .skip(1)
+        .filter_map(|tag| tag.split("src=\"").nth(1)?.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn remote_images_are_not_loaded_by_default() {
+    let (csp, html) = pixel_page(skillreg::config::Config::default()).await;
+    let img_src = csp
+        .split(';')
+        .map(str::trim)
+        .find(|d| d.starts_with("img-src"))
+        .unwrap_or_else(|| panic!("no img-src in {csp}"));
+    assert_eq!(img_src, "img-src 'self'", "{csp}");
+    assert_eq!(
+        image_sources(&html),
+        ["images/diagram.png"],
+        "only the skill's own image is an <img>"
+    );
+    for link in [
+        r#"<a href="https://tracker.example/p.png">tracker pixel</a>"#,
+        r#"<a href="http://tracker.example/empty.png">http://tracker.example/empty.png</a>"#,
+        r#"<a href="//tracker.example/r.png">relative scheme</a>"#,
+    ] {
+        assert!(html.contains(link), "missing {link} in the page");
+    }
+}
+
+#[tokio::test]
+async fn an_operator_can_allow_remote_images() {
+    let (csp, html) = pixel_page(skillreg::config::Config {
+        web_remote_images: true,
+        ..skillreg::config::Config::default()
+    })
+    .await;
+    assert!(csp.contains("img-src 'self' https:;"), "{csp}");
+    let sources = image_sources(&html);
+    assert!(
+        sources.contains(&"https://tracker.example/p.png".to_owned())
+            && sources.contains(&"images/diagram.png".to_owned()),
+        "{sources:?}"
+    );
+}
