@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::code::Code;
 use super::name::Namespace;
 
+/// The namespace of the registry's own seed skills, which its MCP instructions tell agents to
+/// trust: only the admin (and the seed import at startup) publishes, yanks or deprecates there.
+pub const RESERVED_NAMESPACE: &str = "skillreg";
+
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -129,7 +133,8 @@ impl Principal {
     }
 
     /// Require `action` on `namespace`: unauthorized for anonymous callers, forbidden or
-    /// namespace_not_allowed for a token without the action or the namespace.
+    /// namespace_not_allowed for a token without the action or the namespace. Only the admin
+    /// changes the [`RESERVED_NAMESPACE`], whatever a token's scope says.
     pub fn require(&self, action: Action, namespace: &Namespace) -> Result<(), AccessError> {
         match self {
             Self::Admin => Ok(()),
@@ -140,7 +145,8 @@ impl Principal {
                         "this token may not {action}"
                     )));
                 }
-                if !scope.contains(namespace) {
+                let reserved = action != Action::Read && namespace.as_str() == RESERVED_NAMESPACE;
+                if reserved || !scope.contains(namespace) {
                     return Err(AccessError::NamespaceNotAllowed(namespace.to_string()));
                 }
                 Ok(())
@@ -273,6 +279,18 @@ mod tests {
             actions: vec![Action::Yank],
         };
         assert!(all.require(Action::Yank, &ns("anything")).is_ok());
+        assert_eq!(
+            all.require(Action::Yank, &ns(RESERVED_NAMESPACE))
+                .unwrap_err()
+                .code(),
+            Code::NamespaceNotAllowed,
+            "only the admin changes the reserved namespace"
+        );
+        assert!(
+            Principal::Admin
+                .require(Action::Publish, &ns(RESERVED_NAMESPACE))
+                .is_ok()
+        );
         assert!(Scope::from_names(&["Bad Name"]).is_err());
         assert_eq!(Scope::from_names(&["a", "b"]).unwrap().names(), ["a", "b"]);
     }

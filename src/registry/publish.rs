@@ -2,11 +2,11 @@
 
 use super::Registry;
 use crate::core::{
-    self, AccessError, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName,
-    SkillUri, SkillVersion, VersionRef, Warning,
+    self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
+    SkillVersion, VersionRef, Warning,
 };
 use crate::error::{Error, Result};
-use crate::source::{Format, archive, seed};
+use crate::source::{Format, archive};
 use crate::store::{NewVersion, PublishOutcome, StoreError};
 
 /// One skill version to publish.
@@ -222,14 +222,8 @@ impl Registry {
     }
 
     /// Check that `caller` may publish into `namespace` (before reading an upload they may not
-    /// make). The seed namespace is reserved whatever a token's scope says: it holds the
-    /// registry's own skills, which agents are told to trust, so only the admin publishes there
-    /// (and the seed import, which does not come through here).
+    /// make).
     pub fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
-        caller.require(Action::Publish, namespace)?;
-        if namespace.as_str() == seed::SEED_NAMESPACE && *caller != Principal::Admin {
-            return Err(AccessError::NamespaceNotAllowed(namespace.to_string()).into());
-        }
-        Ok(())
+        Ok(caller.require(Action::Publish, namespace)?)
     }
 }

@@ -10,7 +10,7 @@ mod embedded {
 }
 
 /// Namespace the seed skills are served in. Reserved: only the admin and the seed publish here.
-pub const SEED_NAMESPACE: &str = "skillreg";
+pub const SEED_NAMESPACE: &str = crate::core::auth::RESERVED_NAMESPACE;
 
 /// The seed namespace.
 pub fn namespace() -> Namespace {

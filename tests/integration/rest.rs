@@ -662,7 +662,7 @@ async fn auth_matrix() {
 /// The seed namespace holds the registry's own skills, which its MCP instructions tell agents to
 /// trust: only the admin (and the seed import) publish there, whatever a token's scope says.
 #[tokio::test]
-async fn only_the_admin_publishes_into_the_seed_namespace() {
+async fn only_the_admin_changes_the_seed_namespace() {
     let server = server().await;
     let api = Api::new(&server);
     let archive = || skill_archive("trusted", "Looks like one of the registry's own skills.");
@@ -696,6 +696,40 @@ async fn only_the_admin_publishes_into_the_seed_namespace() {
     );
     let (status, _) = api.get("/v1/skills/skillreg/trusted").await;
     assert_eq!(status, StatusCode::OK);
+
+    // Nor may another token yank or deprecate what is there.
+    let (_, lifecycle) = api.token(&["*"], &["yank", "deprecate"]).await;
+    for (path, body) in [
+        (
+            "/v1/skills/skillreg/trusted/1.0.0/yank",
+            json!({"reason": "x"}),
+        ),
+        (
+            "/v1/skills/skillreg/trusted/deprecate",
+            json!({"message": "x"}),
+        ),
+    ] {
+        let (status, answer) = api
+            .send(reqwest::Method::POST, path, Some(&lifecycle), Some(body))
+            .await;
+        assert_eq!(
+            (status, code(&answer)),
+            (StatusCode::FORBIDDEN, "namespace_not_allowed"),
+            "{path}: {answer}"
+        );
+    }
+    let (_, detail) = api.get("/v1/skills/skillreg/trusted").await;
+    assert_eq!(detail["versions"][0]["yanked"], false, "{detail}");
+    assert_eq!(detail["deprecated"], false, "{detail}");
+    let (status, _) = api
+        .send(
+            reqwest::Method::POST,
+            "/v1/skills/skillreg/trusted/1.0.0/yank",
+            Some(ADMIN),
+            Some(json!({"reason": "x"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "the admin yanks there");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
