@@ -60,6 +60,9 @@ const RESOLVE_CACHE_LIMIT: usize = 50_000;
 const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// Files larger than this are not cached.
 const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
+/// Blobs up to this size are verified on the async worker that reads them; larger ones on a
+/// blocking thread (hashing 1 MiB takes about a millisecond).
+const HASH_INLINE_BYTES: usize = 256 * 1024;
 /// Memory for exported archives (a version's export never changes).
 const EXPORT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
@@ -276,7 +279,19 @@ impl Registry {
             .get(digest)
             .await?
             .ok_or_else(|| Error::Integrity(format!("blob {digest} is missing")))?;
-        if Digest::of(&bytes) != *digest {
+        // Hashing a large file is CPU work: off the async workers, like other heavy work.
+        let (bytes, intact) = if bytes.len() > HASH_INLINE_BYTES {
+            let expected = *digest;
+            self.heavy(move || {
+                let intact = Digest::of(&bytes) == expected;
+                (bytes, intact)
+            })
+            .await?
+        } else {
+            let intact = Digest::of(&bytes) == *digest;
+            (bytes, intact)
+        };
+        if !intact {
             return Err(Error::Integrity(format!(
                 "the stored bytes of {digest} do not match their digest"
             )));
