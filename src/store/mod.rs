@@ -13,6 +13,7 @@
 
 mod error;
 mod records;
+mod rows;
 pub mod sqlite;
 
 use std::path::Path;

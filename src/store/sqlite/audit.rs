@@ -2,20 +2,8 @@
 
 use sqlx::SqlitePool;
 
-use crate::store::records::decode;
+use crate::store::rows::{AuditRow, decode_all};
 use crate::store::{AuditRecord, Result};
-
-#[derive(sqlx::FromRow)]
-struct AuditRow {
-    id: i64,
-    at: String,
-    actor: String,
-    action: String,
-    namespace: Option<String>,
-    name: Option<String>,
-    version: Option<String>,
-    details: String,
-}
 
 pub(super) async fn page(pool: &SqlitePool, after: i64, limit: u32) -> Result<Vec<AuditRecord>> {
     let rows: Vec<AuditRow> = sqlx::query_as(
@@ -26,18 +14,5 @@ pub(super) async fn page(pool: &SqlitePool, after: i64, limit: u32) -> Result<Ve
     .bind(i64::from(limit))
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(AuditRecord {
-                details: decode::json("audit details", &r.details)?,
-                id: r.id,
-                at: r.at,
-                actor: r.actor,
-                action: r.action,
-                namespace: r.namespace,
-                name: r.name,
-                version: r.version,
-            })
-        })
-        .collect()
+    decode_all(rows, AuditRow::decode)
 }

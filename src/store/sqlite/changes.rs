@@ -3,7 +3,7 @@
 
 use sqlx::SqlitePool;
 
-use crate::store::records::decode;
+use crate::store::rows::{ChangedRow, decode_all};
 use crate::store::{ChangedSkill, Result};
 
 pub(super) async fn generation(pool: &SqlitePool) -> Result<i64> {
@@ -12,18 +12,6 @@ pub(super) async fn generation(pool: &SqlitePool) -> Result<i64> {
             .fetch_one(pool)
             .await?,
     )
-}
-
-#[derive(sqlx::FromRow)]
-struct ChangedRow {
-    skill_id: i64,
-    namespace: String,
-    name: String,
-    version_id: Option<i64>,
-    version: Option<String>,
-    yanked_only: bool,
-    deprecated: bool,
-    deprecation_message: Option<String>,
 }
 
 pub(super) async fn since(
@@ -48,19 +36,5 @@ pub(super) async fn since(
     .bind(i64::from(limit))
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            let version = match (r.version_id, r.version) {
-                (Some(id), Some(v)) => Some((id, decode::version(&v)?)),
-                _ => None,
-            };
-            Ok(ChangedSkill {
-                skill_id: r.skill_id,
-                skill: decode::skill(&r.namespace, &r.name)?,
-                version,
-                yanked_only: r.yanked_only,
-                deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
-            })
-        })
-        .collect()
+    decode_all(rows, ChangedRow::decode)
 }

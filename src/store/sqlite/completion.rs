@@ -5,7 +5,8 @@ use sqlx::SqlitePool;
 
 use super::write::{visibility_args, visible};
 use crate::core::{Namespace, Visibility};
-use crate::store::{COMPLETION_COUNT_CAP, Result, StoreError};
+use crate::store::Result;
+use crate::store::rows::{CANDIDATES, COUNT_CAP, count, prefix_range};
 
 /// Up to `limit` visible namespaces starting with `prefix`: the exact match first, then by most
 /// recent publish; and how many start with it (counted up to [`COMPLETION_COUNT_CAP`]).
@@ -140,57 +141,4 @@ pub(super) async fn names(
         }
     };
     Ok((names, count(total)?))
-}
-
-/// Completion ranks at most this many prefix matches (name order) by recency.
-const CANDIDATES: i64 = 500;
-/// Completion totals count at most this many matches.
-const COUNT_CAP: i64 = COMPLETION_COUNT_CAP as i64;
-
-/// `[lo, hi)` covering every ASCII name that starts with `prefix` (names are ASCII).
-fn prefix_range(prefix: &str) -> (String, String) {
-    (
-        prefix.to_owned(),
-        prefix_upper(prefix).unwrap_or_else(|| "\u{7f}".to_owned()),
-    )
-}
-
-/// The smallest string greater than every string starting with `prefix` (names are ASCII), or
-/// `None` for the empty prefix.
-fn prefix_upper(prefix: &str) -> Option<String> {
-    let mut bytes = prefix.as_bytes().to_vec();
-    while let Some(last) = bytes.pop() {
-        if last < 0x7f {
-            bytes.push(last + 1);
-            return String::from_utf8(bytes).ok();
-        }
-    }
-    None
-}
-
-fn count(total: i64) -> Result<u64> {
-    u64::try_from(total).map_err(|e| StoreError::corrupt("a count", e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{prefix_range, prefix_upper};
-
-    #[test]
-    fn prefix_ranges_cover_exactly_the_names_with_the_prefix() {
-        assert_eq!(prefix_upper("ab"), Some("ac".to_owned()));
-        assert_eq!(prefix_upper("a\u{7f}"), Some("b".to_owned()));
-        assert_eq!(prefix_upper(""), None);
-        let (lo, hi) = prefix_range("pdf");
-        for (name, inside) in [
-            ("pdf", true),
-            ("pdf-tools", true),
-            ("pde", false),
-            ("pdg", false),
-        ] {
-            assert_eq!(name >= lo.as_str() && name < hi.as_str(), inside, "{name}");
-        }
-        let (lo, hi) = prefix_range("");
-        assert!("a" >= lo.as_str() && "zz-9" < hi.as_str());
-    }
 }

@@ -63,7 +63,7 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options.clone())
             .await?;
-        sqlx::migrate!("./migrations").run(&write).await?;
+        sqlx::migrate!("./migrations/sqlite").run(&write).await?;
         let read = SqlitePoolOptions::new()
             .max_connections(8)
             .min_connections(1)
@@ -85,7 +85,7 @@ impl SqliteStore {
             .max_connections(8)
             .connect_with(options.clone())
             .await?;
-        let migrator = sqlx::migrate!("./migrations");
+        let migrator = sqlx::migrate!("./migrations/sqlite");
         let applied: i64 = sqlx::query_scalar(
             "SELECT coalesce(max(version), 0) FROM _sqlx_migrations WHERE success",
         )

@@ -7,9 +7,12 @@ use super::write::{
 };
 use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::store::records::decode;
+use crate::store::rows::{
+    self, CatalogRow, EntryRow, FileRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
+};
 use crate::store::{
-    CatalogRecord, EntryRecord, FileRecord, ListingRecord, Manifest, Manifests, NewVersion,
-    PublishOutcome, ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
+    CatalogRecord, ListingRecord, Manifests, NewVersion, PublishOutcome, ResolvedVersion, Result,
+    SkillRecord, StoreError, VersionRecord,
 };
 
 pub(super) async fn publish(pool: &SqlitePool, new: NewVersion<'_>) -> Result<PublishOutcome> {
@@ -115,12 +118,7 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     .bind(namespace_id)
     .execute(&mut *tx)
     .await?;
-    let details = serde_json::json!({
-        "content_digest": content_digest,
-        "files": new.bundle.files.iter().map(|f| serde_json::json!({
-            "path": f.path.as_str(), "digest": f.digest.to_string(), "size": f.bytes.len(),
-        })).collect::<Vec<_>>(),
-    });
+    let details = rows::publish_details(&new);
     write::audit(
         tx,
         new.published_by,
@@ -202,21 +200,6 @@ pub(super) async fn content_digests(
     Ok(out)
 }
 
-#[derive(sqlx::FromRow)]
-struct ListingRow {
-    uri: String,
-    namespace: String,
-    skill: String,
-    version_id: i64,
-    subpath: String,
-    name: String,
-    description: String,
-    frontmatter: String,
-    version: String,
-    deprecation_message: Option<String>,
-    deprecated: bool,
-}
-
 pub(super) async fn list_page(
     pool: &SqlitePool,
     after: &str,
@@ -243,33 +226,7 @@ pub(super) async fn list_page(
     .bind(names)
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(ListingRecord {
-                skill: decode::skill(&r.namespace, &r.skill)?,
-                name: decode::name(&r.name)?,
-                frontmatter: decode::json("stored frontmatter", &r.frontmatter)?,
-                version: decode::version(&r.version)?,
-                deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
-                uri: r.uri,
-                version_id: r.version_id,
-                subpath: r.subpath,
-                description: r.description,
-            })
-        })
-        .collect()
-}
-
-#[derive(sqlx::FromRow)]
-struct ResolvedRow {
-    skill_id: i64,
-    version_id: i64,
-    version: String,
-    yanked: bool,
-    yank_reason: Option<String>,
-    deprecation_message: Option<String>,
-    deprecated: bool,
-    private: bool,
+    decode_all(rows, ListingRow::decode)
 }
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
@@ -312,81 +269,26 @@ pub(super) async fn resolve(
             .await?
         }
     };
-    row.map(|r| {
-        Ok(ResolvedVersion {
-            skill_id: r.skill_id,
-            version_id: r.version_id,
-            version: decode::version(&r.version)?,
-            yanked: decode::deprecation(r.yanked, r.yank_reason),
-            deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
-            private: r.private,
-        })
-    })
-    .transpose()
+    row.map(ResolvedRow::decode).transpose()
 }
 
 pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<Manifests> {
     let ids = write::json_text(&version_ids)?;
-    let files: Vec<(i64, String, String, i64, i64)> = sqlx::query_as(
+    let files: Vec<FileRow> = sqlx::query_as(
         "SELECT version_id, path, digest, size, mode FROM version_files
          WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, path",
     )
     .bind(&ids)
     .fetch_all(pool)
     .await?;
-    let entries: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+    let entries: Vec<EntryRow> = sqlx::query_as(
         "SELECT version_id, subpath, name, description, frontmatter FROM version_entries
          WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, subpath",
     )
     .bind(&ids)
     .fetch_all(pool)
     .await?;
-    let mut manifests = Manifests::new();
-    for (version_id, path, digest, size, mode) in files {
-        manifests
-            .entry(version_id)
-            .or_insert_with(|| Manifest {
-                version_id,
-                files: Vec::new(),
-                entries: Vec::new(),
-            })
-            .files
-            .push(FileRecord {
-                path,
-                digest: decode::digest(&digest)?,
-                size: decode::size("file size", size)?,
-                mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
-            });
-    }
-    for (version_id, subpath, name, description, frontmatter) in entries {
-        let Some(manifest) = manifests.get_mut(&version_id) else {
-            return Err(StoreError::Corrupt(format!(
-                "version {version_id} has no files"
-            )));
-        };
-        manifest.entries.push(EntryRecord {
-            subpath,
-            name: decode::name(&name)?,
-            description,
-            frontmatter: decode::json("stored frontmatter", &frontmatter)?,
-        });
-    }
-    manifests
-        .into_iter()
-        .map(|(id, m)| Ok((id, m.checked()?)))
-        .collect()
-}
-
-#[derive(sqlx::FromRow)]
-struct SkillRow {
-    id: i64,
-    namespace: String,
-    name: String,
-    created_at: String,
-    current_version: Option<String>,
-    deprecated_at: Option<String>,
-    deprecation_message: Option<String>,
-    private: bool,
+    rows::manifests(files, entries)
 }
 
 pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
@@ -403,49 +305,7 @@ pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<
     .bind(skill.name.as_str())
     .fetch_optional(pool)
     .await?;
-    row.map(|r| {
-        Ok(SkillRecord {
-            id: r.id,
-            skill: decode::skill(&r.namespace, &r.name)?,
-            created_at: r.created_at,
-            current_version: decode::opt_version(r.current_version)?,
-            deprecated_at: r.deprecated_at,
-            deprecation_message: r.deprecation_message,
-            private: r.private,
-        })
-    })
-    .transpose()
-}
-
-#[derive(sqlx::FromRow)]
-struct VersionRow {
-    id: i64,
-    version: String,
-    content_digest: String,
-    file_count: i64,
-    total_size: i64,
-    warnings: String,
-    published_at: String,
-    published_by: Option<String>,
-    yanked_at: Option<String>,
-    yank_reason: Option<String>,
-}
-
-impl VersionRow {
-    fn decode(self) -> Result<VersionRecord> {
-        Ok(VersionRecord {
-            id: self.id,
-            version: decode::version(&self.version)?,
-            content_digest: decode::digest(&self.content_digest)?,
-            file_count: decode::size("file count", self.file_count)?,
-            total_size: decode::size("total size", self.total_size)?,
-            warnings: decode::json("stored warnings", &self.warnings)?,
-            published_at: self.published_at,
-            published_by: self.published_by,
-            yanked_at: self.yanked_at,
-            yank_reason: self.yank_reason,
-        })
-    }
+    row.map(SkillRow::decode).transpose()
 }
 
 /// The columns of a [`VersionRow`].
@@ -464,7 +324,7 @@ pub(super) async fn versions(pool: &SqlitePool, skill_id: i64) -> Result<Vec<Ver
         .bind(skill_id)
         .fetch_all(pool)
         .await?;
-    rows.into_iter().map(VersionRow::decode).collect()
+    decode_all(rows, VersionRow::decode)
 }
 
 pub(super) async fn version(
@@ -478,16 +338,6 @@ pub(super) async fn version(
         .fetch_optional(pool)
         .await?;
     row.map(VersionRow::decode).transpose()
-}
-
-#[derive(sqlx::FromRow)]
-struct CatalogRow {
-    namespace: String,
-    name: String,
-    current_version: Option<String>,
-    description: Option<String>,
-    deprecated: bool,
-    deprecation_message: Option<String>,
 }
 
 pub(super) async fn catalog_page(
@@ -519,16 +369,7 @@ pub(super) async fn catalog_page(
     .bind(names)
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(CatalogRecord {
-                skill: decode::skill(&r.namespace, &r.name)?,
-                current_version: decode::opt_version(r.current_version)?,
-                description: r.description,
-                deprecation: decode::deprecation(r.deprecated, r.deprecation_message),
-            })
-        })
-        .collect()
+    decode_all(rows, CatalogRow::decode)
 }
 
 pub(super) async fn set_yanked(

@@ -4,31 +4,8 @@ use sqlx::SqlitePool;
 
 use super::write::{self, Target, WriteTx, json_text, now};
 use crate::core::{Action, Digest};
-use crate::store::records::decode;
+use crate::store::rows::{TokenRow, decode_all};
 use crate::store::{NewToken, Result, TokenRecord};
-
-#[derive(sqlx::FromRow)]
-struct TokenRow {
-    id: String,
-    description: String,
-    namespaces: String,
-    actions: String,
-    created_at: String,
-    revoked_at: Option<String>,
-}
-
-impl TokenRow {
-    fn decode(self) -> Result<TokenRecord> {
-        Ok(TokenRecord {
-            scope: decode::scope(&self.namespaces)?,
-            actions: decode::actions(&self.actions)?,
-            id: self.id,
-            description: self.description,
-            created_at: self.created_at,
-            revoked_at: self.revoked_at,
-        })
-    }
-}
 
 macro_rules! token_sql {
     ($rest:literal) => {
@@ -96,5 +73,5 @@ pub(super) async fn all(pool: &SqlitePool) -> Result<Vec<TokenRecord>> {
     let rows: Vec<TokenRow> = sqlx::query_as(token_sql!("ORDER BY created_at DESC, id"))
         .fetch_all(pool)
         .await?;
-    rows.into_iter().map(TokenRow::decode).collect()
+    decode_all(rows, TokenRow::decode)
 }

@@ -4,9 +4,10 @@
 use serde_json::Value;
 use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
 
-use super::super::{Result, StoreError};
-use crate::core::version::pick_current;
-use crate::core::{SkillRef, SkillVersion};
+use crate::core::SkillRef;
+use crate::store::Result;
+pub(super) use crate::store::rows::{Target, json_text, pow2_chunks};
+use crate::store::rows::{current_version, listing_rows, visibility_mode};
 
 /// The timestamp every row carries: UTC, ISO 8601 with milliseconds. A macro, so that constant
 /// SQL can splice it in with `concat!` (no SQL is ever built at run time).
@@ -41,13 +42,7 @@ pub(super) use visible;
 /// The parameters of [`visible!`]: the mode (2 every namespace, 1 the public ones and the
 /// named, 0 the named only) and the named namespaces as a JSON array.
 pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i64, String)> {
-    use crate::core::Visibility;
-    let mode = match visibility {
-        Visibility::All => 2,
-        Visibility::Public { .. } => 1,
-        Visibility::Only(_) => 0,
-    };
-    let names: Vec<&str> = visibility.named().iter().map(|n| n.as_str()).collect();
+    let (mode, names) = visibility_mode(visibility);
     Ok((mode, json_text(&names)?))
 }
 
@@ -106,13 +101,6 @@ impl Drop for WriteTx {
     }
 }
 
-/// What an audit row is about.
-pub(super) enum Target<'a> {
-    None,
-    Skill(&'a SkillRef),
-    Version(&'a SkillRef, &'a str),
-}
-
 /// Append an audit entry inside `tx`.
 pub(super) async fn audit(
     tx: &mut SqliteConnection,
@@ -121,11 +109,7 @@ pub(super) async fn audit(
     target: Target<'_>,
     details: &Value,
 ) -> Result<()> {
-    let (namespace, name, version) = match target {
-        Target::None => (None, None, None),
-        Target::Skill(s) => (Some(s.namespace.as_str()), Some(s.name.as_str()), None),
-        Target::Version(s, v) => (Some(s.namespace.as_str()), Some(s.name.as_str()), Some(v)),
-    };
+    let (namespace, name, version) = target.columns();
     sqlx::query(
         "INSERT INTO audit_log (actor, action, namespace, name, version, details)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -185,13 +169,7 @@ pub(super) async fn refresh_current(
     .bind(skill_id)
     .fetch_all(&mut *tx)
     .await?;
-    let parsed: Vec<(i64, SkillVersion)> = rows
-        .into_iter()
-        .map(|(id, v)| Ok((id, crate::store::records::decode::version(&v)?)))
-        .collect::<Result<_>>()?;
-    let current = pick_current(parsed.iter().map(|(_, v)| v))
-        .and_then(|best| parsed.iter().find(|(_, v)| v == best))
-        .map(|(id, _)| *id);
+    let current = current_version(rows)?;
     match &published {
         Some(p) => sqlx::query(concat!(
             "UPDATE skills SET current_version_id = ?1, updated_gen = ?3, last_published_at = ",
@@ -227,14 +205,7 @@ pub(super) async fn refresh_current(
                 .await?
         }
     };
-    let root = skill.root_uri(None);
-    let rows: Vec<(String, String)> = subpaths
-        .into_iter()
-        .map(|subpath| {
-            let uri = listing_uri(&root, &subpath);
-            (uri, subpath)
-        })
-        .collect();
+    let rows = listing_rows(skill, subpaths);
     for chunk in pow2_chunks(&rows) {
         let mut insert =
             QueryBuilder::new("INSERT INTO listing (uri, skill_id, version_id, subpath) ");
@@ -247,59 +218,4 @@ pub(super) async fn refresh_current(
         insert.build().execute(&mut *tx).await?;
     }
     Ok(())
-}
-
-/// The listing URI of a skill entry's SKILL.md (the listing's sort key).
-fn listing_uri(root: &crate::core::SkillUri, subpath: &str) -> String {
-    use crate::core::uri::SKILL_MD;
-    if subpath.is_empty() {
-        root.join(SKILL_MD).to_string()
-    } else {
-        root.join(&format!("{subpath}/{SKILL_MD}")).to_string()
-    }
-}
-
-/// Split `rows` into runs whose lengths are powers of two (at most 64): multi-row INSERTs of
-/// those sizes need only a handful of distinct prepared statements, whatever the row count.
-pub(super) fn pow2_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
-    const MAX: usize = 64;
-    std::iter::from_fn(move || {
-        if rows.is_empty() {
-            return None;
-        }
-        let size = if rows.len() >= MAX {
-            MAX
-        } else {
-            1 << rows.len().ilog2()
-        };
-        let (head, tail) = rows.split_at(size);
-        rows = tail;
-        Some(head)
-    })
-}
-
-/// A JSON column's text (serialising our own values cannot fail; a failure is reported, not
-/// defaulted).
-pub(super) fn json_text(value: &impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::corrupt("encoding a JSON column", e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pow2_chunks;
-
-    #[test]
-    fn pow2_chunks_cover_every_row_in_power_of_two_runs() {
-        for n in 0..200usize {
-            let rows: Vec<usize> = (0..n).collect();
-            let chunks: Vec<&[usize]> = pow2_chunks(&rows).collect();
-            assert_eq!(chunks.concat(), rows, "n = {n}");
-            assert!(
-                chunks
-                    .iter()
-                    .all(|c| c.len().is_power_of_two() && c.len() <= 64),
-                "n = {n}"
-            );
-        }
-    }
 }

@@ -1,0 +1,566 @@
+//! What both engines share below their SQL: the rows their queries return (the same columns on
+//! SQLite and PostgreSQL, decoded by one `FromRow` derive each) and their decoding into records,
+//! the current-version and listing rules of a write, and the checks of a scrub. Each engine's
+//! module holds only its statements.
+
+use serde_json::Value;
+
+use super::records::decode;
+use super::{
+    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, ListingRecord, Manifest,
+    Manifests, ResolvedVersion, Result, SkillRecord, Stats, StoreError, TokenRecord, VerifyReport,
+    VersionRecord,
+};
+use crate::core::version::pick_current;
+use crate::core::{SkillRef, SkillVersion, Visibility};
+
+#[derive(sqlx::FromRow)]
+pub(super) struct ListingRow {
+    uri: String,
+    namespace: String,
+    skill: String,
+    version_id: i64,
+    subpath: String,
+    name: String,
+    description: String,
+    frontmatter: String,
+    version: String,
+    deprecation_message: Option<String>,
+    deprecated: bool,
+}
+
+impl ListingRow {
+    pub(super) fn decode(self) -> Result<ListingRecord> {
+        Ok(ListingRecord {
+            skill: decode::skill(&self.namespace, &self.skill)?,
+            name: decode::name(&self.name)?,
+            frontmatter: decode::json("stored frontmatter", &self.frontmatter)?,
+            version: decode::version(&self.version)?,
+            deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
+            uri: self.uri,
+            version_id: self.version_id,
+            subpath: self.subpath,
+            description: self.description,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct ResolvedRow {
+    skill_id: i64,
+    version_id: i64,
+    version: String,
+    yanked: bool,
+    yank_reason: Option<String>,
+    deprecation_message: Option<String>,
+    deprecated: bool,
+    private: bool,
+}
+
+impl ResolvedRow {
+    pub(super) fn decode(self) -> Result<ResolvedVersion> {
+        Ok(ResolvedVersion {
+            skill_id: self.skill_id,
+            version_id: self.version_id,
+            version: decode::version(&self.version)?,
+            yanked: decode::deprecation(self.yanked, self.yank_reason),
+            deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
+            private: self.private,
+        })
+    }
+}
+
+/// A file row: (version id, path, digest, size, mode).
+pub(super) type FileRow = (i64, String, String, i64, i64);
+/// An entry row: (version id, subpath, name, description, frontmatter).
+pub(super) type EntryRow = (i64, String, String, String, String);
+
+/// The manifests of versions from their file and entry rows (both ordered by version).
+pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<Manifests> {
+    let mut manifests = Manifests::new();
+    for (version_id, path, digest, size, mode) in files {
+        manifests
+            .entry(version_id)
+            .or_insert_with(|| Manifest {
+                version_id,
+                files: Vec::new(),
+                entries: Vec::new(),
+            })
+            .files
+            .push(FileRecord {
+                path,
+                digest: decode::digest(&digest)?,
+                size: decode::size("file size", size)?,
+                mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
+            });
+    }
+    for (version_id, subpath, name, description, frontmatter) in entries {
+        let Some(manifest) = manifests.get_mut(&version_id) else {
+            return Err(StoreError::Corrupt(format!(
+                "version {version_id} has no files"
+            )));
+        };
+        manifest.entries.push(EntryRecord {
+            subpath,
+            name: decode::name(&name)?,
+            description,
+            frontmatter: decode::json("stored frontmatter", &frontmatter)?,
+        });
+    }
+    manifests
+        .into_iter()
+        .map(|(id, m)| Ok((id, m.checked()?)))
+        .collect()
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct SkillRow {
+    id: i64,
+    namespace: String,
+    name: String,
+    created_at: String,
+    current_version: Option<String>,
+    deprecated_at: Option<String>,
+    deprecation_message: Option<String>,
+    private: bool,
+}
+
+impl SkillRow {
+    pub(super) fn decode(self) -> Result<SkillRecord> {
+        Ok(SkillRecord {
+            id: self.id,
+            skill: decode::skill(&self.namespace, &self.name)?,
+            created_at: self.created_at,
+            current_version: decode::opt_version(self.current_version)?,
+            deprecated_at: self.deprecated_at,
+            deprecation_message: self.deprecation_message,
+            private: self.private,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct VersionRow {
+    id: i64,
+    version: String,
+    content_digest: String,
+    file_count: i64,
+    total_size: i64,
+    warnings: String,
+    published_at: String,
+    published_by: Option<String>,
+    yanked_at: Option<String>,
+    yank_reason: Option<String>,
+}
+
+impl VersionRow {
+    pub(super) fn decode(self) -> Result<VersionRecord> {
+        Ok(VersionRecord {
+            id: self.id,
+            version: decode::version(&self.version)?,
+            content_digest: decode::digest(&self.content_digest)?,
+            file_count: decode::size("file count", self.file_count)?,
+            total_size: decode::size("total size", self.total_size)?,
+            warnings: decode::json("stored warnings", &self.warnings)?,
+            published_at: self.published_at,
+            published_by: self.published_by,
+            yanked_at: self.yanked_at,
+            yank_reason: self.yank_reason,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct CatalogRow {
+    namespace: String,
+    name: String,
+    current_version: Option<String>,
+    description: Option<String>,
+    deprecated: bool,
+    deprecation_message: Option<String>,
+}
+
+impl CatalogRow {
+    pub(super) fn decode(self) -> Result<CatalogRecord> {
+        Ok(CatalogRecord {
+            skill: decode::skill(&self.namespace, &self.name)?,
+            current_version: decode::opt_version(self.current_version)?,
+            description: self.description,
+            deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct ChangedRow {
+    skill_id: i64,
+    namespace: String,
+    name: String,
+    version_id: Option<i64>,
+    version: Option<String>,
+    yanked_only: bool,
+    deprecated: bool,
+    deprecation_message: Option<String>,
+}
+
+impl ChangedRow {
+    pub(super) fn decode(self) -> Result<ChangedSkill> {
+        let version = match (self.version_id, self.version) {
+            (Some(id), Some(v)) => Some((id, decode::version(&v)?)),
+            _ => None,
+        };
+        Ok(ChangedSkill {
+            skill_id: self.skill_id,
+            skill: decode::skill(&self.namespace, &self.name)?,
+            version,
+            yanked_only: self.yanked_only,
+            deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct TokenRow {
+    id: String,
+    description: String,
+    namespaces: String,
+    actions: String,
+    created_at: String,
+    revoked_at: Option<String>,
+}
+
+impl TokenRow {
+    pub(super) fn decode(self) -> Result<TokenRecord> {
+        Ok(TokenRecord {
+            scope: decode::scope(&self.namespaces)?,
+            actions: decode::actions(&self.actions)?,
+            id: self.id,
+            description: self.description,
+            created_at: self.created_at,
+            revoked_at: self.revoked_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct AuditRow {
+    id: i64,
+    at: String,
+    actor: String,
+    action: String,
+    namespace: Option<String>,
+    name: Option<String>,
+    version: Option<String>,
+    details: String,
+}
+
+impl AuditRow {
+    pub(super) fn decode(self) -> Result<AuditRecord> {
+        Ok(AuditRecord {
+            details: decode::json("audit details", &self.details)?,
+            id: self.id,
+            at: self.at,
+            actor: self.actor,
+            action: self.action,
+            namespace: self.namespace,
+            name: self.name,
+            version: self.version,
+        })
+    }
+}
+
+/// Decode every row of a query.
+pub(super) fn decode_all<R, T>(rows: Vec<R>, decode: impl Fn(R) -> Result<T>) -> Result<Vec<T>> {
+    rows.into_iter().map(decode).collect()
+}
+
+// ---- writes -------------------------------------------------------------------------------------
+
+/// What an audit row is about.
+pub(super) enum Target<'a> {
+    None,
+    Skill(&'a SkillRef),
+    Version(&'a SkillRef, &'a str),
+}
+
+impl Target<'_> {
+    /// The audit row's (namespace, name, version) columns.
+    pub(super) fn columns(&self) -> (Option<&str>, Option<&str>, Option<&str>) {
+        match self {
+            Self::None => (None, None, None),
+            Self::Skill(s) => (Some(s.namespace.as_str()), Some(s.name.as_str()), None),
+            Self::Version(s, v) => (Some(s.namespace.as_str()), Some(s.name.as_str()), Some(v)),
+        }
+    }
+}
+
+/// The current version among a skill's non-yanked `(id, version)` rows.
+pub(super) fn current_version(rows: Vec<(i64, String)>) -> Result<Option<i64>> {
+    let parsed: Vec<(i64, SkillVersion)> = rows
+        .into_iter()
+        .map(|(id, v)| Ok((id, decode::version(&v)?)))
+        .collect::<Result<_>>()?;
+    Ok(pick_current(parsed.iter().map(|(_, v)| v))
+        .and_then(|best| parsed.iter().find(|(_, v)| v == best))
+        .map(|(id, _)| *id))
+}
+
+/// The listing rows `(uri, subpath)` of a skill's entries: the URI of each entry's SKILL.md.
+pub(super) fn listing_rows(skill: &SkillRef, subpaths: Vec<String>) -> Vec<(String, String)> {
+    use crate::core::uri::SKILL_MD;
+    let root = skill.root_uri(None);
+    subpaths
+        .into_iter()
+        .map(|subpath| {
+            let uri = if subpath.is_empty() {
+                root.join(SKILL_MD).to_string()
+            } else {
+                root.join(&format!("{subpath}/{SKILL_MD}")).to_string()
+            };
+            (uri, subpath)
+        })
+        .collect()
+}
+
+/// A JSON column's text (serialising our own values cannot fail; a failure is reported, not
+/// defaulted).
+pub(super) fn json_text(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::corrupt("encoding a JSON column", e))
+}
+
+/// The audit details of a publish: the content digest and every file's digest and size.
+pub(super) fn publish_details(new: &super::NewVersion<'_>) -> Value {
+    serde_json::json!({
+        "content_digest": new.bundle.content_digest.to_string(),
+        "files": new.bundle.files.iter().map(|f| serde_json::json!({
+            "path": f.path.as_str(), "digest": f.digest.to_string(), "size": f.bytes.len(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The parameters of a visibility condition: the mode (2 every namespace, 1 the public ones
+/// and the named, 0 the named only) and the named namespaces.
+pub(super) fn visibility_mode(visibility: &Visibility) -> (i64, Vec<&str>) {
+    let mode = match visibility {
+        Visibility::All => 2,
+        Visibility::Public { .. } => 1,
+        Visibility::Only(_) => 0,
+    };
+    (
+        mode,
+        visibility.named().iter().map(|n| n.as_str()).collect(),
+    )
+}
+
+/// Split `rows` into runs whose lengths are powers of two (at most 64): multi-row INSERTs of
+/// those sizes need only a handful of distinct prepared statements, whatever the row count.
+pub(super) fn pow2_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    const MAX: usize = 64;
+    std::iter::from_fn(move || {
+        if rows.is_empty() {
+            return None;
+        }
+        let size = if rows.len() >= MAX {
+            MAX
+        } else {
+            1 << rows.len().ilog2()
+        };
+        let (head, tail) = rows.split_at(size);
+        rows = tail;
+        Some(head)
+    })
+}
+
+// ---- completion ---------------------------------------------------------------------------------
+
+/// Completion ranks at most this many prefix matches (name order) by recency.
+pub(super) const CANDIDATES: i64 = 500;
+/// Completion totals count at most this many matches.
+pub(super) const COUNT_CAP: i64 = super::COMPLETION_COUNT_CAP as i64;
+
+/// `[lo, hi)` covering every ASCII name that starts with `prefix` (names are ASCII).
+pub(super) fn prefix_range(prefix: &str) -> (String, String) {
+    (
+        prefix.to_owned(),
+        prefix_upper(prefix).unwrap_or_else(|| "\u{7f}".to_owned()),
+    )
+}
+
+/// The smallest string greater than every string starting with `prefix` (names are ASCII), or
+/// `None` for the empty prefix.
+fn prefix_upper(prefix: &str) -> Option<String> {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0x7f {
+            bytes.push(last + 1);
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
+}
+
+pub(super) fn count(total: i64) -> Result<u64> {
+    u64::try_from(total).map_err(|e| StoreError::corrupt("a count", e))
+}
+
+// ---- maintenance --------------------------------------------------------------------------------
+
+/// The catalog counters from their `(key, value)` rows.
+pub(super) fn stats(counters: Vec<(String, i64)>) -> Stats {
+    let mut stats = Stats::default();
+    for (key, value) in counters {
+        let slot = match key.as_str() {
+            "count_namespaces" => &mut stats.namespaces,
+            "count_skills" => &mut stats.skills,
+            "count_versions" => &mut stats.versions,
+            "count_files" => &mut stats.files,
+            "count_blobs" => &mut stats.blobs,
+            "count_blob_bytes" => &mut stats.blob_bytes,
+            "count_audit_entries" => &mut stats.audit_entries,
+            "count_tokens" => &mut stats.tokens,
+            _ => continue,
+        };
+        *slot = value;
+    }
+    stats
+}
+
+/// The same eight numbers counted from the tables, as one row.
+pub(super) type Counted = (i64, i64, i64, i64, i64, i64, i64, i64);
+
+pub(super) fn counted(row: Counted) -> Stats {
+    let (namespaces, skills, versions, files, blobs, blob_bytes, audit_entries, tokens) = row;
+    Stats {
+        namespaces,
+        skills,
+        versions,
+        files,
+        blobs,
+        blob_bytes,
+        audit_entries,
+        tokens,
+    }
+}
+
+/// The findings of a scrub, whichever engine ran its queries: each check adds its problems
+/// in the same words.
+#[derive(Default)]
+pub(super) struct Scrub {
+    pub(super) report: VerifyReport,
+}
+
+impl Scrub {
+    /// A stored blob: its bytes must hash to its digest and have its recorded size.
+    pub(super) fn blob(&mut self, digest: &str, size: i64, data: &[u8]) {
+        let report = &mut self.report;
+        report.blobs_checked += 1;
+        report.bytes_checked += data.len() as u64;
+        let actual = crate::core::Digest::of(data).to_string();
+        if actual != digest {
+            report
+                .problems
+                .push(format!("blob {digest}: its bytes hash to {actual}"));
+        } else if data.len() as i64 != size {
+            report.problems.push(format!(
+                "blob {digest}: {} bytes, recorded as {size}",
+                data.len()
+            ));
+        }
+    }
+
+    /// File rows `(version, path, digest)` whose blob is missing.
+    pub(super) fn dangling(&mut self, rows: Vec<(i64, String, String)>) {
+        for (version, path, digest) in rows {
+            self.report.problems.push(format!(
+                "version {version}: {path} points at missing blob {digest}"
+            ));
+        }
+    }
+
+    /// File rows `(version, path)` whose size differs from their blob's.
+    pub(super) fn size_mismatch(&mut self, rows: Vec<(i64, String)>) {
+        for (version, path) in rows {
+            self.report.problems.push(format!(
+                "version {version}: {path} has a size different from its blob"
+            ));
+        }
+    }
+
+    /// Versions without a SKILL.md or a root entry.
+    pub(super) fn rootless(&mut self, versions: Vec<i64>) {
+        for v in versions {
+            self.report
+                .problems
+                .push(format!("version {v} has no SKILL.md or no root entry"));
+        }
+    }
+
+    /// Versions whose file count differs from their file rows'.
+    pub(super) fn file_counts(&mut self, versions: Vec<i64>) {
+        for v in versions {
+            self.report
+                .problems
+                .push(format!("version {v} does not have the files it recorded"));
+        }
+    }
+
+    /// Listing rows that do not point at their skill's current version.
+    pub(super) fn stale_listing(&mut self, uris: Vec<String>) {
+        for uri in uris {
+            self.report.problems.push(format!(
+                "listing {uri} does not point at the current version"
+            ));
+        }
+    }
+
+    /// The counters kept by triggers against the tables' real counts.
+    pub(super) fn counters(&mut self, kept: Stats, real: Stats) {
+        if kept != real {
+            self.report.problems.push(format!(
+                "the catalog counters say {kept:?}, the tables hold {real:?}"
+            ));
+        }
+    }
+
+    pub(super) fn problem(&mut self, problem: String) {
+        self.report.problems.push(problem);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pow2_chunks, prefix_range, prefix_upper};
+
+    #[test]
+    fn pow2_chunks_cover_every_row_in_power_of_two_runs() {
+        for n in 0..200usize {
+            let rows: Vec<usize> = (0..n).collect();
+            let chunks: Vec<&[usize]> = pow2_chunks(&rows).collect();
+            assert_eq!(chunks.concat(), rows, "n = {n}");
+            assert!(
+                chunks
+                    .iter()
+                    .all(|c| c.len().is_power_of_two() && c.len() <= 64),
+                "n = {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_ranges_cover_exactly_the_names_with_the_prefix() {
+        assert_eq!(prefix_upper("ab"), Some("ac".to_owned()));
+        assert_eq!(prefix_upper("a\u{7f}"), Some("b".to_owned()));
+        assert_eq!(prefix_upper(""), None);
+        let (lo, hi) = prefix_range("pdf");
+        for (name, inside) in [
+            ("pdf", true),
+            ("pdf-tools", true),
+            ("pde", false),
+            ("pdg", false),
+        ] {
+            assert_eq!(name >= lo.as_str() && name < hi.as_str(), inside, "{name}");
+        }
+        let (lo, hi) = prefix_range("");
+        assert!("a" >= lo.as_str() && "zz-9" < hi.as_str());
+    }
+}
