@@ -11,6 +11,7 @@
 //!
 //! Engines: [`sqlite`] (the embedded default: one data directory, WAL, one writer).
 
+mod engine;
 mod error;
 mod records;
 mod rows;

@@ -1,0 +1,225 @@
+//! The [`Store`](super::Store) and [`Blobs`](super::Blobs) implementations of an engine, written
+//! once. Each engine keeps its statements in modules of the same names (`skills`, `tokens`,
+//! `audit`, `completion`, `changes`, `maintenance`, `blobs`) whose functions take a pool first;
+//! [`engine_impls!`] forwards every interface method to them, queries on the engine's `read`
+//! pool and changes on its `write` pool (one pool may serve both).
+
+/// Implement `Store` and `Blobs` for `$engine` (inside its module, where the statement modules
+/// are in scope), reading through `self.$read` and writing through `self.$write`.
+macro_rules! engine_impls {
+    ($engine:ty, read: $read:ident, write: $write:ident) => {
+        #[async_trait::async_trait]
+        impl $crate::store::Store for $engine {
+            async fn publish(
+                &self,
+                new: $crate::store::NewVersion<'_>,
+            ) -> $crate::store::Result<$crate::store::PublishOutcome> {
+                skills::publish(&self.$write, new).await
+            }
+
+            async fn publish_many(
+                &self,
+                versions: Vec<$crate::store::NewVersion<'_>>,
+            ) -> $crate::store::Result<Vec<$crate::store::Result<$crate::store::PublishOutcome>>>
+            {
+                skills::publish_many(&self.$write, versions).await
+            }
+
+            async fn content_digests(
+                &self,
+                versions: &[$crate::core::VersionRef],
+            ) -> $crate::store::Result<Vec<Option<$crate::core::Digest>>> {
+                skills::content_digests(&self.$read, versions).await
+            }
+
+            async fn list_page(
+                &self,
+                after: &str,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<Vec<$crate::store::ListingRecord>> {
+                skills::list_page(&self.$read, after, limit, visibility).await
+            }
+
+            async fn resolve(
+                &self,
+                skill: &$crate::core::SkillRef,
+                version: Option<&$crate::core::SkillVersion>,
+            ) -> $crate::store::Result<Option<$crate::store::ResolvedVersion>> {
+                skills::resolve(&self.$read, skill, version).await
+            }
+
+            async fn manifests(
+                &self,
+                version_ids: &[$crate::store::VersionId],
+            ) -> $crate::store::Result<$crate::store::Manifests> {
+                skills::manifests(&self.$read, version_ids).await
+            }
+
+            async fn skill(
+                &self,
+                skill: &$crate::core::SkillRef,
+            ) -> $crate::store::Result<Option<$crate::store::SkillRecord>> {
+                skills::skill(&self.$read, skill).await
+            }
+
+            async fn versions(
+                &self,
+                skill_id: $crate::store::SkillId,
+            ) -> $crate::store::Result<Vec<$crate::store::VersionRecord>> {
+                skills::versions(&self.$read, skill_id).await
+            }
+
+            async fn version(
+                &self,
+                skill_id: $crate::store::SkillId,
+                version: &$crate::core::SkillVersion,
+            ) -> $crate::store::Result<Option<$crate::store::VersionRecord>> {
+                skills::version(&self.$read, skill_id, version).await
+            }
+
+            async fn catalog_page(
+                &self,
+                namespace: Option<&$crate::core::Namespace>,
+                after: Option<&$crate::core::SkillRef>,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<Vec<$crate::store::CatalogRecord>> {
+                skills::catalog_page(&self.$read, namespace, after, limit, visibility).await
+            }
+
+            async fn set_private(
+                &self,
+                namespace: &$crate::core::Namespace,
+                private: bool,
+                actor: &str,
+            ) -> $crate::store::Result<()> {
+                skills::set_private(&self.$write, namespace, private, actor).await
+            }
+
+            async fn private_namespaces(
+                &self,
+            ) -> $crate::store::Result<Vec<$crate::core::Namespace>> {
+                skills::private_namespaces(&self.$read).await
+            }
+
+            async fn set_yanked(
+                &self,
+                version: &$crate::core::VersionRef,
+                reason: Option<&str>,
+                actor: &str,
+            ) -> $crate::store::Result<bool> {
+                skills::set_yanked(&self.$write, version, reason, actor).await
+            }
+
+            async fn set_deprecated(
+                &self,
+                skill: &$crate::core::SkillRef,
+                message: Option<&str>,
+                actor: &str,
+            ) -> $crate::store::Result<bool> {
+                skills::set_deprecated(&self.$write, skill, message, actor).await
+            }
+
+            async fn create_token(
+                &self,
+                token: $crate::store::NewToken<'_>,
+            ) -> $crate::store::Result<$crate::store::TokenRecord> {
+                tokens::create(&self.$write, token).await
+            }
+
+            async fn revoke_token(&self, id: &str, actor: &str) -> $crate::store::Result<bool> {
+                tokens::revoke(&self.$write, id, actor).await
+            }
+
+            async fn token_by_hash(
+                &self,
+                hash: &$crate::core::Digest,
+            ) -> $crate::store::Result<Option<$crate::store::TokenRecord>> {
+                tokens::by_hash(&self.$read, hash).await
+            }
+
+            async fn tokens(&self) -> $crate::store::Result<Vec<$crate::store::TokenRecord>> {
+                tokens::all(&self.$read).await
+            }
+
+            async fn audit_page(
+                &self,
+                after: i64,
+                limit: u32,
+            ) -> $crate::store::Result<Vec<$crate::store::AuditRecord>> {
+                audit::page(&self.$read, after, limit).await
+            }
+
+            async fn complete_namespaces(
+                &self,
+                prefix: &str,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<(Vec<String>, u64)> {
+                completion::namespaces(&self.$read, prefix, limit, visibility).await
+            }
+
+            async fn complete_names(
+                &self,
+                namespace: Option<&$crate::core::Namespace>,
+                prefix: &str,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<(Vec<String>, u64)> {
+                completion::names(&self.$read, namespace, prefix, limit, visibility).await
+            }
+
+            async fn generation(&self) -> $crate::store::Result<i64> {
+                changes::generation(&self.$read).await
+            }
+
+            async fn changed_since(
+                &self,
+                since: i64,
+                after_id: $crate::store::SkillId,
+                limit: u32,
+            ) -> $crate::store::Result<Vec<$crate::store::ChangedSkill>> {
+                changes::since(&self.$read, since, after_id, limit).await
+            }
+
+            async fn stats(&self) -> $crate::store::Result<$crate::store::Stats> {
+                maintenance::stats(&self.$read).await
+            }
+
+            async fn verify(
+                &self,
+                progress: &(dyn Fn(u64) + Send + Sync),
+            ) -> $crate::store::Result<$crate::store::VerifyReport> {
+                maintenance::verify(&self.$read, progress).await
+            }
+
+            async fn backup(&self, path: &std::path::Path) -> $crate::store::Result<()> {
+                maintenance::backup(&self.$read, path).await
+            }
+
+            async fn close(&self) {
+                self.$read.close().await;
+                self.$write.close().await;
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::store::Blobs for $engine {
+            async fn get(
+                &self,
+                digest: &$crate::core::Digest,
+            ) -> $crate::store::Result<Option<Vec<u8>>> {
+                blobs::get(&self.$read, digest).await
+            }
+
+            async fn put_if_absent(
+                &self,
+                items: &[($crate::core::Digest, &[u8])],
+            ) -> $crate::store::Result<()> {
+                blobs::put_if_absent(&self.$write, items).await
+            }
+        }
+    };
+}
+pub(super) use engine_impls;
