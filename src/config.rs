@@ -66,9 +66,90 @@ pub enum LogFormat {
 /// data directory shares.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct Storage {
-    /// Directory holding the database and the search index.
+    /// Directory holding the database and the search index (with PostgreSQL, only this
+    /// replica's search index).
     #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
     pub data_dir: PathBuf,
+    /// Keep the registry in PostgreSQL (`postgres://user:password@host:port/database`), which
+    /// any number of replicas may share; unset, or `sqlite://DIR`, keeps it in the SQLite
+    /// database of the data directory (DIR, when given, is the data directory).
+    #[arg(long, env = "SKILLREG_DATABASE_URL", hide_env_values = true)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<Secret>,
+    /// PostgreSQL connections this process keeps open at most.
+    #[arg(long, env = "SKILLREG_DATABASE_POOL_SIZE", default_value = "16")]
+    pub database_pool_size: u32,
+    /// Seconds a PostgreSQL statement may run before the server cancels it (503
+    /// `storage_busy`).
+    #[arg(
+        long,
+        env = "SKILLREG_DATABASE_STATEMENT_TIMEOUT_SECS",
+        default_value = "30"
+    )]
+    pub database_statement_timeout_secs: u64,
+}
+
+/// Which engine a [`Storage`] names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Engine {
+    /// The SQLite database in this data directory.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by URL.
+    Postgres(String),
+}
+
+impl Storage {
+    /// The storage in `data_dir`, on SQLite, with default settings.
+    pub fn data_dir(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The engine and where its data is.
+    pub fn engine(&self) -> Result<Engine, ConfigError> {
+        match &self.database_url {
+            None => Ok(Engine::Sqlite(self.data_dir.clone())),
+            Some(url) => Engine::parse(url.expose()),
+        }
+    }
+}
+
+/// Where the registry is, for logs and messages: never the password of a database URL.
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.engine() {
+            Ok(Engine::Sqlite(dir)) => write!(f, "data directory {}", dir.display()),
+            Ok(Engine::Postgres(url)) => {
+                // postgres://user:password@host:port/db?opts → host:port/db
+                let rest = url.split_once("://").map_or("", |(_, r)| r);
+                let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+                let rest = rest.split('?').next().unwrap_or_default();
+                write!(f, "PostgreSQL database {rest}")
+            }
+            Err(_) => f.write_str("an invalid database URL"),
+        }
+    }
+}
+
+impl Engine {
+    /// An engine from a database URL: `postgres://…` or `postgresql://…`, or `sqlite://DIR`
+    /// (a data directory).
+    pub fn parse(url: &str) -> Result<Self, ConfigError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        if let Some(dir) = url.strip_prefix("sqlite://").filter(|d| !d.is_empty()) {
+            return Ok(Self::Sqlite(PathBuf::from(dir)));
+        }
+        // Never echo the URL: it may carry a password.
+        let scheme = url.split_once("://").map_or("(none)", |(s, _)| s);
+        Err(ConfigError::Invalid(format!(
+            "database_url must start with postgres://, postgresql:// or sqlite://DIR; its scheme \
+             is {scheme}"
+        )))
+    }
 }
 
 /// The effective configuration of `skillreg serve`.
@@ -80,16 +161,16 @@ pub struct Config {
     /// Address the HTTP server listens on.
     #[arg(long, env = "SKILLREG_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Extra Host header values /mcp accepts besides localhost, 127.0.0.1 and ::1; "*" accepts
-    /// any (repeatable; comma-separated in the environment).
+    /// Extra Host header values every route accepts besides localhost, 127.0.0.1 and ::1; "*"
+    /// accepts any (repeatable; comma-separated in the environment).
     #[arg(
         long = "allowed-host",
         env = "SKILLREG_ALLOWED_HOSTS",
         value_delimiter = ','
     )]
     pub allowed_hosts: Vec<String>,
-    /// Origin header values /mcp accepts (browser clients); empty accepts any (repeatable;
-    /// comma-separated in the environment).
+    /// Origin header values accepted besides the http(s) origins of the allowed hosts (browser
+    /// clients); "*" accepts any (repeatable; comma-separated in the environment).
     #[arg(
         long = "allowed-origin",
         env = "SKILLREG_ALLOWED_ORIGINS",
@@ -374,7 +455,16 @@ impl Config {
                 "max_upload_bytes must be at least 1024".to_owned(),
             ));
         }
+        self.storage.engine()?;
         for (name, value) in [
+            (
+                "database_pool_size",
+                u64::from(self.storage.database_pool_size),
+            ),
+            (
+                "database_statement_timeout_secs",
+                self.storage.database_statement_timeout_secs,
+            ),
             ("request_timeout_secs", self.request_timeout_secs),
             ("header_read_timeout_secs", self.header_read_timeout_secs),
             ("mcp_session_idle_secs", self.mcp_session_idle_secs),

@@ -12,7 +12,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{self, Config, LogFormat, Storage};
+use crate::config::{self, Config, Engine, LogFormat, Storage};
 use crate::core::{Code, Namespace, SkillVersion};
 use crate::http;
 use crate::mcp::{McpOptions, SkillServer};
@@ -388,9 +388,25 @@ pub async fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error and its causes on one line, each cause once (many errors already quote their
+/// source), with the stable code when the error is the registry's.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !line.contains(&cause) {
+            line = format!("{line}: {cause}");
+        }
+    }
+    match e.downcast_ref::<crate::error::Error>() {
+        Some(registry) => format!("{line} [{}]", registry.code()),
+        None => line,
     }
 }
 
@@ -484,7 +500,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.check()?;
     init_logging(config.log_format);
     tracing::debug!(?config, "configuration");
-    let registry = Registry::builder(&config.storage.data_dir)
+    let registry = Registry::builder_for(&config.storage)?
         .page_size(config.page_size)
         .admin_token(config.admin_token())
         .search()
@@ -506,7 +522,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.stdio {
-        tracing::info!(data_dir = %config.storage.data_dir.display(), "serving MCP on stdio");
+        tracing::info!(storage = %config.storage, "serving MCP on stdio");
         let options = McpOptions {
             reads_need_token: false,
             index_max_skills: config.index_json_max_skills,
@@ -523,7 +539,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let app = http::router(registry.clone(), &config, shutdown.clone());
     tracing::info!(
         addr = %listener.local_addr()?,
-        data_dir = %config.storage.data_dir.display(),
+        storage = %config.storage,
         "serving MCP at http://{}/mcp",
         listener.local_addr()?
     );
@@ -549,7 +565,7 @@ async fn shutdown_signal() {
 }
 
 async fn reindex(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let registry = Registry::builder(&data.storage.data_dir)
+    let registry = Registry::builder_for(&data.storage)?
         .search()
         .open()
         .await?;
@@ -566,13 +582,17 @@ async fn reindex(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let dir = &data.storage.data_dir;
-    anyhow::ensure!(
-        crate::registry::holds_registry(dir),
-        "no registry database in {}",
-        dir.display()
-    );
-    let registry = Registry::builder(dir).search().open().await?;
+    if let Engine::Sqlite(dir) = data.storage.engine()? {
+        anyhow::ensure!(
+            crate::registry::holds_registry(&dir),
+            "no registry database in {}",
+            dir.display()
+        );
+    }
+    let registry = Registry::builder_for(&data.storage)?
+        .search()
+        .open()
+        .await?;
     let progress = if json {
         Progress(None)
     } else {
@@ -607,12 +627,12 @@ async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 async fn backup(data: DataArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let registry = Registry::open(&data.storage.data_dir).await?;
+    let registry = Registry::builder_for(&data.storage)?.open().await?;
     registry.backup(path).await?;
     let size = std::fs::metadata(path)?.len();
     println!(
         "backed up {} to {} ({size} bytes)",
-        data.storage.data_dir.display(),
+        data.storage,
         path.display()
     );
     registry.close().await;
@@ -662,7 +682,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(SkillVersion::parse)
         .transpose()?;
-    let registry = Registry::open(&args.data.storage.data_dir).await?;
+    let registry = Registry::builder_for(&args.data.storage)?.open().await?;
     let progress = if args.json {
         Progress(None)
     } else {

@@ -141,6 +141,10 @@ error_codes! {
     StorageReadOnly = "storage_read_only", 503, Internal,
         internal "the registry's storage is read-only; nothing was stored";
     StorageBusy = "storage_busy", 503, Internal, internal "the registry's storage is busy; try again";
+    /// The database cannot be reached (PostgreSQL restarting or failing over); the replica
+    /// reconnects by itself.
+    StorageUnavailable = "storage_unavailable", 503, Internal,
+        internal "the registry's storage is unavailable; try again";
     StorageError = "storage_error", 500, Internal, internal "internal storage error";
     InternalError = "internal_error", 500, Internal, internal "internal error";
     /// Reading local files (import, publish from a directory); never sent by the server.

@@ -181,12 +181,14 @@ async fn time_limit(limit: Duration, request: Request, next: Next) -> Response {
     }
 }
 
-/// Ready when storage answers and, if this process keeps a search index, the index is open.
+/// Ready when storage answers and, if this process keeps a search index, the index is open and
+/// has caught up with storage once since the process started.
 /// Cheap at any catalog size; follows the read-token setting.
 async fn readyz(State(s): State<AppState>, _: Reader) -> Response {
     let health = s.registry.health().await;
     let (search, search_generation) = match health.search {
         SearchHealth::NotConfigured => ("not configured", None),
+        SearchHealth::CatchingUp { generation } => ("catching up", Some(generation)),
         SearchHealth::Ok { generation } => ("ok", Some(generation)),
         SearchHealth::Failing => ("failing", None),
     };

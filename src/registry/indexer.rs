@@ -67,13 +67,19 @@ impl Registry {
 
     /// Index every skill changed since the index's generation. Returns whether anything changed.
     pub async fn catch_up_search(&self) -> Result<bool> {
+        let caught_up = || {
+            (self.inner.search_caught_up).store(true, std::sync::atomic::Ordering::Relaxed);
+        };
         let Some(index) = self.inner.search.clone().filter(|i| i.is_writable()) else {
+            // Another process keeps this index current.
+            caught_up();
             return Ok(false);
         };
         let mut state = self.inner.index_lock.lock().await;
         let db_gen = self.store().generation().await?;
         let mut since = index.generation() as i64;
         if since == db_gen && !state.damaged {
+            caught_up();
             return Ok(false);
         }
         if since > db_gen || state.damaged {
@@ -86,7 +92,10 @@ impl Registry {
         let result = self.index_since(&index, since, db_gen).await;
         // A storage failure leaves the index as it was; a failed index update may not.
         state.damaged = matches!(result, Err(Error::Search(_)));
-        result.map(|()| true)
+        result.map(|()| {
+            caught_up();
+            true
+        })
     }
 
     /// Index every skill changed after generation `since`, recording `db_gen` at the end.

@@ -18,6 +18,7 @@ mod access;
 pub mod cache;
 mod catalog;
 mod complete;
+mod feed;
 mod import;
 mod indexer;
 mod lifecycle;
@@ -31,10 +32,12 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{Engine, Storage};
 use crate::core::{Digest, Namespace, Principal, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
-use crate::store::{Backend, Blobs, Manifest, ResolvedVersion, Store, VersionId};
+use crate::store::postgres::PgOptions;
+use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store, VersionId};
 
 pub use crate::core::Status;
 pub use crate::store::{Stats, VerifyReport};
@@ -112,18 +115,24 @@ struct Inner {
     /// index is then rebuilt from storage, since a failed commit (a full disk) may have lost
     /// documents that the next commit's generation would claim.
     index_lock: tokio::sync::Mutex<IndexState>,
-    /// Wakes the indexer task after a local change.
+    /// Wakes the indexer task after a change.
     wake_indexer: Option<Arc<tokio::sync::Notify>>,
-    /// Stops the indexer task ([`Registry::close`]).
+    /// Whether the search index has caught up with storage once since this process started
+    /// (`/readyz` answers 503 until it has).
+    search_caught_up: std::sync::atomic::AtomicBool,
+    /// Stops the background tasks ([`Registry::close`]).
     stop: CancellationToken,
-    indexer: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The indexer and the change-feed listener.
+    tasks: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The admin token's hash, when one is configured.
     admin_hash: Option<Digest>,
 }
 
 /// How to open a registry.
 pub struct RegistryBuilder {
+    /// Where the search index lives, and the SQLite database unless `database` says otherwise.
     data_dir: PathBuf,
+    database: Option<Location>,
     page_size: u32,
     search: bool,
     admin_token: Option<String>,
@@ -149,8 +158,18 @@ impl RegistryBuilder {
         self
     }
 
+    /// Keep the catalog in PostgreSQL at `url` instead of the data directory's SQLite database
+    /// (the data directory then holds only the search index).
+    pub fn postgres(mut self, url: &str, options: PgOptions) -> Self {
+        self.database = Some(Location::Postgres(url.to_owned(), options));
+        self
+    }
+
     pub async fn open(self) -> Result<Registry> {
-        let backend = crate::store::open(&self.data_dir).await?;
+        let location = self
+            .database
+            .unwrap_or_else(|| Location::Sqlite(self.data_dir.clone()));
+        let backend = crate::store::open(&location).await?;
         let search = if self.search {
             let dir = search_dir(&self.data_dir);
             let index = SearchIndex::open(&dir)?;
@@ -176,9 +195,32 @@ impl Registry {
         Self::builder(data_dir).open().await
     }
 
+    /// The registry at `storage` (the `data_dir` and `database_url` settings).
+    pub fn builder_for(storage: &Storage) -> Result<RegistryBuilder> {
+        Ok(
+            match storage
+                .engine()
+                .map_err(|e| Error::InvalidRequest(e.to_string()))?
+            {
+                Engine::Sqlite(dir) => Self::builder(&dir),
+                Engine::Postgres(url) => Self::builder(&storage.data_dir).postgres(
+                    &url,
+                    PgOptions {
+                        max_connections: storage.database_pool_size,
+                        statement_timeout: Duration::from_secs(
+                            storage.database_statement_timeout_secs,
+                        ),
+                        ..PgOptions::default()
+                    },
+                ),
+            },
+        )
+    }
+
     pub fn builder(data_dir: &Path) -> RegistryBuilder {
         RegistryBuilder {
             data_dir: data_dir.to_path_buf(),
+            database: None,
             page_size: DEFAULT_PAGE_SIZE,
             search: false,
             admin_token: None,
@@ -223,25 +265,34 @@ impl Registry {
                 search,
                 index_lock: tokio::sync::Mutex::new(IndexState::default()),
                 wake_indexer: wake.clone(),
+                search_caught_up: false.into(),
                 stop: CancellationToken::new(),
-                indexer: std::sync::Mutex::new(None),
+                tasks: std::sync::Mutex::new(Vec::new()),
                 admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
             }),
         };
+        let mut tasks = Vec::new();
         if let Some(wake) = wake {
-            let task = tokio::spawn(indexer::run(
+            tasks.push(tokio::spawn(indexer::run(
                 Arc::downgrade(&registry.inner),
                 wake.clone(),
                 registry.inner.stop.clone(),
-            ));
-            *registry
-                .inner
-                .indexer
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(task);
+            )));
             // Catch up at once (the index may be missing or behind after a crash).
             wake.notify_one();
         }
+        if let Some(feed) = backend.feed {
+            tasks.push(tokio::spawn(feed::run(
+                Arc::downgrade(&registry.inner),
+                feed,
+                registry.inner.stop.clone(),
+            )));
+        }
+        *registry
+            .inner
+            .tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = tasks;
         registry
     }
 
@@ -254,8 +305,9 @@ impl Registry {
         self.inner.changes.subscribe()
     }
 
-    /// After a local change: let the indexer catch up (it then tells subscribers), or tell
-    /// subscribers directly when this process keeps no index.
+    /// After a change (made here, or announced by another process): drop the short-lived
+    /// caches, and let the indexer catch up (it then tells subscribers), or tell subscribers
+    /// directly when this process keeps no index.
     fn notify_changed(&self) {
         self.inner.resolved.clear();
         self.inner.private.clear();
@@ -428,6 +480,14 @@ impl Registry {
         let search = match &self.inner.search {
             None => SearchHealth::NotConfigured,
             Some(index) => match index.healthy() {
+                Ok(generation)
+                    if !self
+                        .inner
+                        .search_caught_up
+                        .load(std::sync::atomic::Ordering::Relaxed) =>
+                {
+                    SearchHealth::CatchingUp { generation }
+                }
                 Ok(generation) => SearchHealth::Ok { generation },
                 Err(e) => {
                     tracing::warn!(error = %e, "readiness: the search index is failing");
@@ -479,13 +539,9 @@ impl Registry {
     /// dropped (the next owner catches up from the generation).
     pub async fn close(&self) {
         self.inner.stop.cancel();
-        let task = self
-            .inner
-            .indexer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(task) = task {
+        let tasks =
+            std::mem::take(&mut *self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        for task in tasks {
             let _ = task.await;
         }
         if let Some(index) = &self.inner.search {
@@ -514,13 +570,24 @@ pub struct Health {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchHealth {
     NotConfigured,
-    Ok { generation: u64 },
+    /// Open, and not yet caught up with storage since this process started (a new replica
+    /// building its index, or one restarted after falling behind).
+    CatchingUp {
+        generation: u64,
+    },
+    Ok {
+        generation: u64,
+    },
     Failing,
 }
 
 impl Health {
     pub fn ready(&self) -> bool {
-        self.generation.is_some() && self.search != SearchHealth::Failing
+        self.generation.is_some()
+            && matches!(
+                self.search,
+                SearchHealth::NotConfigured | SearchHealth::Ok { .. }
+            )
     }
 }
 

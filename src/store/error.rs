@@ -1,5 +1,7 @@
 //! Storage failures, and how each engine's failures map onto the error-code table.
 
+use sqlx::postgres::PgDatabaseError;
+
 use crate::core::Code;
 
 /// Storage failures. A domain conflict (a different version already stored) has a variant of its
@@ -19,6 +21,8 @@ pub enum StoreError {
     VersionExists { version: String, existing: String },
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// SQLite primary result codes we tell apart (<https://sqlite.org/rescode.html>). Extended codes
@@ -37,24 +41,49 @@ impl StoreError {
         Self::Corrupt(format!("{what}: {error}"))
     }
 
-    /// The code this failure is reported with: a full disk, read-only storage and a busy engine
-    /// are told apart from every other failure.
+    /// The code this failure is reported with: a full disk, read-only storage, a busy engine and
+    /// an unreachable database are told apart from every other failure.
     pub fn code(&self) -> Code {
-        let Self::Sqlx(sqlx::Error::Database(e)) = self else {
-            return Code::StorageError;
-        };
-        let Some(primary) = e
-            .code()
-            .and_then(|c| c.parse::<i64>().ok())
-            .map(|c| c & 0xff)
-        else {
-            return Code::StorageError;
-        };
-        match primary {
-            sqlite_code::FULL => Code::StorageFull,
-            sqlite_code::READONLY => Code::StorageReadOnly,
-            sqlite_code::BUSY | sqlite_code::LOCKED => Code::StorageBusy,
+        match self {
+            Self::Unsupported(_) => Code::InvalidRequest,
+            Self::Sqlx(sqlx::Error::Database(e)) => match e.try_downcast_ref::<PgDatabaseError>() {
+                Some(pg) => postgres_code(pg.code()),
+                None => sqlite_code(e.code().as_deref()),
+            },
+            Self::Sqlx(
+                sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::Protocol(_),
+            ) => Code::StorageUnavailable,
             _ => Code::StorageError,
         }
+    }
+}
+
+fn sqlite_code(code: Option<&str>) -> Code {
+    match code.and_then(|c| c.parse::<i64>().ok()).map(|c| c & 0xff) {
+        Some(sqlite_code::FULL) => Code::StorageFull,
+        Some(sqlite_code::READONLY) => Code::StorageReadOnly,
+        Some(sqlite_code::BUSY | sqlite_code::LOCKED) => Code::StorageBusy,
+        _ => Code::StorageError,
+    }
+}
+
+/// PostgreSQL SQLSTATEs we tell apart (<https://www.postgresql.org/docs/current/errcodes-appendix.html>).
+fn postgres_code(sqlstate: &str) -> Code {
+    match sqlstate {
+        // disk_full
+        "53100" => Code::StorageFull,
+        // read_only_sql_transaction: a standby, or a primary being demoted
+        "25006" => Code::StorageReadOnly,
+        // serialization_failure, deadlock_detected, lock_not_available, query_canceled
+        // (statement_timeout), too_many_connections
+        "40001" | "40P01" | "55P03" | "57014" | "53300" => Code::StorageBusy,
+        // admin_shutdown, crash_shutdown, cannot_connect_now, and the connection_exception class
+        "57P01" | "57P02" | "57P03" => Code::StorageUnavailable,
+        s if s.starts_with("08") => Code::StorageUnavailable,
+        _ => Code::StorageError,
     }
 }

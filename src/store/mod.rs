@@ -9,10 +9,12 @@
 //!   a version is visible completely or not at all, and a crash in between leaves at most
 //!   unreferenced blobs.
 //!
-//! Engines: [`sqlite`] (the embedded default: one data directory, WAL, one writer).
+//! Engines: [`sqlite`] (the embedded default: one data directory, WAL, one writer) and
+//! [`postgres`] (one database that any number of replicas share).
 
 mod engine;
 mod error;
+pub mod postgres;
 mod records;
 mod rows;
 pub mod sqlite;
@@ -200,18 +202,58 @@ pub trait Blobs: Send + Sync + 'static {
 /// Completion totals count at most this many matches.
 pub const COMPLETION_COUNT_CAP: u64 = 10_000;
 
-/// Open the embedded engine in `data_dir`: the store and its blobs.
-pub async fn open(data_dir: &Path) -> Result<Backend> {
-    let store = std::sync::Arc::new(sqlite::SqliteStore::open(data_dir).await?);
-    Ok(Backend {
-        store: store.clone(),
-        blobs: store,
+/// Where a registry's data lives.
+#[derive(Debug, Clone)]
+pub enum Location {
+    /// The embedded engine: the SQLite database in this data directory.
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL database, by URL, and how to use it.
+    Postgres(String, postgres::PgOptions),
+}
+
+/// Open (creating and migrating as needed) the store and its blobs at `location`.
+pub async fn open(location: &Location) -> Result<Backend> {
+    fn backend<S: Store + Blobs>(store: S, feed: Option<Box<dyn ChangeFeed>>) -> Backend {
+        let store = std::sync::Arc::new(store);
+        Backend {
+            store: store.clone(),
+            blobs: store,
+            feed,
+        }
+    }
+    Ok(match location {
+        Location::Sqlite(dir) => backend(sqlite::SqliteStore::open(dir).await?, None),
+        Location::Postgres(url, options) => {
+            let store = postgres::PgStore::connect(url, options).await?;
+            let feed = postgres::PgFeed::new(store.pool().clone());
+            backend(store, Some(Box::new(feed)))
+        }
     })
 }
 
 /// A store and its blobs, as the registry holds them.
-#[derive(Clone)]
 pub struct Backend {
     pub store: std::sync::Arc<dyn Store>,
     pub blobs: std::sync::Arc<dyn Blobs>,
+    /// How this process hears of changes that other processes commit, when the engine announces
+    /// them (PostgreSQL). Without one, the registry's periodic generation check sees them.
+    pub feed: Option<Box<dyn ChangeFeed>>,
+}
+
+/// What a [`ChangeFeed`] heard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard {
+    /// A change committed, with the generation it made.
+    Change(i64),
+    /// The feed (re)connected: changes may have been missed before this point, so compare
+    /// generations.
+    Gap,
+}
+
+/// Announcements of committed changes, from any process sharing the storage.
+#[async_trait]
+pub trait ChangeFeed: Send + 'static {
+    /// Wait for the next announcement. After an error the next call reconnects (and then
+    /// reports a [`Heard::Gap`]).
+    async fn next(&mut self) -> Result<Heard>;
 }

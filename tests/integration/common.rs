@@ -39,6 +39,8 @@ pub struct TestServer {
 pub struct TestServerBuilder {
     seeded: bool,
     data_dir: Option<PathBuf>,
+    /// A PostgreSQL database URL to keep the catalog in instead of the data directory.
+    database_url: Option<String>,
     config: Config,
     rate_limits: bool,
 }
@@ -49,6 +51,7 @@ impl TestServer {
         TestServerBuilder {
             seeded: false,
             data_dir: None,
+            database_url: None,
             config: Config::default(),
             rate_limits: false,
         }
@@ -65,6 +68,14 @@ impl TestServerBuilder {
     /// Serve this existing data directory instead of a fresh temporary one.
     pub fn data_dir(mut self, dir: &Path) -> Self {
         self.data_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Keep the catalog in the PostgreSQL database at `url` (see [`fresh_postgres`]); the data
+    /// directory then holds only this server's search index. Servers given the same URL are
+    /// replicas of one registry.
+    pub fn postgres(mut self, url: &str) -> Self {
+        self.database_url = Some(url.to_owned());
         self
     }
 
@@ -106,7 +117,11 @@ impl TestServerBuilder {
             self.config.rate_limit_writes_per_minute = 0;
             self.config.rate_limit_auth_failures_per_minute = 0;
         }
-        let registry = Registry::builder(&data_dir)
+        self.config.storage.data_dir = data_dir.clone();
+        self.config.storage.database_url =
+            self.database_url.clone().map(skillreg::config::Secret::new);
+        let registry = Registry::builder_for(&self.config.storage)
+            .unwrap()
             .page_size(self.config.page_size)
             .admin_token(self.config.admin_token())
             .search()
@@ -142,6 +157,42 @@ impl TestServer {
     pub fn base(&self) -> String {
         self.url.trim_end_matches("/mcp").to_owned()
     }
+}
+
+/// A fresh, empty PostgreSQL database on the test server, by URL. The server is the one
+/// `SKILLREG_TEST_POSTGRES_URL` names (`.ci/run` starts one with `scripts/test-postgres.sh`);
+/// without it, this panics with the fix: PostgreSQL tests never skip silently.
+pub async fn fresh_postgres() -> String {
+    use sqlx::Connection as _;
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let admin = std::env::var("SKILLREG_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!(
+            "SKILLREG_TEST_POSTGRES_URL is not set: start a throwaway server with \
+             `eval \"$(bash scripts/test-postgres.sh start)\"; export SKILLREG_TEST_POSTGRES_URL` \
+             (or run .ci/run, which does)"
+        )
+    });
+    let name = format!(
+        "skillreg_test_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut conn = sqlx::PgConnection::connect(&admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL server: {e}"));
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name}"
+    )))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    let (server, _) = admin.rsplit_once('/').expect("a URL with a database path");
+    format!("{server}/{name}")
 }
 
 impl Drop for TestServer {

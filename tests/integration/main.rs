@@ -19,6 +19,7 @@ mod hardening;
 mod hostile;
 mod mcp_protocol;
 mod ops;
+mod postgres;
 mod reliability;
 mod rest;
 mod soak;

@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::config::{Config, Secret};
 
-const ADMIN: &str = "test-admin-735bacc10bffd93e8bfeb7a103606031";
+pub(crate) const ADMIN: &str = "test-admin-735bacc10bffd93e8bfeb7a103606031";
 
 async fn server() -> TestServer {
     TestServer::builder()
@@ -26,7 +26,7 @@ fn skill_md(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
 }
 
-fn skill_archive(name: &str, description: &str) -> Vec<u8> {
+pub(crate) fn skill_archive(name: &str, description: &str) -> Vec<u8> {
     let md = skill_md(name, description);
     tar_gz(&[
         ("SKILL.md", tar::EntryType::Regular, md.as_bytes()),
@@ -34,20 +34,20 @@ fn skill_archive(name: &str, description: &str) -> Vec<u8> {
     ])
 }
 
-struct Api {
+pub(crate) struct Api {
     http: reqwest::Client,
     base: String,
 }
 
 impl Api {
-    fn new(server: &TestServer) -> Self {
+    pub(crate) fn new(server: &TestServer) -> Self {
         Self {
             http: reqwest::Client::new(),
             base: server.base(),
         }
     }
 
-    async fn put(
+    pub(crate) async fn put(
         &self,
         path: &str,
         token: Option<&str>,
@@ -66,7 +66,7 @@ impl Api {
         (resp.status(), resp.json().await.unwrap_or(Value::Null))
     }
 
-    async fn publish(
+    pub(crate) async fn publish(
         &self,
         token: Option<&str>,
         ns: &str,
@@ -83,7 +83,7 @@ impl Api {
         .await
     }
 
-    async fn send(
+    pub(crate) async fn send(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -101,11 +101,11 @@ impl Api {
         (resp.status(), resp.json().await.unwrap_or(Value::Null))
     }
 
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.send(reqwest::Method::GET, path, None, None).await
     }
 
-    async fn token(&self, namespaces: &[&str], actions: &[&str]) -> (String, String) {
+    pub(crate) async fn token(&self, namespaces: &[&str], actions: &[&str]) -> (String, String) {
         let (status, body) = self
             .send(
                 reqwest::Method::POST,
@@ -122,7 +122,7 @@ impl Api {
     }
 }
 
-fn code(body: &Value) -> &str {
+pub(crate) fn code(body: &Value) -> &str {
     body["error"]["code"]
         .as_str()
         .unwrap_or_else(|| panic!("no error code in {body}"))

@@ -1,0 +1,141 @@
+//! Completion for the resource templates: namespace and skill-name prefixes, ranked by recency,
+//! with bounded work however large the catalog. Names compare byte-wise (`COLLATE "C"`), so a
+//! prefix is an index range.
+
+use sqlx::PgPool;
+
+use super::write::{visibility_args, visible};
+use crate::core::{Namespace, Visibility};
+use crate::store::Result;
+use crate::store::rows::{CANDIDATES, COUNT_CAP, count, prefix_range};
+
+/// Up to `limit` visible namespaces starting with `prefix`: the exact match first, then by most
+/// recent publish; and how many start with it (counted up to the cap).
+pub(super) async fn namespaces(
+    pool: &PgPool,
+    prefix: &str,
+    limit: u32,
+    visibility: &Visibility,
+) -> Result<(Vec<String>, u64)> {
+    let (lo, hi) = prefix_range(prefix);
+    let (mode, visible_names) = visibility_args(visibility);
+    let names: Vec<String> = sqlx::query_scalar(concat!(
+        "SELECT name FROM (SELECT n.name, n.last_published_at FROM namespaces n
+                           WHERE n.name >= $1 AND n.name < $2 AND ",
+        visible!("n", "$6", "$7"),
+        " ORDER BY n.name LIMIT $4) AS c
+         ORDER BY name = $3 DESC, last_published_at DESC NULLS LAST, name LIMIT $5"
+    ))
+    .bind(&lo)
+    .bind(&hi)
+    .bind(prefix)
+    .bind(CANDIDATES)
+    .bind(i64::from(limit))
+    .bind(mode)
+    .bind(&visible_names)
+    .fetch_all(pool)
+    .await?;
+    let total: i64 = sqlx::query_scalar(concat!(
+        "SELECT count(*) FROM (SELECT 1 FROM namespaces n WHERE n.name >= $1 AND n.name < $2 AND ",
+        visible!("n", "$4", "$5"),
+        " LIMIT $3) AS c"
+    ))
+    .bind(&lo)
+    .bind(&hi)
+    .bind(COUNT_CAP)
+    .bind(mode)
+    .bind(&visible_names)
+    .fetch_one(pool)
+    .await?;
+    Ok((names, count(total)?))
+}
+
+/// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across every
+/// visible one: the exact match first, then by most recent publish; and how many skills match
+/// (counted up to the cap). The ranking looks at the first [`CANDIDATES`] matches in name order.
+pub(super) async fn names(
+    pool: &PgPool,
+    namespace: Option<&Namespace>,
+    prefix: &str,
+    limit: u32,
+    visibility: &Visibility,
+) -> Result<(Vec<String>, u64)> {
+    let (lo, hi) = prefix_range(prefix);
+    let (names, total): (Vec<String>, i64) = match namespace {
+        Some(ns) => {
+            let found: Option<(i64, bool)> =
+                sqlx::query_as("SELECT id, private FROM namespaces WHERE name = $1")
+                    .bind(ns.as_str())
+                    .fetch_optional(pool)
+                    .await?;
+            let Some((ns_id, _)) = found.filter(|(_, private)| visibility.sees(ns, *private))
+            else {
+                return Ok((Vec::new(), 0));
+            };
+            let names = sqlx::query_scalar(
+                "SELECT name FROM (SELECT name, last_published_at FROM skills
+                                   WHERE namespace_id = $3 AND name >= $1 AND name < $2
+                                   ORDER BY name LIMIT $5) AS c
+                 ORDER BY name = $4 DESC, last_published_at DESC NULLS LAST, name LIMIT $6",
+            )
+            .bind(&lo)
+            .bind(&hi)
+            .bind(ns_id)
+            .bind(prefix)
+            .bind(CANDIDATES)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?;
+            let total = sqlx::query_scalar(
+                "SELECT count(*) FROM (SELECT 1 FROM skills
+                                       WHERE namespace_id = $3 AND name >= $1 AND name < $2
+                                       LIMIT $4) AS c",
+            )
+            .bind(&lo)
+            .bind(&hi)
+            .bind(ns_id)
+            .bind(COUNT_CAP)
+            .fetch_one(pool)
+            .await?;
+            (names, total)
+        }
+        None => {
+            let (mode, visible_names) = visibility_args(visibility);
+            let names = sqlx::query_scalar(concat!(
+                "SELECT name FROM (SELECT s.name, s.last_published_at FROM skills s
+                                   JOIN namespaces n ON n.id = s.namespace_id
+                                   WHERE s.name >= $1 AND s.name < $2 AND ",
+                visible!("n", "$6", "$7"),
+                " ORDER BY s.name LIMIT $4) AS c
+                 GROUP BY name
+                 ORDER BY name = $3 DESC, max(last_published_at) DESC NULLS LAST, name
+                 LIMIT $5"
+            ))
+            .bind(&lo)
+            .bind(&hi)
+            .bind(prefix)
+            .bind(CANDIDATES)
+            .bind(i64::from(limit))
+            .bind(mode)
+            .bind(&visible_names)
+            .fetch_all(pool)
+            .await?;
+            let total = sqlx::query_scalar(concat!(
+                "SELECT count(*) FROM (SELECT 1 FROM skills s
+                                       JOIN namespaces n ON n.id = s.namespace_id
+                                       WHERE s.name >= $1 AND s.name < $2 AND ",
+                visible!("n", "$4", "$5"),
+                " LIMIT $3) AS c"
+            ))
+            .bind(&lo)
+            .bind(&hi)
+            .bind(COUNT_CAP)
+            .bind(mode)
+            .bind(&visible_names)
+            .fetch_one(pool)
+            .await?;
+            (names, total)
+        }
+    };
+    Ok((names, count(total)?))
+}

@@ -1,0 +1,110 @@
+//! Maintenance: row counts and the scrub that re-hashes every stored byte. Backups of a
+//! PostgreSQL registry are PostgreSQL's own (`pg_dump`, base backups) or `skillreg migrate`.
+
+use std::path::Path;
+
+use sqlx::PgPool;
+
+use crate::store::rows::{self, Scrub};
+use crate::store::{Result, Stats, StoreError, VerifyReport};
+
+pub(super) async fn stats(pool: &PgPool) -> Result<Stats> {
+    let counters = sqlx::query_as("SELECT key, value FROM meta WHERE key LIKE 'count_%'")
+        .fetch_all(pool)
+        .await?;
+    Ok(rows::stats(counters))
+}
+
+/// The same numbers counted from the tables (what the counters must equal).
+async fn counted(pool: &PgPool) -> Result<Stats> {
+    let row = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM namespaces), (SELECT count(*) FROM skills),
+                (SELECT count(*) FROM versions), (SELECT count(*) FROM version_files),
+                (SELECT count(*) FROM blobs), (SELECT coalesce(sum(size), 0)::int8 FROM blobs),
+                (SELECT count(*) FROM audit_log), (SELECT count(*) FROM tokens)",
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(rows::counted(row))
+}
+
+/// Scrub the whole store: every blob re-hashed against its digest and size, every file row
+/// pointing at an existing blob, every version with its root entry, every listing row at a
+/// current version, the counters against the tables. `progress` is called after each blob.
+pub(super) async fn verify(
+    pool: &PgPool,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<VerifyReport> {
+    let mut scrub = Scrub::default();
+    let mut after = String::new();
+    loop {
+        let blobs: Vec<(String, i64, Vec<u8>)> = sqlx::query_as(
+            "SELECT digest, size, data FROM blobs WHERE digest > $1 ORDER BY digest LIMIT 64",
+        )
+        .bind(&after)
+        .fetch_all(pool)
+        .await?;
+        let Some(last) = blobs.last() else { break };
+        after = last.0.clone();
+        for (digest, size, data) in blobs {
+            scrub.blob(&digest, size, &data);
+            progress(scrub.report.blobs_checked);
+        }
+    }
+    scrub.dangling(
+        sqlx::query_as(
+            "SELECT f.version_id, f.path, f.digest FROM version_files f
+             LEFT JOIN blobs b ON b.digest = f.digest WHERE b.digest IS NULL",
+        )
+        .fetch_all(pool)
+        .await?,
+    );
+    scrub.size_mismatch(
+        sqlx::query_as(
+            "SELECT f.version_id, f.path FROM version_files f
+             JOIN blobs b ON b.digest = f.digest WHERE b.size != f.size",
+        )
+        .fetch_all(pool)
+        .await?,
+    );
+    let versions: i64 = sqlx::query_scalar("SELECT count(*) FROM versions")
+        .fetch_one(pool)
+        .await?;
+    scrub.report.versions_checked = versions.unsigned_abs();
+    scrub.rootless(
+        sqlx::query_scalar(
+            "SELECT v.id FROM versions v WHERE NOT EXISTS
+               (SELECT 1 FROM version_entries e WHERE e.version_id = v.id AND e.subpath = '')
+             OR NOT EXISTS
+               (SELECT 1 FROM version_files f WHERE f.version_id = v.id AND f.path = 'SKILL.md')",
+        )
+        .fetch_all(pool)
+        .await?,
+    );
+    scrub.file_counts(
+        sqlx::query_scalar(
+            "SELECT v.id FROM versions v WHERE v.file_count !=
+               (SELECT count(*) FROM version_files f WHERE f.version_id = v.id)",
+        )
+        .fetch_all(pool)
+        .await?,
+    );
+    scrub.stale_listing(
+        sqlx::query_scalar(
+            "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id
+             WHERE s.current_version_id IS DISTINCT FROM l.version_id",
+        )
+        .fetch_all(pool)
+        .await?,
+    );
+    scrub.counters(stats(pool).await?, counted(pool).await?);
+    Ok(scrub.report)
+}
+
+pub(super) async fn backup(_pool: &PgPool, path: &Path) -> Result<()> {
+    Err(StoreError::Unsupported(format!(
+        "cannot back up a PostgreSQL registry to {}: use pg_dump, or `skillreg migrate` to \
+         copy it into an SQLite data directory",
+        path.display()
+    )))
+}

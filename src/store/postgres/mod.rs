@@ -1,0 +1,86 @@
+//! The engine for more than one replica: every table in one PostgreSQL database, blobs as
+//! `bytea` (a skill is at most 16 MiB). Any number of `skillreg serve` processes may share it.
+//!
+//! Writes take one transaction-scoped advisory lock ([`write::begin`]), so they apply one at a
+//! time across every replica, exactly as on SQLite's single writer: concurrent publishes of one
+//! version from two replicas end with one stored and the other unchanged or refused. Reads run
+//! on the pool in parallel and never wait for writes. The modules mirror the SQLite engine's:
+//! the statements differ, the rows and their decoding (`store::rows`) are shared.
+
+mod audit;
+mod blobs;
+mod changes;
+mod completion;
+mod feed;
+mod maintenance;
+mod skills;
+mod tokens;
+mod write;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Connection as _, PgConnection, PgPool};
+
+use super::Result;
+pub use feed::PgFeed;
+pub use write::CHANGES_CHANNEL;
+
+/// How a replica uses the database.
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// Connections in the pool.
+    pub max_connections: u32,
+    /// Longest a statement may run before the server cancels it.
+    pub statement_timeout: Duration,
+    /// Longest a request waits for a connection (while the database is unreachable, requests
+    /// fail after this with `storage_unavailable`).
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: 16,
+            statement_timeout: Duration::from_secs(30),
+            acquire_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The PostgreSQL engine. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connect to the database at `url` (`postgres://…`) and apply pending migrations (one
+    /// replica at a time: the migrator holds an advisory lock).
+    pub async fn connect(url: &str, options: &PgOptions) -> Result<Self> {
+        let millis = options.statement_timeout.as_millis().to_string();
+        let connect = PgConnectOptions::from_str(url)?
+            .application_name("skillreg")
+            .options([("statement_timeout", millis.as_str())]);
+        // One connection first: its error names the cause (refused, authentication, no such
+        // database), where the pool's would only say that it timed out.
+        PgConnection::connect_with(&connect).await?.close().await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections)
+            .acquire_timeout(options.acquire_timeout)
+            // A connection the server dropped (a restart, a failover) is replaced, not reused.
+            .test_before_acquire(true)
+            .connect_with(connect)
+            .await?;
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// The pool (for the change listener and pool metrics).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+super::engine::engine_impls!(PgStore, read: pool, write: pool);

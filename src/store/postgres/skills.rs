@@ -1,0 +1,498 @@
+//! Skills, versions, their files and entries, and the listing: the catalog's tables.
+
+use sqlx::{PgConnection, PgPool};
+
+use super::write::{self, Published, Target, json_text, visibility_args, visible};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::store::records::decode;
+use crate::store::rows::{
+    self, CatalogRow, EntryRow, FileRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
+};
+use crate::store::{
+    CatalogRecord, ListingRecord, Manifests, NewVersion, PublishOutcome, ResolvedVersion, Result,
+    SkillRecord, StoreError, VersionRecord,
+};
+
+pub(super) async fn publish(pool: &PgPool, new: NewVersion<'_>) -> Result<PublishOutcome> {
+    let mut tx = write::begin(pool).await?;
+    let outcome = publish_in(&mut tx, new).await?;
+    match outcome {
+        PublishOutcome::Created => tx.commit().await?,
+        PublishOutcome::Unchanged => tx.rollback().await?,
+    }
+    Ok(outcome)
+}
+
+pub(super) async fn publish_many(
+    pool: &PgPool,
+    versions: Vec<NewVersion<'_>>,
+) -> Result<Vec<Result<PublishOutcome>>> {
+    let mut tx = write::begin(pool).await?;
+    let mut outcomes = Vec::with_capacity(versions.len());
+    for new in versions {
+        // `publish_in` tells a conflict from a new version without a failing statement (which
+        // would abort the whole transaction), so one version can be left out.
+        match publish_in(&mut tx, new).await {
+            Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
+            Err(e) => return Err(e),
+            Ok(o) => outcomes.push(Ok(o)),
+        }
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// The rows of one version, inside `tx` (which holds the writer lock): namespace and skill, then
+/// the version row — which decides whether anything else is written — then files, entries, the
+/// current version, the listing, the generation and the audit row.
+async fn publish_in(tx: &mut PgConnection, new: NewVersion<'_>) -> Result<PublishOutcome> {
+    let skill = SkillRef::new(new.namespace.clone(), new.bundle.name.clone());
+    let version = new.version.to_string();
+    let content_digest = new.bundle.content_digest.to_string();
+
+    // Insert when absent, else read the id: no row is rewritten when it exists.
+    let namespace_id: i64 = sqlx::query_scalar(
+        "WITH new AS (INSERT INTO namespaces (name) VALUES ($1)
+                      ON CONFLICT (name) DO NOTHING RETURNING id)
+         SELECT id FROM new UNION ALL SELECT id FROM namespaces WHERE name = $1 LIMIT 1",
+    )
+    .bind(skill.namespace.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+    let skill_id: i64 = sqlx::query_scalar(
+        "WITH new AS (INSERT INTO skills (namespace_id, name) VALUES ($1, $2)
+                      ON CONFLICT (namespace_id, name) DO NOTHING RETURNING id)
+         SELECT id FROM new UNION ALL
+         SELECT id FROM skills WHERE namespace_id = $1 AND name = $2 LIMIT 1",
+    )
+    .bind(namespace_id)
+    .bind(skill.name.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+
+    let inserted: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
+    )
+    .bind(skill_id)
+    .bind(&version)
+    .bind(&content_digest)
+    .bind(new.bundle.files.len() as i64)
+    .bind(new.bundle.total_size as i64)
+    .bind(json_text(&new.bundle.warnings)?)
+    .bind(new.published_by)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(version_id) = inserted else {
+        let existing: String = sqlx::query_scalar(
+            "SELECT content_digest FROM versions WHERE skill_id = $1 AND version = $2",
+        )
+        .bind(skill_id)
+        .bind(&version)
+        .fetch_one(&mut *tx)
+        .await?;
+        return if existing == content_digest {
+            Ok(PublishOutcome::Unchanged)
+        } else {
+            Err(StoreError::VersionExists { version, existing })
+        };
+    };
+
+    insert_files(tx, version_id, new).await?;
+    let subpaths = insert_entries(tx, version_id, new).await?;
+    let generation = write::next_generation(tx).await?;
+    let published = Published {
+        version_id,
+        subpaths: &subpaths,
+        generation,
+    };
+    write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
+    sqlx::query("UPDATE namespaces SET last_published_at = skillreg_now() WHERE id = $1")
+        .bind(namespace_id)
+        .execute(&mut *tx)
+        .await?;
+    write::audit(
+        tx,
+        new.published_by,
+        "publish",
+        Target::Version(&skill, &version),
+        &rows::publish_details(&new),
+    )
+    .await?;
+    Ok(PublishOutcome::Created)
+}
+
+/// Every file row of the version in one statement.
+async fn insert_files(tx: &mut PgConnection, version_id: i64, new: NewVersion<'_>) -> Result<()> {
+    let files = &new.bundle.files;
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let digests: Vec<String> = files.iter().map(|f| f.digest.to_string()).collect();
+    let sizes: Vec<i64> = files.iter().map(|f| f.bytes.len() as i64).collect();
+    let modes: Vec<i64> = files.iter().map(|f| i64::from(f.mode)).collect();
+    sqlx::query(
+        "INSERT INTO version_files (version_id, path, digest, size, mode)
+         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int8[], $5::int8[])",
+    )
+    .bind(version_id)
+    .bind(&paths)
+    .bind(&digests)
+    .bind(&sizes)
+    .bind(&modes)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Every entry row of the version in one statement; returns their subpaths.
+async fn insert_entries(
+    tx: &mut PgConnection,
+    version_id: i64,
+    new: NewVersion<'_>,
+) -> Result<Vec<String>> {
+    let entries = &new.bundle.entries;
+    let subpaths: Vec<String> = entries.iter().map(|e| e.subpath.clone()).collect();
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let descriptions: Vec<&str> = entries.iter().map(|e| e.description.as_str()).collect();
+    let frontmatters = entries
+        .iter()
+        .map(|e| json_text(&e.frontmatter))
+        .collect::<Result<Vec<_>>>()?;
+    sqlx::query(
+        "INSERT INTO version_entries (version_id, subpath, name, description, frontmatter)
+         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[])",
+    )
+    .bind(version_id)
+    .bind(&subpaths)
+    .bind(&names)
+    .bind(&descriptions)
+    .bind(&frontmatters)
+    .execute(&mut *tx)
+    .await?;
+    Ok(subpaths)
+}
+
+pub(super) async fn content_digests(
+    pool: &PgPool,
+    versions: &[VersionRef],
+) -> Result<Vec<Option<Digest>>> {
+    let mut out = Vec::with_capacity(versions.len());
+    for v in versions {
+        let digest: Option<String> = sqlx::query_scalar(
+            "SELECT v.content_digest FROM versions v
+             JOIN skills s ON s.id = v.skill_id
+             JOIN namespaces n ON n.id = s.namespace_id
+             WHERE n.name = $1 AND s.name = $2 AND v.version = $3",
+        )
+        .bind(v.namespace().as_str())
+        .bind(v.name().as_str())
+        .bind(v.version.to_string())
+        .fetch_optional(pool)
+        .await?;
+        out.push(digest.as_deref().map(decode::digest).transpose()?);
+    }
+    Ok(out)
+}
+
+pub(super) async fn list_page(
+    pool: &PgPool,
+    after: &str,
+    limit: u32,
+    visibility: &Visibility,
+) -> Result<Vec<ListingRecord>> {
+    let (mode, names) = visibility_args(visibility);
+    let rows: Vec<ListingRow> = sqlx::query_as(concat!(
+        "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
+                e.description, e.frontmatter, v.version, s.deprecation_message,
+                s.deprecated_at IS NOT NULL AS deprecated
+         FROM listing l
+         JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
+         JOIN versions v ON v.id = l.version_id
+         JOIN skills s ON s.id = l.skill_id
+         JOIN namespaces n ON n.id = s.namespace_id
+         WHERE l.uri > $1 AND ",
+        visible!("n", "$3", "$4"),
+        " ORDER BY l.uri LIMIT $2"
+    ))
+    .bind(after)
+    .bind(i64::from(limit))
+    .bind(mode)
+    .bind(&names)
+    .fetch_all(pool)
+    .await?;
+    decode_all(rows, ListingRow::decode)
+}
+
+/// The columns of a resolution; the version comes from the current pointer or a pinned match.
+macro_rules! resolve_sql {
+    ($join:literal) => {
+        concat!(
+            "SELECT s.id AS skill_id, v.id AS version_id, v.version,
+        v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
+        s.deprecated_at IS NOT NULL AS deprecated, n.private
+     FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
+            $join,
+            " WHERE n.name = $1 AND s.name = $2"
+        )
+    };
+}
+
+pub(super) async fn resolve(
+    pool: &PgPool,
+    skill: &SkillRef,
+    version: Option<&SkillVersion>,
+) -> Result<Option<ResolvedVersion>> {
+    let row: Option<ResolvedRow> = match version {
+        None => {
+            sqlx::query_as(resolve_sql!(
+                "JOIN versions v ON v.id = s.current_version_id"
+            ))
+            .bind(skill.namespace.as_str())
+            .bind(skill.name.as_str())
+            .fetch_optional(pool)
+            .await?
+        }
+        Some(version) => {
+            sqlx::query_as(resolve_sql!(
+                "JOIN versions v ON v.skill_id = s.id AND v.version = $3"
+            ))
+            .bind(skill.namespace.as_str())
+            .bind(skill.name.as_str())
+            .bind(version.to_string())
+            .fetch_optional(pool)
+            .await?
+        }
+    };
+    row.map(ResolvedRow::decode).transpose()
+}
+
+pub(super) async fn manifests(pool: &PgPool, version_ids: &[i64]) -> Result<Manifests> {
+    let files: Vec<FileRow> = sqlx::query_as(
+        "SELECT version_id, path, digest, size, mode FROM version_files
+         WHERE version_id = ANY($1) ORDER BY version_id, path",
+    )
+    .bind(version_ids)
+    .fetch_all(pool)
+    .await?;
+    let entries: Vec<EntryRow> = sqlx::query_as(
+        "SELECT version_id, subpath, name, description, frontmatter FROM version_entries
+         WHERE version_id = ANY($1) ORDER BY version_id, subpath",
+    )
+    .bind(version_ids)
+    .fetch_all(pool)
+    .await?;
+    rows::manifests(files, entries)
+}
+
+pub(super) async fn skill(pool: &PgPool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
+    let row: Option<SkillRow> = sqlx::query_as(
+        "SELECT s.id, n.name AS namespace, s.name, s.created_at,
+                v.version AS current_version, s.deprecated_at, s.deprecation_message, n.private
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+         WHERE n.name = $1 AND s.name = $2",
+    )
+    .bind(skill.namespace.as_str())
+    .bind(skill.name.as_str())
+    .fetch_optional(pool)
+    .await?;
+    row.map(SkillRow::decode).transpose()
+}
+
+/// The columns of a [`VersionRow`].
+macro_rules! version_sql {
+    ($where:literal) => {
+        concat!(
+            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
+                    published_by, yanked_at, yank_reason FROM versions WHERE ",
+            $where
+        )
+    };
+}
+
+pub(super) async fn versions(pool: &PgPool, skill_id: i64) -> Result<Vec<VersionRecord>> {
+    let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1"))
+        .bind(skill_id)
+        .fetch_all(pool)
+        .await?;
+    decode_all(rows, VersionRow::decode)
+}
+
+pub(super) async fn version(
+    pool: &PgPool,
+    skill_id: i64,
+    version: &SkillVersion,
+) -> Result<Option<VersionRecord>> {
+    let row: Option<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1 AND version = $2"))
+        .bind(skill_id)
+        .bind(version.to_string())
+        .fetch_optional(pool)
+        .await?;
+    row.map(VersionRow::decode).transpose()
+}
+
+pub(super) async fn catalog_page(
+    pool: &PgPool,
+    namespace: Option<&Namespace>,
+    after: Option<&SkillRef>,
+    limit: u32,
+    visibility: &Visibility,
+) -> Result<Vec<CatalogRecord>> {
+    let (after_ns, after_name) =
+        after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
+    let (mode, names) = visibility_args(visibility);
+    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
+        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
+                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
+         WHERE ($1::text IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
+        visible!("n", "$5", "$6"),
+        " ORDER BY n.name, s.name LIMIT $4"
+    ))
+    .bind(namespace.map(Namespace::as_str))
+    .bind(after_ns)
+    .bind(after_name)
+    .bind(i64::from(limit))
+    .bind(mode)
+    .bind(&names)
+    .fetch_all(pool)
+    .await?;
+    decode_all(rows, CatalogRow::decode)
+}
+
+pub(super) async fn set_yanked(
+    pool: &PgPool,
+    version: &VersionRef,
+    reason: Option<&str>,
+    actor: &str,
+) -> Result<bool> {
+    let mut tx = write::begin(pool).await?;
+    let Some(skill_id): Option<i64> = sqlx::query_scalar(
+        "SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
+         WHERE n.name = $1 AND s.name = $2",
+    )
+    .bind(version.namespace().as_str())
+    .bind(version.name().as_str())
+    .fetch_optional(&mut *tx)
+    .await?
+    else {
+        return Ok(false);
+    };
+    let v = version.version.to_string();
+    let changed = match reason {
+        Some(reason) => sqlx::query(
+            "UPDATE versions SET yanked_at = skillreg_now(), yank_reason = $3
+             WHERE skill_id = $1 AND version = $2",
+        )
+        .bind(skill_id)
+        .bind(&v)
+        .bind(reason),
+        None => sqlx::query(
+            "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
+             WHERE skill_id = $1 AND version = $2",
+        )
+        .bind(skill_id)
+        .bind(&v),
+    }
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if changed == 0 {
+        return Ok(false);
+    }
+    write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
+    write::touch(&mut tx, skill_id).await?;
+    let (action, details) = match reason {
+        Some(r) => ("yank", serde_json::json!({ "reason": r })),
+        None => ("unyank", serde_json::json!({})),
+    };
+    write::audit(
+        &mut tx,
+        actor,
+        action,
+        Target::Version(&version.skill, &v),
+        &details,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+pub(super) async fn set_deprecated(
+    pool: &PgPool,
+    skill: &SkillRef,
+    message: Option<&str>,
+    actor: &str,
+) -> Result<bool> {
+    let mut tx = write::begin(pool).await?;
+    let skill_id: Option<i64> = sqlx::query_scalar(
+        "UPDATE skills SET deprecated_at = CASE WHEN $3::text IS NULL THEN NULL ELSE skillreg_now() END,
+                deprecation_message = $3
+         WHERE name = $2 AND namespace_id = (SELECT id FROM namespaces WHERE name = $1)
+         RETURNING id",
+    )
+    .bind(skill.namespace.as_str())
+    .bind(skill.name.as_str())
+    .bind(message)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(skill_id) = skill_id else {
+        return Ok(false);
+    };
+    write::touch(&mut tx, skill_id).await?;
+    let (action, details) = match message {
+        Some(m) => ("deprecate", serde_json::json!({ "message": m })),
+        None => ("undeprecate", serde_json::json!({})),
+    };
+    write::audit(&mut tx, actor, action, Target::Skill(skill), &details).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+pub(super) async fn set_private(
+    pool: &PgPool,
+    namespace: &Namespace,
+    private: bool,
+    actor: &str,
+) -> Result<()> {
+    let mut tx = write::begin(pool).await?;
+    sqlx::query(
+        "INSERT INTO namespaces (name, private) VALUES ($1, $2)
+         ON CONFLICT (name) DO UPDATE SET private = excluded.private",
+    )
+    .bind(namespace.as_str())
+    .bind(private)
+    .execute(&mut *tx)
+    .await?;
+    // Every skill of the namespace changes whom it is served to: the change feed says so.
+    let generation = write::next_generation(&mut tx).await?;
+    sqlx::query(
+        "UPDATE skills SET updated_gen = $1
+         WHERE namespace_id = (SELECT id FROM namespaces WHERE name = $2)",
+    )
+    .bind(generation)
+    .bind(namespace.as_str())
+    .execute(&mut *tx)
+    .await?;
+    let action = if private {
+        "namespace_private"
+    } else {
+        "namespace_public"
+    };
+    let details = serde_json::json!({ "namespace": namespace.as_str() });
+    write::audit(&mut tx, actor, action, Target::None, &details).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn private_namespaces(pool: &PgPool) -> Result<Vec<Namespace>> {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM namespaces WHERE private ORDER BY name")
+            .fetch_all(pool)
+            .await?;
+    names.iter().map(|n| decode::namespace(n)).collect()
+}

@@ -1,0 +1,759 @@
+//! PostgreSQL as the second engine, against a real server (`SKILLREG_TEST_POSTGRES_URL`): the
+//! same catalog answers every read alike on both engines; publish semantics, storage errors and
+//! the CLI on PostgreSQL; and replicas — several servers sharing one database — serving each
+//! other's changes, refusing each other's revoked tokens, and racing publishes of one version.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use skillreg::Registry;
+use skillreg::config::{Config, Secret};
+use skillreg::core::{InputFile, Namespace};
+use skillreg::registry::PublishRequest;
+use skillreg::store::postgres::PgOptions;
+use tempfile::TempDir;
+
+use crate::common::{
+    Legacy, Modern, TestServer, all_pages, corpus_dir, fresh_postgres, publish_request,
+    run_cli_async,
+};
+use crate::rest::{ADMIN, Api, code, skill_archive};
+
+/// How long a change may take to reach another replica (the issue's bound).
+const PROPAGATION: Duration = Duration::from_secs(2);
+
+fn admin_config() -> Config {
+    Config {
+        admin_token: Some(Secret::new(ADMIN)),
+        ..Config::default()
+    }
+}
+
+async fn replica(url: &str) -> TestServer {
+    TestServer::builder()
+        .postgres(url)
+        .config(admin_config())
+        .page_size(50)
+        .start()
+        .await
+}
+
+/// Open a registry on the PostgreSQL database at `url` (no search index, like an import).
+async fn open_postgres(url: &str, dir: &TempDir) -> Registry {
+    Registry::builder(dir.path())
+        .postgres(url, PgOptions::default())
+        .open()
+        .await
+        .unwrap()
+}
+
+/// Replace every timestamp (publish and audit times differ between two stores) by `<time>`.
+fn without_times(v: &Value) -> Value {
+    match v {
+        Value::String(s)
+            if s.len() >= 20 && s.as_bytes()[4] == b'-' && s.as_bytes()[10] == b'T' =>
+        {
+            json!("<time>")
+        }
+        Value::Array(a) => Value::Array(a.iter().map(without_times).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), without_times(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The seed and the whole importable corpus, into the registry at `registry`.
+async fn fill(registry: &Registry) -> usize {
+    registry.import_seed().await.unwrap();
+    let summary = registry
+        .import_dirs(
+            &Namespace::new("corpus").unwrap(),
+            None,
+            &[corpus_dir()],
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(summary.imported >= 100, "{summary:?}");
+    summary.imported
+}
+
+/// Every read a client makes, against one server, as comparable JSON.
+async fn every_read(server: &TestServer) -> Vec<(String, Value)> {
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    let api = Api::new(server);
+    let mut out = Vec::new();
+    let (skills, pages) = all_pages(async |p| modern.call("skills/list", p).await, "skills").await;
+    let (legacy_skills, _) =
+        all_pages(async |p| legacy.call("skills/list", p).await, "skills").await;
+    out.push(("skills/list pages".to_owned(), json!(pages)));
+    out.push(("skills/list".to_owned(), json!(skills)));
+    out.push(("skills/list (2025-11-25)".to_owned(), json!(legacy_skills)));
+    for skill in &skills {
+        let uri = skill["uri"].as_str().unwrap();
+        out.push((
+            format!("skills/get {uri}"),
+            modern.call("skills/get", json!({"uri": uri})).await,
+        ));
+        for r in skill["resources"].as_array().unwrap() {
+            let file = r["uri"].as_str().unwrap();
+            out.push((
+                format!("resources/read {file}"),
+                modern.call("resources/read", json!({"uri": file})).await,
+            ));
+        }
+        let dir = uri.trim_end_matches("SKILL.md");
+        out.push((
+            format!("resources/directory/read {dir}"),
+            modern
+                .call("resources/directory/read", json!({"uri": dir}))
+                .await,
+        ));
+    }
+    // Hits and their order; scores are the index's (BM25 statistics count deleted documents,
+    // which depend on when each index committed), not the engine's.
+    for query in [
+        "extract tables from pdf",
+        "review code for bugs",
+        "write tests",
+    ] {
+        let resp = modern
+            .call(
+                "tools/call",
+                json!({"name": "search_skills", "arguments": {"query": query}}),
+            )
+            .await;
+        let hits: Vec<Value> = resp["result"]["structuredContent"]["hits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{resp}"))
+            .iter()
+            .map(|h| json!([h["uri"], h["version"], h["status"]]))
+            .collect();
+        assert!(!hits.is_empty(), "{query}: {resp}");
+        out.push((format!("search {query}"), json!(hits)));
+    }
+    for (argument, value, context) in [
+        ("namespace", "", None),
+        ("name", "fin", None),
+        ("name", "", Some(json!({"namespace": "corpus"}))),
+    ] {
+        let mut params = json!({
+            "ref": {"type": "ref/resource", "uri": "skill://{namespace}/{name}/SKILL.md"},
+            "argument": {"name": argument, "value": value},
+        });
+        if let Some(c) = context {
+            params["context"] = json!({ "arguments": c });
+        }
+        // Sorted: completion ranks by publish time, and the two stores were filled at
+        // different moments (ties among equal times break by name on both engines).
+        let mut resp = modern.call("completion/complete", params).await;
+        let values = &mut resp["result"]["completion"]["values"];
+        let mut sorted: Vec<Value> = values
+            .as_array()
+            .unwrap_or_else(|| panic!("{values}"))
+            .clone();
+        sorted.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        *values = json!(sorted);
+        out.push((format!("complete {argument}={value}"), resp));
+    }
+    for path in [
+        "/v1/skills?namespace=corpus&limit=500",
+        "/v1/skills/skillreg/skill-authoring",
+        "/v1/search?q=pdf",
+        "/v1/skills/corpus/no-such-skill",
+    ] {
+        let (status, body) = api.get(path).await;
+        out.push((format!("GET {path}"), json!([status.as_u16(), body])));
+    }
+    let (_, audit) = api
+        .send(Method::GET, "/v1/audit?limit=1000", Some(ADMIN), None)
+        .await;
+    out.push(("GET /v1/audit".to_owned(), audit));
+    out.into_iter()
+        .map(|(k, v)| (k, without_times(&v)))
+        .collect()
+}
+
+/// The same catalog and the same changes on SQLite and on PostgreSQL answer every read with the
+/// same JSON (timestamps aside): the engines are interchangeable to every client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_engines_answer_every_read_alike() {
+    let url = fresh_postgres().await;
+    let sqlite_dir = TempDir::new().unwrap();
+    let pg_dir = TempDir::new().unwrap();
+    let on_sqlite = Registry::open(sqlite_dir.path()).await.unwrap();
+    let on_postgres = open_postgres(&url, &pg_dir).await;
+    let imported = fill(&on_sqlite).await;
+    assert_eq!(fill(&on_postgres).await, imported);
+    on_sqlite.close().await;
+    on_postgres.close().await;
+
+    let servers = [
+        TestServer::builder()
+            .data_dir(sqlite_dir.path())
+            .config(admin_config())
+            .page_size(50)
+            .start()
+            .await,
+        replica(&url).await,
+    ];
+    let mut answers = Vec::new();
+    for server in &servers {
+        let api = Api::new(server);
+        // The same changes on both: a yank, a deprecation, a private namespace.
+        let (_, listed) = api.get("/v1/skills?namespace=corpus&limit=3").await;
+        let names: Vec<&str> = listed["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        let (_, skill) = api.get(&format!("/v1/skills/corpus/{}", names[0])).await;
+        let version = skill["current_version"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{skill}"));
+        for (path, body) in [
+            (
+                format!("/v1/skills/corpus/{}/{version}/yank", names[0]),
+                json!({"reason": "broken"}),
+            ),
+            (
+                format!("/v1/skills/corpus/{}/deprecate", names[1]),
+                json!({"message": "use another"}),
+            ),
+            ("/v1/namespaces/hidden/private".to_owned(), json!({})),
+        ] {
+            let (status, body) = api.send(Method::POST, &path, Some(ADMIN), Some(body)).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        }
+        let (status, body) = api
+            .publish(
+                Some(ADMIN),
+                "hidden",
+                "secret",
+                "1.0.0",
+                skill_archive("secret", "s"),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        server.registry.catch_up_search().await.unwrap();
+        answers.push(every_read(server).await);
+    }
+    let [sqlite, postgres] = <[_; 2]>::try_from(answers).unwrap();
+    assert_eq!(sqlite.len(), postgres.len());
+    assert!(sqlite.len() > 300, "{} reads", sqlite.len());
+    for ((what, a), (_, b)) in sqlite.iter().zip(&postgres) {
+        assert_eq!(a, b, "{what}: SQLite (left) and PostgreSQL (right) differ");
+    }
+    // The checks above saw real content, and the private namespace stayed hidden.
+    let list = &sqlite[1].1;
+    assert_eq!(list.as_array().unwrap().len(), imported + 3 - 1);
+    assert!(!list.to_string().contains("skill://hidden/"));
+}
+
+/// The publish contract on PostgreSQL: a version is visible completely or not at all; an
+/// identical re-publish is a no-op; different content under an existing version is refused and
+/// changes nothing; every stored change has its audit row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_semantics_hold_on_postgres() {
+    let url = fresh_postgres().await;
+    let dir = TempDir::new().unwrap();
+    let registry = open_postgres(&url, &dir).await;
+    let acme = Namespace::new("acme").unwrap();
+    let files = |body: &str| {
+        vec![
+            InputFile::regular(
+                "SKILL.md",
+                format!("---\nname: refunds\ndescription: Refunds.\n---\n{body}\n"),
+            ),
+            InputFile::regular("references/a.md", body.to_owned()),
+        ]
+    };
+    let first = registry
+        .publish(publish_request(
+            &acme,
+            files("one"),
+            Some("1.0.0".parse().unwrap()),
+        ))
+        .await
+        .unwrap();
+    assert!(first.created, "{first:?}");
+    let again = registry
+        .publish(publish_request(
+            &acme,
+            files("one"),
+            Some("1.0.0".parse().unwrap()),
+        ))
+        .await
+        .unwrap();
+    assert!(
+        !again.created,
+        "an identical re-publish is a no-op: {again:?}"
+    );
+    let stats = registry.stats().await.unwrap();
+    let err = registry
+        .publish(publish_request(
+            &acme,
+            files("two"),
+            Some("1.0.0".parse().unwrap()),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "version_exists");
+    assert_eq!(
+        registry.stats().await.unwrap(),
+        stats,
+        "a refusal changes nothing"
+    );
+    let report = registry.verify(&|_| {}).await.unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(report.versions_checked, 1);
+    let audit = registry
+        .audit(&skillreg::core::Principal::Admin, 0, 100)
+        .await
+        .unwrap();
+    assert_eq!(
+        audit.iter().filter(|e| e.action == "publish").count(),
+        1,
+        "{audit:?}"
+    );
+    registry.close().await;
+}
+
+/// Replicas share one database: a change acknowledged by one is served by the others within
+/// 2 s — lists, reads, search, completion and `list_changed` to their 2025-11-25 sessions —
+/// and a token revoked on one is refused by the others at their next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_serve_each_others_changes() {
+    let url = fresh_postgres().await;
+    let a = replica(&url).await;
+    let b = replica(&url).await;
+    let c = replica(&url).await;
+    let (api_a, api_b) = (Api::new(&a), Api::new(&b));
+    let modern_b = Modern::new(&b.url);
+    let legacy_c = Legacy::connect(&c.url).await;
+    let mut stream = reqwest::Client::new()
+        .get(&c.url)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", legacy_c.session_id())
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+
+    let acked = Instant::now();
+    let (status, body) = api_a
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "ledger",
+            "1.0.0",
+            skill_archive("ledger", "Balances the ledger"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let uri = "skill://acme/ledger/SKILL.md";
+    let seen_on_b = eventually(acked, async || {
+        let list = modern_b.call("skills/list", json!({})).await;
+        let read = modern_b.call("resources/read", json!({"uri": uri})).await;
+        let search = modern_b
+            .call(
+                "tools/call",
+                json!({"name": "search_skills", "arguments": {"query": "balances ledger"}}),
+            )
+            .await;
+        let complete = modern_b
+            .call(
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "skill://{namespace}/{name}/SKILL.md"},
+                       "argument": {"name": "namespace", "value": "ac"}}),
+            )
+            .await;
+        list["result"]["skills"][0]["uri"] == uri
+            && read["result"]["contents"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Balances the ledger"))
+            && search["result"]["structuredContent"]["hits"][0]["name"] == "ledger"
+            && complete["result"]["completion"]["values"] == json!(["acme"])
+    })
+    .await;
+    eprintln!("publish on A served by B after {seen_on_b:?}");
+
+    // C's 2025-11-25 session was told.
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::from_std(acked + PROPAGATION);
+    while !seen.contains("notifications/resources/list_changed") {
+        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
+            .await
+            .expect("list_changed on another replica within 2 s of the publish");
+        seen.push_str(&String::from_utf8_lossy(
+            &chunk.unwrap().expect("stream open"),
+        ));
+    }
+
+    // A 2025-11-25 session lives in its replica: another one answers 404, and the client starts
+    // a new session (the supported setup is session affinity; see the README).
+    let moved = reqwest::Client::new()
+        .post(&a.url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", legacy_c.session_id())
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "skills/list", "params": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), StatusCode::NOT_FOUND);
+
+    // A yank on B leaves A's skills/get at once (A has the version cached by now).
+    let modern_a = Modern::new(&a.url);
+    let got = modern_a.call("skills/get", json!({"uri": uri})).await;
+    assert_eq!(got["result"]["skill"]["uri"], uri, "{got}");
+    let acked = Instant::now();
+    let (status, body) = api_b
+        .send(
+            Method::POST,
+            "/v1/skills/acme/ledger/1.0.0/yank",
+            Some(ADMIN),
+            Some(json!({"reason": "bad"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let gone_on_a = eventually(acked, async || {
+        let got = modern_a.call("skills/get", json!({"uri": uri})).await;
+        got.get("error").is_some()
+    })
+    .await;
+    eprintln!("yank on B served by A after {gone_on_a:?}");
+
+    // A token made on A works on B until A revokes it; then B refuses it at once.
+    let (id, token) = api_a.token(&["acme"], &["publish"]).await;
+    let publish_on_b = async |version: &str| {
+        api_b
+            .publish(
+                Some(&token),
+                "acme",
+                "ledger",
+                version,
+                skill_archive("ledger", "v"),
+            )
+            .await
+    };
+    assert_eq!(publish_on_b("1.1.0").await.0, StatusCode::CREATED);
+    let (status, _) = api_a
+        .send(
+            Method::DELETE,
+            &format!("/v1/tokens/{id}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = publish_on_b("1.2.0").await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
+}
+
+/// Poll `check` until it holds; fail when that takes longer than [`PROPAGATION`] after `since`.
+async fn eventually(since: Instant, check: impl AsyncFn() -> bool) -> Duration {
+    loop {
+        if check().await {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < PROPAGATION,
+            "not served by another replica within {PROPAGATION:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Two replicas publishing the same version at the same moment behave as one SQLite writer:
+/// with different content exactly one wins and the other is refused; with the same content one
+/// creates and the other is a no-op. One audit row per stored version either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_publishes_of_one_version_on_two_replicas() {
+    let url = fresh_postgres().await;
+    let (dir_a, dir_b) = (TempDir::new().unwrap(), TempDir::new().unwrap());
+    let a = open_postgres(&url, &dir_a).await;
+    let b = open_postgres(&url, &dir_b).await;
+    let acme = Namespace::new("acme").unwrap();
+    let request = |name: &str, body: &str| -> PublishRequest {
+        publish_request(
+            &acme,
+            vec![InputFile::regular(
+                "SKILL.md",
+                format!("---\nname: {name}\ndescription: d\n---\n{body}\n"),
+            )],
+            Some("1.0.0".parse().unwrap()),
+        )
+    };
+    for round in 0..10 {
+        let name = format!("race-{round}");
+        let same = round % 2 == 0;
+        let (ra, rb) = tokio::join!(
+            a.publish(request(&name, "from a")),
+            b.publish(request(&name, if same { "from a" } else { "from b" })),
+        );
+        let outcomes = [&ra, &rb].map(|r| match r {
+            Ok(p) if p.created => "created".to_owned(),
+            Ok(_) => "unchanged".to_owned(),
+            Err(e) => e.code().as_str().to_owned(),
+        });
+        let mut sorted = outcomes.clone();
+        sorted.sort();
+        let expected = if same {
+            ["created", "unchanged"]
+        } else {
+            ["created", "version_exists"]
+        };
+        assert_eq!(sorted, expected, "round {round}: {outcomes:?}");
+    }
+    let stats = a.stats().await.unwrap();
+    assert_eq!((stats.skills, stats.versions), (10, 10));
+    let audit = a
+        .audit(&skillreg::core::Principal::Admin, 0, 1000)
+        .await
+        .unwrap();
+    assert_eq!(audit.iter().filter(|e| e.action == "publish").count(), 10);
+    assert!(a.verify(&|_| {}).await.unwrap().is_clean());
+    a.close().await;
+    b.close().await;
+}
+
+/// Storage errors on PostgreSQL get the same stable codes as on SQLite, and leave data as it
+/// was: a read-only database refuses publishes with `storage_read_only` (503) while reads go on;
+/// connections the server drops are replaced; an unreachable server fails to open clearly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_errors_on_postgres_have_stable_codes() {
+    use sqlx::Connection as _;
+    let url = fresh_postgres().await;
+    let server = replica(&url).await;
+    let api = Api::new(&server);
+    let (status, _) = api
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "one",
+            "1.0.0",
+            skill_archive("one", "d"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    // Every connection of the pool dropped by the server (a restart, a failover): the next
+    // requests get fresh ones.
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    let database = url.rsplit_once('/').unwrap().1.to_owned();
+    let dropped: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = $1 AND pid != pg_backend_pid()",
+    )
+    .bind(&database)
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert!(!dropped.is_empty());
+    let list = Modern::new(&server.url)
+        .call("skills/list", json!({}))
+        .await;
+    assert_eq!(
+        list["result"]["skills"][0]["uri"], "skill://acme/one/SKILL.md",
+        "{list}"
+    );
+
+    // Read-only: new transactions of the database are read-only; drop the current connections
+    // so the setting applies.
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE {database} SET default_transaction_read_only = on"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    sqlx::query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = $1 AND pid != pg_backend_pid()",
+    )
+    .bind(&database)
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let (status, body) = api
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "two",
+            "1.0.0",
+            skill_archive("two", "d"),
+        )
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::SERVICE_UNAVAILABLE, "storage_read_only"),
+        "{body}"
+    );
+    let (status, body) = api.get("/v1/skills?namespace=acme").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["items"].as_array().unwrap().len(), 1, "{body}");
+
+    // Nothing listens at this port: opening fails with a clear error, not a hang.
+    let dir = TempDir::new().unwrap();
+    let started = Instant::now();
+    let err = Registry::builder(dir.path())
+        .postgres(
+            "postgres://skillreg@127.0.0.1:1/none",
+            PgOptions {
+                acquire_timeout: Duration::from_secs(2),
+                ..PgOptions::default()
+            },
+        )
+        .open()
+        .await
+        .err()
+        .expect("no database there");
+    assert_eq!(err.code(), "storage_unavailable", "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// The CLI on PostgreSQL (`SKILLREG_DATABASE_URL`): `import` fills the database, a second
+/// import changes nothing, `verify` checks it, `backup` says what to use instead, and a URL's
+/// password never reaches the output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_works_on_postgres() {
+    let url = fresh_postgres().await;
+    let dir = TempDir::new().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let corpus = corpus_dir();
+    let env = [("SKILLREG_DATABASE_URL", url.as_str())];
+    let import = [
+        "import",
+        "--namespace",
+        "corpus",
+        "--data-dir",
+        data_dir,
+        corpus.to_str().unwrap(),
+    ];
+    let summary =
+        |out: &crate::common::CliOutput| out.stdout.lines().last().unwrap_or_default().to_owned();
+    // Exit 1: the corpus holds skills that break the rules (skipped and listed).
+    let first = run_cli_async(&import, &env).await;
+    assert_eq!(first.code, 1, "{first:?}");
+    let imported: usize = summary(&first)
+        .split_once(" imported")
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("{first:?}"));
+    assert!(imported >= 100, "{first:?}");
+    let second = run_cli_async(&import, &env).await;
+    assert_eq!(
+        summary(&second),
+        summary(&first).replace(
+            &format!("{imported} imported, 0 unchanged"),
+            &format!("0 imported, {imported} unchanged")
+        ),
+        "a second import stores nothing"
+    );
+    let registry = open_postgres(&url, &TempDir::new().unwrap()).await;
+    let stats = registry.stats().await.unwrap();
+    assert_eq!(stats.skills, imported as i64, "{stats:?}");
+    registry.close().await;
+
+    let verify = run_cli_async(&["verify", "--json", "--data-dir", data_dir], &env).await;
+    assert_eq!(verify.code, 0, "{verify:?}");
+    let report: Value = serde_json::from_str(&verify.stdout).unwrap();
+    assert_eq!(report["versions_checked"], stats.versions);
+    assert_eq!(report["problems"], json!([]));
+
+    let target = dir.path().join("backup.db");
+    let backup = run_cli_async(
+        &["backup", target.to_str().unwrap(), "--data-dir", data_dir],
+        &env,
+    )
+    .await;
+    assert_ne!(backup.code, 0);
+    assert!(backup.stderr.contains("pg_dump"), "{backup:?}");
+    assert!(!target.exists());
+
+    let secret = "postgres://skillreg:hunter2@127.0.0.1:1/none";
+    let failed = run_cli_async(
+        &["verify", "--data-dir", data_dir],
+        &[("SKILLREG_DATABASE_URL", secret)],
+    )
+    .await;
+    assert_ne!(failed.code, 0);
+    assert!(!format!("{failed:?}").contains("hunter2"), "{failed:?}");
+    assert!(
+        failed.stderr.contains("storage_unavailable") || failed.stderr.contains("unavailable"),
+        "{failed:?}"
+    );
+}
+
+/// A replica restarted on its own data directory catches up from the generation its index
+/// recorded instead of rebuilding: the index it reopens is not empty, and afterwards it holds
+/// what other replicas published meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_replica_catches_up_from_its_generation() {
+    let url = fresh_postgres().await;
+    let dir = TempDir::new().unwrap();
+    let acme = Namespace::new("acme").unwrap();
+    let publish = async |registry: &Registry, name: &str| {
+        let md = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
+        registry
+            .publish(publish_request(
+                &acme,
+                vec![InputFile::regular("SKILL.md", md)],
+                None,
+            ))
+            .await
+            .unwrap();
+    };
+    let open = async || {
+        Registry::builder(dir.path())
+            .postgres(&url, PgOptions::default())
+            .search()
+            .open()
+            .await
+            .unwrap()
+    };
+    let first = open().await;
+    publish(&first, "one").await;
+    publish(&first, "two").await;
+    first.catch_up_search().await.unwrap();
+    let recorded = first.search_generation().unwrap();
+    assert!(recorded >= 2);
+    first.close().await;
+
+    let other = open_postgres(&url, &TempDir::new().unwrap()).await;
+    publish(&other, "three").await;
+    other.close().await;
+
+    let again = open().await;
+    let reopened_at = again.search_generation().unwrap();
+    assert!(
+        reopened_at >= recorded,
+        "the index was kept: {reopened_at} < {recorded}"
+    );
+    again.catch_up_search().await.unwrap();
+    let names: Vec<String> = again
+        .search_documents()
+        .unwrap()
+        .into_iter()
+        .map(|(uri, _, _)| uri)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "skill://acme/one/SKILL.md",
+            "skill://acme/three/SKILL.md",
+            "skill://acme/two/SKILL.md"
+        ]
+    );
+    assert!(again.health().await.ready());
+    again.close().await;
+}
