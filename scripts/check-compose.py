@@ -3,8 +3,11 @@
 project's own rules for the `skillreg` service, which the schema cannot express.
 
     "$SKILLREG_PYTHON" scripts/check-compose.py [--schema PATH] [COMPOSE_FILE]
+    "$SKILLREG_PYTHON" scripts/check-compose.py --replicas [--schema PATH] [COMPOSE_FILE]
 
-COMPOSE_FILE defaults to docker-compose.yml at the repository root. The schema defaults to
+COMPOSE_FILE defaults to docker-compose.yml at the repository root, or with --replicas to
+deploy/replicas/compose.yml, whose rules cover PostgreSQL, every `skillreg-N` replica and the
+HAProxy service with its haproxy.cfg (each replica a `server`, sessions pinned). The schema defaults to
 $SKILLREG_COMPOSE_SCHEMA, written to <tools>/env.sh by scripts/install-test-tools.sh (which
 also installs jsonschema and PyYAML into the venv that $SKILLREG_PYTHON names).
 
@@ -231,11 +234,90 @@ def rule_errors(document) -> list[str]:
     return problems
 
 
+def replica_rules(document, compose_file: str) -> list[str]:
+    """The rules of the PostgreSQL + replicas deployment."""
+    problems = []
+
+    def rule(ok: bool, message: str) -> None:
+        if not ok:
+            problems.append(f"rule: {message}")
+
+    services = document.get("services") if isinstance(document, dict) else None
+    if not isinstance(services, dict):
+        return ["rule: services: missing"]
+    declared = set((document.get("volumes") or {}).keys())
+    replicas = {name: svc for name, svc in services.items() if re.fullmatch(r"skillreg-\d+", name)}
+    rule(len(replicas) >= 2, f"services: {len(replicas)} skillreg-N replica(s); a replicated deployment has at least 2")
+
+    postgres = services.get("postgres")
+    if not isinstance(postgres, dict):
+        rule(False, "services/postgres: missing")
+    else:
+        rule(isinstance(postgres.get("healthcheck"), dict), "services/postgres/healthcheck: missing (replicas wait for it)")
+        rule(
+            any(str(interpolate(v)).split(":")[0] in declared for v in postgres.get("volumes") or []),
+            "services/postgres/volumes: no named volume: the database would die with its container",
+        )
+        rule(
+            "POSTGRES_PASSWORD" not in environment_keys(postgres.get("environment")),
+            "services/postgres/environment: sets POSTGRES_PASSWORD: keep the secret in the env_file",
+        )
+
+    seen_volumes = {}
+    for name, svc in replicas.items():
+        where = f"services/{name}"
+        rule("build" in svc or "image" in svc, f"{where}: neither build nor image")
+        rule(bool(env_files(svc.get("env_file"))), f"{where}/env_file: missing: the admin token and database URL come from .env")
+        environment = environment_keys(svc.get("environment"))
+        for secret in ("SKILLREG_ADMIN_TOKEN", "SKILLREG_DATABASE_URL"):
+            rule(secret not in environment, f"{where}/environment: sets {secret}: keep it in the env_file")
+        volume = next((v for v in (mounts_named_volume(e, declared) for e in svc.get("volumes") or []) if v), None)
+        rule(volume is not None, f"{where}/volumes: no named volume at {DATA_DIR} (its search index)")
+        if volume in seen_volumes:
+            rule(False, f"{where}/volumes: {volume!r} is also {seen_volumes[volume]}'s: each replica keeps its own index")
+        seen_volumes[volume] = name
+        depends = svc.get("depends_on")
+        condition = depends.get("postgres", {}).get("condition") if isinstance(depends, dict) else None
+        rule(condition == "service_healthy", f"{where}/depends_on: postgres with condition service_healthy")
+        healthcheck = svc.get("healthcheck")
+        test = healthcheck.get("test") if isinstance(healthcheck, dict) else None
+        rule(READY_PATH in " ".join(map(str, test or [])), f"{where}/healthcheck: does not probe {READY_PATH}")
+        rule(svc.get("restart") in ("unless-stopped", "always"), f"{where}/restart: should be unless-stopped")
+
+    proxy = services.get("haproxy")
+    if not isinstance(proxy, dict):
+        return problems + ["rule: services/haproxy: missing (the load balancer)"]
+    rule(
+        any(publishes_container_port(p) for p in proxy.get("ports") or []),
+        f"services/haproxy/ports: container port {CONTAINER_PORT} is not published",
+    )
+    config = next(
+        (str(v).split(":")[0] for v in proxy.get("volumes") or [] if str(v).split(":")[1:2] == ["/usr/local/etc/haproxy/haproxy.cfg"]),
+        None,
+    )
+    if config is None:
+        return problems + ["rule: services/haproxy/volumes: haproxy.cfg is not mounted"]
+    try:
+        text = (Path(compose_file).parent / config).read_text(encoding="utf-8")
+    except OSError as e:
+        return problems + [f"rule: services/haproxy: cannot read {config}: {e}"]
+    servers = set(re.findall(r"^\s*server\s+\S+\s+([\w-]+):" + str(CONTAINER_PORT) + r"\b", text, re.M))
+    rule(servers == set(replicas), f"{config}: servers {sorted(servers)} differ from the replicas {sorted(replicas)}")
+    for needed in ("stick store-response res.hdr(mcp-session-id)", "stick match req.hdr(mcp-session-id)"):
+        rule(needed in text, f"{config}: missing `{needed}`: 2025-11-25 sessions must stay on their replica")
+    rule(READY_PATH in text, f"{config}: the health check does not probe {READY_PATH}")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("compose_file", nargs="?", default=str(REPO / "docker-compose.yml"))
+    parser.add_argument("compose_file", nargs="?")
+    parser.add_argument("--replicas", action="store_true", help="the PostgreSQL + replicas rules")
     parser.add_argument("--schema", default=os.environ.get("SKILLREG_COMPOSE_SCHEMA"))
     args = parser.parse_args()
+    if args.compose_file is None:
+        default = "deploy/replicas/compose.yml" if args.replicas else "docker-compose.yml"
+        args.compose_file = str(REPO / default)
 
     if not args.schema:
         die(
@@ -256,7 +338,7 @@ def main() -> int:
         return 1
 
     problems = schema_errors(document, schema)
-    problems += rule_errors(document)
+    problems += replica_rules(document, args.compose_file) if args.replicas else rule_errors(document)
     if problems:
         print(f"check-compose: FAIL {args.compose_file}: {len(problems)} problem(s)", file=sys.stderr)
         for problem in problems:
@@ -264,7 +346,8 @@ def main() -> int:
         return 1
     print(
         f"check-compose: ok {args.compose_file} "
-        f"(schema {schema.get('title')!r} from {args.schema}; project rules for service {SERVICE!r})"
+        f"(schema {schema.get('title')!r} from {args.schema}; "
+        + ("project rules for PostgreSQL, replicas and HAProxy)" if args.replicas else f"project rules for service {SERVICE!r})")
     )
     return 0
 

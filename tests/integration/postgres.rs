@@ -384,6 +384,24 @@ async fn replicas_serve_each_others_changes() {
     })
     .await;
     eprintln!("publish on A served by B after {seen_on_b:?}");
+    // B's metrics count the announcement and show its index at the database's generation.
+    let metrics = reqwest::get(format!("{}/metrics", b.base()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |series: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+    };
+    assert!(value("skillreg_changes_heard_total") >= 1.0);
+    assert_eq!(
+        value("skillreg_generation{of=\"search\"}"),
+        value("skillreg_generation{of=\"database\"}")
+    );
 
     // C's 2025-11-25 session was told.
     let mut seen = String::new();
@@ -756,4 +774,136 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
     );
     assert!(again.health().await.ready());
     again.close().await;
+}
+
+/// The load balancer of `deploy/replicas` — its `haproxy.cfg`, with the listen address and the
+/// two servers pointed at real replicas on loopback — spreads stateless 2026-07-28 requests over
+/// both replicas and keeps every request of a 2025-11-25 session on the replica that issued it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
+    let url = fresh_postgres().await;
+    let replicas = [replica(&url).await, replica(&url).await];
+    let (status, _) = Api::new(&replicas[0])
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "one",
+            "1.0.0",
+            skill_archive("one", "d"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    let free_port = || {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let (port, stats_port) = (free_port(), free_port());
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/replicas/haproxy.cfg"
+    ))
+    .unwrap();
+    let mut config = shipped.replace("bind :8080", &format!("bind 127.0.0.1:{port}"));
+    for (i, server) in replicas.iter().enumerate() {
+        let name = format!("skillreg-{}", i + 1);
+        let addr = server.base().trim_start_matches("http://").to_owned();
+        let line = format!("server {name} {name}:8080");
+        assert!(config.contains(&line), "haproxy.cfg has no `{line}`");
+        config = config.replace(&line, &format!("server {name} {addr}"));
+    }
+    // HAProxy's statistics say which replica answered what (replicas of one test process
+    // share their metrics).
+    config.push_str(&format!(
+        "\nfrontend stats\n    bind 127.0.0.1:{stats_port}\n    stats enable\n    stats uri /stats\n"
+    ));
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("haproxy.cfg");
+    std::fs::write(&path, config).unwrap();
+    let mut proxy = KillOnDrop(
+        std::process::Command::new(crate::common::tool("SKILLREG_HAPROXY"))
+            .arg("-db")
+            .arg("-f")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let proxied = format!("http://127.0.0.1:{port}/mcp");
+    let modern = Modern::new(&proxied);
+    // Until HAProxy listens and has checked both replicas' /readyz.
+    let started = Instant::now();
+    loop {
+        assert!(proxy.0.try_wait().unwrap().is_none(), "haproxy exited");
+        let up = reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await;
+        if up.is_ok_and(|r| r.status() == StatusCode::OK) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "haproxy not up"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let stats = format!("http://127.0.0.1:{stats_port}/stats;csv");
+    let before = answered(&stats).await;
+    for _ in 0..20 {
+        let list = modern.call("skills/list", json!({})).await;
+        assert_eq!(
+            list["result"]["skills"][0]["uri"],
+            "skill://acme/one/SKILL.md"
+        );
+    }
+    let after = answered(&stats).await;
+    let served: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert_eq!(served.iter().sum::<u64>(), 20, "{served:?}");
+    assert!(served.iter().all(|&n| n >= 5), "round robin: {served:?}");
+
+    // Without the stick table, every other request of this session would reach the replica
+    // that does not know it (404, no JSON-RPC response).
+    let legacy = Legacy::connect(&proxied).await;
+    for i in 0..20 {
+        let list = legacy.call("skills/list", json!({})).await;
+        assert_eq!(
+            list["result"]["skills"][0]["uri"], "skill://acme/one/SKILL.md",
+            "request {i} of the session: {list}"
+        );
+    }
+}
+
+/// The 2xx responses each replica has sent through HAProxy (its CSV statistics).
+async fn answered(stats: &str) -> Vec<u64> {
+    let csv = reqwest::get(stats).await.unwrap().text().await.unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .trim_start_matches("# ")
+        .split(',')
+        .collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (proxy, server, ok) = (column("pxname"), column("svname"), column("hrsp_2xx"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    ["skillreg-1", "skillreg-2"]
+        .iter()
+        .map(|name| {
+            let row = rows
+                .iter()
+                .find(|r| r[proxy] == "skillreg" && r[server] == *name)
+                .unwrap_or_else(|| panic!("no statistics for {name}: {csv}"));
+            row[ok].parse().unwrap()
+        })
+        .collect()
+}
+
+/// A child process killed when the test ends, passed or failed.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
