@@ -5,6 +5,8 @@
 #
 #   scripts/test-postgres.sh start [DIR]   # prints SKILLREG_TEST_POSTGRES_URL=postgres://…
 #   scripts/test-postgres.sh stop  [DIR]   # stops the server and removes DIR
+#   scripts/test-postgres.sh halt  [DIR]   # stops the server, keeping its data (a restart test)
+#   scripts/test-postgres.sh resume [DIR]  # starts a halted server again
 #
 # DIR defaults to /tmp/skillreg-postgres-PORT. The port is
 # $SKILLREG_TEST_POSTGRES_PORT, default 55432. PostgreSQL refuses to run as root, so as root
@@ -57,12 +59,33 @@ start() {
     [[ "$(id -u)" == 0 ]] && chown postgres: "$DIR"
     as_owner "$bin/initdb" -D "$DIR/data" -U skillreg --auth=trust --encoding=UTF8 \
         --locale=C.UTF-8 >/dev/null
-    as_owner "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
-        -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=off \
-            -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
-        start >/dev/null || { cat "$DIR/server.log" >&2; die "the server did not start"; }
+    # In the cluster's own configuration, so that `resume` starts it the same way.
+    cat >>"$DIR/data/postgresql.conf" <<CONF
+port = $PORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$DIR'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 400
+CONF
+    as_owner "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start >/dev/null \
+        || { cat "$DIR/server.log" >&2; die "the server did not start"; }
     log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT ($DIR)"
     echo "SKILLREG_TEST_POSTGRES_URL=postgres://skillreg@127.0.0.1:$PORT/postgres"
+}
+
+halt() {
+    local bin
+    bin="$(pg_bin)" || die "no PostgreSQL server found"
+    as_owner "$bin/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
+}
+
+resume() {
+    local bin
+    bin="$(pg_bin)" || die "no PostgreSQL server found"
+    as_owner "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start >/dev/null \
+        || { cat "$DIR/server.log" >&2; die "the server did not start again"; }
 }
 
 stop() {
@@ -76,5 +99,7 @@ stop() {
 case "$ACTION" in
     start) start ;;
     stop) stop ;;
-    *) die "usage: $0 start|stop [DIR]" ;;
+    halt) halt ;;
+    resume) resume ;;
+    *) die "usage: $0 start|stop|halt|resume [DIR]" ;;
 esac

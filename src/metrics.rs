@@ -112,6 +112,13 @@ struct Metrics {
     catalog: Family<KindLabels, Gauge>,
     generation: Family<OfLabels, Gauge>,
     changes_heard: Counter,
+    change_lag: Histogram,
+    connections: Family<StateLabels, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -135,6 +142,8 @@ fn metrics() -> &'static Metrics {
             catalog: Family::default(),
             generation: Family::default(),
             changes_heard: Counter::default(),
+            change_lag: latency(),
+            connections: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -192,6 +201,17 @@ fn metrics() -> &'static Metrics {
             "changes_heard",
             "Changes announced by other processes sharing the database (PostgreSQL NOTIFY)",
             m.changes_heard.clone(),
+        );
+        registry.register(
+            "change_notification_lag_seconds",
+            "From a change's commit on another process to this one hearing of it (across \
+             machines, includes their clock difference)",
+            m.change_lag.clone(),
+        );
+        registry.register(
+            "database_connections",
+            "Connections of the database pool that reads use: open, and idle among them",
+            m.connections.clone(),
         );
         Metrics { registry, ..m }
     })
@@ -251,18 +271,27 @@ pub fn completion(started: Instant) {
         .observe(started.elapsed().as_secs_f64());
 }
 
-/// One change announced by another process.
-pub fn change_heard() {
-    metrics().changes_heard.inc();
+/// One change announced by another process, heard `lag_ms` after it was sent.
+pub fn change_heard(lag_ms: i64) {
+    let m = metrics();
+    m.changes_heard.inc();
+    m.change_lag.observe(lag_ms.max(0) as f64 / 1000.0);
 }
 
-/// The Prometheus text exposition, with the catalog gauges set from `catalog` (kind, value) and
-/// the generation gauges from `generations` (`database`, `search`).
+/// The Prometheus text exposition, with the catalog gauges set from `catalog` (kind, value),
+/// the generation gauges from `generations` (`database`, `search`) and the pool's from
+/// `connections` (open, idle).
 pub fn render(
     catalog: Option<&[(&'static str, i64)]>,
     generations: &[(&'static str, Option<i64>)],
+    connections: Option<(u32, usize)>,
 ) -> String {
     let m = metrics();
+    if let Some((open, idle)) = connections {
+        let gauge = |state| m.connections.get_or_create(&StateLabels { state });
+        gauge("open").set(i64::from(open));
+        gauge("idle").set(i64::try_from(idle).unwrap_or(i64::MAX));
+    }
     for &(kind, value) in catalog.unwrap_or_default() {
         m.catalog.get_or_create(&KindLabels { kind }).set(value);
     }

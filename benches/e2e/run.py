@@ -47,8 +47,11 @@ META = {
 }
 SERVERS = ("skillreg", "rmcp", "ts", "fastmcp")
 PEERS = ("rmcp", "ts", "fastmcp")
+# skillreg on PostgreSQL (--database-url), beside the default SQLite engine: not run by default.
+SKILLREG = ("skillreg", "skillreg-pg")
 SERVER_TITLES = {
     "skillreg": "skillreg",
+    "skillreg-pg": "skillreg on PostgreSQL",
     "rmcp": "rmcp 3.11.0 SkillCatalog",
     "ts": "TS SDK 2.4.0 reference",
     "fastmcp": "FastMCP 4.1.6",
@@ -57,13 +60,13 @@ SERVER_TITLES = {
 # (key, label, servers that get it: None = every server)
 METHODS: list[tuple[str, str, tuple[str, ...] | None]] = [
     ("list", "skills/list (page 1)", None),
-    ("list_deep", "skills/list (deep page)", ("skillreg",)),
+    ("list_deep", "skills/list (deep page)", SKILLREG),
     ("get", "skills/get", None),
     ("read_md", "resources/read SKILL.md", None),
     ("read_bin", "resources/read binary", None),
     ("dir", "resources/directory/read", None),
-    ("complete", "completion/complete", ("skillreg",)),
-    ("search", "tools/call search_skills", ("skillreg",)),
+    ("complete", "completion/complete", SKILLREG),
+    ("search", "tools/call search_skills", SKILLREG),
 ]
 SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
 
@@ -312,7 +315,7 @@ def content_bytes(result: dict, uri: str) -> bytes:
 
 
 def uri_of(server: str, skill: str, rel: str | None = None) -> str:
-    prefix = "skill://bench/" if server == "skillreg" else "skill://"
+    prefix = "skill://bench/" if server in SKILLREG else "skill://"
     base = prefix + urllib.parse.quote(skill, safe="-._~")
     return base if rel is None else base + "/" + urllib.parse.quote(rel, safe="/-._~")
 
@@ -360,7 +363,7 @@ def plan(server: str, cat: Catalog, url: str, era: str, session: str | None, met
 
     out.append(("list", "skills/list", {}, v_list))
 
-    if "list_deep" in methods and server == "skillreg":
+    if "list_deep" in methods and server in SKILLREG:
         out.append(("list_deep", "skills/list", None, v_list))  # params filled in lazily
 
     def v_get(result):
@@ -586,29 +589,33 @@ class Server:
 def make_server(name: str, args, cat: Catalog, port: int, work: Path, tenv: dict) -> tuple[Server, dict]:
     logs = work / "logs"
     info: dict[str, Any] = {}
-    if name == "skillreg":
+    if name in SKILLREG:
         binary = args.skillreg_bin
-        if args.skillreg_data:
+        # skillreg-pg: the catalog in the (empty) PostgreSQL database --database-url names; the
+        # data directory holds only the search index.
+        env = {"SKILLREG_DATABASE_URL": args.database_url} if name == "skillreg-pg" else {}
+        if args.skillreg_data and name == "skillreg":
             data = Path(args.skillreg_data)
             info["import"] = f"reused {data}"
         else:
-            data = work / "skillreg-data"
+            data = work / f"{name}-data"
             shutil.rmtree(data, ignore_errors=True)
             t0 = time.monotonic()
             r = subprocess.run(
                 [binary, "import", str(cat.root), "--namespace", "bench", "--data-dir", str(data), "--json"],
-                capture_output=True, text=True,
+                capture_output=True, text=True, env={**os.environ, **env},
             )
             elapsed = time.monotonic() - t0
             lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
             summary = lines[-1] if lines else r.stderr[-500:]
             info["import"] = f"exit {r.returncode} in {elapsed:.1f} s: {summary[:300]}"
             (logs).mkdir(parents=True, exist_ok=True)
-            (logs / "skillreg-import.log").write_text(r.stdout + r.stderr)
+            (logs / f"{name}-import.log").write_text(r.stdout + r.stderr)
             if r.returncode not in (0, 1):
                 raise RuntimeError(f"skillreg import failed: {r.stderr[-1000:]}")
         argv = [binary, "serve", "--data-dir", str(data), "--listen", f"127.0.0.1:{port}", "--no-seed"]
-        return Server(name, argv, logs / "skillreg.log", health=f"http://127.0.0.1:{port}/healthz"), info
+        health = f"http://127.0.0.1:{port}/readyz"
+        return Server(name, argv, logs / f"{name}.log", env=env, health=health), info
     if name == "rmcp":
         argv = [args.rmcp_bin, "--dir", str(cat.root), "--listen", f"127.0.0.1:{port}"]
         return Server(name, argv, logs / "rmcp.log"), info
@@ -928,6 +935,8 @@ def markdown(results: dict) -> str:
         head += [f"{s} req/s", f"{s} p50/p99 ms"]
     if "skillreg" in servers:
         head += [f"skillreg/{p}" for p in peers]
+    if {"skillreg", "skillreg-pg"} <= set(servers):
+        head += ["PostgreSQL/SQLite"]
     L.append("| " + " | ".join(head) + " |")
     L.append("|" + "|".join(["---"] * 2 + ["--:"] * (len(head) - 2)) + "|")
     footnotes: list[str] = []
@@ -962,6 +971,12 @@ def markdown(results: dict) -> str:
                         row.append(f"{mine['rps'] / other['rps']:.2f}×")
                     else:
                         row.append("–")
+            if {"skillreg", "skillreg-pg"} <= set(servers):
+                lite, pg = cells.get("skillreg"), cells.get("skillreg-pg")
+                if lite and pg and lite.get("status") == "ok" and pg.get("status") == "ok" and lite["rps"] > 0:
+                    row.append(f"{pg['rps'] / lite['rps']:.2f}×")
+                else:
+                    row.append("–")
             if all(cells.get(s) is None for s in servers):
                 continue
             L.append("| " + " | ".join(row) + " |")
@@ -1036,6 +1051,7 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/skillreg-e2e-work", help="scratch dir: logs, request files, skillreg data")
     ap.add_argument("--skillreg-bin", default=str(REPO / "target/release/skillreg"))
     ap.add_argument("--skillreg-data", help="serve this already-imported data dir instead of importing --dir")
+    ap.add_argument("--database-url", help="empty PostgreSQL database for the skillreg-pg server")
     ap.add_argument("--rmcp-bin", default=str(Path.home() / ".cache/skillreg/peers-target/release/rmcp-catalog"))
     ap.add_argument("--node", help="Node 22 binary (default: SKILLREG_NODE22 from the test tools' env.sh)")
     ap.add_argument("--python", help="FastMCP venv python (default: SKILLREG_PYTHON from env.sh)")
@@ -1049,8 +1065,10 @@ def main() -> int:
     args.eras = [e for e in args.eras.split(",") if e]
     args.methods = [m for m in args.methods.split(",") if m]
     for s in args.servers:
-        if s not in SERVERS:
+        if s not in SERVERS + SKILLREG:
             ap.error(f"unknown server {s}")
+    if "skillreg-pg" in args.servers and not args.database_url:
+        ap.error("skillreg-pg needs --database-url (an empty PostgreSQL database)")
     for e in args.eras:
         if e not in ERAS:
             ap.error(f"unknown era {e}")

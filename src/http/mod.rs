@@ -192,11 +192,17 @@ async fn readyz(State(s): State<AppState>, _: Reader) -> Response {
         SearchHealth::Ok { generation } => ("ok", Some(generation)),
         SearchHealth::Failing => ("failing", None),
     };
+    // How many changes the index has yet to take in (0 when current).
+    let index_lag = health
+        .generation
+        .zip(search_generation)
+        .map(|(db, index)| db.saturating_sub(i64::try_from(index).unwrap_or(i64::MAX)));
     let body = serde_json::json!({
         "database": if health.generation.is_some() { "ok" } else { "failing" },
         "search": search,
         "generation": health.generation,
         "search_generation": search_generation,
+        "index_lag": index_lag,
     });
     let status = if health.ready() {
         axum::http::StatusCode::OK
@@ -236,6 +242,7 @@ async fn metrics(State(s): State<AppState>, _: Reader) -> Response {
                         .and_then(|g| i64::try_from(g).ok()),
                 ),
             ],
+            Some(s.registry.connections()),
         ),
     )
         .into_response()

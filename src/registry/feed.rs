@@ -11,8 +11,10 @@ use tokio_util::sync::CancellationToken;
 use super::Registry;
 use crate::store::{ChangeFeed, Heard};
 
-/// Wait before listening again after the feed failed (the database restarting, say).
-const RETRY: Duration = Duration::from_secs(1);
+/// Waits before listening again after the feed failed (the database restarting, say): doubling
+/// from the first to the last, and back to the first once it works again.
+const RETRY_FIRST: Duration = Duration::from_millis(250);
+const RETRY_LAST: Duration = Duration::from_secs(30);
 
 /// Run until the registry is dropped or closed.
 pub(super) async fn run(
@@ -20,6 +22,7 @@ pub(super) async fn run(
     mut feed: Box<dyn ChangeFeed>,
     stop: CancellationToken,
 ) {
+    let mut retry = RETRY_FIRST;
     loop {
         let heard = tokio::select! {
             () = stop.cancelled() => return,
@@ -29,10 +32,19 @@ pub(super) async fn run(
             return;
         };
         let registry = Registry { inner };
+        if heard.is_ok() {
+            retry = RETRY_FIRST;
+        }
         match heard {
-            Ok(Heard::Change(generation)) => {
-                tracing::debug!(generation, "heard a change");
-                crate::metrics::change_heard();
+            Ok(Heard::Change {
+                generation,
+                sent_ms,
+            }) => {
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                tracing::debug!(generation, lag_ms = now_ms - sent_ms, "heard a change");
+                crate::metrics::change_heard(now_ms - sent_ms);
                 registry.notify_changed();
             }
             Ok(Heard::Gap) => {
@@ -40,12 +52,13 @@ pub(super) async fn run(
                 registry.notify_changed();
             }
             Err(e) => {
-                tracing::warn!(error = %e, "change feed failed; listening again shortly");
+                tracing::warn!(error = %e, retry_in = ?retry, "change feed failed");
                 drop(registry);
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    () = tokio::time::sleep(RETRY) => {}
+                    () = tokio::time::sleep(retry) => {}
                 }
+                retry = (retry * 2).min(RETRY_LAST);
             }
         }
     }

@@ -165,6 +165,13 @@ impl RegistryBuilder {
         self
     }
 
+    /// Keep the catalog at `location` (tests choose the engine this way).
+    #[cfg(test)]
+    pub(crate) fn at(mut self, location: Location) -> Self {
+        self.database = Some(location);
+        self
+    }
+
     pub async fn open(self) -> Result<Registry> {
         let location = self
             .database
@@ -506,6 +513,11 @@ impl Registry {
     /// The catalog generation: how many changes storage has applied.
     pub async fn generation(&self) -> Result<i64> {
         Ok(self.store().generation().await?)
+    }
+
+    /// Connections of the storage pool that reads use: open, and idle among them.
+    pub fn connections(&self) -> (u32, usize) {
+        self.store().connections()
     }
 
     /// Row counts and stored bytes.

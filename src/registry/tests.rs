@@ -1,11 +1,13 @@
-//! The registry on a temporary data directory: the use cases end to end, without a transport.
+//! The registry on the engine `SKILLREG_TEST_ENGINE` names (a temporary SQLite data directory by
+//! default, or a fresh PostgreSQL database): the use cases end to end, without a transport.
 
-use super::{PublishRequest, Registry};
+use super::{PublishRequest, Registry, RegistryBuilder};
 use crate::core::{
     Code, InputFile, Namespace, Principal, SkillRef, SkillUri, SkillVersion, Status, VersionRef,
     Visibility,
 };
 use crate::registry::NewTokenRequest;
+use crate::store::{Location, testing};
 
 fn files(name: &str, body: &str) -> Vec<InputFile> {
     vec![
@@ -28,14 +30,25 @@ fn request(ns: &str, name: &str, body: &str, version: &str) -> PublishRequest {
     }
 }
 
+/// Fresh storage on the engine under test: the data directory, and where the catalog is.
+async fn fresh() -> (tempfile::TempDir, Location) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let location = testing::location(dir.path()).await;
+    (dir, location)
+}
+
+fn builder(dir: &tempfile::TempDir, location: &Location) -> RegistryBuilder {
+    Registry::builder(dir.path()).at(location.clone())
+}
+
 fn uri(s: &str) -> SkillUri {
     SkillUri::parse(s).unwrap()
 }
 
 #[tokio::test]
 async fn publish_then_read_every_way() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let registry = Registry::open(dir.path()).await.unwrap();
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
     let published = registry
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
@@ -103,8 +116,8 @@ async fn publish_then_read_every_way() {
 
 #[tokio::test]
 async fn a_refused_version_leaves_storage_untouched() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let registry = Registry::open(dir.path()).await.unwrap();
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
     registry
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
@@ -138,8 +151,8 @@ async fn a_refused_version_leaves_storage_untouched() {
 
 #[tokio::test]
 async fn a_yank_is_served_at_once_by_this_process() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let registry = Registry::open(dir.path()).await.unwrap();
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
     for (body, version) in [("one", "1.0.0"), ("two", "2.0.0")] {
         registry
             .publish(request("acme", "refunds", body, version))
@@ -201,23 +214,20 @@ async fn a_yank_is_served_at_once_by_this_process() {
 
 #[tokio::test]
 async fn damaged_bytes_are_never_served() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let registry = Registry::open(dir.path()).await.unwrap();
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
     registry
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
         .unwrap();
     registry.close().await;
-    let db = dir.path().join(crate::store::sqlite::DB_FILE);
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query("UPDATE blobs SET data = X'00' WHERE size = 1")
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let registry = Registry::open(dir.path()).await.unwrap();
+    testing::execute(
+        &location,
+        "UPDATE blobs SET data = X'00' WHERE size = 1",
+        "UPDATE blobs SET data = '\\x00'::bytea WHERE size = 1",
+    )
+    .await;
+    let registry = builder(&dir, &location).open().await.unwrap();
     let err = registry
         .read(&Visibility::All, &uri("skill://acme/refunds/docs/a.md"))
         .await
@@ -231,8 +241,8 @@ async fn damaged_bytes_are_never_served() {
 
 #[tokio::test]
 async fn tokens_authenticate_until_revoked() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let registry = Registry::builder(dir.path())
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location)
         .admin_token(Some("admin-token-0123456789"))
         .open()
         .await
@@ -311,8 +321,8 @@ async fn tokens_authenticate_until_revoked() {
 
 #[tokio::test]
 async fn closing_releases_the_search_index_for_the_next_owner() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let registry = Registry::builder(dir.path()).search().open().await.unwrap();
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).search().open().await.unwrap();
     registry
         .publish(request("acme", "refunds", "reconcile refunds", "1.0.0"))
         .await
@@ -326,11 +336,11 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
     assert_eq!(hits[0].status, Status::Active);
     registry.close().await;
     // A second owner can take the writer at once: no sleep, no retry.
-    let next = Registry::builder(dir.path()).search().open().await.unwrap();
+    let next = builder(&dir, &location).search().open().await.unwrap();
     assert_eq!(next.rebuild_search().await.unwrap(), 1);
     next.close().await;
     let skill = SkillRef::parse("acme", "refunds").unwrap();
-    let reopened = Registry::open(dir.path()).await.unwrap();
+    let reopened = builder(&dir, &location).open().await.unwrap();
     assert_eq!(
         reopened
             .skill_detail(&Visibility::All, &skill)

@@ -174,6 +174,10 @@ macro_rules! engine_impls {
                 changes::generation(&self.$read).await
             }
 
+            fn connections(&self) -> (u32, usize) {
+                (self.$read.size(), self.$read.num_idle())
+            }
+
             async fn changed_since(
                 &self,
                 since: i64,

@@ -18,6 +18,10 @@ pub mod postgres;
 mod records;
 mod rows;
 pub mod sqlite;
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 
@@ -185,6 +189,9 @@ pub trait Store: Send + Sync + 'static {
     /// registry keeps serving.
     async fn backup(&self, path: &Path) -> Result<()>;
 
+    /// Connections of the pool reads use: open, and idle among them.
+    fn connections(&self) -> (u32, usize);
+
     /// Close every connection.
     async fn close(&self);
 }
@@ -243,8 +250,9 @@ pub struct Backend {
 /// What a [`ChangeFeed`] heard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Heard {
-    /// A change committed, with the generation it made.
-    Change(i64),
+    /// A change committed: the generation it made, and when it was sent (Unix milliseconds, by
+    /// the database's clock).
+    Change { generation: i64, sent_ms: i64 },
     /// The feed (re)connected: changes may have been missed before this point, so compare
     /// generations.
     Gap,

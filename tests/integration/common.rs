@@ -29,6 +29,8 @@ pub struct TestServer {
     pub url: String,
     pub registry: Registry,
     pub data_dir: PathBuf,
+    /// The PostgreSQL database holding the catalog; `None`: the data directory's SQLite file.
+    pub database_url: Option<String>,
     shutdown: CancellationToken,
     _tmp: Option<TempDir>,
 }
@@ -41,6 +43,8 @@ pub struct TestServerBuilder {
     data_dir: Option<PathBuf>,
     /// A PostgreSQL database URL to keep the catalog in instead of the data directory.
     database_url: Option<String>,
+    /// Stay on SQLite whatever `SKILLREG_TEST_ENGINE` says.
+    sqlite_only: bool,
     config: Config,
     rate_limits: bool,
 }
@@ -52,6 +56,7 @@ impl TestServer {
             seeded: false,
             data_dir: None,
             database_url: None,
+            sqlite_only: false,
             config: Config::default(),
             rate_limits: false,
         }
@@ -76,6 +81,13 @@ impl TestServerBuilder {
     /// replicas of one registry.
     pub fn postgres(mut self, url: &str) -> Self {
         self.database_url = Some(url.to_owned());
+        self
+    }
+
+    /// Keep the catalog in the data directory's SQLite database even when the suite runs on
+    /// PostgreSQL: for tests of SQLite's own files (backup, damage to the file).
+    pub fn sqlite(mut self) -> Self {
+        self.sqlite_only = true;
         self
     }
 
@@ -109,6 +121,9 @@ impl TestServerBuilder {
             Some(dir) => (dir, None),
             None => {
                 let tmp = TempDir::new().unwrap();
+                if self.database_url.is_none() && !self.sqlite_only && postgres_by_default() {
+                    self.database_url = Some(fresh_postgres().await);
+                }
                 (tmp.path().to_path_buf(), Some(tmp))
             }
         };
@@ -146,6 +161,7 @@ impl TestServerBuilder {
             url,
             registry,
             data_dir,
+            database_url: self.database_url,
             shutdown,
             _tmp: tmp,
         }
@@ -156,6 +172,53 @@ impl TestServer {
     /// Base URL, e.g. `http://127.0.0.1:1234`.
     pub fn base(&self) -> String {
         self.url.trim_end_matches("/mcp").to_owned()
+    }
+
+    /// The environment a `skillreg` command needs, besides `--data-dir`, to open this server's
+    /// storage.
+    pub fn storage_env(&self) -> Vec<(&'static str, &str)> {
+        self.database_url
+            .iter()
+            .map(|url| ("SKILLREG_DATABASE_URL", url.as_str()))
+            .collect()
+    }
+
+    /// Run one statement on the server's database behind the registry's back (to damage it),
+    /// the SQLite or the PostgreSQL text as the engine needs; returns the rows it changed.
+    pub async fn sql(&self, sqlite: &str, postgres: &str) -> u64 {
+        use sqlx::Connection as _;
+        match &self.database_url {
+            Some(url) => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                sqlx::query(sqlx::AssertSqlSafe(postgres.to_owned()))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap()
+                    .rows_affected()
+            }
+            None => {
+                let db = self.data_dir.join("skillreg.db");
+                let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.display()))
+                    .await
+                    .unwrap();
+                sqlx::query(sqlx::AssertSqlSafe(sqlite.to_owned()))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap()
+                    .rows_affected()
+            }
+        }
+    }
+}
+
+/// Whether servers on fresh storage use PostgreSQL (`SKILLREG_TEST_ENGINE=postgres`): `.ci/run`
+/// runs the integration tests once per engine. A server given a data directory keeps that
+/// directory's SQLite database.
+pub fn postgres_by_default() -> bool {
+    match std::env::var("SKILLREG_TEST_ENGINE").as_deref() {
+        Ok("postgres") => true,
+        Ok("sqlite") | Err(_) => false,
+        Ok(other) => panic!("SKILLREG_TEST_ENGINE={other}: use sqlite or postgres"),
     }
 }
 

@@ -151,8 +151,9 @@ fn manifest() -> BTreeMap<String, ManifestRow> {
         .collect()
 }
 
-/// `skillreg import` of `root` into namespace `corpus` of `data_dir`: exit code and report.
-async fn import(data_dir: &Path, root: &Path) -> (i32, String) {
+/// `skillreg import` of `root` into namespace `corpus` of `data_dir` (and the database `env`
+/// names, if any): exit code and report.
+async fn import(data_dir: &Path, env: &[(&str, &str)], root: &Path) -> (i32, String) {
     let CliOutput { code, stdout, .. } = run_cli_async(
         &[
             "import",
@@ -162,7 +163,7 @@ async fn import(data_dir: &Path, root: &Path) -> (i32, String) {
             data_dir.to_str().unwrap(),
             root.to_str().unwrap(),
         ],
-        &[],
+        env,
     )
     .await;
     (code, stdout)
@@ -173,7 +174,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
     // The server runs while the import (another process) writes to the same data directory.
     let server = TestServer::builder().page_size(25).start().await;
     let corpus = corpus_dir();
-    let (code, report) = import(&server.data_dir, &corpus).await;
+    let (code, report) = import(&server.data_dir, &server.storage_env(), &corpus).await;
     assert_eq!(
         code, 1,
         "exit 1 because some skills were skipped:\n{report}"
@@ -261,7 +262,7 @@ async fn import_then_read_every_file_back_byte_for_byte() {
     assert!(files_checked > 600, "{files_checked} files checked");
 
     // Re-importing identical content changes nothing.
-    let (code, again) = import(&server.data_dir, &corpus).await;
+    let (code, again) = import(&server.data_dir, &server.storage_env(), &corpus).await;
     assert_eq!(code, 1);
     assert_eq!(
         again.lines().last().unwrap(),
@@ -346,7 +347,7 @@ async fn linked_skill_md_is_skipped_in_both_corpus_layouts() {
         );
 
         let data = tmp.path().join("data");
-        let (exit, report) = import(&data, &root).await;
+        let (exit, report) = import(&data, &[], &root).await;
         assert_eq!(exit, 1, "{links:?}: one skill skipped:\n{report}");
         let parsed = parse_report(&report, &root);
         assert_eq!(

@@ -30,7 +30,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start(data: &std::path::Path, port: u16) -> Server {
+fn start(data: &std::path::Path, port: u16, env: &[(&str, &str)]) -> Server {
     let child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
         .args([
             "serve",
@@ -42,6 +42,7 @@ fn start(data: &std::path::Path, port: u16) -> Server {
         .arg(data)
         .env("SKILLREG_ADMIN_TOKEN", ADMIN)
         .env("SKILLREG_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -105,7 +106,18 @@ async fn acknowledged_publishes_survive_sigkill() {
         .build()
         .unwrap();
     let mut rng = Rng(0x5eed_u64 ^ u64::from(std::process::id()));
-    let mut server = start(tmp.path(), port);
+    // On PostgreSQL (SKILLREG_TEST_ENGINE=postgres) the killed process is a replica and the
+    // database lives on; either way every acknowledged publish must survive.
+    let database = if crate::common::postgres_by_default() {
+        Some(crate::common::fresh_postgres().await)
+    } else {
+        None
+    };
+    let env: Vec<(&str, &str)> = database
+        .iter()
+        .map(|url| ("SKILLREG_DATABASE_URL", url.as_str()))
+        .collect();
+    let mut server = start(tmp.path(), port, &env);
     let mut counter = 0u64;
 
     for round in 0..kills {
@@ -156,7 +168,7 @@ async fn acknowledged_publishes_survive_sigkill() {
         for t in tasks {
             t.await.unwrap();
         }
-        server = start(tmp.path(), port);
+        server = start(tmp.path(), port, &env);
         let snapshot = acked.lock().unwrap().clone();
         check_acknowledged(&http, &server.base, &snapshot).await;
     }
@@ -195,7 +207,7 @@ async fn acknowledged_publishes_survive_sigkill() {
             "--data-dir",
             tmp.path().to_str().unwrap(),
         ],
-        &[],
+        &env,
     )
     .await;
     let report: Value = serde_json::from_str(&stdout).unwrap();

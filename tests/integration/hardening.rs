@@ -317,14 +317,8 @@ async fn a_metrics_scrape_reads_counters_not_the_tables() {
     );
     // The counters are what a scrape reads: set one behind the store's back and the scrape
     // shows it (counting rows would show 1). `verify` reports the drift.
-    let db = server.data_dir.join("skillreg.db");
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query("UPDATE meta SET value = 12345 WHERE key = 'count_skills'")
-        .execute(&pool)
-        .await
-        .unwrap();
+    let update = "UPDATE meta SET value = 12345 WHERE key = 'count_skills'";
+    assert_eq!(server.sql(update, update).await, 1);
     let text = metrics(&server).await;
     assert!(
         text.contains(r#"skillreg_catalog{kind="skills"} 12345"#),
@@ -336,7 +330,6 @@ async fn a_metrics_scrape_reads_counters_not_the_tables() {
         "{:?}",
         report.problems
     );
-    pool.close().await;
 }
 
 #[tokio::test]

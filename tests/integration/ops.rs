@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 async fn health_readiness_metrics_and_request_ids() {
     // The metrics registry is process-wide and other tests run in this process: compare with
     // what it held before, and assert that this test's requests raised each counter.
-    let before = skillreg::metrics::render(None, &[]);
+    let before = skillreg::metrics::render(None, &[], None);
     let server = TestServer::builder().seeded().start().await;
     let http = reqwest::Client::new();
     let health = http

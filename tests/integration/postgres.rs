@@ -398,10 +398,30 @@ async fn replicas_serve_each_others_changes() {
             .unwrap_or_else(|| panic!("no {series} in {metrics}"))
     };
     assert!(value("skillreg_changes_heard_total") >= 1.0);
+    assert!(value("skillreg_change_notification_lag_seconds_count") >= 1.0);
+    assert!(value("skillreg_database_connections{state=\"open\"}") >= 1.0);
+    let ready: Value = reqwest::get(format!("{}/readyz", b.base()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["index_lag"], 0, "{ready}");
     assert_eq!(
         value("skillreg_generation{of=\"search\"}"),
         value("skillreg_generation{of=\"database\"}")
     );
+
+    // Every replica serves the same pages, entries and bytes.
+    let mut served = Vec::new();
+    for server in [&a, &b, &c] {
+        let modern = Modern::new(&server.url);
+        let (pages, _) = all_pages(async |p| modern.call("skills/list", p).await, "skills").await;
+        let read = modern.call("resources/read", json!({"uri": uri})).await;
+        served.push((pages, read));
+    }
+    assert_eq!(served[0], served[1]);
+    assert_eq!(served[0], served[2]);
 
     // C's 2025-11-25 session was told.
     let mut seen = String::new();
@@ -905,5 +925,155 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// PostgreSQL restarting under a replica: while it is down, reads and writes answer 503
+/// `storage_unavailable` and the process keeps running; once it is back, the replica serves again
+/// and hears changes again, without a restart of its own. On a server of its own (a restart
+/// would disturb the other tests).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_restart_is_survived_without_restarting_replicas() {
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let cluster = Cluster::start(port);
+    let a = replica(&cluster.url).await;
+    let b = replica(&cluster.url).await;
+    let api = Api::new(&a);
+    let (status, _) = api
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "one",
+            "1.0.0",
+            skill_archive("one", "d"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    cluster.run("halt");
+    let (status, body) = api.get("/v1/skills?namespace=acme").await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable"),
+        "{body}"
+    );
+    let (status, body) = api
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "two",
+            "1.0.0",
+            skill_archive("two", "d"),
+        )
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable"),
+        "{body}"
+    );
+    let ready = reqwest::get(format!("{}/readyz", a.base())).await.unwrap();
+    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
+
+    cluster.run("resume");
+    let back = Instant::now();
+    loop {
+        let (status, body) = api.get("/v1/skills?namespace=acme").await;
+        if status == StatusCode::OK {
+            assert_eq!(body["items"].as_array().unwrap().len(), 1, "{body}");
+            break;
+        }
+        assert!(back.elapsed() < Duration::from_secs(30), "{status} {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!(
+        "serving again {:?} after the database was back",
+        back.elapsed()
+    );
+    // Writes work again, and the other replica hears of them again (its listener reconnected).
+    let (status, body) = api
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "two",
+            "1.0.0",
+            skill_archive("two", "Two again"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let modern_b = Modern::new(&b.url);
+    let acked = Instant::now();
+    let heard = eventually(acked, async || {
+        let read = modern_b
+            .call(
+                "resources/read",
+                json!({"uri": "skill://acme/two/SKILL.md"}),
+            )
+            .await;
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Two again"))
+    })
+    .await;
+    eprintln!("after the restart, publish on A served by B after {heard:?}");
+}
+
+/// A PostgreSQL server of one test's own, removed when it ends.
+struct Cluster {
+    dir: std::path::PathBuf,
+    port: u16,
+    url: String,
+}
+
+impl Cluster {
+    fn start(port: u16) -> Self {
+        let dir = std::env::temp_dir().join(format!("skillreg-pg-{}-{port}", std::process::id()));
+        let mut cluster = Self {
+            dir,
+            port,
+            url: String::new(),
+        };
+        let out = cluster.run("start");
+        cluster.url = out
+            .trim()
+            .strip_prefix("SKILLREG_TEST_POSTGRES_URL=")
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_owned();
+        cluster
+    }
+
+    /// `scripts/test-postgres.sh ACTION` on this cluster; its stdout.
+    fn run(&self, action: &str) -> String {
+        let out = std::process::Command::new("bash")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/test-postgres.sh"
+            ))
+            .arg(action)
+            .arg(&self.dir)
+            .env("SKILLREG_TEST_POSTGRES_PORT", self.port.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "test-postgres.sh {action}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/test-postgres.sh"
+            ))
+            .arg("stop")
+            .arg(&self.dir)
+            .output();
     }
 }

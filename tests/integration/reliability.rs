@@ -26,20 +26,16 @@ fn skill(name: &str, body: &str) -> Vec<InputFile> {
     ]
 }
 
-async fn corrupt(data_dir: &Path, digest: &str) {
-    use sqlx::ConnectOptions as _;
-    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(data_dir.join("skillreg.db"))
-        .connect()
-        .await
-        .unwrap();
-    let changed =
-        sqlx::query("UPDATE blobs SET data = CAST('tampered bytes' AS BLOB) WHERE digest = ?1")
-            .bind(digest)
-            .execute(&mut conn)
-            .await
-            .unwrap()
-            .rows_affected();
+async fn corrupt(server: &TestServer, digest: &str) {
+    assert!(digest.starts_with("sha256:") && !digest.contains('\''));
+    let changed = server
+        .sql(
+            &format!("UPDATE blobs SET data = CAST('tampered bytes' AS BLOB) WHERE digest = '{digest}'"),
+            &format!(
+                "UPDATE blobs SET data = convert_to('tampered bytes', 'UTF8') WHERE digest = '{digest}'"
+            ),
+        )
+        .await;
     assert_eq!(changed, 1);
 }
 
@@ -70,9 +66,9 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
     let data_dir = server.data_dir.to_str().unwrap();
     let CliOutput {
         code, stdout: out, ..
-    } = run_cli_async(&["verify", "--data-dir", data_dir], &[]).await;
+    } = run_cli_async(&["verify", "--data-dir", data_dir], &server.storage_env()).await;
     assert_eq!(code, 0, "clean before: {out}");
-    corrupt(&server.data_dir, &notes.digest.to_string()).await;
+    corrupt(&server, &notes.digest.to_string()).await;
 
     let mcp = Modern::new(&server.url);
     let read = mcp
@@ -112,7 +108,7 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
 
     let CliOutput {
         code, stdout: out, ..
-    } = run_cli_async(&["verify", "--data-dir", data_dir], &[]).await;
+    } = run_cli_async(&["verify", "--data-dir", data_dir], &server.storage_env()).await;
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!("damaged: blob {}", notes.digest)),
@@ -120,7 +116,11 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
     );
     let CliOutput {
         code, stdout: out, ..
-    } = run_cli_async(&["verify", "--json", "--data-dir", data_dir], &[]).await;
+    } = run_cli_async(
+        &["verify", "--json", "--data-dir", data_dir],
+        &server.storage_env(),
+    )
+    .await;
     assert_eq!(code, 1);
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -133,7 +133,8 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
-    let server = TestServer::builder().page_size(100).start().await;
+    // `skillreg backup` is SQLite's (PostgreSQL has pg_dump).
+    let server = TestServer::builder().sqlite().page_size(100).start().await;
     let registry = server.registry.clone();
     let (first_published, first) = tokio::sync::oneshot::channel();
     let mut first_published = Some(first_published);

@@ -222,6 +222,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
         .args(["serve", "--stdio", "--no-seed", "--data-dir"])
         .arg(&server.data_dir)
+        .envs(server.storage_env())
         .env("SKILLREG_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

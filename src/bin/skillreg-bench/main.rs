@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use skillreg::registry::Registry;
+use skillreg::registry::{Registry, RegistryBuilder};
+use skillreg::store::postgres::PgOptions;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -39,6 +40,10 @@ enum Command {
         export: Option<PathBuf>,
         #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
         data_dir: PathBuf,
+        /// Publish into this PostgreSQL database (`postgres://…`) instead of the data
+        /// directory's SQLite database (the data directory then holds the search index).
+        #[arg(long, env = "SKILLREG_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// Print the namespace and name of synthetic skills by number (for load scripts).
     #[command(
@@ -56,7 +61,19 @@ enum Command {
         json: bool,
         #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
         data_dir: PathBuf,
+        /// Read from this PostgreSQL database instead of the data directory's SQLite database.
+        #[arg(long, env = "SKILLREG_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
+}
+
+/// The registry in `data_dir`, or in PostgreSQL at `database_url` with its index in `data_dir`.
+fn builder(data_dir: &std::path::Path, database_url: Option<&str>) -> RegistryBuilder {
+    let builder = Registry::builder(data_dir);
+    match database_url {
+        Some(url) => builder.postgres(url, PgOptions::default()),
+        None => builder,
+    }
 }
 
 #[tokio::main]
@@ -87,7 +104,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             from,
             export: None,
             data_dir,
-        } => generate(&data_dir, from, skills).await?,
+            database_url,
+        } => generate(&data_dir, database_url.as_deref(), from, skills).await?,
         Command::Names { numbers } => {
             for i in numbers {
                 println!(
@@ -101,8 +119,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             iterations,
             json,
             data_dir,
+            database_url,
         } => {
-            let registry = Registry::builder(&data_dir).search().open().await?;
+            let registry = builder(&data_dir, database_url.as_deref())
+                .search()
+                .open()
+                .await?;
             registry.catch_up_search().await?;
             let results = latency::latency(&registry, iterations).await?;
             if json {
@@ -124,8 +146,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn generate(data_dir: &std::path::Path, from: u64, skills: u64) -> anyhow::Result<()> {
-    let registry = Registry::open(data_dir).await?;
+async fn generate(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+    from: u64,
+    skills: u64,
+) -> anyhow::Result<()> {
+    let registry = builder(data_dir, database_url).open().await?;
     let started = std::time::Instant::now();
     let created = synthetic::generate(&registry, from, from + skills, |done| {
         if done % 100_000 == 0 {
@@ -141,7 +168,7 @@ async fn generate(data_dir: &std::path::Path, from: u64, skills: u64) -> anyhow:
     );
     registry.close().await;
     let indexing = std::time::Instant::now();
-    let registry = Registry::builder(data_dir).search().open().await?;
+    let registry = builder(data_dir, database_url).search().open().await?;
     registry.catch_up_search().await?;
     println!(
         "indexed for search in {:.1} s",

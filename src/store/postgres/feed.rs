@@ -34,10 +34,7 @@ impl ChangeFeed for PgFeed {
             return Ok(Heard::Gap);
         };
         match listener.try_recv().await {
-            Ok(Some(notification)) => Ok(notification
-                .payload()
-                .parse()
-                .map_or(Heard::Gap, Heard::Change)),
+            Ok(Some(notification)) => Ok(parse(notification.payload()).unwrap_or(Heard::Gap)),
             // The connection was lost (notifications in between are gone); the listener
             // reconnects and re-subscribes on the next call.
             Ok(None) => Ok(Heard::Gap),
@@ -46,5 +43,32 @@ impl ChangeFeed for PgFeed {
                 Err(e.into())
             }
         }
+    }
+}
+
+/// `GENERATION SENT_MS`; anything else is treated as a gap (a generation check).
+fn parse(payload: &str) -> Option<Heard> {
+    let (generation, sent_ms) = payload.split_once(' ')?;
+    Some(Heard::Change {
+        generation: generation.parse().ok()?,
+        sent_ms: sent_ms.parse().ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_parse_or_ask_for_a_generation_check() {
+        assert_eq!(
+            parse("42 1764547200123"),
+            Some(Heard::Change {
+                generation: 42,
+                sent_ms: 1_764_547_200_123
+            })
+        );
+        assert_eq!(parse("42"), None);
+        assert_eq!(parse("x 1"), None);
     }
 }

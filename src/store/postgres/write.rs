@@ -77,7 +77,7 @@ pub(super) async fn audit(
 }
 
 /// The channel every replica listens on: a change to the catalog (the payload is the new
-/// generation). Tokens need none: they are never cached, so a revocation holds on every replica
+/// generation and the time it was sent, `GENERATION SENT_MS`). Tokens need none: they are never cached, so a revocation holds on every replica
 /// at its next request.
 pub const CHANGES_CHANNEL: &str = "skillreg_changes";
 
@@ -90,11 +90,14 @@ pub(super) async fn next_generation(tx: &mut PgConnection) -> Result<i64> {
     .fetch_one(&mut *tx)
     .await?;
     // Delivered to every listening replica when (and only if) `tx` commits.
-    sqlx::query("SELECT pg_notify($1, $2)")
-        .bind(CHANGES_CHANNEL)
-        .bind(generation.to_string())
-        .execute(&mut *tx)
-        .await?;
+    // "GENERATION SENT_MS": the listener measures how late it hears it.
+    sqlx::query(
+        "SELECT pg_notify($1, $2 || ' ' || floor(extract(epoch FROM clock_timestamp()) * 1000))",
+    )
+    .bind(CHANGES_CHANNEL)
+    .bind(generation.to_string())
+    .execute(&mut *tx)
+    .await?;
     Ok(generation)
 }
 

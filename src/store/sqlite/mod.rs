@@ -129,6 +129,3 @@ pub fn writable(dir: &Path) -> bool {
 }
 
 super::engine::engine_impls!(SqliteStore, read: read, write: write);
-
-#[cfg(test)]
-mod tests;

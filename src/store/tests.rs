@@ -1,12 +1,12 @@
-//! The SQLite engine on a temporary data directory: what every `Store` must do, checked against
-//! real files.
+//! What every `Store` must do, on the engine `SKILLREG_TEST_ENGINE` names (SQLite files by
+//! default, or a real PostgreSQL database): `.ci/run` runs these once per engine.
 
-use super::SqliteStore;
+use super::testing::{self, Engine};
 use crate::core::Visibility;
 use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
-use crate::store::{Blobs, NewToken, NewVersion, PublishOutcome, Store, StoreError};
+use crate::store::{Location, NewToken, NewVersion, PublishOutcome, StoreError};
 
 fn skill_files(name: &str, body: &str) -> Vec<InputFile> {
     vec![
@@ -22,6 +22,14 @@ fn bundle(name: &str, body: &str) -> Bundle {
     bundle::validate(skill_files(name, body)).unwrap()
 }
 
+/// Fresh storage on the engine under test: its directory, where it is, and the engine.
+async fn fresh() -> (tempfile::TempDir, Location, Box<dyn Engine>) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let location = testing::location(dir.path()).await;
+    let store = testing::open(&location).await;
+    (dir, location, store)
+}
+
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()
 }
@@ -31,7 +39,7 @@ fn v(s: &str) -> SkillVersion {
 }
 
 /// Store a bundle the way the registry does: blobs first, then the rows.
-async fn publish(store: &SqliteStore, ns: &Namespace, b: &Bundle, version: &str) -> PublishOutcome {
+async fn publish(store: &dyn Engine, ns: &Namespace, b: &Bundle, version: &str) -> PublishOutcome {
     let blobs: Vec<(Digest, &[u8])> = b
         .files
         .iter()
@@ -51,21 +59,20 @@ async fn publish(store: &SqliteStore, ns: &Namespace, b: &Bundle, version: &str)
 
 #[tokio::test]
 async fn a_published_version_resolves_lists_and_reads_back() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let (_dir, _location, store) = fresh().await;
     let acme = ns("acme");
     let b1 = bundle("refunds", "one");
     assert_eq!(
-        publish(&store, &acme, &b1, "1.0.0").await,
+        publish(&*store, &acme, &b1, "1.0.0").await,
         PublishOutcome::Created
     );
     assert_eq!(
-        publish(&store, &acme, &b1, "1.0.0").await,
+        publish(&*store, &acme, &b1, "1.0.0").await,
         PublishOutcome::Unchanged
     );
     let b2 = bundle("refunds", "two");
     assert_eq!(
-        publish(&store, &acme, &b2, "1.1.0").await,
+        publish(&*store, &acme, &b2, "1.1.0").await,
         PublishOutcome::Created
     );
 
@@ -121,11 +128,10 @@ async fn a_published_version_resolves_lists_and_reads_back() {
 
 #[tokio::test]
 async fn yanking_moves_the_current_version_and_is_audited() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let (_dir, _location, store) = fresh().await;
     let acme = ns("acme");
-    publish(&store, &acme, &bundle("refunds", "one"), "1.0.0").await;
-    publish(&store, &acme, &bundle("refunds", "two"), "2.0.0").await;
+    publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &acme, &bundle("refunds", "two"), "2.0.0").await;
     let two = VersionRef::parse("acme", "refunds", "2.0.0").unwrap();
     let generation = store.generation().await.unwrap();
     assert!(
@@ -167,8 +173,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
 
 #[tokio::test]
 async fn tokens_are_found_by_hash_until_revoked() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let (_dir, _location, store) = fresh().await;
     let hash = Digest::of(b"skr_secret");
     let scope = Scope::from_names(&["acme"]).unwrap();
     let created = store
@@ -201,17 +206,14 @@ async fn tokens_are_found_by_hash_until_revoked() {
 
 #[tokio::test]
 async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = SqliteStore::open(dir.path()).await.unwrap();
-    publish(&store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
-    sqlx::query("UPDATE version_entries SET frontmatter = '{not json'")
-        .execute(&store.write)
-        .await
-        .unwrap();
-    sqlx::query("UPDATE versions SET warnings = 'nope'")
-        .execute(&store.write)
-        .await
-        .unwrap();
+    let (_dir, location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    for statement in [
+        "UPDATE version_entries SET frontmatter = '{not json'",
+        "UPDATE versions SET warnings = 'nope'",
+    ] {
+        testing::execute(&location, statement, statement).await;
+    }
     let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     assert_eq!(err.code(), crate::core::Code::StorageError);
@@ -228,10 +230,9 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
 
 #[tokio::test]
 async fn completion_ranks_the_exact_match_first_and_counts() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let (_dir, _location, store) = fresh().await;
     for name in ["pdf", "pdf-tools", "pdf-forms", "png"] {
-        publish(&store, &ns("acme"), &bundle(name, name), "1.0.0").await;
+        publish(&*store, &ns("acme"), &bundle(name, name), "1.0.0").await;
     }
     let (names, total) = store
         .complete_names(Some(&ns("acme")), "pdf", 10, &Visibility::All)
@@ -253,20 +254,30 @@ async fn completion_ranks_the_exact_match_first_and_counts() {
 
 #[tokio::test]
 async fn verify_finds_bytes_that_no_longer_match_their_digest() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = SqliteStore::open(dir.path()).await.unwrap();
-    publish(&store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    let (dir, location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
     let clean = store.verify(&|_| {}).await.unwrap();
     assert!(clean.is_clean(), "{:?}", clean.problems);
     assert_eq!(clean.blobs_checked, 2);
-    sqlx::query("UPDATE blobs SET data = X'00' WHERE size > 20")
-        .execute(&store.write)
-        .await
-        .unwrap();
+    testing::execute(
+        &location,
+        "UPDATE blobs SET data = X'00' WHERE size > 20",
+        "UPDATE blobs SET data = '\\x00'::bytea WHERE size > 20",
+    )
+    .await;
     let damaged = store.verify(&|_| {}).await.unwrap();
     assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
     let backup = dir.path().join("copy.db");
-    store.backup(&backup).await.unwrap();
-    assert!(backup.is_file());
-    assert!(store.backup(&backup).await.is_err(), "never overwrites");
+    match location {
+        Location::Sqlite(_) => {
+            store.backup(&backup).await.unwrap();
+            assert!(backup.is_file());
+            assert!(store.backup(&backup).await.is_err(), "never overwrites");
+        }
+        Location::Postgres(..) => {
+            let err = store.backup(&backup).await.unwrap_err();
+            assert!(err.to_string().contains("pg_dump"), "{err}");
+            assert!(!backup.exists());
+        }
+    }
 }

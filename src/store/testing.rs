@@ -1,0 +1,80 @@
+//! Storage for unit tests, on the engine `SKILLREG_TEST_ENGINE` names: SQLite in a temporary
+//! directory (the default), or a fresh database on the PostgreSQL server that
+//! `SKILLREG_TEST_POSTGRES_URL` names (`.ci/run` runs the tests once per engine).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use sqlx::Connection as _;
+
+use super::postgres::{PgOptions, PgStore};
+use super::sqlite::{DB_FILE, SqliteStore};
+use super::{Blobs, Location, Store};
+
+/// Both interfaces on one engine value.
+pub trait Engine: Store + Blobs {}
+impl<T: Store + Blobs> Engine for T {}
+
+/// Fresh storage for one test: `dir` itself, or a new PostgreSQL database.
+pub async fn location(dir: &Path) -> Location {
+    match std::env::var("SKILLREG_TEST_ENGINE").as_deref() {
+        Ok("postgres") => Location::Postgres(fresh_database().await, PgOptions::default()),
+        Ok("sqlite") | Err(_) => Location::Sqlite(dir.to_path_buf()),
+        Ok(other) => panic!("SKILLREG_TEST_ENGINE={other}: use sqlite or postgres"),
+    }
+}
+
+/// The engine at `location`, as one value.
+pub async fn open(location: &Location) -> Box<dyn Engine> {
+    match location {
+        Location::Sqlite(dir) => Box::new(SqliteStore::open(dir).await.unwrap()),
+        Location::Postgres(url, options) => Box::new(PgStore::connect(url, options).await.unwrap()),
+    }
+}
+
+/// Run one statement behind the store's back (to damage it), in the engine's dialect.
+pub async fn execute(location: &Location, sqlite: &str, postgres: &str) {
+    match location {
+        Location::Sqlite(dir) => {
+            let db = dir.join(DB_FILE);
+            let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.display()))
+                .await
+                .unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(sqlite.to_owned()))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        Location::Postgres(url, _) => {
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(postgres.to_owned()))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+async fn fresh_database() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let admin = std::env::var("SKILLREG_TEST_POSTGRES_URL").expect(
+        "SKILLREG_TEST_ENGINE=postgres needs SKILLREG_TEST_POSTGRES_URL (scripts/test-postgres.sh)",
+    );
+    let name = format!(
+        "skillreg_unit_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+    let (server, _) = admin.rsplit_once('/').expect("a URL with a database path");
+    format!("{server}/{name}")
+}
