@@ -132,38 +132,67 @@ INSERT INTO meta (key, value) VALUES
     ('count_namespaces', 0), ('count_skills', 0), ('count_versions', 0), ('count_files', 0),
     ('count_blobs', 0), ('count_blob_bytes', 0), ('count_audit_entries', 0), ('count_tokens', 0);
 
--- One trigger function counts rows of every table: TG_ARGV[0] names the counter. An upsert that
--- finds its row (ON CONFLICT DO NOTHING / DO UPDATE) inserts nothing and counts nothing.
-CREATE FUNCTION count_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Rows are counted per statement, from its transition table: a bulk publish updates each
+-- counter once per statement, not once per row (updating one row thousands of times in one
+-- transaction gets slower with every update). TG_ARGV[0] names the counter; `blobs` also
+-- counts bytes. An upsert that finds its row (ON CONFLICT DO NOTHING) inserts nothing and
+-- counts nothing.
+CREATE FUNCTION count_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    n BIGINT;
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        UPDATE meta SET value = value + 1 WHERE key = TG_ARGV[0];
+    SELECT count(*) INTO n FROM new_rows;
+    IF n > 0 THEN
+        UPDATE meta SET value = value + n WHERE key = TG_ARGV[0];
         IF TG_TABLE_NAME = 'blobs' THEN
-            UPDATE meta SET value = value + NEW.size WHERE key = 'count_blob_bytes';
-        END IF;
-    ELSE
-        UPDATE meta SET value = value - 1 WHERE key = TG_ARGV[0];
-        IF TG_TABLE_NAME = 'blobs' THEN
-            UPDATE meta SET value = value - OLD.size WHERE key = 'count_blob_bytes';
+            UPDATE meta SET value = value + (SELECT sum(size) FROM new_rows)
+            WHERE key = 'count_blob_bytes';
         END IF;
     END IF;
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER count_namespaces AFTER INSERT OR DELETE ON namespaces
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_namespaces');
-CREATE TRIGGER count_skills AFTER INSERT OR DELETE ON skills
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_skills');
-CREATE TRIGGER count_versions AFTER INSERT OR DELETE ON versions
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_versions');
-CREATE TRIGGER count_files AFTER INSERT OR DELETE ON version_files
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_files');
-CREATE TRIGGER count_blobs AFTER INSERT OR DELETE ON blobs
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_blobs');
-CREATE TRIGGER count_audit AFTER INSERT ON audit_log
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_audit_entries');
-CREATE TRIGGER count_tokens AFTER INSERT OR DELETE ON tokens
-    FOR EACH ROW EXECUTE FUNCTION count_rows('count_tokens');
+CREATE FUNCTION count_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    n BIGINT;
+BEGIN
+    SELECT count(*) INTO n FROM old_rows;
+    IF n > 0 THEN
+        UPDATE meta SET value = value - n WHERE key = TG_ARGV[0];
+        IF TG_TABLE_NAME = 'blobs' THEN
+            UPDATE meta SET value = value - (SELECT sum(size) FROM old_rows)
+            WHERE key = 'count_blob_bytes';
+        END IF;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER count_namespaces_in AFTER INSERT ON namespaces REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_namespaces');
+CREATE TRIGGER count_namespaces_out AFTER DELETE ON namespaces REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_deleted('count_namespaces');
+CREATE TRIGGER count_skills_in AFTER INSERT ON skills REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_skills');
+CREATE TRIGGER count_skills_out AFTER DELETE ON skills REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_deleted('count_skills');
+CREATE TRIGGER count_versions_in AFTER INSERT ON versions REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_versions');
+CREATE TRIGGER count_versions_out AFTER DELETE ON versions REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_deleted('count_versions');
+CREATE TRIGGER count_files_in AFTER INSERT ON version_files REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_files');
+CREATE TRIGGER count_files_out AFTER DELETE ON version_files REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_deleted('count_files');
+CREATE TRIGGER count_blobs_in AFTER INSERT ON blobs REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_blobs');
+CREATE TRIGGER count_blobs_out AFTER DELETE ON blobs REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_deleted('count_blobs');
+CREATE TRIGGER count_audit_entries_in AFTER INSERT ON audit_log REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_audit_entries');
+CREATE TRIGGER count_tokens_in AFTER INSERT ON tokens REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_inserted('count_tokens');
+CREATE TRIGGER count_tokens_out AFTER DELETE ON tokens REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_deleted('count_tokens');
 
 CREATE INDEX skills_by_updated_gen ON skills (updated_gen);
 CREATE INDEX skills_by_name ON skills (name, last_published_at);

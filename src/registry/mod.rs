@@ -12,7 +12,9 @@
 //! is *current* (and a version's yank and deprecation state) is cached for at most
 //! [`RESOLVE_TTL`] and dropped at once on every change this process makes: a skill another
 //! process imports into the same data directory is served by the next request, and a new version
-//! of an existing skill within [`RESOLVE_TTL`].
+//! of an existing skill within [`RESOLVE_TTL`]. When storage announces every change (PostgreSQL's
+//! change feed), resolutions are dropped when a change is heard and kept for up to
+//! [`FEED_RESOLVE_TTL`] otherwise.
 
 mod access;
 pub mod cache;
@@ -55,6 +57,9 @@ pub use read::{
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
 /// How long a resolved (namespace, name, version) stays cached when nothing changes locally.
 pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
+/// The same, when storage announces every change (a change heard drops the cache at once; the
+/// limit only bounds what a missed announcement could leave stale).
+pub const FEED_RESOLVE_TTL: Duration = Duration::from_secs(30);
 /// Manifests kept in memory; the cache is emptied when it grows past this.
 const MANIFEST_CACHE_LIMIT: usize = 20_000;
 /// Resolutions kept at most (the cache is emptied when full).
@@ -241,6 +246,11 @@ impl Registry {
         admin_token: Option<&str>,
     ) -> Self {
         let (changes, _) = broadcast::channel(16);
+        let resolve_ttl = if backend.feed.is_some() {
+            FEED_RESOLVE_TTL
+        } else {
+            RESOLVE_TTL
+        };
         let wake = search
             .as_ref()
             .filter(|s| s.is_writable())
@@ -251,7 +261,7 @@ impl Registry {
                 blobs: backend.blobs,
                 page_size,
                 manifests: cache::Cache::counted(MANIFEST_CACHE_LIMIT, None),
-                resolved: cache::Cache::counted(RESOLVE_CACHE_LIMIT, Some(RESOLVE_TTL)),
+                resolved: cache::Cache::counted(RESOLVE_CACHE_LIMIT, Some(resolve_ttl)),
                 blob_cache: cache::Cache::weighed(
                     BLOB_CACHE_BYTES,
                     BLOB_CACHE_MAX_ITEM,
@@ -267,7 +277,7 @@ impl Registry {
                 heavy: tokio::sync::Semaphore::new(
                     std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),
-                private: cache::Cache::counted(1, Some(RESOLVE_TTL)),
+                private: cache::Cache::counted(1, Some(resolve_ttl)),
                 changes,
                 search,
                 index_lock: tokio::sync::Mutex::new(IndexState::default()),
@@ -360,7 +370,7 @@ impl Registry {
         Ok(bytes)
     }
 
-    /// The private namespaces (cached for [`RESOLVE_TTL`]).
+    /// The private namespaces (cached like resolutions).
     async fn private_namespaces(&self) -> Result<Arc<std::collections::HashSet<Namespace>>> {
         if let Some(set) = self.inner.private.get(&()) {
             return Ok(set);

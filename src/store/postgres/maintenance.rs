@@ -1,5 +1,5 @@
 //! Maintenance: row counts and the scrub that re-hashes every stored byte. Backups of a
-//! PostgreSQL registry are PostgreSQL's own (`pg_dump`, base backups) or `skillreg migrate`.
+//! PostgreSQL registry are PostgreSQL's own (`pg_dump`, base backups).
 
 use std::path::Path;
 
@@ -103,8 +103,8 @@ pub(super) async fn verify(
 
 pub(super) async fn backup(_pool: &PgPool, path: &Path) -> Result<()> {
     Err(StoreError::Unsupported(format!(
-        "cannot back up a PostgreSQL registry to {}: use pg_dump, or `skillreg migrate` to \
-         copy it into an SQLite data directory",
+        "cannot back up a PostgreSQL registry to {}: `skillreg backup` copies SQLite's \
+         database; back PostgreSQL up with pg_dump",
         path.display()
     )))
 }

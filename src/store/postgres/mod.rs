@@ -49,6 +49,9 @@ impl Default for PgOptions {
     }
 }
 
+/// A pooled connection idle longer than this is pinged before it is used.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
+
 /// The PostgreSQL engine. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct PgStore {
@@ -69,8 +72,19 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
-            // A connection the server dropped (a restart, a failover) is replaced, not reused.
-            .test_before_acquire(true)
+            // A connection the server dropped (a restart, a failover) is replaced, not reused:
+            // one idle for a while is pinged before use. One in steady use is not (a ping per
+            // request would double the round trips of most reads); if the server went away
+            // under it, its request fails with `storage_unavailable` and it is closed.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for > IDLE_BEFORE_PING {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_with(connect)
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
