@@ -499,6 +499,20 @@ async fn replicas_serve_each_others_changes() {
     );
 }
 
+/// Publish `acme/<name>@1.0.0` with the admin token; it must be created.
+async fn publish_acme(api: &Api, name: &str) {
+    let (status, body) = api
+        .publish(Some(ADMIN), "acme", name, "1.0.0", skill_archive(name, "d"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+/// A port nothing listens on at the moment.
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
 /// Poll `check` until it holds; fail when that takes longer than [`PROPAGATION`] after `since`.
 async fn eventually(since: Instant, check: impl AsyncFn() -> bool) -> Duration {
     loop {
@@ -575,16 +589,7 @@ async fn storage_errors_on_postgres_have_stable_codes() {
     let url = fresh_postgres().await;
     let server = replica(&url).await;
     let api = Api::new(&server);
-    let (status, _) = api
-        .publish(
-            Some(ADMIN),
-            "acme",
-            "one",
-            "1.0.0",
-            skill_archive("one", "d"),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
+    publish_acme(&api, "one").await;
 
     // Every connection of the pool dropped by the server (a restart, a failover): each is
     // replaced, at the cost of at most one failed request (503 storage_unavailable) for a
@@ -829,10 +834,6 @@ async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
 
-    let free_port = || {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    };
     let (port, stats_port) = (free_port(), free_port());
     let shipped = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -949,24 +950,11 @@ impl Drop for KillOnDrop {
 /// would disturb the other tests).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_restart_is_survived_without_restarting_replicas() {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    };
-    let cluster = Cluster::start(port);
+    let cluster = Cluster::start(free_port());
     let a = replica(&cluster.url).await;
     let b = replica(&cluster.url).await;
     let api = Api::new(&a);
-    let (status, _) = api
-        .publish(
-            Some(ADMIN),
-            "acme",
-            "one",
-            "1.0.0",
-            skill_archive("one", "d"),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
+    publish_acme(&api, "one").await;
 
     cluster.run("halt");
     let (status, body) = api.get("/v1/skills?namespace=acme").await;
