@@ -195,7 +195,7 @@ impl Principal {
 
 /// Which namespaces a caller sees. A skill in a namespace the caller does not see is answered
 /// exactly as an unknown one, on every surface.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Visibility {
     /// Every namespace.
     All,

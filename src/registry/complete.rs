@@ -40,6 +40,13 @@ impl Completion {
     }
 }
 
+/// What a cached completion completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Completing {
+    Namespace,
+    Name,
+}
+
 /// Longest namespace or name prefix worth looking up (names are at most 64 characters).
 const MAX_PREFIX: usize = 64;
 
@@ -76,10 +83,14 @@ impl Registry {
                 if value.len() > MAX_PREFIX {
                     return Ok(Completion::empty());
                 }
-                let (values, total) = self
-                    .store()
-                    .complete_namespaces(value, limit, viewer)
-                    .await?;
+                let key = (
+                    Completing::Namespace,
+                    None,
+                    value.to_owned(),
+                    viewer.clone(),
+                );
+                let fetch = self.store().complete_namespaces(value, limit, viewer);
+                let (values, total) = self.cached_completion(key, fetch).await?;
                 Ok(Completion::exact_first(values, value, total))
             }
             "name" => {
@@ -88,10 +99,16 @@ impl Registry {
                 {
                     return Ok(Completion::empty());
                 }
-                let (values, total) = self
+                let key = (
+                    Completing::Name,
+                    namespace.clone(),
+                    value.to_owned(),
+                    viewer.clone(),
+                );
+                let fetch = self
                     .store()
-                    .complete_names(namespace.as_ref(), value, limit, viewer)
-                    .await?;
+                    .complete_names(namespace.as_ref(), value, limit, viewer);
+                let (values, total) = self.cached_completion(key, fetch).await?;
                 Ok(Completion::exact_first(values, value, total))
             }
             "version" => {
@@ -150,5 +167,20 @@ impl Registry {
                 other.chars().take(64).collect::<String>()
             ))),
         }
+    }
+
+    /// A namespace or name completion from the cache, or from `fetch` (then cached; dropped with
+    /// every change, like resolutions).
+    async fn cached_completion(
+        &self,
+        key: super::CompletionKey,
+        fetch: impl std::future::Future<Output = crate::store::Result<(Vec<String>, u64)>>,
+    ) -> Result<(Vec<String>, u64)> {
+        if let Some(hit) = self.inner.completions.get(&key) {
+            return Ok(hit);
+        }
+        let found = fetch.await?;
+        self.inner.completions.insert(key, found.clone());
+        Ok(found)
     }
 }

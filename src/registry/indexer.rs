@@ -41,6 +41,7 @@ pub(super) async fn run(
         match registry.catch_up_search().await {
             Ok(true) => {
                 registry.inner.resolved.clear();
+                registry.inner.completions.clear();
                 let _ = registry.inner.changes.send(());
             }
             Ok(false) => {}

@@ -62,6 +62,8 @@ pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
 pub const FEED_RESOLVE_TTL: Duration = Duration::from_secs(30);
 /// Manifests kept in memory; the cache is emptied when it grows past this.
 const MANIFEST_CACHE_LIMIT: usize = 20_000;
+/// Completions kept at most (the cache is emptied when full).
+const COMPLETION_CACHE_LIMIT: usize = 10_000;
 /// Resolutions kept at most (the cache is emptied when full).
 const RESOLVE_CACHE_LIMIT: usize = 50_000;
 /// Memory for cached file bytes.
@@ -97,6 +99,8 @@ pub struct Registry {
 }
 
 type ResolveKey = (SkillRef, Option<SkillVersion>);
+/// Namespace or name completion: which, within which namespace, the prefix, and who asks.
+type CompletionKey = (complete::Completing, Option<Namespace>, String, Visibility);
 
 struct Inner {
     store: Arc<dyn Store>,
@@ -104,6 +108,8 @@ struct Inner {
     page_size: u32,
     manifests: cache::Cache<VersionId, Arc<Manifest>>,
     resolved: cache::Cache<ResolveKey, ResolvedVersion>,
+    /// Namespace and name completions, kept and dropped like resolutions.
+    completions: cache::Cache<CompletionKey, (Vec<String>, u64)>,
     /// Verified file bytes, by digest.
     blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
     /// Exported archives, by version.
@@ -262,6 +268,7 @@ impl Registry {
                 page_size,
                 manifests: cache::Cache::counted(MANIFEST_CACHE_LIMIT, None),
                 resolved: cache::Cache::counted(RESOLVE_CACHE_LIMIT, Some(resolve_ttl)),
+                completions: cache::Cache::counted(COMPLETION_CACHE_LIMIT, Some(resolve_ttl)),
                 blob_cache: cache::Cache::weighed(
                     BLOB_CACHE_BYTES,
                     BLOB_CACHE_MAX_ITEM,
@@ -327,6 +334,7 @@ impl Registry {
     /// directly when this process keeps no index.
     fn notify_changed(&self) {
         self.inner.resolved.clear();
+        self.inner.completions.clear();
         self.inner.private.clear();
         match &self.inner.wake_indexer {
             Some(wake) => wake.notify_one(),

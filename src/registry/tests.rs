@@ -351,3 +351,41 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
         1
     );
 }
+
+#[tokio::test]
+async fn completion_sees_a_publish_at_once() {
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
+    let in_acme = std::collections::HashMap::from([("namespace".to_owned(), "acme".to_owned())]);
+    let none = std::collections::HashMap::new();
+    let names = async |registry: &Registry| {
+        registry
+            .complete(&Visibility::All, "name", "re", &in_acme)
+            .await
+            .unwrap()
+            .values
+    };
+    // Asked before the publish (and so cached empty), then answered with it at once.
+    assert!(names(&registry).await.is_empty());
+    assert!(
+        registry
+            .complete(&Visibility::All, "namespace", "", &none)
+            .await
+            .unwrap()
+            .values
+            .is_empty()
+    );
+    registry
+        .publish(request("acme", "refunds", "one", "1.0.0"))
+        .await
+        .unwrap();
+    assert_eq!(names(&registry).await, ["refunds"]);
+    assert_eq!(
+        registry
+            .complete(&Visibility::All, "namespace", "", &none)
+            .await
+            .unwrap()
+            .values,
+        ["acme"]
+    );
+}

@@ -346,6 +346,19 @@ async fn replicas_serve_each_others_changes() {
         .await
         .unwrap();
     assert_eq!(stream.status(), 200);
+    // B completes before the publish (an empty answer it caches), and must not keep it.
+    let complete_namespace = json!({
+        "ref": {"type": "ref/resource", "uri": "skill://{namespace}/{name}/SKILL.md"},
+        "argument": {"name": "namespace", "value": "ac"},
+    });
+    let before = modern_b
+        .call("completion/complete", complete_namespace.clone())
+        .await;
+    assert_eq!(
+        before["result"]["completion"]["values"],
+        json!([]),
+        "{before}"
+    );
 
     let acked = Instant::now();
     let (status, body) = api_a
