@@ -89,8 +89,9 @@ pub struct Storage {
     pub database_statement_timeout_secs: u64,
 }
 
-/// Which engine a [`Storage`] names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Which engine a [`Storage`] names. Its `Debug` never shows a database URL (it may carry a
+/// password).
+#[derive(Clone, PartialEq, Eq)]
 pub enum Engine {
     /// The SQLite database in this data directory.
     Sqlite(PathBuf),
@@ -99,14 +100,6 @@ pub enum Engine {
 }
 
 impl Storage {
-    /// The storage in `data_dir`, on SQLite, with default settings.
-    pub fn data_dir(data_dir: impl Into<PathBuf>) -> Self {
-        Self {
-            data_dir: data_dir.into(),
-            ..Self::default()
-        }
-    }
-
     /// The engine and where its data is.
     pub fn engine(&self) -> Result<Engine, ConfigError> {
         match &self.database_url {
@@ -120,17 +113,26 @@ impl Storage {
 impl std::fmt::Display for Storage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.engine() {
-            Ok(Engine::Sqlite(dir)) => write!(f, "data directory {}", dir.display()),
-            Ok(Engine::Postgres(url)) => {
-                // postgres://user:password@host:port/db?opts → host:port/db
-                let rest = url.split_once("://").map_or("", |(_, r)| r);
-                let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
-                let rest = rest.split('?').next().unwrap_or_default();
-                write!(f, "PostgreSQL database {rest}")
-            }
+            Ok(engine) => write!(f, "{engine:?}"),
             Err(_) => f.write_str("an invalid database URL"),
         }
     }
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Sqlite(dir) => write!(f, "data directory {}", dir.display()),
+            Self::Postgres(url) => write!(f, "PostgreSQL database {}", without_secrets(url)),
+        }
+    }
+}
+
+/// `postgres://user:password@host:port/db?options` → `host:port/db`.
+pub fn without_secrets(url: &str) -> &str {
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+    rest.split('?').next().unwrap_or_default()
 }
 
 impl Engine {
@@ -682,5 +684,29 @@ mod tests {
             config_path(&args(&["skillreg", "serve", "--config=/x.toml"])),
             Some(PathBuf::from("/x.toml"))
         );
+    }
+
+    #[test]
+    fn a_database_url_is_parsed_and_its_password_never_shown() {
+        let url = "postgres://reg:hunter2@db.internal:5432/skills?sslmode=require";
+        let engine = Engine::parse(url).unwrap();
+        assert_eq!(engine, Engine::Postgres(url.to_owned()));
+        assert_eq!(
+            format!("{engine:?}"),
+            "PostgreSQL database db.internal:5432/skills"
+        );
+        let storage = Storage {
+            database_url: Some(Secret::new(url)),
+            ..Storage::default()
+        };
+        assert!(!format!("{storage} {storage:?}").contains("hunter2"));
+        assert_eq!(
+            Engine::parse("sqlite:///var/lib/skillreg").unwrap(),
+            Engine::Sqlite(PathBuf::from("/var/lib/skillreg"))
+        );
+        let err = Engine::parse("mysql://root:hunter2@x/db")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mysql") && !err.contains("hunter2"), "{err}");
     }
 }

@@ -40,8 +40,7 @@ pub(super) async fn run(
         let registry = Registry { inner };
         match registry.catch_up_search().await {
             Ok(true) => {
-                registry.inner.resolved.clear();
-                registry.inner.completions.clear();
+                registry.drop_current();
                 let _ = registry.inner.changes.send(());
             }
             Ok(false) => {}

@@ -329,13 +329,19 @@ impl Registry {
         self.inner.changes.subscribe()
     }
 
+    /// Drop every cached answer about what is current (resolutions, completions, the private
+    /// namespaces); manifests and file bytes never change and stay.
+    fn drop_current(&self) {
+        self.inner.resolved.clear();
+        self.inner.completions.clear();
+        self.inner.private.clear();
+    }
+
     /// After a change (made here, or announced by another process): drop the short-lived
     /// caches, and let the indexer catch up (it then tells subscribers), or tell subscribers
     /// directly when this process keeps no index.
     fn notify_changed(&self) {
-        self.inner.resolved.clear();
-        self.inner.completions.clear();
-        self.inner.private.clear();
+        self.drop_current();
         match &self.inner.wake_indexer {
             Some(wake) => wake.notify_one(),
             None => {

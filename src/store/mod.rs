@@ -209,13 +209,27 @@ pub trait Blobs: Send + Sync + 'static {
 /// Completion totals count at most this many matches.
 pub const COMPLETION_COUNT_CAP: u64 = 10_000;
 
-/// Where a registry's data lives.
-#[derive(Debug, Clone)]
+/// Where a registry's data lives. Its `Debug` never shows a database URL (it may carry a
+/// password).
+#[derive(Clone)]
 pub enum Location {
     /// The embedded engine: the SQLite database in this data directory.
     Sqlite(std::path::PathBuf),
     /// A PostgreSQL database, by URL, and how to use it.
     Postgres(String, postgres::PgOptions),
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sqlite(dir) => write!(f, "Sqlite({})", dir.display()),
+            Self::Postgres(url, options) => write!(
+                f,
+                "Postgres({}, {options:?})",
+                crate::config::without_secrets(url)
+            ),
+        }
+    }
 }
 
 /// Open (creating and migrating as needed) the store and its blobs at `location`.

@@ -281,3 +281,16 @@ async fn verify_finds_bytes_that_no_longer_match_their_digest() {
         }
     }
 }
+
+#[test]
+fn a_location_never_shows_a_password() {
+    let location = Location::Postgres(
+        "postgres://reg:hunter2@db:5432/skills".to_owned(),
+        crate::store::postgres::PgOptions::default(),
+    );
+    let shown = format!("{location:?}");
+    assert!(
+        shown.contains("db:5432/skills") && !shown.contains("hunter2"),
+        "{shown}"
+    );
+}

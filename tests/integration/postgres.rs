@@ -246,6 +246,7 @@ async fn both_engines_answer_every_read_alike() {
     }
     let [sqlite, postgres] = <[_; 2]>::try_from(answers).unwrap();
     assert_eq!(sqlite.len(), postgres.len());
+    eprintln!("{} reads compared", sqlite.len());
     assert!(sqlite.len() > 300, "{} reads", sqlite.len());
     for ((what, a), (_, b)) in sqlite.iter().zip(&postgres) {
         assert_eq!(a, b, "{what}: SQLite (left) and PostgreSQL (right) differ");
@@ -254,75 +255,6 @@ async fn both_engines_answer_every_read_alike() {
     let list = &sqlite[1].1;
     assert_eq!(list.as_array().unwrap().len(), imported + 3 - 1);
     assert!(!list.to_string().contains("skill://hidden/"));
-}
-
-/// The publish contract on PostgreSQL: a version is visible completely or not at all; an
-/// identical re-publish is a no-op; different content under an existing version is refused and
-/// changes nothing; every stored change has its audit row.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn publish_semantics_hold_on_postgres() {
-    let url = fresh_postgres().await;
-    let dir = TempDir::new().unwrap();
-    let registry = open_postgres(&url, &dir).await;
-    let acme = Namespace::new("acme").unwrap();
-    let files = |body: &str| {
-        vec![
-            InputFile::regular(
-                "SKILL.md",
-                format!("---\nname: refunds\ndescription: Refunds.\n---\n{body}\n"),
-            ),
-            InputFile::regular("references/a.md", body.to_owned()),
-        ]
-    };
-    let first = registry
-        .publish(publish_request(
-            &acme,
-            files("one"),
-            Some("1.0.0".parse().unwrap()),
-        ))
-        .await
-        .unwrap();
-    assert!(first.created, "{first:?}");
-    let again = registry
-        .publish(publish_request(
-            &acme,
-            files("one"),
-            Some("1.0.0".parse().unwrap()),
-        ))
-        .await
-        .unwrap();
-    assert!(
-        !again.created,
-        "an identical re-publish is a no-op: {again:?}"
-    );
-    let stats = registry.stats().await.unwrap();
-    let err = registry
-        .publish(publish_request(
-            &acme,
-            files("two"),
-            Some("1.0.0".parse().unwrap()),
-        ))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), "version_exists");
-    assert_eq!(
-        registry.stats().await.unwrap(),
-        stats,
-        "a refusal changes nothing"
-    );
-    let report = registry.verify(&|_| {}).await.unwrap();
-    assert!(report.is_clean(), "{report:?}");
-    assert_eq!(report.versions_checked, 1);
-    let audit = registry
-        .audit(&skillreg::core::Principal::Admin, 0, 100)
-        .await
-        .unwrap();
-    assert_eq!(
-        audit.iter().filter(|e| e.action == "publish").count(),
-        1,
-        "{audit:?}"
-    );
-    registry.close().await;
 }
 
 /// Replicas share one database: a change acknowledged by one is served by the others within
@@ -661,8 +593,7 @@ async fn storage_errors_on_postgres_have_stable_codes() {
 
     // Nothing listens at this port: opening fails with a clear error, not a hang.
     let dir = TempDir::new().unwrap();
-    let started = Instant::now();
-    let err = Registry::builder(dir.path())
+    let open = Registry::builder(dir.path())
         .postgres(
             "postgres://skillreg@127.0.0.1:1/none",
             PgOptions {
@@ -670,12 +601,13 @@ async fn storage_errors_on_postgres_have_stable_codes() {
                 ..PgOptions::default()
             },
         )
-        .open()
+        .open();
+    let err = tokio::time::timeout(Duration::from_secs(60), open)
         .await
+        .expect("opening an unreachable database fails; it does not hang")
         .err()
         .expect("no database there");
     assert_eq!(err.code(), "storage_unavailable", "{err}");
-    assert!(started.elapsed() < Duration::from_secs(30));
 }
 
 /// Send `request` until it gets something other than `storage_unavailable` from a connection
@@ -693,58 +625,19 @@ async fn until_connections_replaced(
     panic!("dropped connections were not replaced");
 }
 
-/// The CLI on PostgreSQL (`SKILLREG_DATABASE_URL`): `import` fills the database, a second
-/// import changes nothing, `verify` checks it, `backup` says what to use instead, and a URL's
-/// password never reaches the output.
+/// What only the CLI on PostgreSQL does (import, verify and the rest run on PostgreSQL in the
+/// suite's second pass): `backup` refuses and points at pg_dump, leaving no file, and a
+/// database URL's password never reaches the output of a failing command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_works_on_postgres() {
+async fn the_cli_on_postgres_names_pg_dump_and_hides_passwords() {
     let url = fresh_postgres().await;
     let dir = TempDir::new().unwrap();
+    open_postgres(&url, &dir).await.close().await;
     let data_dir = dir.path().to_str().unwrap();
-    let corpus = corpus_dir();
-    let env = [("SKILLREG_DATABASE_URL", url.as_str())];
-    let import = [
-        "import",
-        "--namespace",
-        "corpus",
-        "--data-dir",
-        data_dir,
-        corpus.to_str().unwrap(),
-    ];
-    let summary =
-        |out: &crate::common::CliOutput| out.stdout.lines().last().unwrap_or_default().to_owned();
-    // Exit 1: the corpus holds skills that break the rules (skipped and listed).
-    let first = run_cli_async(&import, &env).await;
-    assert_eq!(first.code, 1, "{first:?}");
-    let imported: usize = summary(&first)
-        .split_once(" imported")
-        .and_then(|(n, _)| n.parse().ok())
-        .unwrap_or_else(|| panic!("{first:?}"));
-    assert!(imported >= 100, "{first:?}");
-    let second = run_cli_async(&import, &env).await;
-    assert_eq!(
-        summary(&second),
-        summary(&first).replace(
-            &format!("{imported} imported, 0 unchanged"),
-            &format!("0 imported, {imported} unchanged")
-        ),
-        "a second import stores nothing"
-    );
-    let registry = open_postgres(&url, &TempDir::new().unwrap()).await;
-    let stats = registry.stats().await.unwrap();
-    assert_eq!(stats.skills, imported as i64, "{stats:?}");
-    registry.close().await;
-
-    let verify = run_cli_async(&["verify", "--json", "--data-dir", data_dir], &env).await;
-    assert_eq!(verify.code, 0, "{verify:?}");
-    let report: Value = serde_json::from_str(&verify.stdout).unwrap();
-    assert_eq!(report["versions_checked"], stats.versions);
-    assert_eq!(report["problems"], json!([]));
-
     let target = dir.path().join("backup.db");
     let backup = run_cli_async(
         &["backup", target.to_str().unwrap(), "--data-dir", data_dir],
-        &env,
+        &[("SKILLREG_DATABASE_URL", url.as_str())],
     )
     .await;
     assert_ne!(backup.code, 0);
@@ -760,7 +653,8 @@ async fn the_cli_works_on_postgres() {
     assert_ne!(failed.code, 0);
     assert!(!format!("{failed:?}").contains("hunter2"), "{failed:?}");
     assert!(
-        failed.stderr.contains("storage_unavailable") || failed.stderr.contains("unavailable"),
+        failed.stderr.contains("Connection refused")
+            && failed.stderr.ends_with("[storage_unavailable]\n"),
         "{failed:?}"
     );
 }
