@@ -33,7 +33,7 @@ RUN apt-get update \
 RUN groupadd --gid 10001 skillreg \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /var/lib/skillreg \
         --shell /usr/sbin/nologin skillreg \
-    && install -d -o 10001 -g 10001 -m 0750 /var/lib/skillreg
+    && install -d -o 10001 -g 10001 -m 0750 /var/lib/skillreg /var/lib/skillreg-snapshots
 
 COPY --from=builder /out/skillreg /usr/local/bin/skillreg
 # bash's /dev/tcp instead of curl: see the script.

@@ -284,6 +284,22 @@ def replica_rules(document, compose_file: str) -> list[str]:
         rule(READY_PATH in " ".join(map(str, test or [])), f"{where}/healthcheck: does not probe {READY_PATH}")
         rule(svc.get("restart") in ("unless-stopped", "always"), f"{where}/restart: should be unless-stopped")
 
+    # A snapshot the replicas start from must be one a service keeps, on a volume they share.
+    for name, svc in replicas.items():
+        snapshot = environment_keys(svc.get("environment")).get("SKILLREG_INDEX_SNAPSHOT")
+        if snapshot is None:
+            continue
+        folder = str(interpolate(snapshot)).rsplit("/", 1)[0]
+        mounts = {str(v).split(":")[1]: str(v).split(":")[0] for v in svc.get("volumes") or [] if ":" in str(v)}
+        volume = mounts.get(folder)
+        rule(volume in declared, f"services/{name}: SKILLREG_INDEX_SNAPSHOT is not on a named volume mounted at {folder}")
+        keepers = [
+            other for other, o in services.items()
+            if "index-snapshot" in " ".join(map(str, o.get("entrypoint") or [])) + " ".join(map(str, o.get("command") or []))
+            and any(str(v).split(":")[:2] == [volume, folder] for v in o.get("volumes") or [])
+        ]
+        rule(bool(keepers), f"services/{name}: no service runs `skillreg index-snapshot` into {folder} on volume {volume!r}")
+
     proxy = services.get("haproxy")
     if not isinstance(proxy, dict):
         return problems + ["rule: services/haproxy: missing (the load balancer)"]

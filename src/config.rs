@@ -189,6 +189,13 @@ pub struct Config {
     /// Largest accepted upload (a compressed skill archive), in bytes.
     #[arg(long, env = "SKILLREG_MAX_UPLOAD_BYTES", default_value = "33554432")]
     pub max_upload_bytes: usize,
+    /// An index snapshot (`skillreg index-snapshot`) to start from when this data directory has
+    /// no search index yet: a new replica then catches up from the snapshot's generation
+    /// instead of indexing the whole catalog. Missing or unreadable, the index is built from
+    /// storage as without it.
+    #[arg(long, env = "SKILLREG_INDEX_SNAPSHOT", value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_snapshot: Option<PathBuf>,
     /// Skills per skills/list and resources/list page, 1 to 1000.
     #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value = "100")]
     pub page_size: u32,

@@ -93,8 +93,13 @@ impl NotFound {
 }
 
 impl From<StoreError> for Error {
+    /// A request storage cannot carry out as asked (a backup on PostgreSQL, a copy into a store
+    /// that is not empty) is the caller's to change, not a storage failure.
     fn from(e: StoreError) -> Self {
-        Self::Storage(e)
+        match e {
+            StoreError::Unsupported(message) => Self::InvalidRequest(message),
+            e => Self::Storage(e),
+        }
     }
 }
 

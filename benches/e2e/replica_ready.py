@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Time to ready of a skillreg replica on PostgreSQL: a brand-new one (empty data directory, so
-it builds its search index from the database) and the same one restarted after other replicas
-published more skills (it catches up from the generation its index recorded).
+it builds its search index from the database), the same one restarted after other replicas
+published more skills (it catches up from the generation its index recorded), and brand-new
+ones with and without an index snapshot (`skillreg index-snapshot`, taken before those
+publishes: the replica restores it and catches up).
 
     python3 benches/e2e/replica_ready.py --database-url postgres://…/bench100k \\
         --skillreg target/release/skillreg --bench target/release/skillreg-bench \\
@@ -32,11 +34,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def time_to_ready(skillreg: str, data_dir: str, env: dict, timeout: float) -> tuple[float, subprocess.Popen]:
+def time_to_ready(
+    skillreg: str, data_dir: str, env: dict, timeout: float, extra: tuple[str, ...] = ()
+) -> tuple[float, subprocess.Popen]:
     port = free_port()
     started = time.monotonic()
     proc = subprocess.Popen(
-        [skillreg, "serve", "--data-dir", data_dir, "--listen", f"127.0.0.1:{port}", "--no-seed"],
+        [skillreg, "serve", "--data-dir", data_dir, "--listen", f"127.0.0.1:{port}", "--no-seed", *extra],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/readyz"
@@ -76,6 +80,12 @@ def main() -> int:
         fresh, proc = time_to_ready(args.skillreg, data, env, args.timeout)
         stop(proc)
         print(f"brand-new replica ({args.start} skills): ready in {fresh:.2f} s")
+        snapshot = os.path.join(work, "index.tar")
+        t0 = time.monotonic()
+        subprocess.run([args.skillreg, "index-snapshot", snapshot, "--data-dir", data], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        print(f"index-snapshot of that replica's index: {time.monotonic() - t0:.2f} s, "
+              f"{os.path.getsize(snapshot) / 1e6:.0f} MB")
         other = os.path.join(work, "publisher")
         t0 = time.monotonic()
         subprocess.run(
@@ -86,9 +96,14 @@ def main() -> int:
         restarted, proc = time_to_ready(args.skillreg, data, env, args.timeout)
         stop(proc)
         print(f"restarted replica ({args.more} skills behind): ready in {restarted:.2f} s")
+        restored, proc = time_to_ready(args.skillreg, os.path.join(work, "third"), env, args.timeout,
+                                       ("--index-snapshot", snapshot))
+        stop(proc)
+        print(f"brand-new replica from the snapshot ({args.more} skills behind it): ready in {restored:.2f} s")
         rebuilt, proc = time_to_ready(args.skillreg, os.path.join(work, "second"), env, args.timeout)
         stop(proc)
-        print(f"another brand-new replica ({args.start + args.more} skills): ready in {rebuilt:.2f} s")
+        print(f"brand-new replica without it ({args.start + args.more} skills): ready in {rebuilt:.2f} s")
+        print(f"snapshot / no snapshot: {restored / rebuilt:.3f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

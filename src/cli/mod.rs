@@ -108,6 +108,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Bring the data directory's search index up to date with the database, then write it to
+    /// FILE as a snapshot that new replicas start from (`serve --index-snapshot FILE`).
+    #[command(
+        after_help = "Run it as a job beside the replicas (not on a serving replica's data directory): it keeps its own index in --data-dir and catches it up on each run. FILE is replaced atomically.\n\nExample:\n  skillreg index-snapshot /snapshots/index.tar --data-dir /var/lib/skillreg-snapshot --database-url postgres://skillreg@db/skillreg"
+    )]
+    IndexSnapshot {
+        /// Where to write the snapshot (replaced if it exists).
+        file: PathBuf,
+        #[command(flatten)]
+        data: DataArgs,
+        /// Print a JSON summary.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check every stored byte against its digest and every row against the blobs it needs.
     #[command(
         after_help = "Exit status: 0 when nothing is damaged, 1 when something is (each problem is printed), 2 on error.\n\nExample:\n  skillreg verify --data-dir /var/lib/skillreg"
@@ -128,6 +142,33 @@ pub enum Command {
         path: PathBuf,
         #[command(flatten)]
         data: DataArgs,
+    },
+    /// Copy a whole registry into an empty one, on the same engine or the other (SQLite ↔
+    /// PostgreSQL), then verify the copy.
+    #[command(
+        after_help = "Stop every server that writes to the source first: a copy whose source changed meanwhile is rolled back. The target must be empty (a new data directory, or a database that has only the schema), and stays empty if the copy fails. Afterwards every blob is re-hashed, every version's content digest recomputed, and the row counts compared with the source's.\n\nExit status: 0 copied and verified, 1 the copy is damaged (each problem is printed), 2 on error.\n\nExample:\n  skillreg migrate --from sqlite:///var/lib/skillreg --to postgres://skillreg@db/skillreg"
+    )]
+    Migrate {
+        /// The registry to copy: sqlite://DIR (a data directory) or postgres://…
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "SKILLREG_MIGRATE_FROM",
+            hide_env_values = true
+        )]
+        from: config::Secret,
+        /// Where to copy it: sqlite://DIR (a new data directory) or postgres://… (an empty
+        /// database).
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "SKILLREG_MIGRATE_TO",
+            hide_env_values = true
+        )]
+        to: config::Secret,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the example or the effective configuration.
     #[command(subcommand)]
@@ -284,7 +325,12 @@ fn warn_secrets_on_command_line(command: &clap::Command, matches: &clap::ArgMatc
         let id = arg.get_id().as_str();
         let from_flag = matches.ids().any(|i| i.as_str() == id)
             && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-        if from_flag {
+        let secret = matches
+            .get_raw(id)
+            .into_iter()
+            .flatten()
+            .any(|v| carries_secret(&v.to_string_lossy()));
+        if from_flag && secret {
             let flag = arg
                 .get_long()
                 .map_or_else(|| id.to_owned(), |l| format!("--{l}"));
@@ -302,6 +348,21 @@ fn warn_secrets_on_command_line(command: &clap::Command, matches: &clap::ArgMatc
         && let Some(sub) = command.find_subcommand(name)
     {
         warn_secrets_on_command_line(sub, sub_matches);
+    }
+}
+
+/// Whether a secret argument's value holds a secret: a URL only when it names a password
+/// (`postgres://user:password@host/db` or `?password=`), anything else always.
+fn carries_secret(value: &str) -> bool {
+    match value.split_once("://") {
+        Some((_, rest)) => {
+            let authority = rest.split(['/', '?']).next().unwrap_or_default();
+            authority
+                .rsplit_once('@')
+                .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+                || rest.contains("password=")
+        }
+        None => true,
     }
 }
 
@@ -371,7 +432,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
+        Command::IndexSnapshot { file, data, json } => index_snapshot(data, &file, json).await,
         Command::Backup { path, data } => backup(data, &path).await,
+        Command::Migrate { from, to, json } => migrate(&from, &to, json).await,
         Command::Config(ConfigCommand::PrintDefault) => {
             print!("{}", Config::example());
             Ok(ExitCode::SUCCESS)
@@ -413,7 +476,7 @@ fn error_chain(e: &anyhow::Error) -> String {
 /// The log filter when `SKILLREG_LOG` is not set. rmcp logs whole requests at INFO (an
 /// `initialize` with its `clientInfo`), so a client could write megabytes of log per request:
 /// only its warnings and errors are kept.
-pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,sqlx::postgres::notice=warn";
 
 /// The longest log record written as is. A longer one (a dependency's warning quoting a
 /// request header, say) is cut to its first [`LOG_RECORD_KEPT`] bytes, so that no request can
@@ -504,6 +567,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .page_size(config.page_size)
         .admin_token(config.admin_token())
         .search()
+        .index_snapshot(config.index_snapshot.as_deref())
         .open()
         .await?;
     if config.seed {
@@ -581,6 +645,34 @@ async fn reindex(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+async fn index_snapshot(
+    data: DataArgs,
+    file: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let registry = Registry::builder_for(&data.storage)?
+        .search()
+        .open()
+        .await?;
+    let progress = Progress::spinner("indexing");
+    let written = registry.write_search_snapshot(file).await;
+    progress.finish();
+    registry.close().await;
+    let snapshot = written?;
+    if json {
+        println!("{}", serde_json::to_string(&snapshot)?);
+    } else {
+        println!(
+            "wrote {} ({} bytes): {} skills at generation {}",
+            file.display(),
+            snapshot.bytes,
+            snapshot.skills,
+            snapshot.generation
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
     if let Engine::Sqlite(dir) = data.storage.engine()? {
         anyhow::ensure!(
@@ -639,6 +731,93 @@ async fn backup(data: DataArgs, path: &std::path::Path) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
+async fn migrate(
+    from: &config::Secret,
+    to: &config::Secret,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let storage = |url: &config::Secret| Storage {
+        database_url: Some(url.clone()),
+        database_pool_size: 4,
+        ..Storage::default()
+    };
+    let (from, to) = (storage(from), storage(to));
+    if let Engine::Sqlite(dir) = from.engine()? {
+        anyhow::ensure!(
+            crate::registry::holds_registry(&dir),
+            "no registry database in {}",
+            dir.display()
+        );
+    }
+    to.engine()?;
+    let source = Registry::builder_for(&from)?.open().await?;
+    let target = Registry::builder_for(&to)?.open().await?;
+    let progress = if json {
+        Progress(None)
+    } else {
+        Progress::spinner("copying rows")
+    };
+    let copied = source
+        .copy_to(&target, &|rows| progress.set_position(rows))
+        .await;
+    progress.finish();
+    let copied = match copied {
+        Ok(copied) => copied,
+        Err(e) => {
+            source.close().await;
+            target.close().await;
+            return Err(e.into());
+        }
+    };
+    let progress = if json {
+        Progress(None)
+    } else {
+        Progress::spinner("verifying the copy")
+    };
+    let mut report = target.verify(&|_| progress.inc()).await?;
+    progress.finish();
+    let (before, after) = (source.stats().await?, target.stats().await?);
+    if before != after {
+        report
+            .problems
+            .push(format!("the source holds {before:?}, the copy {after:?}"));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "copied": copied, "verify": report })
+            )?
+        );
+    } else {
+        println!(
+            "copied {} rows ({} bytes of files) at generation {} from {from} to {to}",
+            copied.rows, copied.blob_bytes, copied.generation
+        );
+        for p in &report.problems {
+            println!("damaged: {p}");
+        }
+        println!(
+            "verified the copy: {} blobs ({} bytes) re-hashed, {} versions and their content digests, row counts equal to the source's: {}",
+            report.blobs_checked,
+            report.bytes_checked,
+            report.versions_checked,
+            if report.is_clean() {
+                "no damage".to_owned()
+            } else {
+                format!("{} problems", report.problems.len())
+            }
+        );
+    }
+    source.close().await;
+    target.close().await;
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 /// A spinner on a terminal; nothing otherwise (the command's own lines are the progress).
 struct Progress(Option<indicatif::ProgressBar>);
 
@@ -651,6 +830,12 @@ impl Progress {
         let bar = indicatif::ProgressBar::new_spinner().with_message(message);
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
         Self(Some(bar))
+    }
+
+    fn set_position(&self, position: u64) {
+        if let Some(bar) = &self.0 {
+            bar.set_position(position);
+        }
     }
 
     fn inc(&self) {

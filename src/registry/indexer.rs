@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::Registry;
 use crate::core::{Status, frontmatter};
 use crate::error::{Error, Result};
-use crate::search::{SearchDoc, SearchError};
+use crate::search::{Mark, SearchDoc, SearchError};
 use crate::store::{ChangedSkill, Manifests};
 
 /// How often the indexer looks for changes made by other processes.
@@ -77,19 +77,42 @@ impl Registry {
         };
         let mut state = self.inner.index_lock.lock().await;
         let db_gen = self.store().generation().await?;
-        let mut since = index.generation() as i64;
-        if since == db_gen && !state.damaged {
+        let catalog = match state.catalog {
+            Some(catalog) => catalog,
+            None => *state.catalog.insert(self.store().catalog_id().await?),
+        };
+        let mark = index.mark();
+        let mut since = mark.generation as i64;
+        // Built from another database (a snapshot or a data directory that belongs elsewhere).
+        let foreign = mark.catalog.is_some_and(|c| c != catalog);
+        if since == db_gen && !state.damaged && !foreign {
             caught_up();
             return Ok(false);
         }
-        if since > db_gen || state.damaged {
-            // The database is older than the index (restored from a backup), or an update failed
-            // half-way: start over from storage.
+        if since > db_gen || state.damaged || foreign {
+            // The database is older than the index (restored from a backup), an update failed
+            // half-way, or the index describes another catalog: start over from storage.
+            if foreign {
+                tracing::warn!(
+                    index_catalog = mark.catalog,
+                    catalog,
+                    "the search index was built from another database: rebuilding it"
+                );
+            }
             let i = index.clone();
             blocking(move || i.clear()).await?;
             since = 0;
         }
-        let result = self.index_since(&index, since, db_gen).await;
+        let result = self
+            .index_since(
+                &index,
+                since,
+                Mark {
+                    generation: db_gen as u64,
+                    catalog: Some(catalog),
+                },
+            )
+            .await;
         // A storage failure leaves the index as it was; a failed index update may not.
         state.damaged = matches!(result, Err(Error::Search(_)));
         result.map(|()| {
@@ -98,12 +121,12 @@ impl Registry {
         })
     }
 
-    /// Index every skill changed after generation `since`, recording `db_gen` at the end.
+    /// Index every skill changed after generation `since`, recording `done` at the end.
     async fn index_since(
         &self,
         index: &std::sync::Arc<crate::search::SearchIndex>,
         since: i64,
-        db_gen: i64,
+        done_mark: Mark,
     ) -> Result<()> {
         // Every changed skill appears once below, so an empty index needs no deletes.
         let fresh = index.is_empty();
@@ -134,14 +157,21 @@ impl Registry {
                 continue;
             }
             // Intermediate commits keep the old generation: a crash mid-way resumes correctly.
-            let generation = if done { db_gen } else { since } as u64;
+            let mark = if done {
+                done_mark
+            } else {
+                Mark {
+                    generation: since as u64,
+                    ..done_mark
+                }
+            };
             let update = crate::search::Update { fresh, last: done };
             let (d, r, i) = (
                 std::mem::take(&mut docs),
                 std::mem::take(&mut removed),
                 index.clone(),
             );
-            blocking(move || i.apply(&d, &r, generation, update)).await?;
+            blocking(move || i.apply(&d, &r, mark, update)).await?;
             if done {
                 break;
             }

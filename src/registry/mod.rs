@@ -42,7 +42,7 @@ use crate::store::postgres::PgOptions;
 use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store, VersionId};
 
 pub use crate::core::Status;
-pub use crate::store::{Stats, VerifyReport};
+pub use crate::store::{CopyReport, Stats, VerifyReport};
 pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
 pub use catalog::{CatalogItem, ManifestFile, SkillDetail, VersionDetail, VersionSummary};
 pub use complete::{Completion, MAX_COMPLETIONS};
@@ -84,6 +84,31 @@ pub fn search_dir(data_dir: &Path) -> PathBuf {
 /// Whether `data_dir` holds a registry's database.
 pub fn holds_registry(data_dir: &Path) -> bool {
     data_dir.join(crate::store::sqlite::DB_FILE).is_file()
+}
+
+/// Make the snapshot at `from` the index in `dir` unless `dir` holds one already; a snapshot
+/// that is missing or does not restore is logged, and the index is then built from storage.
+async fn restore_snapshot(from: PathBuf, dir: PathBuf) {
+    use crate::search::snapshot;
+    if snapshot::exists(&dir) {
+        tracing::debug!(dir = %dir.display(), "a search index exists: the snapshot is not needed");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let (shown, target) = (from.display().to_string(), dir.clone());
+    match tokio::task::spawn_blocking(move || snapshot::restore(&from, &target)).await {
+        Ok(Ok(())) => tracing::info!(
+            snapshot = shown,
+            seconds = started.elapsed().as_secs_f64(),
+            "search index restored from a snapshot; catching up from its generation"
+        ),
+        Ok(Err(e)) => tracing::warn!(
+            snapshot = shown,
+            error = %e,
+            "the index snapshot did not restore: building the index from storage"
+        ),
+        Err(e) => tracing::warn!(error = %e, "restoring the index snapshot failed"),
+    }
 }
 
 /// A page of results and the cursor of the next one.
@@ -146,6 +171,7 @@ pub struct RegistryBuilder {
     database: Option<Location>,
     page_size: u32,
     search: bool,
+    index_snapshot: Option<PathBuf>,
     admin_token: Option<String>,
 }
 
@@ -166,6 +192,14 @@ impl RegistryBuilder {
     /// The admin bearer token (`None` disables admin operations).
     pub fn admin_token(mut self, token: Option<&str>) -> Self {
         self.admin_token = token.filter(|t| !t.is_empty()).map(str::to_owned);
+        self
+    }
+
+    /// Start from the index snapshot at `path` when the data directory has no search index yet
+    /// (with [`RegistryBuilder::search`]). A snapshot that is missing or does not restore is
+    /// logged and skipped: the index is then built from storage.
+    pub fn index_snapshot(mut self, path: Option<&Path>) -> Self {
+        self.index_snapshot = path.map(Path::to_path_buf);
         self
     }
 
@@ -190,6 +224,9 @@ impl RegistryBuilder {
         let backend = crate::store::open(&location).await?;
         let search = if self.search {
             let dir = search_dir(&self.data_dir);
+            if let Some(snapshot) = self.index_snapshot {
+                restore_snapshot(snapshot, dir.clone()).await;
+            }
             let index = SearchIndex::open(&dir)?;
             if !index.is_writable() {
                 tracing::warn!(dir = %dir.display(), "search index owned by another process: searching read-only");
@@ -241,6 +278,7 @@ impl Registry {
             database: None,
             page_size: DEFAULT_PAGE_SIZE,
             search: false,
+            index_snapshot: None,
             admin_token: None,
         }
     }
@@ -576,6 +614,43 @@ impl Registry {
         Ok(self.store().backup(path).await?)
     }
 
+    /// Bring the search index up to date with storage, then write it to `to` as a snapshot that
+    /// new replicas start from ([`RegistryBuilder::index_snapshot`]). The index's writer is
+    /// given up first (a snapshot is taken of an index nobody writes), so call this last, as a
+    /// job does.
+    pub async fn write_search_snapshot(&self, to: &Path) -> Result<SnapshotInfo> {
+        let Some(index) = self.inner.search.clone() else {
+            return Err(Error::SearchUnavailable);
+        };
+        if !index.is_writable() {
+            return Err(crate::search::SearchError::ReadOnly.into());
+        }
+        self.catch_up_search().await?;
+        let _state = self.inner.index_lock.lock().await;
+        let to = to.to_path_buf();
+        let (generation, skills) = (index.generation(), index.len());
+        let bytes = tokio::task::spawn_blocking(move || index.write_snapshot(&to))
+            .await
+            .map_err(|e| crate::search::SearchError::Task(e.to_string()))??;
+        Ok(SnapshotInfo {
+            generation,
+            skills,
+            bytes,
+        })
+    }
+
+    /// Copy this whole registry into `target`, which must be empty (a new data directory or
+    /// database), whatever the two engines: every row, id, time and blob, in one transaction of
+    /// the target. `progress` is called with the rows copied so far. Check the target with
+    /// [`Registry::verify`] afterwards.
+    pub async fn copy_to(
+        &self,
+        target: &Registry,
+        progress: &(dyn Fn(u64) + Send + Sync),
+    ) -> Result<CopyReport> {
+        Ok(crate::store::copy::copy(self.store(), target.store(), progress).await?)
+    }
+
     /// Stop the indexer, release the search index and close storage. Pending index updates are
     /// dropped (the next owner catches up from the generation).
     pub async fn close(&self) {
@@ -593,11 +668,22 @@ impl Registry {
     }
 }
 
+/// A search index snapshot as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SnapshotInfo {
+    /// The catalog generation it reflects: a replica starting from it catches up from there.
+    pub generation: u64,
+    pub skills: u64,
+    pub bytes: u64,
+}
+
 /// What the indexer knows about its index beyond the generation it records.
 #[derive(Debug, Default)]
 struct IndexState {
     /// An update failed: rebuild from storage before trusting the index again.
     damaged: bool,
+    /// The storage's catalog id, once read (it never changes).
+    catalog: Option<i64>,
 }
 
 /// What `/readyz` reports.

@@ -5,6 +5,7 @@
 //! This module knows nothing of SQLite or transports: the registry feeds it [`SearchDoc`]s.
 
 mod schema;
+pub mod snapshot;
 mod top_k;
 
 use std::path::Path;
@@ -99,6 +100,34 @@ pub struct SearchIndex {
     writer: Mutex<Option<IndexWriter>>,
     /// Whether this process owned the writer when it opened the index.
     owner: bool,
+    /// The directory it lives in (`None` in memory).
+    dir: Option<std::path::PathBuf>,
+}
+
+/// What an index commit records (its payload, `GENERATION CATALOG`): the catalog generation
+/// the documents reflect, and which catalog they come from (absent in indexes written before
+/// catalogs had ids, and after [`SearchIndex::clear`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mark {
+    pub generation: u64,
+    pub catalog: Option<i64>,
+}
+
+impl Mark {
+    fn parse(payload: Option<&str>) -> Self {
+        let mut words = payload.unwrap_or_default().split(' ');
+        Self {
+            generation: words.next().and_then(|g| g.parse().ok()).unwrap_or(0),
+            catalog: words.next().and_then(|c| c.parse().ok()),
+        }
+    }
+
+    fn payload(&self) -> String {
+        match self.catalog {
+            Some(catalog) => format!("{} {catalog}", self.generation),
+            None => self.generation.to_string(),
+        }
+    }
 }
 
 /// How one [`SearchIndex::apply`] relates to the index.
@@ -161,6 +190,7 @@ impl SearchIndex {
             reader,
             owner: writer.is_some(),
             writer: Mutex::new(writer),
+            dir: Some(dir.to_path_buf()),
         })
     }
 
@@ -179,6 +209,7 @@ impl SearchIndex {
             reader,
             owner: true,
             writer: Mutex::new(Some(writer)),
+            dir: None,
         })
     }
 
@@ -191,6 +222,16 @@ impl SearchIndex {
         self.writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Give up the writer (waiting for merges in flight), then write the index to `to` as a
+    /// [`snapshot`]. Returns the bytes written.
+    pub fn write_snapshot(&self, to: &Path) -> Result<u64, SearchError> {
+        let Some(dir) = &self.dir else {
+            return Err(SearchError::ReadOnly);
+        };
+        self.release_writer();
+        snapshot::write(dir, to)
     }
 
     /// Give up the writer (and the directory's lock), waiting for merges in flight, so that
@@ -208,20 +249,26 @@ impl SearchIndex {
     /// query runs).
     pub fn healthy(&self) -> Result<u64, SearchError> {
         let metas = self.index.load_metas()?;
-        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+        Ok(Mark::parse(metas.payload.as_deref()).generation)
+    }
+
+    /// What the last commit recorded (generation 0 for a new index).
+    pub fn mark(&self) -> Mark {
+        Mark::parse(
+            self.index
+                .load_metas()
+                .ok()
+                .and_then(|m| m.payload)
+                .as_deref(),
+        )
     }
 
     /// The catalog generation the last commit reflects (0 for a new index).
     pub fn generation(&self) -> u64 {
-        self.index
-            .load_metas()
-            .ok()
-            .and_then(|m| m.payload)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0)
+        self.mark().generation
     }
 
-    /// Replace these skills' documents and record `generation`, in one commit.
+    /// Replace these skills' documents and record `mark`, in one commit.
     ///
     /// `update` is how the documents relate to the index: during a bulk load into an empty
     /// index nothing needs deleting first, and only the last commit compacts small indexes.
@@ -229,7 +276,7 @@ impl SearchIndex {
         &self,
         docs: &[SearchDoc],
         removed: &[(String, String)],
-        generation: u64,
+        mark: Mark,
         update: Update,
     ) -> Result<(), SearchError> {
         let mut guard = self.writer();
@@ -247,7 +294,7 @@ impl SearchIndex {
             writer.delete_term(Term::from_field_text(self.fields.key, &key(ns, name)));
         }
         let mut commit = writer.prepare_commit()?;
-        commit.set_payload(&generation.to_string());
+        commit.set_payload(&mark.payload());
         commit.commit()?;
         self.reader.reload()?;
         let searcher = self.reader.searcher();
@@ -272,7 +319,7 @@ impl SearchIndex {
         writer.rollback()?;
         writer.delete_all_documents()?;
         let mut commit = writer.prepare_commit()?;
-        commit.set_payload("0");
+        commit.set_payload(&Mark::default().payload());
         commit.commit()?;
         drop(guard);
         self.reader.reload()?;

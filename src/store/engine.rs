@@ -1,6 +1,6 @@
 //! The [`Store`](super::Store) and [`Blobs`](super::Blobs) implementations of an engine, written
 //! once. Each engine keeps its statements in modules of the same names (`skills`, `tokens`,
-//! `audit`, `completion`, `changes`, `maintenance`, `blobs`) whose functions take a pool first;
+//! `audit`, `completion`, `changes`, `maintenance`, `copy`, `blobs`) whose functions take a pool first;
 //! [`engine_impls!`] forwards every interface method to them, queries on the engine's `read`
 //! pool and changes on its `write` pool (one pool may serve both).
 
@@ -174,6 +174,10 @@ macro_rules! engine_impls {
                 changes::generation(&self.$read).await
             }
 
+            async fn catalog_id(&self) -> $crate::store::Result<i64> {
+                changes::catalog_id(&self.$read).await
+            }
+
             fn connections(&self) -> (u32, usize) {
                 (self.$read.size(), self.$read.num_idle())
             }
@@ -200,6 +204,22 @@ macro_rules! engine_impls {
 
             async fn backup(&self, path: &std::path::Path) -> $crate::store::Result<()> {
                 maintenance::backup(&self.$read, path).await
+            }
+
+            async fn export_rows(
+                &self,
+                table: $crate::store::Table,
+                after: &$crate::store::copy::Key,
+                limit: u32,
+            ) -> $crate::store::Result<$crate::store::Batch> {
+                copy::export(&self.$read, table, after, limit).await
+            }
+
+            async fn import_rows(
+                &self,
+                rows: tokio::sync::mpsc::Receiver<$crate::store::Batch>,
+            ) -> $crate::store::Result<u64> {
+                copy::import(&self.$write, rows).await
             }
 
             async fn close(&self) {

@@ -12,6 +12,7 @@
 //! Engines: [`sqlite`] (the embedded default: one data directory, WAL, one writer) and
 //! [`postgres`] (one database that any number of replicas share).
 
+pub mod copy;
 mod engine;
 mod error;
 pub mod postgres;
@@ -27,6 +28,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 
+pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, ListingRecord, Manifest,
@@ -167,6 +169,10 @@ pub trait Store: Send + Sync + 'static {
     /// The catalog generation: bumped by every change to what a skill serves.
     async fn generation(&self) -> Result<i64>;
 
+    /// Which catalog this is: drawn at random when the store is created, kept by copies. A
+    /// search index built from one catalog is not current for another at any generation.
+    async fn catalog_id(&self) -> Result<i64>;
+
     /// Skills changed after generation `since`, in skill id order after `after_id`.
     async fn changed_since(
         &self,
@@ -188,6 +194,16 @@ pub trait Store: Send + Sync + 'static {
     /// A consistent copy of the whole store at `path` (which must not exist), taken while the
     /// registry keeps serving.
     async fn backup(&self, path: &Path) -> Result<()>;
+
+    // ---- copying a whole store (`skillreg migrate`, see [`copy`]) --------------------------------
+
+    /// Up to `limit` rows of `table` after `after`, in key order.
+    async fn export_rows(&self, table: Table, after: &copy::Key, limit: u32) -> Result<Batch>;
+
+    /// Fill this store, which must hold nothing yet, with the batches `rows` brings, in one
+    /// transaction: committed when [`Batch::End`] arrives, rolled back when the channel closes
+    /// before it. Returns the rows stored.
+    async fn import_rows(&self, rows: tokio::sync::mpsc::Receiver<Batch>) -> Result<u64>;
 
     /// Connections of the pool reads use: open, and idle among them.
     fn connections(&self) -> (u32, usize);

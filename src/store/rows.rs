@@ -486,6 +486,36 @@ impl Scrub {
         }
     }
 
+    /// A run of file rows `(version, content digest, path, mode, file digest)` in version and
+    /// path order: each version's recorded content digest must be the one its files give.
+    /// Returns the last version seen, where the next run starts.
+    pub(super) fn content_digests(
+        &mut self,
+        rows: &[(i64, String, String, i64, String)],
+    ) -> Option<i64> {
+        for version in rows.chunk_by(|a, b| a.0 == b.0) {
+            let (id, recorded) = (version[0].0, &version[0].1);
+            let files: Result<Vec<(&str, u32, crate::core::Digest)>> = version
+                .iter()
+                .map(|(_, _, path, mode, digest)| {
+                    Ok((path.as_str(), *mode as u32, decode::digest(digest)?))
+                })
+                .collect();
+            let actual = files.map(|files| {
+                crate::core::bundle::content_digest(files.iter().map(|(p, m, d)| (*p, *m, d)))
+                    .to_string()
+            });
+            match actual {
+                Ok(actual) if actual == *recorded => {}
+                Ok(actual) => self.report.problems.push(format!(
+                    "version {id}: its files give content digest {actual}, recorded as {recorded}"
+                )),
+                Err(e) => self.report.problems.push(format!("version {id}: {e}")),
+            }
+        }
+        rows.last().map(|r| r.0)
+    }
+
     /// Versions without a SKILL.md or a root entry.
     pub(super) fn rootless(&mut self, versions: Vec<i64>) {
         for v in versions {

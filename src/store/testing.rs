@@ -24,6 +24,15 @@ pub async fn location(dir: &Path) -> Location {
     }
 }
 
+/// Fresh storage on the engine not under test (a copy between engines goes both ways over the
+/// two runs of `.ci/run`): a new PostgreSQL database, or SQLite in `dir`.
+pub async fn other_location(dir: &Path) -> Location {
+    match location(dir).await {
+        Location::Sqlite(_) => Location::Postgres(fresh_database().await, PgOptions::default()),
+        Location::Postgres(..) => Location::Sqlite(dir.to_path_buf()),
+    }
+}
+
 /// The engine at `location`, as one value.
 pub async fn open(location: &Location) -> Box<dyn Engine> {
     match location {
@@ -58,7 +67,9 @@ pub async fn execute(location: &Location, sqlite: &str, postgres: &str) {
 async fn fresh_database() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let admin = std::env::var("SKILLREG_TEST_POSTGRES_URL").expect(
-        "SKILLREG_TEST_ENGINE=postgres needs SKILLREG_TEST_POSTGRES_URL (scripts/test-postgres.sh)",
+        "PostgreSQL tests need SKILLREG_TEST_POSTGRES_URL: start a throwaway server with \
+         `eval \"$(bash scripts/test-postgres.sh start)\"; export SKILLREG_TEST_POSTGRES_URL` \
+         (or run .ci/run, which does)",
     );
     let name = format!(
         "skillreg_unit_{}_{}",

@@ -6,6 +6,7 @@ use crate::core::Visibility;
 use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
+use crate::store::copy::{self, Batch, Key, Table};
 use crate::store::{Location, NewToken, NewVersion, PublishOutcome, StoreError};
 
 fn skill_files(name: &str, body: &str) -> Vec<InputFile> {
@@ -292,5 +293,186 @@ fn a_location_never_shows_a_password() {
     assert!(
         shown.contains("db:5432/skills") && !shown.contains("hunter2"),
         "{shown}"
+    );
+}
+
+/// Every row of every table, in key order, read three at a time (as a copy reads them).
+async fn all_rows(store: &dyn Engine) -> Vec<Batch> {
+    let mut rows = Vec::new();
+    for table in Table::ALL {
+        let mut after = Key::default();
+        loop {
+            let batch = store.export_rows(table, &after, 3).await.unwrap();
+            let Some(last) = batch.last_key() else { break };
+            after = last;
+            rows.push(batch);
+        }
+    }
+    rows
+}
+
+/// A catalog with something in every table: versions sharing a blob, a yank, a deprecation, a
+/// private namespace, a live and a revoked token, and their audit entries.
+async fn populate(store: &dyn Engine) {
+    let acme = ns("acme");
+    publish(store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    publish(store, &acme, &bundle("refunds", "two"), "1.1.0").await;
+    publish(store, &acme, &bundle("invoices", "one"), "0.1.0").await;
+    let version = VersionRef::parse("acme", "refunds", "1.1.0").unwrap();
+    assert!(
+        store
+            .set_yanked(&version, Some("bad"), "admin")
+            .await
+            .unwrap()
+    );
+    let invoices = SkillRef::parse("acme", "invoices").unwrap();
+    assert!(
+        store
+            .set_deprecated(&invoices, Some("use refunds"), "admin")
+            .await
+            .unwrap()
+    );
+    store
+        .set_private(&ns("secret"), true, "admin")
+        .await
+        .unwrap();
+    publish(store, &ns("secret"), &bundle("plans", "one"), "1.0.0").await;
+    for (id, secret) in [("tok_live", "skr_a"), ("tok_gone", "skr_b")] {
+        store
+            .create_token(NewToken {
+                id,
+                hash: &Digest::of(secret.as_bytes()),
+                description: "ci",
+                scope: &Scope::from_names(&["acme"]).unwrap(),
+                actions: &[Action::Publish],
+                actor: "admin",
+            })
+            .await
+            .unwrap();
+    }
+    assert!(store.revoke_token("tok_gone", "admin").await.unwrap());
+}
+
+#[tokio::test]
+async fn a_copy_to_the_other_engine_holds_every_row_and_takes_new_ones() {
+    let (_dir, _location, source) = fresh().await;
+    populate(&*source).await;
+    let target_dir = tempfile::TempDir::new().unwrap();
+    let target = testing::open(&testing::other_location(target_dir.path()).await).await;
+    let (source_catalog, own_catalog) = (
+        source.catalog_id().await.unwrap(),
+        target.catalog_id().await.unwrap(),
+    );
+    assert_ne!(source_catalog, own_catalog, "each store draws its own id");
+
+    let report = copy::copy(&*source, &*target, &|_| {}).await.unwrap();
+
+    let rows = all_rows(&*source).await;
+    assert_eq!(
+        all_rows(&*target).await,
+        rows,
+        "every row, ids and times included"
+    );
+    assert_eq!(
+        report.rows,
+        rows.iter().map(|b| b.len() as u64).sum::<u64>()
+    );
+    assert_eq!(report.generation, source.generation().await.unwrap());
+    assert_eq!(target.generation().await.unwrap(), report.generation);
+    assert_eq!(
+        target.catalog_id().await.unwrap(),
+        source_catalog,
+        "a copy is the same catalog"
+    );
+    assert_eq!(target.stats().await.unwrap(), source.stats().await.unwrap());
+    let verified = target.verify(&|_| {}).await.unwrap();
+    assert!(verified.is_clean(), "{:?}", verified.problems);
+    assert_eq!(verified.versions_checked, 4);
+
+    // The copy serves what the source served, and new rows get new ids in every table.
+    let listing = |store: &'static str, page: Vec<crate::store::ListingRecord>| {
+        assert_eq!(page.len(), 3, "{store}: refunds, invoices and plans");
+        format!("{page:?}")
+    };
+    assert_eq!(
+        listing(
+            "target",
+            target.list_page("", 10, &Visibility::All).await.unwrap()
+        ),
+        listing(
+            "source",
+            source.list_page("", 10, &Visibility::All).await.unwrap()
+        )
+    );
+    assert_eq!(
+        publish(&*target, &ns("fresh"), &bundle("new", "one"), "1.0.0").await,
+        PublishOutcome::Created
+    );
+    let audit = target.audit_page(0, 100).await.unwrap();
+    assert_eq!(
+        audit.len(),
+        source.audit_page(0, 100).await.unwrap().len() + 1
+    );
+    assert!(target.generation().await.unwrap() > report.generation);
+}
+
+#[tokio::test]
+async fn a_copy_goes_into_an_empty_store_only_and_leaves_a_full_one_alone() {
+    let (_dir, _location, source) = fresh().await;
+    populate(&*source).await;
+    let target_dir = tempfile::TempDir::new().unwrap();
+    let target = testing::open(&testing::other_location(target_dir.path()).await).await;
+    publish(&*target, &ns("mine"), &bundle("own", "one"), "1.0.0").await;
+    let before = all_rows(&*target).await;
+
+    let err = copy::copy(&*source, &*target, &|_| {}).await.unwrap_err();
+
+    assert!(err.to_string().contains("empty"), "{err}");
+    assert_eq!(err.code(), crate::core::Code::InvalidRequest);
+    assert_eq!(all_rows(&*target).await, before);
+}
+
+#[tokio::test]
+async fn an_import_cut_off_before_its_end_stores_nothing() {
+    let (_dir, _location, source) = fresh().await;
+    populate(&*source).await;
+    let (_target_dir, _location, target) = fresh().await;
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let import = target.import_rows(rx);
+    let send = async move {
+        for batch in all_rows(&*source).await {
+            tx.send(batch).await.unwrap();
+        }
+        // Dropped here without `Batch::End`: the sender failed.
+    };
+    let (result, ()) = tokio::join!(import, send);
+
+    assert!(
+        result
+            .unwrap_err()
+            .to_string()
+            .contains("nothing was stored")
+    );
+    assert_eq!(all_rows(&*target).await, Vec::<Batch>::new());
+    assert_eq!(target.generation().await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn verify_finds_a_version_whose_files_do_not_give_its_content_digest() {
+    let (_dir, location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &ns("acme"), &bundle("invoices", "one"), "1.0.0").await;
+    // Swap one file row's mode: the blobs are intact, the version's digest no longer fits.
+    let statement = "UPDATE version_files SET mode = 493 WHERE path = 'references/guide.md'
+                     AND version_id = (SELECT min(id) FROM versions)";
+    testing::execute(&location, statement, statement).await;
+
+    let report = store.verify(&|_| {}).await.unwrap();
+
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert!(
+        report.problems[0].contains("content digest"),
+        "{:?}",
+        report.problems
     );
 }

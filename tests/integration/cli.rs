@@ -357,6 +357,22 @@ fn a_secret_on_the_command_line_gets_a_warning() {
     );
     assert!(!out.stderr.contains(secret));
 
+    // A database URL is a secret only when it holds a password.
+    for (url, warned) in [
+        ("postgres://reg:hunter2@db:5432/skills", true),
+        ("postgres://reg@db:5432/skills?password=hunter2", true),
+        ("postgres://reg@db:5432/skills", false),
+        ("sqlite:///var/lib/skillreg", false),
+    ] {
+        let out = run_cli(&["config", "print", "--database-url", url], &[]);
+        let w = warnings(&out.stderr);
+        assert_eq!(w.len(), usize::from(warned), "{url}: {}", out.stderr);
+        assert!(!out.stderr.contains("hunter2"), "{url}: {}", out.stderr);
+        if warned {
+            assert!(w[0].contains("SKILLREG_DATABASE_URL"), "{}", w[0]);
+        }
+    }
+
     // From the environment or the configuration file: no warning.
     let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", secret)]);
     assert_eq!(

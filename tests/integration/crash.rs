@@ -4,6 +4,9 @@
 //! digest and size), and at the end `skillreg verify` finds nothing damaged (no half-visible
 //! version, no row pointing at a missing blob, the search index agreeing with SQLite).
 //!
+//! On PostgreSQL the killed process is one replica, and a second one serves reads throughout
+//! without an error.
+//!
 //! CI runs a few kills; `SKILLREG_CRASH_KILLS=50 cargo test --release --test integration crash::`
 //! runs more.
 
@@ -118,6 +121,29 @@ async fn acknowledged_publishes_survive_sigkill() {
         .map(|url| ("SKILLREG_DATABASE_URL", url.as_str()))
         .collect();
     let mut server = start(tmp.path(), port, &env);
+    // On PostgreSQL a second replica serves reads throughout: the kills must cost it nothing.
+    let bystander_dir = tempfile::TempDir::new().unwrap();
+    let bystander = database
+        .as_ref()
+        .map(|_| start(bystander_dir.path(), free_port(), &env));
+    let reads_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = bystander.as_ref().map(|b| {
+        let (http, base, stop) = (http.clone(), b.base.clone(), reads_stop.clone());
+        tokio::spawn(async move {
+            let (mut reads, mut failures) = (0u64, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for path in ["/v1/skills?namespace=acme&limit=10", "/v1/search?q=crash"] {
+                    reads += 1;
+                    match http.get(format!("{base}{path}")).send().await {
+                        Ok(r) if r.status().is_success() => {}
+                        Ok(r) => failures.push(format!("{path}: {}", r.status())),
+                        Err(e) => failures.push(format!("{path}: {e}")),
+                    }
+                }
+            }
+            (reads, failures)
+        })
+    });
     let mut counter = 0u64;
 
     for round in 0..kills {
@@ -177,6 +203,19 @@ async fn acknowledged_publishes_survive_sigkill() {
         total > kills,
         "publishes were acknowledged between kills ({total})"
     );
+    if let (Some(bystander), Some(reader)) = (&bystander, reader) {
+        reads_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (reads, failures) = reader.await.unwrap();
+        assert!(reads > 10, "the other replica was read ({reads} reads)");
+        assert_eq!(
+            failures,
+            Vec::<String>::new(),
+            "the other replica kept serving"
+        );
+        let all = acked.lock().unwrap().clone();
+        check_acknowledged(&http, &bystander.base, &all).await;
+        eprintln!("crash: the other replica answered {reads} reads during the kills, none failed");
+    }
 
     // The index catches up after the last restart, then a full scrub finds nothing damaged.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -200,6 +239,10 @@ async fn acknowledged_publishes_survive_sigkill() {
     }
     server.child.kill().unwrap();
     server.child.wait().unwrap();
+    if let Some(mut bystander) = bystander {
+        bystander.child.kill().unwrap();
+        bystander.child.wait().unwrap();
+    }
     let CliOutput { code, stdout, .. } = run_cli_async(
         &[
             "verify",

@@ -723,6 +723,102 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
     again.close().await;
 }
 
+/// A new replica given an index snapshot (`skillreg index-snapshot`, run as a job) starts from
+/// it and catches up from its generation; a snapshot of another database is rebuilt rather
+/// than trusted, whatever its generation; a missing snapshot only means building from storage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
+    let acme = Namespace::new("acme").unwrap();
+    let publish = async |registry: &Registry, name: &str| {
+        let md = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
+        registry
+            .publish(publish_request(
+                &acme,
+                vec![InputFile::regular("SKILL.md", md)],
+                None,
+            ))
+            .await
+            .unwrap();
+    };
+    let uris = |registry: &Registry| -> Vec<String> {
+        let docs = registry.search_documents().unwrap();
+        docs.into_iter().map(|(uri, _, _)| uri).collect()
+    };
+    let tmp = TempDir::new().unwrap();
+    let snapshot_of = async |url: &str, name: &str| {
+        let file = tmp.path().join(format!("{name}.tar"));
+        let job = tmp.path().join(format!("{name}-job"));
+        let out = run_cli_async(
+            &[
+                "index-snapshot",
+                file.to_str().unwrap(),
+                "--data-dir",
+                job.to_str().unwrap(),
+            ],
+            &[("SKILLREG_DATABASE_URL", url)],
+        )
+        .await;
+        assert_eq!(out.code, 0, "{out:?}");
+        (file, out.stdout)
+    };
+    let replica_from = async |url: &str, snapshot: &std::path::Path, dir: &str| {
+        Registry::builder(&tmp.path().join(dir))
+            .postgres(url, PgOptions::default())
+            .search()
+            .index_snapshot(Some(snapshot))
+            .open()
+            .await
+            .unwrap()
+    };
+
+    let url = fresh_postgres().await;
+    let writer = open_postgres(&url, &TempDir::new().unwrap()).await;
+    for name in ["one", "two", "three"] {
+        publish(&writer, name).await;
+    }
+    let at = writer.generation().await.unwrap();
+    let (snapshot, said) = snapshot_of(&url, "own").await;
+    assert!(
+        said.ends_with(&format!(": 3 skills at generation {at}\n")),
+        "{said}"
+    );
+    publish(&writer, "four").await;
+
+    let fresh = replica_from(&url, &snapshot, "new").await;
+    assert_eq!(
+        fresh.search_generation(),
+        Some(at as u64),
+        "restored, not built"
+    );
+    fresh.catch_up_search().await.unwrap();
+    let expected = [
+        "skill://acme/four/SKILL.md",
+        "skill://acme/one/SKILL.md",
+        "skill://acme/three/SKILL.md",
+        "skill://acme/two/SKILL.md",
+    ];
+    assert_eq!(uris(&fresh), expected);
+    assert!(fresh.health().await.ready());
+    fresh.close().await;
+
+    // Another database, at a lower generation than this one: its documents must not survive.
+    let elsewhere = fresh_postgres().await;
+    let other = open_postgres(&elsewhere, &TempDir::new().unwrap()).await;
+    publish(&other, "stranger").await;
+    other.close().await;
+    let (foreign, _) = snapshot_of(&elsewhere, "foreign").await;
+    let misled = replica_from(&url, &foreign, "misled").await;
+    misled.catch_up_search().await.unwrap();
+    assert_eq!(uris(&misled), expected);
+    misled.close().await;
+
+    let missing = replica_from(&url, &tmp.path().join("none.tar"), "plain").await;
+    missing.catch_up_search().await.unwrap();
+    assert_eq!(uris(&missing), expected);
+    missing.close().await;
+    writer.close().await;
+}
+
 /// The load balancer of `deploy/replicas` — its `haproxy.cfg`, with the listen address and the
 /// two servers pointed at real replicas on loopback — spreads stateless 2026-07-28 requests over
 /// both replicas and keeps every request of a 2025-11-25 session on the replica that issued it.
@@ -985,5 +1081,130 @@ impl Drop for Cluster {
             .arg("stop")
             .arg(&self.dir)
             .output();
+    }
+}
+
+/// `skillreg migrate` copies a registry (the seed, the real corpus, a yank, a private namespace
+/// and a token) from SQLite to PostgreSQL and back again: each copy verifies clean and answers
+/// every read as the original does, with the original times; a copy into a registry that holds
+/// anything is refused and leaves it untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_copies_a_registry_to_postgres_and_back() {
+    let url = fresh_postgres().await;
+    let original = TempDir::new().unwrap();
+    {
+        let registry = Registry::open(original.path()).await.unwrap();
+        fill(&registry).await;
+        registry.close().await;
+    }
+    {
+        let server = TestServer::builder()
+            .data_dir(original.path())
+            .config(admin_config())
+            .start()
+            .await;
+        let api = Api::new(&server);
+        for (path, body) in [
+            (
+                "/v1/skills/skillreg/finding-skills/deprecate",
+                json!({"message": "kept as it was"}),
+            ),
+            ("/v1/namespaces/hidden/private", json!({})),
+            (
+                "/v1/tokens",
+                json!({"description": "ci", "namespaces": ["corpus"], "actions": ["publish"]}),
+            ),
+        ] {
+            let (status, answer) = api.send(Method::POST, path, Some(ADMIN), Some(body)).await;
+            assert!(status.is_success(), "{path}: {answer}");
+        }
+    }
+    let sqlite_url = |dir: &std::path::Path| format!("sqlite://{}", dir.display());
+    let back = TempDir::new().unwrap();
+    let back_dir = back.path().join("data");
+
+    for (from, to) in [
+        (sqlite_url(original.path()), url.clone()),
+        (url.clone(), sqlite_url(&back_dir)),
+    ] {
+        let out = run_cli_async(&["migrate", "--from", &from, "--to", &to], &[]).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(out.stdout.contains(": no damage"), "{out:?}");
+        assert!(out.stdout.starts_with("copied "), "{out:?}");
+    }
+
+    let servers = [
+        TestServer::builder()
+            .data_dir(original.path())
+            .config(admin_config())
+            .page_size(50)
+            .start()
+            .await,
+        replica(&url).await,
+        TestServer::builder()
+            .data_dir(&back_dir)
+            .config(admin_config())
+            .page_size(50)
+            .start()
+            .await,
+    ];
+    let mut answers = Vec::new();
+    let mut audits = Vec::new();
+    for server in &servers {
+        answers.push(every_read(server).await);
+        let (_, audit) = Api::new(server)
+            .send(Method::GET, "/v1/audit?limit=1000", Some(ADMIN), None)
+            .await;
+        audits.push(audit);
+    }
+    assert!(answers[0].len() > 1000, "{} reads", answers[0].len());
+    same_reads(&answers[1], &answers[0], "the PostgreSQL copy");
+    same_reads(&answers[2], &answers[0], "the SQLite copy of the copy");
+    assert!(
+        audits[0]["entries"].as_array().unwrap().len() > 100,
+        "{}",
+        audits[0]
+    );
+    assert_eq!(audits[1], audits[0], "the audit log, times included");
+    assert_eq!(audits[2], audits[0], "the audit log, times included");
+
+    let again = run_cli_async(
+        &[
+            "migrate",
+            "--from",
+            &sqlite_url(original.path()),
+            "--to",
+            &url,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(again.code, 2, "{again:?}");
+    assert!(
+        again.stderr.contains("a copy goes into an empty one only"),
+        "{again:?}"
+    );
+    same_reads(&every_read(&servers[1]).await, &answers[0], "untouched");
+}
+
+/// `copy` answers every read as `original` does; the first difference is named. Search scores
+/// aside: BM25 statistics count deleted documents, which depend on the index's own history (the
+/// copies index a finished catalog at once), not on what storage holds.
+fn same_reads(copy: &[(String, Value)], original: &[(String, Value)], what: &str) {
+    fn without_scores(v: &Value) -> Value {
+        match v {
+            Value::Array(a) => Value::Array(a.iter().map(without_scores).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .filter(|(k, _)| k.as_str() != "score")
+                    .map(|(k, v)| (k.clone(), without_scores(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    assert_eq!(copy.len(), original.len(), "{what}: reads");
+    for ((read, got), (_, want)) in copy.iter().zip(original) {
+        assert_eq!(without_scores(got), without_scores(want), "{what}: {read}");
     }
 }

@@ -14,6 +14,14 @@ pub(super) async fn generation(pool: &PgPool) -> Result<i64> {
     )
 }
 
+pub(super) async fn catalog_id(pool: &PgPool) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT value FROM meta WHERE key = 'catalog_id'")
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
 pub(super) async fn since(
     pool: &PgPool,
     since: i64,

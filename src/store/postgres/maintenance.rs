@@ -29,8 +29,9 @@ async fn counted(pool: &PgPool) -> Result<Stats> {
 }
 
 /// Scrub the whole store: every blob re-hashed against its digest and size, every file row
-/// pointing at an existing blob, every version with its root entry, every listing row at a
-/// current version, the counters against the tables. `progress` is called after each blob.
+/// pointing at an existing blob, every version with its root entry and the content digest its
+/// files give, every listing row at a current version, the counters against the
+/// tables. `progress` is called after each blob.
 pub(super) async fn verify(
     pool: &PgPool,
     progress: &(dyn Fn(u64) + Send + Sync),
@@ -71,6 +72,22 @@ pub(super) async fn verify(
         .fetch_one(pool)
         .await?;
     scrub.report.versions_checked = versions.unsigned_abs();
+    let mut after = 0i64;
+    loop {
+        let rows: Vec<(i64, String, String, i64, String)> = sqlx::query_as(
+            "SELECT v.id, v.content_digest, f.path, f.mode, f.digest
+             FROM versions v JOIN version_files f ON f.version_id = v.id
+             WHERE v.id IN (SELECT id FROM versions WHERE id > $1 ORDER BY id LIMIT 500)
+             ORDER BY v.id, f.path",
+        )
+        .bind(after)
+        .fetch_all(pool)
+        .await?;
+        match scrub.content_digests(&rows) {
+            Some(last) => after = last,
+            None => break,
+        }
+    }
     scrub.rootless(
         sqlx::query_scalar(
             "SELECT v.id FROM versions v WHERE NOT EXISTS

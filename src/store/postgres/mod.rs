@@ -11,6 +11,7 @@ mod audit;
 mod blobs;
 mod changes;
 mod completion;
+mod copy;
 mod feed;
 mod maintenance;
 mod skills;

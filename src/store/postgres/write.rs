@@ -82,7 +82,13 @@ pub(super) async fn next_generation(tx: &mut PgConnection) -> Result<i64> {
     )
     .fetch_one(&mut *tx)
     .await?;
-    // Delivered to every listening replica when (and only if) `tx` commits.
+    announce(tx, generation).await?;
+    Ok(generation)
+}
+
+/// Tell every listening replica, when (and only if) `tx` commits, that the catalog is at
+/// `generation`.
+pub(super) async fn announce(tx: &mut PgConnection, generation: i64) -> Result<()> {
     // "GENERATION SENT_MS": the listener measures how late it hears it.
     sqlx::query(
         "SELECT pg_notify($1, $2 || ' ' || floor(extract(epoch FROM clock_timestamp()) * 1000))",
@@ -91,7 +97,7 @@ pub(super) async fn next_generation(tx: &mut PgConnection) -> Result<i64> {
     .bind(generation.to_string())
     .execute(&mut *tx)
     .await?;
-    Ok(generation)
+    Ok(())
 }
 
 /// Bump the catalog generation and stamp the skill with it, inside `tx`.

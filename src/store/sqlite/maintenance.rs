@@ -28,8 +28,8 @@ async fn counted(pool: &SqlitePool) -> Result<Stats> {
 }
 
 /// Scrub the whole store: every blob re-hashed against its digest and size, every file row
-/// pointing at an existing blob, every version with its root entry, every listing row at a
-/// current version. `progress` is called after each blob.
+/// pointing at an existing blob, every version with its root entry and the content digest its
+/// files give, every listing row at a current version. `progress` is called after each blob.
 pub(super) async fn verify(
     pool: &SqlitePool,
     progress: &(dyn Fn(u64) + Send + Sync),
@@ -69,6 +69,22 @@ pub(super) async fn verify(
     scrub.report.versions_checked = sqlx::query_scalar("SELECT count(*) FROM versions")
         .fetch_one(pool)
         .await?;
+    let mut after = 0i64;
+    loop {
+        let rows: Vec<(i64, String, String, i64, String)> = sqlx::query_as(
+            "SELECT v.id, v.content_digest, f.path, f.mode, f.digest
+             FROM versions v JOIN version_files f ON f.version_id = v.id
+             WHERE v.id IN (SELECT id FROM versions WHERE id > ?1 ORDER BY id LIMIT 500)
+             ORDER BY v.id, f.path",
+        )
+        .bind(after)
+        .fetch_all(pool)
+        .await?;
+        match scrub.content_digests(&rows) {
+            Some(last) => after = last,
+            None => break,
+        }
+    }
     scrub.rootless(
         sqlx::query_scalar(
             "SELECT v.id FROM versions v WHERE NOT EXISTS
