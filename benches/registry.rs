@@ -197,6 +197,7 @@ fn benches(c: &mut Criterion) {
                         expected_name: None,
                         version: Some(v),
                         actor: "bench".to_owned(),
+                        warnings: Vec::new(),
                     }
                 },
                 |request| rt.block_on(reg.publish(request)).expect("publish"),

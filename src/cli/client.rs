@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 
 use crate::core::{self, Action, SkillRef, SkillVersion};
 use crate::http::api::{
-    DeprecateRequest, ErrorBody, PublishedView, SearchResults, StatusView, TokenList, TokenRequest,
-    TokenView, YankRequest,
+    CLIENT_WARNINGS_HEADER, DeprecateRequest, ErrorBody, PublishedView, SearchResults, StatusView,
+    TokenList, TokenRequest, TokenView, YankRequest, encode_client_warnings,
 };
 use crate::source::{ExportFile, archive, dir};
 
@@ -135,19 +135,45 @@ pub fn finish(outcome: Result<(), Failure>) -> ExitCode {
     }
 }
 
-/// Validate `dir` locally with the server's rules, pack it, upload it.
+/// Validate `dir` locally with the server's rules (after `--fix`, when asked), pack it,
+/// upload it with what reading and fixing changed, for the server to store as warnings.
 pub async fn publish(
     remote: &Remote,
     skill_dir: &Path,
     namespace: &str,
     version: Option<&str>,
+    fix: bool,
 ) -> Result<(), Failure> {
     let namespace = core::refs::parse_namespace(namespace)
         .map_err(|e| Failure::refused(format!("{e} [{}]", e.code())))?;
-    let files =
+    let read =
         dir::read_files(skill_dir).map_err(|e| Failure::refused(format!("{e} [{}]", e.code())))?;
-    let bundle = core::bundle::validate(files)
-        .map_err(|e| Failure::refused(format!("{}: {e} [{}]", skill_dir.display(), e.code())))?;
+    let dir_name = skill_dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let (mut files, mut recorded) = (read.files, read.warnings);
+    let mut unfixed: Vec<core::InputFile> = files
+        .iter()
+        .filter(|f| f.path.ends_with(core::uri::SKILL_MD))
+        .cloned()
+        .collect();
+    if fix {
+        let fixes = core::fix::fix_files(&mut files, &dir_name);
+        for f in &fixes {
+            eprintln!("fixed: {}", printable(&f.to_string()));
+        }
+        recorded.extend(fixes.iter().map(core::fix::Fix::warning));
+    }
+    let bundle = core::bundle::validate(files).map_err(|e| {
+        let hint = (!fix && core::fix::FIXABLE.contains(&e.code()))
+            .then(|| core::fix::hint(&core::fix::fix_files(&mut unfixed, &dir_name)))
+            .flatten()
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        Failure::refused(format!("{}: {e}{hint} [{}]", skill_dir.display(), e.code()))
+    })?;
     let version = match version {
         Some(v) => SkillVersion::parse(v)
             .map_err(|e| Failure::refused(format!("{e} [invalid_version]")))?,
@@ -156,7 +182,7 @@ pub async fn publish(
             .clone()
             .unwrap_or_else(SkillVersion::initial),
     };
-    for w in &bundle.warnings {
+    for w in bundle.warnings.iter().chain(&recorded) {
         eprintln!("warning: {}", printable(&w.to_string()));
     }
     let packed = archive::pack_tar_gz(bundle.files.iter().map(|f| ExportFile {
@@ -172,14 +198,13 @@ pub async fn publish(
         target.name(),
         target.version
     ));
-    let published: PublishedView = remote
-        .send(
-            reqwest::Client::new()
-                .put(url)
-                .header("Content-Type", "application/gzip")
-                .body(packed),
-        )
-        .await?;
+    let mut request = reqwest::Client::new()
+        .put(url)
+        .header("Content-Type", "application/gzip");
+    if !recorded.is_empty() {
+        request = request.header(CLIENT_WARNINGS_HEADER, encode_client_warnings(&recorded));
+    }
+    let published: PublishedView = remote.send(request.body(packed)).await?;
     remote.say(|| {
         format!(
             "{} {} {} ({} files)\n  current: {}\n  pinned:  {}",

@@ -16,7 +16,7 @@ use crate::config::{self, Config, Engine, LogFormat, Storage};
 use crate::core::{Code, Namespace, SkillVersion};
 use crate::http;
 use crate::mcp::{McpOptions, SkillServer};
-use crate::registry::{ImportLine, ImportOutcome, Registry};
+use crate::registry::{ImportLine, ImportOptions, ImportOutcome, Registry};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -52,6 +52,10 @@ pub enum Command {
         namespace: String,
         #[arg(long)]
         version: Option<String>,
+        /// Repair what breaks the rules in fixable ways in the SKILL.md frontmatter before
+        /// packing; each fix is printed and stored with the version.
+        #[arg(long)]
+        fix: bool,
         #[command(flatten)]
         remote: client::Remote,
     },
@@ -291,6 +295,11 @@ pub struct ImportArgs {
     /// One JSON object per skill, then a summary object, instead of text lines.
     #[arg(long)]
     pub json: bool,
+    /// Repair what breaks the rules in fixable ways in each SKILL.md's frontmatter before
+    /// importing (a display name as `name`, an `allowed-tools` list, non-string `metadata`
+    /// values, an over-long description). Each fix is printed and stored with the version.
+    #[arg(long)]
+    pub fix: bool,
 }
 
 /// Parse the command line. A configuration file (`--config` or `SKILLREG_CONFIG`) is read first
@@ -375,10 +384,11 @@ pub async fn run(cli: Cli) -> ExitCode {
             dir,
             namespace,
             version,
+            fix,
             remote,
         } => {
             return client::finish(
-                client::publish(&remote, &dir, &namespace, version.as_deref()).await,
+                client::publish(&remote, &dir, &namespace, version.as_deref(), fix).await,
             );
         }
         Command::Yank {
@@ -862,11 +872,14 @@ impl Progress {
 async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let namespace = Namespace::new(&args.namespace)
         .map_err(|e| anyhow::anyhow!("invalid namespace {:?}: it {e}", args.namespace))?;
-    let version = args
-        .version
-        .as_deref()
-        .map(SkillVersion::parse)
-        .transpose()?;
+    let options = ImportOptions {
+        version: args
+            .version
+            .as_deref()
+            .map(SkillVersion::parse)
+            .transpose()?,
+        fix: args.fix,
+    };
     let registry = Registry::builder_for(&args.data.storage)?.open().await?;
     let progress = if args.json {
         Progress(None)
@@ -875,7 +888,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     };
     let started = std::time::Instant::now();
     let summary = registry
-        .import_dirs(&namespace, version.as_ref(), &args.paths, |line| {
+        .import_dirs(&namespace, &options, &args.paths, |line| {
             progress.inc();
             if args.json {
                 println!("{}", import_line_json(line));
@@ -906,14 +919,28 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
                 "imported": summary.imported,
                 "unchanged": summary.unchanged,
                 "skipped": summary.skipped,
+                "fixed": summary.fixed,
+                "skipped_by": summary.skipped_by,
                 "seconds": started.elapsed().as_secs_f64(),
             }})
         );
     } else {
-        println!(
+        let mut line = format!(
             "{} imported, {} unchanged, {} skipped",
             summary.imported, summary.unchanged, summary.skipped
         );
+        if summary.skipped > 0 {
+            let reasons: Vec<String> = summary
+                .skipped_by
+                .iter()
+                .map(|(code, n)| format!("{n} {code}"))
+                .collect();
+            line.push_str(&format!(" ({})", reasons.join(", ")));
+        }
+        if summary.fixed > 0 {
+            line.push_str(&format!("; {} fixed", summary.fixed));
+        }
+        println!("{line}");
     }
     registry.close().await;
     Ok(if summary.skipped > 0 {

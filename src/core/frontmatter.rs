@@ -207,7 +207,7 @@ fn is_fence(line: &str) -> bool {
 }
 
 /// Parse YAML into JSON, refusing what JSON or YAML 1.2 clients cannot represent the same way.
-fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, FrontmatterError> {
+pub(super) fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, FrontmatterError> {
     if flow_depth(yaml) > MAX_FRONTMATTER_DEPTH {
         return Err(FrontmatterError::TooDeep);
     }

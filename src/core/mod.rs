@@ -7,6 +7,7 @@ pub mod auth;
 pub mod bundle;
 pub mod code;
 pub mod digest;
+pub mod fix;
 pub mod frontmatter;
 pub mod limits;
 pub mod mime;

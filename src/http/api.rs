@@ -413,3 +413,32 @@ enum ActionSchema {
     Deprecate,
     Read,
 }
+
+/// The request header of a publish that carries what the client changed while reading the
+/// skill (`--fix`, links packed as files): a JSON array of `{code, message}`, ASCII only. The
+/// server stores them with the version as warnings.
+pub const CLIENT_WARNINGS_HEADER: &str = "skillreg-client-warnings";
+
+/// The value of [`CLIENT_WARNINGS_HEADER`]: compact JSON with every non-ASCII character
+/// escaped (`\uXXXX`), as a header value must be.
+pub fn encode_client_warnings(warnings: &[Warning]) -> String {
+    let json = serde_json::to_string(warnings).expect("warnings serialize");
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// Read a [`CLIENT_WARNINGS_HEADER`] value (the registry then checks what it says).
+pub fn decode_client_warnings(value: &[u8]) -> Result<Vec<Warning>, String> {
+    serde_json::from_slice(value).map_err(|e| {
+        format!("the {CLIENT_WARNINGS_HEADER} header is not a JSON list of warnings: {e}")
+    })
+}

@@ -210,10 +210,14 @@ async fn publish(
         .unwrap_or("");
     let format = Format::from_content_type(content_type)
         .ok_or_else(|| Error::UnsupportedMediaType(content_type.chars().take(100).collect()))?;
+    let client_warnings = match headers.get(CLIENT_WARNINGS_HEADER) {
+        Some(value) => decode_client_warnings(value.as_bytes()).map_err(Error::InvalidRequest)?,
+        None => Vec::new(),
+    };
     let bytes = read_capped(body, s.config.max_upload_bytes).await?;
     let published = s
         .registry
-        .publish_archive(&caller, &target, format, &bytes)
+        .publish_archive(&caller, &target, format, &bytes, client_warnings)
         .await?;
     let status = if published.created {
         StatusCode::CREATED

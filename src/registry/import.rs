@@ -7,9 +7,11 @@
 use std::path::PathBuf;
 
 use super::{Prepared, PublishRequest, Published, Registry};
-use crate::core::{Code, Namespace, SkillVersion, Warning};
+use crate::core::fix::{self, Fix};
+use crate::core::uri::SKILL_MD;
+use crate::core::{Code, InputFile, Namespace, SkillVersion, Warning};
 use crate::error::{Error, Result};
-use crate::source::{Candidate, dir, seed};
+use crate::source::{Candidate, ReadError, dir, seed};
 
 /// Skills read, validated and stored per transaction.
 const IMPORT_BATCH: usize = 256;
@@ -30,20 +32,45 @@ pub struct ImportLine {
     pub warnings: Vec<Warning>,
 }
 
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The version of every skill (else each one's declared version, else 0.1.0).
+    pub version: Option<SkillVersion>,
+    /// Repair what `core::fix` can in each SKILL.md's frontmatter before validating (each fix
+    /// is stored with the version as a `fixed_*` warning). Without it, a refusal that a fix
+    /// would repair says so.
+    pub fix: bool,
+}
+
 /// Totals of an import run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportSummary {
     pub imported: usize,
     pub unchanged: usize,
     pub skipped: usize,
+    /// Imported or unchanged skills that `--fix` changed.
+    pub fixed: usize,
+    /// Skipped skills by the code of their refusal.
+    pub skipped_by: std::collections::BTreeMap<Code, usize>,
 }
 
 impl ImportSummary {
-    fn count(&mut self, outcome: &ImportOutcome) {
-        match outcome {
+    fn count(&mut self, line: &ImportLine) {
+        match &line.outcome {
             ImportOutcome::Imported { .. } => self.imported += 1,
             ImportOutcome::Unchanged { .. } => self.unchanged += 1,
-            ImportOutcome::Skipped { .. } => self.skipped += 1,
+            ImportOutcome::Skipped { code, .. } => {
+                self.skipped += 1;
+                *self.skipped_by.entry(*code).or_default() += 1;
+            }
+        }
+        if line
+            .warnings
+            .iter()
+            .any(|w| fix::CODES.contains(&w.code.as_str()))
+        {
+            self.fixed += 1;
         }
     }
 }
@@ -57,18 +84,18 @@ impl Registry {
     pub async fn import_dirs(
         &self,
         namespace: &Namespace,
-        version: Option<&SkillVersion>,
+        options: &ImportOptions,
         paths: &[PathBuf],
         mut report: impl FnMut(&ImportLine),
     ) -> Result<ImportSummary> {
         let candidates = dir::candidates(paths);
         let prepare = |chunk: Vec<Candidate>| {
             let namespace = namespace.clone();
-            let version = version.cloned();
+            let options = options.clone();
             tokio::task::spawn_blocking(move || {
                 chunk
                     .into_iter()
-                    .map(|c| prepare_one(&namespace, version.as_ref(), c))
+                    .map(|c| prepare_one(&namespace, &options, c))
                     .collect::<Vec<_>>()
             })
         };
@@ -81,7 +108,7 @@ impl Registry {
                 .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
             next = chunks.next().map(prepare);
             for line in self.store_chunk(prepared).await? {
-                summary.count(&line.outcome);
+                summary.count(&line);
                 report(&line);
             }
         }
@@ -125,6 +152,7 @@ impl Registry {
                     expected_name: None,
                     version: None,
                     actor: "seed".to_owned(),
+                    warnings: Vec::new(),
                 })
                 .await;
             match result {
@@ -151,27 +179,64 @@ fn skipped(dir: PathBuf, code: Code, reason: String) -> ImportLine {
 
 fn prepare_one(
     namespace: &Namespace,
-    version: Option<&SkillVersion>,
+    options: &ImportOptions,
     candidate: Candidate,
 ) -> PreparedCandidate {
     let dir = candidate.dir;
-    if let Some(problem) = candidate.problem {
-        return (
-            dir.clone(),
-            Err(skipped(dir, problem.code(), problem.to_string())),
-        );
+    match candidate.problem {
+        None => {}
+        // --fix packs a `skill.md` as SKILL.md.
+        Some(ReadError::MisnamedSkillMd(_)) if options.fix => {}
+        Some(problem) => {
+            let mut reason = problem.to_string();
+            if let ReadError::MisnamedSkillMd(found) = &problem {
+                reason = format!("{reason} (run with --fix to pack {found} as SKILL.md)");
+            }
+            return (dir.clone(), Err(skipped(dir, problem.code(), reason)));
+        }
     }
-    let prepared = match dir::read_files(&dir) {
-        Err(e) => Err(skipped(dir.clone(), e.code(), e.to_string())),
-        Ok(files) => Registry::prepare(PublishRequest {
-            namespace: namespace.clone(),
-            files,
-            expected_name: None,
-            version: version.cloned(),
-            actor: "import".to_owned(),
-        })
-        .map_err(|e| skipped(dir.clone(), e.code(), e.to_string())),
+    let read = match dir::read_files(&dir) {
+        Ok(read) => read,
+        Err(e) => return (dir.clone(), Err(skipped(dir, e.code(), e.to_string()))),
     };
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (mut files, mut warnings) = (read.files, read.warnings);
+    // Without --fix, what a fix would change, to name it in a refusal.
+    let unfixed: Vec<InputFile> = if options.fix {
+        warnings.extend(
+            fix::fix_files(&mut files, &dir_name)
+                .iter()
+                .map(Fix::warning),
+        );
+        Vec::new()
+    } else {
+        files
+            .iter()
+            .filter(|f| f.path.ends_with(SKILL_MD))
+            .cloned()
+            .collect()
+    };
+    let prepared = Registry::prepare(PublishRequest {
+        namespace: namespace.clone(),
+        files,
+        expected_name: None,
+        version: options.version.clone(),
+        actor: "import".to_owned(),
+        warnings,
+    })
+    .map_err(|e| {
+        let mut reason = e.to_string();
+        let mut unfixed = unfixed;
+        if fix::FIXABLE.contains(&e.code())
+            && let Some(hint) = fix::hint(&fix::fix_files(&mut unfixed, &dir_name))
+        {
+            reason = format!("{reason} ({hint})");
+        }
+        skipped(dir.clone(), e.code(), reason)
+    });
     (dir, prepared)
 }
 

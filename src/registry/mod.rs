@@ -46,7 +46,7 @@ pub use crate::store::{CopyReport, Stats, VerifyReport};
 pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
 pub use catalog::{CatalogItem, ManifestFile, SkillDetail, VersionDetail, VersionSummary};
 pub use complete::{Completion, MAX_COMPLETIONS};
-pub use import::{ImportLine, ImportOutcome, ImportSummary};
+pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
 pub use publish::{Prepared, PublishRequest, Published};
 pub use read::{
     DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,

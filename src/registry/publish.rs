@@ -20,6 +20,9 @@ pub struct PublishRequest {
     pub version: Option<SkillVersion>,
     /// Who publishes, as the audit log records it.
     pub actor: String,
+    /// What the client changed while reading the skill (`--fix`, links packed as files),
+    /// stored with the version after the validation's own warnings.
+    pub warnings: Vec<Warning>,
 }
 
 /// What a publish did.
@@ -109,8 +112,9 @@ impl Registry {
     /// Validate one skill version for storing (CPU work, no I/O: bulk loaders run it on other
     /// threads while the previous batch is written).
     pub fn prepare(request: PublishRequest) -> Result<Prepared> {
-        let bundle = core::bundle::validate(request.files)
+        let mut bundle = core::bundle::validate(request.files)
             .inspect_err(|_| crate::metrics::publish("refused"))?;
+        bundle.warnings.extend(request.warnings);
         if let Some(expected) = request.expected_name
             && expected != bundle.name
         {
@@ -201,15 +205,19 @@ impl Registry {
             .collect())
     }
 
-    /// Publish an uploaded archive as `target`, for `caller`.
+    /// Publish an uploaded archive as `target`, for `caller`, with what the client recorded
+    /// while reading the skill (`--fix`, links packed as files; checked by
+    /// [`core::fix::check_client_warnings`]).
     pub async fn publish_archive(
         &self,
         caller: &Principal,
         target: &VersionRef,
         format: Format,
         body: &[u8],
+        client_warnings: Vec<Warning>,
     ) -> Result<Published> {
         self.require_publish(caller, target.namespace())?;
+        core::fix::check_client_warnings(&client_warnings).map_err(Error::InvalidRequest)?;
         let files = archive::unpack(format, body)?;
         self.publish(PublishRequest {
             namespace: target.namespace().clone(),
@@ -217,6 +225,7 @@ impl Registry {
             expected_name: Some(target.name().clone()),
             version: Some(target.version.clone()),
             actor: caller.actor(),
+            warnings: client_warnings,
         })
         .await
     }

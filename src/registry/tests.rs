@@ -27,6 +27,7 @@ fn request(ns: &str, name: &str, body: &str, version: &str) -> PublishRequest {
         expected_name: None,
         version: Some(SkillVersion::parse(version).unwrap()),
         actor: "test".to_owned(),
+        warnings: Vec::new(),
     }
 }
 

@@ -1,8 +1,11 @@
 //! Reading skills from directories: find every `SKILL.md` below a path, and read one skill
 //! directory as bundle input.
 //!
-//! Hidden directories are searched; symbolic links are never followed. A `SKILL.md` inside another
-//! skill's directory belongs to that skill's bundle (where it may become a nested skill).
+//! Hidden directories are searched; directory links are never followed. A link to a file inside
+//! the same skill is packed as a regular file holding the target's bytes (as `npm pack` and
+//! `cargo package` do), with a warning; a link that leaves the skill, dangles or loops is refused.
+//! A `SKILL.md` inside another skill's directory belongs to that skill's bundle (where it may
+//! become a nested skill).
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt as _;
@@ -12,12 +15,14 @@ use walkdir::WalkDir;
 
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::uri::SKILL_MD;
-use crate::core::{Code, InputFile, InputKind};
+use crate::core::{Code, InputFile, InputKind, Warning};
 
 /// Why a directory cannot be read as a skill.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadError {
-    #[error("SKILL.md is a symbolic link; links are never followed")]
+    #[error(
+        "SKILL.md is a symbolic link that does not stay inside the skill; only links to files in the skill are followed"
+    )]
     LinkedSkillMd,
     #[error("SKILL.md is not a regular file")]
     SkillMdNotRegular,
@@ -88,8 +93,10 @@ pub fn discover(root: &Path) -> Vec<Candidate> {
         };
         let ft = entry.file_type();
         if name == SKILL_MD {
-            let problem = if ft.is_symlink() {
+            let problem = if ft.is_symlink() && in_tree_target(dir, entry.path()).is_none() {
                 Some(ReadError::LinkedSkillMd)
+            } else if ft.is_symlink() {
+                None
             } else if !ft.is_file() {
                 Some(ReadError::SkillMdNotRegular)
             } else {
@@ -120,10 +127,30 @@ pub fn discover(root: &Path) -> Vec<Candidate> {
         .collect()
 }
 
+/// A skill directory as read: its files, and what reading changed (links packed as files).
+#[derive(Debug, Clone)]
+pub struct SkillDir {
+    pub files: Vec<InputFile>,
+    /// `link_packed`, one per link packed as the file it points at.
+    pub warnings: Vec<Warning>,
+}
+
+/// The file a link at `link` points at, when it is a regular file inside `root` (both resolved,
+/// so `..` and chains of links count where they end). `None` for a link that leaves `root`,
+/// dangles, loops or ends at a directory.
+fn in_tree_target(root: &Path, link: &Path) -> Option<PathBuf> {
+    let root = root.canonicalize().ok()?;
+    let target = link.canonicalize().ok()?;
+    (target.starts_with(&root) && target.is_file()).then_some(target)
+}
+
 /// Read every entry below `dir` as bundle input. Stops reading past the bundle limits (the
-/// bundle validation then reports which limit), so a huge directory is never read whole.
-pub fn read_files(dir: &Path) -> Result<Vec<InputFile>, ReadError> {
+/// bundle validation then reports which limit), so a huge directory is never read whole. A
+/// link to a file in the skill is read as that file; any other link stays a link (which the
+/// bundle validation refuses).
+pub fn read_files(dir: &Path) -> Result<SkillDir, ReadError> {
     let mut files = Vec::new();
+    let mut warnings = Vec::new();
     let mut total = 0u64;
     let io = |e: &dyn std::fmt::Display| ReadError::Io(e.to_string());
     for entry in WalkDir::new(dir)
@@ -140,10 +167,27 @@ pub fn read_files(dir: &Path) -> Result<Vec<InputFile>, ReadError> {
         let Some(rel) = rel.to_str() else {
             return Err(ReadError::NonUtf8Name(rel.display().to_string()));
         };
-        let (kind, bytes, executable) = if ft.is_symlink() {
+        let target = ft
+            .is_symlink()
+            .then(|| in_tree_target(dir, entry.path()))
+            .flatten();
+        if let Some(target) = &target {
+            let shown = target
+                .strip_prefix(dir.canonicalize().map_err(|e| io(&e))?)
+                .unwrap_or(target);
+            warnings.push(Warning::new(
+                "link_packed",
+                format!(
+                    "{rel} is a symbolic link to {}; packed as a regular file with its bytes",
+                    shown.display()
+                ),
+            ));
+        }
+        let (kind, bytes, executable) = if ft.is_symlink() && target.is_none() {
             (InputKind::Symlink, Vec::new(), false)
-        } else if ft.is_file() {
-            let meta = entry.metadata().map_err(|e| io(&e))?;
+        } else if ft.is_file() || target.is_some() {
+            let path = target.as_deref().unwrap_or(entry.path());
+            let meta = std::fs::metadata(path).map_err(|e| io(&e))?;
             total += meta.len();
             if files.len() > MAX_FILES || total > MAX_TOTAL_BYTES {
                 // Enough to fail validation with the right error; no need to read the rest.
@@ -158,7 +202,7 @@ pub fn read_files(dir: &Path) -> Result<Vec<InputFile>, ReadError> {
                 });
                 break;
             }
-            let bytes = std::fs::read(entry.path()).map_err(|e| io(&e))?;
+            let bytes = std::fs::read(path).map_err(|e| io(&e))?;
             (
                 InputKind::File,
                 bytes,
@@ -174,5 +218,5 @@ pub fn read_files(dir: &Path) -> Result<Vec<InputFile>, ReadError> {
             kind,
         });
     }
-    Ok(files)
+    Ok(SkillDir { files, warnings })
 }

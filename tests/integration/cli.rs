@@ -261,8 +261,119 @@ async fn publish_validates_locally_before_uploading() {
     assert!(err.contains("cannot reach the registry"), "{err}");
 }
 
+/// `publish` refuses a display name as `name` and says what `--fix` would do; with `--fix` it
+/// rewrites only that frontmatter entry before packing, prints the fix, and the registry stores
+/// it with the version (as it stores a link the client packed as a file). A client warning the
+/// registry does not know is refused, and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_with_fix_sends_its_fixes_and_without_it_names_them() {
+    let server = TestServer::builder()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
+        })
+        .start()
+        .await;
+    let base = server.base();
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("refund-emails");
+    write_skill(&dir, "Refund Emails", "Writes refund emails.");
+    std::os::unix::fs::symlink("scripts/run.sh", dir.join("run.sh")).unwrap();
+    let dir_s = dir.to_str().unwrap();
+    let publish = async |fix: bool| {
+        let mut args = vec!["publish", dir_s, "--registry", &base, "--namespace", "acme"];
+        if fix {
+            args.push("--fix");
+        }
+        run_cli_async(&args, &[("SKILLREG_TOKEN", ADMIN)]).await
+    };
+
+    let refused = publish(false).await;
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("(run with --fix to rename it to `refund-emails`) [invalid_skill_name]"),
+        "{refused:?}"
+    );
+
+    let fixed = publish(true).await;
+    assert_eq!(fixed.code, 0, "{fixed:?}");
+    assert!(
+        fixed
+            .stderr
+            .contains("fixed: --fix changed name: \"Refund Emails\" -> \"refund-emails\""),
+        "{fixed:?}"
+    );
+    let manifest: serde_json::Value =
+        reqwest::get(format!("{base}/v1/skills/acme/refund-emails/2.1.0"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    let codes: Vec<&str> = manifest["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"fixed_name") && codes.contains(&"link_packed"),
+        "{manifest}"
+    );
+    let md = reqwest::get(format!(
+        "{base}/v1/skills/acme/refund-emails/2.1.0/files/SKILL.md"
+    ))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let original = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    assert_eq!(
+        md,
+        original.replace("name: Refund Emails", "name: \"refund-emails\""),
+        "only the name line changed"
+    );
+
+    let archive = skillreg::source::archive::pack_tar_gz(
+        [skillreg::source::ExportFile {
+            path: "SKILL.md",
+            mode: 0o644,
+            bytes: b"---\nname: other\ndescription: d\n---\nb\n",
+        }]
+        .into_iter(),
+    )
+    .unwrap();
+    let response = reqwest::Client::new()
+        .put(format!("{base}/v1/skills/acme/other/1.0.0"))
+        .bearer_auth(ADMIN)
+        .header("Content-Type", "application/gzip")
+        .header(
+            "skillreg-client-warnings",
+            r#"[{"code":"trusted_by_admin","message":"believe me"}]"#,
+        )
+        .body(archive)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid_request", "{body}");
+    let missing = reqwest::get(format!("{base}/v1/skills/acme/other"))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404, "nothing stored");
+}
+
+/// Hidden directories are searched. A link to a file inside the same skill is packed as that
+/// file, with a `link_packed` warning (a SKILL.md that links to its README included); a link
+/// that leaves the skill is refused, whether it is the SKILL.md or another file, and a link to a
+/// directory is never followed.
 #[tokio::test]
-async fn import_reports_symlinks_and_hidden_directories() {
+async fn import_packs_in_tree_links_and_refuses_the_rest() {
+    use std::os::unix::fs::symlink;
     let tmp = tempfile::TempDir::new().unwrap();
     let root = tmp.path().join("skills");
     write_skill(
@@ -270,9 +381,23 @@ async fn import_reports_symlinks_and_hidden_directories() {
         "visible-skill",
         "Found in a hidden dir.",
     );
+    let hidden = root.join(".hidden/visible-skill");
+    std::fs::create_dir_all(hidden.join("references")).unwrap();
+    std::fs::write(hidden.join("guide.md"), "the guide\n").unwrap();
+    symlink("../guide.md", hidden.join("references/alias.md")).unwrap();
+    let aliased = root.join("aliased");
+    std::fs::create_dir_all(&aliased).unwrap();
+    std::fs::write(
+        aliased.join("README.md"),
+        "---\nname: aliased\ndescription: Its SKILL.md links to this file.\n---\nbody\n",
+    )
+    .unwrap();
+    symlink("README.md", aliased.join("SKILL.md")).unwrap();
+    write_skill(&root.join("leaky"), "leaky", "Links out of its root.");
+    symlink("/etc/hostname", root.join("leaky/hostname")).unwrap();
     std::fs::create_dir_all(root.join("linked")).unwrap();
-    std::os::unix::fs::symlink("/etc/hostname", root.join("linked/SKILL.md")).unwrap();
-    std::os::unix::fs::symlink(root.join(".hidden"), root.join("dir-link")).unwrap();
+    symlink("/etc/hostname", root.join("linked/SKILL.md")).unwrap();
+    symlink(root.join(".hidden"), root.join("dir-link")).unwrap();
     let data = tmp.path().join("data");
     let CliOutput {
         code,
@@ -291,20 +416,31 @@ async fn import_reports_symlinks_and_hidden_directories() {
     )
     .await;
     assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        out.contains("imported  skill://local/visible-skill/SKILL.md 2.1.0"),
-        "{out}"
-    );
-    assert!(
-        out.contains("SKILL.md is a symbolic link; links are never followed [not_a_regular_file]"),
-        "{out}"
-    );
+    for expected in [
+        "imported  skill://local/visible-skill/SKILL.md 2.1.0",
+        "warning: link_packed: references/alias.md is a symbolic link to guide.md; packed as a regular file with its bytes",
+        "imported  skill://local/aliased/SKILL.md 0.1.0",
+        "warning: link_packed: SKILL.md is a symbolic link to README.md; packed as a regular file with its bytes",
+        "leaky: \"hostname\" is a symbolic link; only regular files can be published [not_a_regular_file]",
+        "linked: SKILL.md is a symbolic link that does not stay inside the skill; only links to files in the skill are followed [not_a_regular_file]",
+    ] {
+        assert!(out.contains(expected), "{expected}\n{out}");
+    }
     let imported = out.lines().filter(|l| l.starts_with("imported")).count();
-    assert_eq!(imported, 1, "the directory link is not followed: {out}");
+    assert_eq!(imported, 2, "the directory link is not followed: {out}");
     assert_eq!(
         out.lines().last().unwrap(),
-        "1 imported, 0 unchanged, 1 skipped"
+        "2 imported, 0 unchanged, 2 skipped (2 not_a_regular_file)"
     );
+    let registry = skillreg::Registry::open(&data).await.unwrap();
+    let alias =
+        skillreg::core::SkillUri::parse("skill://local/visible-skill/references/alias.md").unwrap();
+    let read = registry
+        .read(&skillreg::core::Visibility::All, &alias)
+        .await
+        .unwrap();
+    assert_eq!(read.bytes.as_slice(), b"the guide\n");
+    registry.close().await;
 }
 
 /// A secret given as a flag shows in `/proc/*/cmdline`, `ps` and shell history: the command

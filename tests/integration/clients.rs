@@ -85,16 +85,22 @@ async fn official_conformance_suite_passes_on_both_eras() {
     assert_eq!(total, 88, "every check of the suite ran and passed");
 }
 
-/// A catalog of the importable real corpus (well over 100 skills), served 25 per page.
+/// A catalog of the real corpus imported with `--fix` (well over 100 skills, ten of them
+/// fixed: every client must take those too), served 25 per page.
 async fn corpus_catalog() -> (tempfile::TempDir, usize) {
     let tmp = tempfile::TempDir::new().unwrap();
     let registry = Registry::open(tmp.path()).await.unwrap();
     let ns = Namespace::new("corpus").unwrap();
+    let options = skillreg::registry::ImportOptions {
+        fix: true,
+        ..Default::default()
+    };
     let summary = registry
-        .import_dirs(&ns, None, &[corpus_dir()], |_| {})
+        .import_dirs(&ns, &options, &[corpus_dir()], |_| {})
         .await
         .unwrap();
-    assert!(summary.imported >= 100, "{summary:?}");
+    assert!(summary.imported >= 125, "{summary:?}");
+    assert!(summary.fixed >= 10, "{summary:?}");
     registry.close().await;
     (tmp, summary.imported)
 }

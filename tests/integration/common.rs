@@ -556,7 +556,7 @@ pub async fn corpus_catalog() -> (TempDir, usize) {
     registry.import_seed().await.unwrap();
     let ns = skillreg::core::Namespace::new("corpus").unwrap();
     let summary = registry
-        .import_dirs(&ns, None, &[corpus_dir()], |_| {})
+        .import_dirs(&ns, &Default::default(), &[corpus_dir()], |_| {})
         .await
         .unwrap();
     assert!(summary.imported >= 100, "{summary:?}");
@@ -590,6 +590,7 @@ pub fn publish_request(
         expected_name: None,
         version,
         actor: "test".to_owned(),
+        warnings: Vec::new(),
     }
 }
 

@@ -194,14 +194,21 @@ async fn import_then_read_every_file_back_byte_for_byte() {
         .collect();
     assert_eq!(skipped, expected, "the exact set of skipped skills");
     let summary = report.lines().last().unwrap();
-    assert_eq!(
-        summary,
-        format!(
-            "{} imported, 0 unchanged, {} skipped",
+    assert!(
+        summary.starts_with(&format!(
+            "{} imported, 0 unchanged, {} skipped (",
             imported.len(),
             expected.len()
-        )
+        )),
+        "{summary}"
     );
+    // Each refusal a fix would repair names it.
+    for line in report
+        .lines()
+        .filter(|l| l.contains("[invalid_skill_name]"))
+    {
+        assert!(line.contains("(run with --fix to rename it to `"), "{line}");
+    }
     assert!(imported.len() >= 115, "{summary}");
     assert!(
         imported.contains_key("openai__skills/skills/.curated/gh-fix-ci"),
@@ -264,16 +271,143 @@ async fn import_then_read_every_file_back_byte_for_byte() {
     // Re-importing identical content changes nothing.
     let (code, again) = import(&server.data_dir, &server.storage_env(), &corpus).await;
     assert_eq!(code, 1);
-    assert_eq!(
-        again.lines().last().unwrap(),
-        format!(
-            "0 imported, {} unchanged, {} skipped",
+    assert!(
+        again.lines().last().unwrap().starts_with(&format!(
+            "0 imported, {} unchanged, {} skipped (",
             imported.len(),
             expected.len()
-        )
+        )),
+        "{again}"
     );
     let (relisted, _) = all_pages(async |p| modern.call("skills/list", p).await, "skills").await;
     assert_eq!(relisted, listed);
+}
+
+/// With `--fix`, every folder of the corpus that is a skill (a frontmatter with a name and a
+/// description) is imported, each repository into a namespace of its own (several publish
+/// skills of the same name): only the folders that are not skills are refused. Each fix is
+/// reported and stored with its version; a fixed SKILL.md keeps its body byte for byte and
+/// every other file reads back as the manifest has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_with_fix_takes_every_skill_of_the_corpus() {
+    let server = TestServer::builder().page_size(50).start().await;
+    let corpus = corpus_dir();
+    let mut repos: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    repos.sort();
+    let (mut skipped, mut imported, mut fixed_lines) = (BTreeSet::new(), BTreeMap::new(), 0);
+    for repo in &repos {
+        let namespace =
+            skillreg::core::fix::slug(&repo.file_name().unwrap().to_string_lossy()).unwrap();
+        let CliOutput { stdout, .. } = run_cli_async(
+            &[
+                "import",
+                "--fix",
+                "--namespace",
+                &namespace,
+                "--data-dir",
+                server.data_dir.to_str().unwrap(),
+                repo.to_str().unwrap(),
+            ],
+            &server.storage_env(),
+        )
+        .await;
+        let report = parse_report(&stdout, &corpus);
+        skipped.extend(report.skipped);
+        imported.extend(report.imported);
+        fixed_lines += stdout
+            .lines()
+            .filter(|l| l.contains("warning: fixed_"))
+            .count();
+    }
+    let linked_code = linked_skill_md_code(&corpus.join(LINKED_SKILL_MD));
+    assert_eq!(
+        skipped,
+        BTreeSet::from([(LINKED_SKILL_MD.to_owned(), linked_code.to_owned())]),
+        "only what is not a skill is refused"
+    );
+    assert_eq!(imported.len(), 131, "every other top-level skill folder");
+    assert_eq!(fixed_lines, 14, "each fix is reported");
+
+    let manifest = manifest();
+    let modern = Modern::new(&server.url);
+    let (listed, _) = all_pages(async |p| modern.call("skills/list", p).await, "skills").await;
+    let by_uri: BTreeMap<&str, &Value> = listed
+        .iter()
+        .map(|s| (s["uri"].as_str().unwrap(), s))
+        .collect();
+    let (mut exact, mut fixed_md) = (0, 0);
+    for (dir, uri) in &imported {
+        let entry = by_uri.get(uri.as_str()).unwrap_or_else(|| panic!("{uri}"));
+        let skill_root = uri.strip_suffix("/SKILL.md").unwrap();
+        for r in entry["resources"].as_array().unwrap() {
+            let file_uri = r["uri"].as_str().unwrap();
+            let path = file_uri.strip_prefix(&format!("{skill_root}/")).unwrap();
+            let read = modern
+                .call("resources/read", json!({"uri": file_uri}))
+                .await;
+            let bytes = content_bytes(&read);
+            let on_disk = match manifest.get(&format!("{dir}/{path}")) {
+                Some(_) => corpus.join(dir).join(path),
+                // The one entry point packed under its proper name.
+                None => corpus.join(dir).join(path.to_lowercase()),
+            };
+            let original = std::fs::read(&on_disk).unwrap_or_else(|e| panic!("{dir}/{path}: {e}"));
+            if bytes == original {
+                exact += 1;
+                continue;
+            }
+            // Only a SKILL.md's frontmatter may differ: its body is the author's, byte for byte.
+            assert!(path.ends_with("SKILL.md"), "{dir}/{path} changed");
+            let body = |b: &[u8]| {
+                skillreg::core::frontmatter::body(std::str::from_utf8(b).unwrap()).to_owned()
+            };
+            assert_eq!(body(&bytes), body(&original), "{dir}/{path}: body");
+            skillreg::core::frontmatter::parse(&bytes).unwrap();
+            fixed_md += 1;
+        }
+        let version = entry["_meta"]["dev.skillreg/version"].as_str().unwrap();
+        let (ns, name) = skill_root
+            .strip_prefix("skill://")
+            .unwrap()
+            .split_once('/')
+            .unwrap();
+        let manifest_view: Value =
+            reqwest::get(format!("{}/v1/skills/{ns}/{name}/{version}", server.base()))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+        let stored_fixes = manifest_view["warnings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{manifest_view}"))
+            .iter()
+            .filter(|w| w["code"].as_str().unwrap().starts_with("fixed_"))
+            .count();
+        let changed = entry["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["uri"].as_str().unwrap().ends_with("SKILL.md"))
+            && stored_fixes > 0;
+        assert_eq!(
+            changed,
+            stored_fixes > 0,
+            "{dir}: fixes stored with the version"
+        );
+    }
+    assert_eq!(
+        fixed_md, 11,
+        "the fixed SKILL.md files, nested ones included"
+    );
+    assert_eq!(
+        exact, 893,
+        "every other file of the imported skills reads back unchanged"
+    );
 }
 
 /// How a corpus copy stores the symbolic links of its upstream repositories.
@@ -369,7 +503,7 @@ async fn linked_skill_md_is_skipped_in_both_corpus_layouts() {
         );
         assert_eq!(
             report.lines().last().unwrap(),
-            "1 imported, 0 unchanged, 1 skipped",
+            format!("1 imported, 0 unchanged, 1 skipped (1 {code})"),
             "{links:?}"
         );
     }

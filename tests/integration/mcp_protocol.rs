@@ -436,6 +436,7 @@ async fn republishing_identical_content_is_a_no_op_and_conflicts_are_refused() {
             expected_name: Some(SkillName::new("b").unwrap()),
             version: None,
             actor: "test".to_owned(),
+            warnings: Vec::new(),
         })
         .await
         .unwrap_err();

@@ -72,7 +72,7 @@ async fn fill(registry: &Registry) -> usize {
     let summary = registry
         .import_dirs(
             &Namespace::new("corpus").unwrap(),
-            None,
+            &Default::default(),
             &[corpus_dir()],
             |_| {},
         )

@@ -1081,7 +1081,7 @@ async fn every_corpus_skill_exports_and_republishes_unchanged() {
     let ns = skillreg::core::Namespace::new("corpus").unwrap();
     let summary = source
         .registry
-        .import_dirs(&ns, None, &[corpus_dir()], |_| {})
+        .import_dirs(&ns, &Default::default(), &[corpus_dir()], |_| {})
         .await
         .unwrap();
     let target = server().await;

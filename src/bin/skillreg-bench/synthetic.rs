@@ -238,6 +238,7 @@ pub async fn generate(
                         expected_name: None,
                         version: Some(version.clone()),
                         actor: "bulk".to_owned(),
+                        warnings: Vec::new(),
                     })
                 })
                 .collect::<Result<Vec<_>>>()
