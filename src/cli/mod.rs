@@ -88,6 +88,23 @@ pub enum Command {
         #[command(flatten)]
         remote: client::Remote,
     },
+    /// Scan skill directories for what an operator wants to know before agents load them:
+    /// hidden characters, prompt-injection markers, download-and-run commands, credentials,
+    /// binaries and archives, data-collecting endpoints, over-broad allowed-tools.
+    #[command(
+        after_help = "Prints each finding (severity, rule, file:line, an escaped excerpt) and a count per rule. `skillreg scan --rules` lists the rules.\n\nExit status: 0 when nothing is high or critical, 1 when something is, 2 on error.\n\nExample:\n  skillreg scan ./skills"
+    )]
+    Scan {
+        /// Directories to search for skills (as `import` finds them).
+        #[arg(required_unless_present = "rules")]
+        paths: Vec<PathBuf>,
+        /// List the rules instead.
+        #[arg(long)]
+        rules: bool,
+        /// One JSON object per skill, then a summary object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Search a running registry.
     #[command(
         after_help = "Example:\n  skillreg search \"review a pull request\" --namespace acme"
@@ -442,6 +459,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
+        Command::Scan { paths, rules, json } => scan(&paths, rules, json),
         Command::IndexSnapshot { file, data, json } => index_snapshot(data, &file, json).await,
         Command::Backup { path, data } => backup(data, &path).await,
         Command::Migrate { from, to, json } => migrate(&from, &to, json).await,
@@ -681,6 +699,101 @@ async fn index_snapshot(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `skillreg scan`: read each skill as `import` would (links in the skill packed, a `skill.md`
+/// entry point taken) and print what `core::scan` finds.
+fn scan(paths: &[PathBuf], rules: bool, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::core::scan::{self, RULES, ScanFile, Severity};
+    if rules {
+        for r in RULES {
+            println!("{:<22} {:<8} {}", r.id, r.severity, r.explanation);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut per_rule: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let (mut skills, mut worst) = (0usize, None::<Severity>);
+    for candidate in crate::source::dir::candidates(paths) {
+        let dir = candidate.dir.display().to_string();
+        let read = match candidate.problem {
+            None | Some(crate::source::ReadError::MisnamedSkillMd(_)) => {
+                crate::source::dir::read_files(&candidate.dir)
+            }
+            Some(problem) => Err(problem),
+        };
+        let mut files = match read {
+            Ok(read) => read.files,
+            Err(e) => {
+                if !json {
+                    println!("{dir}: not scanned: {e} [{}]", e.code());
+                }
+                continue;
+            }
+        };
+        crate::core::fix::fix_entry_point(&mut files);
+        let allowed_tools = files
+            .iter()
+            .find(|f| f.path == crate::core::uri::SKILL_MD)
+            .and_then(|f| crate::core::frontmatter::parse(&f.bytes).ok())
+            .and_then(|md| {
+                md.frontmatter
+                    .get("allowed-tools")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            });
+        let scanned: Vec<ScanFile<'_>> = files
+            .iter()
+            .filter(|f| f.kind == crate::core::InputKind::File)
+            .map(|f| ScanFile {
+                path: &f.path,
+                bytes: &f.bytes,
+                executable: f.executable,
+            })
+            .collect();
+        let findings = scan::scan(&scanned, allowed_tools.as_deref());
+        skills += 1;
+        for f in &findings {
+            *per_rule.entry(f.rule).or_default() += 1;
+            worst = worst.max(Some(f.severity));
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({ "dir": dir, "findings": findings })
+            );
+        } else if !findings.is_empty() {
+            println!("{dir}: {} findings", findings.len());
+            for f in &findings {
+                let at = if f.line > 0 {
+                    format!("{}:{}", f.file, f.line)
+                } else {
+                    f.file.clone()
+                };
+                println!("  {:<8} {:<22} {at}  {}", f.severity, f.rule, f.excerpt);
+            }
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "summary": { "skills": skills, "findings_per_rule": per_rule } })
+        );
+    } else {
+        let counts: Vec<String> = per_rule.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        println!(
+            "scanned {skills} skills: {}",
+            if counts.is_empty() {
+                "no findings".to_owned()
+            } else {
+                counts.join(", ")
+            }
+        );
+    }
+    Ok(if worst >= Some(Severity::High) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {

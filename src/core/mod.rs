@@ -14,6 +14,7 @@ pub mod mime;
 pub mod name;
 pub mod path;
 pub mod refs;
+pub mod scan;
 pub mod status;
 pub mod uri;
 pub mod version;
