@@ -818,20 +818,7 @@ async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        for p in &report.problems {
-            println!("damaged: {p}");
-        }
-        println!(
-            "checked {} blobs ({} bytes) and {} versions: {}",
-            report.blobs_checked,
-            report.bytes_checked,
-            report.versions_checked,
-            if report.is_clean() {
-                "no damage".to_owned()
-            } else {
-                format!("{} problems", report.problems.len())
-            }
-        );
+        print_verify_report(&report, "checked");
     }
     registry.close().await;
     Ok(if report.is_clean() {
@@ -917,19 +904,9 @@ async fn migrate(
             "copied {} rows ({} bytes of files) at generation {} from {from} to {to}",
             copied.rows, copied.blob_bytes, copied.generation
         );
-        for p in &report.problems {
-            println!("damaged: {p}");
-        }
-        println!(
-            "verified the copy: {} blobs ({} bytes) re-hashed, {} versions and their content digests, row counts equal to the source's: {}",
-            report.blobs_checked,
-            report.bytes_checked,
-            report.versions_checked,
-            if report.is_clean() {
-                "no damage".to_owned()
-            } else {
-                format!("{} problems", report.problems.len())
-            }
+        print_verify_report(
+            &report,
+            "verified the copy (row counts equal to the source's too):",
         );
     }
     source.close().await;
@@ -939,6 +916,25 @@ async fn migrate(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Each problem of a scrub, then `{lead} N blobs (B bytes) and V versions: no damage` (or the
+/// number of problems).
+fn print_verify_report(report: &crate::registry::VerifyReport, lead: &str) {
+    for p in &report.problems {
+        println!("damaged: {p}");
+    }
+    println!(
+        "{lead} {} blobs ({} bytes) and {} versions: {}",
+        report.blobs_checked,
+        report.bytes_checked,
+        report.versions_checked,
+        if report.is_clean() {
+            "no damage".to_owned()
+        } else {
+            format!("{} problems", report.problems.len())
+        }
+    );
 }
 
 /// A spinner on a terminal; nothing otherwise (the command's own lines are the progress).

@@ -99,18 +99,14 @@ pub const FIXABLE: &[Code] = &[
     Code::InvalidCompatibility,
 ];
 
-/// Warnings a client may record with a publish (what it changed while reading the skill): the
-/// fixes, and `link_packed`.
-pub const CLIENT_CODES: &[&str] = &[
-    "fixed_skill_md_name",
-    "fixed_name",
-    "fixed_allowed_tools",
-    "fixed_metadata",
-    "fixed_description",
-    "fixed_license",
-    "fixed_compatibility",
-    "link_packed",
-];
+/// The warning a client records for a link it packed as the file it points at.
+pub const LINK_PACKED: &str = "link_packed";
+
+/// Whether a client may record `code` with a publish: what it changed while reading the skill,
+/// the fixes and [`LINK_PACKED`].
+pub fn is_client_code(code: &str) -> bool {
+    code == LINK_PACKED || CODES.contains(&code)
+}
 
 /// Most client warnings one publish may carry, and the longest message.
 pub const MAX_CLIENT_WARNINGS: usize = 64;
@@ -125,11 +121,11 @@ pub fn check_client_warnings(warnings: &[Warning]) -> Result<(), String> {
         ));
     }
     for w in warnings {
-        if !CLIENT_CODES.contains(&w.code.as_str()) {
+        if !is_client_code(&w.code) {
             return Err(format!(
-                "client warning code {:?} is not one of {}",
+                "client warning code {:?} is not one of {}, {LINK_PACKED}",
                 w.code.chars().take(40).collect::<String>(),
-                CLIENT_CODES.join(", ")
+                CODES.join(", ")
             ));
         }
         if w.message.chars().count() > MAX_CLIENT_WARNING_CHARS

@@ -176,7 +176,7 @@ pub fn read_files(dir: &Path) -> Result<SkillDir, ReadError> {
                 .strip_prefix(dir.canonicalize().map_err(|e| io(&e))?)
                 .unwrap_or(target);
             warnings.push(Warning::new(
-                "link_packed",
+                crate::core::fix::LINK_PACKED,
                 format!(
                     "{rel} is a symbolic link to {}; packed as a regular file with its bytes",
                     shown.display()

@@ -19,15 +19,20 @@ fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
     .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn publish_token_yank_deprecate() {
-    let server = TestServer::builder()
+/// A server with the admin token [`ADMIN`].
+async fn admin_server() -> TestServer {
+    TestServer::builder()
         .config(Config {
             admin_token: Some(Secret::new(ADMIN)),
             ..Config::default()
         })
         .start()
-        .await;
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_token_yank_deprecate() {
+    let server = admin_server().await;
     let base = server.base();
     let tmp = tempfile::TempDir::new().unwrap();
     let dir = tmp.path().join("deploy-helper");
@@ -267,13 +272,7 @@ async fn publish_validates_locally_before_uploading() {
 /// registry does not know is refused, and nothing is stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_with_fix_sends_its_fixes_and_without_it_names_them() {
-    let server = TestServer::builder()
-        .config(Config {
-            admin_token: Some(Secret::new(ADMIN)),
-            ..Config::default()
-        })
-        .start()
-        .await;
+    let server = admin_server().await;
     let base = server.base();
     let tmp = tempfile::TempDir::new().unwrap();
     let dir = tmp.path().join("refund-emails");

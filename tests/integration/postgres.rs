@@ -452,6 +452,20 @@ async fn publish_acme(api: &Api, name: &str) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
+/// Publish `acme/<name>` (a one-file skill) straight through `registry`.
+async fn publish(registry: &Registry, name: &str) {
+    let md = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
+    let acme = Namespace::new("acme").unwrap();
+    registry
+        .publish(publish_request(
+            &acme,
+            vec![InputFile::regular("SKILL.md", md)],
+            None,
+        ))
+        .await
+        .unwrap();
+}
+
 /// A port nothing listens on at the moment.
 fn free_port() -> u16 {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -666,18 +680,6 @@ async fn the_cli_on_postgres_names_pg_dump_and_hides_passwords() {
 async fn a_restarted_replica_catches_up_from_its_generation() {
     let url = fresh_postgres().await;
     let dir = TempDir::new().unwrap();
-    let acme = Namespace::new("acme").unwrap();
-    let publish = async |registry: &Registry, name: &str| {
-        let md = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
-        registry
-            .publish(publish_request(
-                &acme,
-                vec![InputFile::regular("SKILL.md", md)],
-                None,
-            ))
-            .await
-            .unwrap();
-    };
     let open = async || {
         Registry::builder(dir.path())
             .postgres(&url, PgOptions::default())
@@ -728,18 +730,6 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
 /// than trusted, whatever its generation; a missing snapshot only means building from storage.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
-    let acme = Namespace::new("acme").unwrap();
-    let publish = async |registry: &Registry, name: &str| {
-        let md = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
-        registry
-            .publish(publish_request(
-                &acme,
-                vec![InputFile::regular("SKILL.md", md)],
-                None,
-            ))
-            .await
-            .unwrap();
-    };
     let uris = |registry: &Registry| -> Vec<String> {
         let docs = registry.search_documents().unwrap();
         docs.into_iter().map(|(uri, _, _)| uri).collect()
