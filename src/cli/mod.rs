@@ -951,6 +951,22 @@ impl Progress {
         Self(Some(bar))
     }
 
+    /// A bar of `total` steps on a terminal; nothing otherwise.
+    fn bar(message: &'static str, total: u64) -> Self {
+        use std::io::IsTerminal as _;
+        if !std::io::stderr().is_terminal() {
+            return Self(None);
+        }
+        let bar = indicatif::ProgressBar::new(total).with_message(message);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} skills, {per_sec}, eta {eta}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Self(Some(bar))
+    }
+
     fn set_position(&self, position: u64) {
         if let Some(bar) = &self.0 {
             bar.set_position(position);
@@ -990,14 +1006,15 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         fix: args.fix,
     };
     let registry = Registry::builder_for(&args.data.storage)?.open().await?;
+    let candidates = crate::source::dir::candidates(&args.paths);
     let progress = if args.json {
         Progress(None)
     } else {
-        Progress::spinner("importing")
+        Progress::bar("importing", candidates.len() as u64)
     };
     let started = std::time::Instant::now();
     let summary = registry
-        .import_dirs(&namespace, &options, &args.paths, |line| {
+        .import_candidates(&namespace, &options, candidates, |line| {
             progress.inc();
             if args.json {
                 println!("{}", import_line_json(line));

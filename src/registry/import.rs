@@ -86,9 +86,21 @@ impl Registry {
         namespace: &Namespace,
         options: &ImportOptions,
         paths: &[PathBuf],
+        report: impl FnMut(&ImportLine),
+    ) -> Result<ImportSummary> {
+        self.import_candidates(namespace, options, dir::candidates(paths), report)
+            .await
+    }
+
+    /// Import skill directories already found ([`dir::candidates`]; a caller that shows
+    /// progress knows the total first).
+    pub async fn import_candidates(
+        &self,
+        namespace: &Namespace,
+        options: &ImportOptions,
+        candidates: Vec<Candidate>,
         mut report: impl FnMut(&ImportLine),
     ) -> Result<ImportSummary> {
-        let candidates = dir::candidates(paths);
         let prepare = |chunk: Vec<Candidate>| {
             let namespace = namespace.clone();
             let options = options.clone();
