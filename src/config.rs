@@ -87,6 +87,14 @@ pub struct Storage {
         default_value = "30"
     )]
     pub database_statement_timeout_secs: u64,
+    /// Seconds a request waits for a PostgreSQL connection: while the database is unreachable,
+    /// requests fail after this with 503 `storage_unavailable`.
+    #[arg(
+        long,
+        env = "SKILLREG_DATABASE_ACQUIRE_TIMEOUT_SECS",
+        default_value = "5"
+    )]
+    pub database_acquire_timeout_secs: u64,
 }
 
 /// Which engine a [`Storage`] names. Its `Debug` never shows a database URL (it may carry a
@@ -473,6 +481,10 @@ impl Config {
             (
                 "database_statement_timeout_secs",
                 self.storage.database_statement_timeout_secs,
+            ),
+            (
+                "database_acquire_timeout_secs",
+                self.storage.database_acquire_timeout_secs,
             ),
             ("request_timeout_secs", self.request_timeout_secs),
             ("header_read_timeout_secs", self.header_read_timeout_secs),

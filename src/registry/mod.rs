@@ -258,16 +258,9 @@ impl Registry {
                 .map_err(|e| Error::InvalidRequest(e.to_string()))?
             {
                 Engine::Sqlite(dir) => Self::builder(&dir),
-                Engine::Postgres(url) => Self::builder(&storage.data_dir).postgres(
-                    &url,
-                    PgOptions {
-                        max_connections: storage.database_pool_size,
-                        statement_timeout: Duration::from_secs(
-                            storage.database_statement_timeout_secs,
-                        ),
-                        ..PgOptions::default()
-                    },
-                ),
+                Engine::Postgres(url) => {
+                    Self::builder(&storage.data_dir).postgres(&url, PgOptions::from(storage))
+                }
             },
         )
     }

@@ -476,3 +476,29 @@ async fn verify_finds_a_version_whose_files_do_not_give_its_content_digest() {
         report.problems
     );
 }
+
+#[test]
+fn postgres_options_come_from_the_storage_settings() {
+    use crate::store::postgres::PgOptions;
+    let storage = crate::config::Storage {
+        database_pool_size: 3,
+        database_statement_timeout_secs: 7,
+        database_acquire_timeout_secs: 2,
+        ..crate::config::Storage::default()
+    };
+    let options = PgOptions::from(&storage);
+    assert_eq!(
+        (
+            options.max_connections,
+            options.statement_timeout.as_secs(),
+            options.acquire_timeout.as_secs()
+        ),
+        (3, 7, 2)
+    );
+    let defaults = PgOptions::default();
+    assert_eq!(
+        (defaults.max_connections, defaults.acquire_timeout.as_secs()),
+        (16, 5),
+        "the declared defaults"
+    );
+}

@@ -40,13 +40,21 @@ pub struct PgOptions {
     pub acquire_timeout: Duration,
 }
 
-impl Default for PgOptions {
-    fn default() -> Self {
+impl From<&crate::config::Storage> for PgOptions {
+    /// The `database_*` settings.
+    fn from(storage: &crate::config::Storage) -> Self {
         Self {
-            max_connections: 16,
-            statement_timeout: Duration::from_secs(30),
-            acquire_timeout: Duration::from_secs(5),
+            max_connections: storage.database_pool_size,
+            statement_timeout: Duration::from_secs(storage.database_statement_timeout_secs),
+            acquire_timeout: Duration::from_secs(storage.database_acquire_timeout_secs),
         }
+    }
+}
+
+impl Default for PgOptions {
+    /// The settings' declared defaults.
+    fn default() -> Self {
+        Self::from(&crate::config::Storage::default())
     }
 }
 
