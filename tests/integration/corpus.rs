@@ -343,6 +343,8 @@ async fn import_with_fix_takes_every_skill_of_the_corpus() {
     for (dir, uri) in &imported {
         let entry = by_uri.get(uri.as_str()).unwrap_or_else(|| panic!("{uri}"));
         let skill_root = uri.strip_suffix("/SKILL.md").unwrap();
+        // Whether --fix changed this skill: a SKILL.md's bytes, or the entry point's name.
+        let mut changed = false;
         for r in entry["resources"].as_array().unwrap() {
             let file_uri = r["uri"].as_str().unwrap();
             let path = file_uri.strip_prefix(&format!("{skill_root}/")).unwrap();
@@ -353,7 +355,10 @@ async fn import_with_fix_takes_every_skill_of_the_corpus() {
             let on_disk = match manifest.get(&format!("{dir}/{path}")) {
                 Some(_) => corpus.join(dir).join(path),
                 // The one entry point packed under its proper name.
-                None => corpus.join(dir).join(path.to_lowercase()),
+                None => {
+                    changed = true;
+                    corpus.join(dir).join(path.to_lowercase())
+                }
             };
             let original = std::fs::read(&on_disk).unwrap_or_else(|e| panic!("{dir}/{path}: {e}"));
             if bytes == original {
@@ -368,6 +373,7 @@ async fn import_with_fix_takes_every_skill_of_the_corpus() {
             assert_eq!(body(&bytes), body(&original), "{dir}/{path}: body");
             skillreg::core::frontmatter::parse(&bytes).unwrap();
             fixed_md += 1;
+            changed = true;
         }
         let version = entry["_meta"]["dev.skillreg/version"].as_str().unwrap();
         let (ns, name) = skill_root
@@ -388,12 +394,6 @@ async fn import_with_fix_takes_every_skill_of_the_corpus() {
             .iter()
             .filter(|w| w["code"].as_str().unwrap().starts_with("fixed_"))
             .count();
-        let changed = entry["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["uri"].as_str().unwrap().ends_with("SKILL.md"))
-            && stored_fixes > 0;
         assert_eq!(
             changed,
             stored_fixes > 0,

@@ -39,6 +39,16 @@ async fn replica(url: &str) -> TestServer {
         .await
 }
 
+/// A server on the SQLite database of `dir`, configured like [`replica`].
+async fn on_sqlite_dir(dir: &std::path::Path) -> TestServer {
+    TestServer::builder()
+        .data_dir(dir)
+        .config(admin_config())
+        .page_size(50)
+        .start()
+        .await
+}
+
 /// Open a registry on the PostgreSQL database at `url` (no search index, like an import).
 async fn open_postgres(url: &str, dir: &TempDir) -> Registry {
     Registry::builder(dir.path())
@@ -193,15 +203,7 @@ async fn both_engines_answer_every_read_alike() {
     on_sqlite.close().await;
     on_postgres.close().await;
 
-    let servers = [
-        TestServer::builder()
-            .data_dir(sqlite_dir.path())
-            .config(admin_config())
-            .page_size(50)
-            .start()
-            .await,
-        replica(&url).await,
-    ];
+    let servers = [on_sqlite_dir(sqlite_dir.path()).await, replica(&url).await];
     let mut answers = Vec::new();
     for server in &servers {
         let api = Api::new(server);
@@ -1124,19 +1126,9 @@ async fn migrate_copies_a_registry_to_postgres_and_back() {
     }
 
     let servers = [
-        TestServer::builder()
-            .data_dir(original.path())
-            .config(admin_config())
-            .page_size(50)
-            .start()
-            .await,
+        on_sqlite_dir(original.path()).await,
         replica(&url).await,
-        TestServer::builder()
-            .data_dir(&back_dir)
-            .config(admin_config())
-            .page_size(50)
-            .start()
-            .await,
+        on_sqlite_dir(&back_dir).await,
     ];
     let mut answers = Vec::new();
     let mut audits = Vec::new();
