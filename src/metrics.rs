@@ -286,6 +286,12 @@ pub fn render(
     generations: &[(&'static str, Option<i64>)],
     connections: Option<(u32, usize)>,
 ) -> String {
+    // Setting the gauges and encoding them is one step: two scrapes at once (or, in the tests,
+    // two servers of one process) must not encode each other's values.
+    static RENDERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = RENDERING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let m = metrics();
     if let Some((open, idle)) = connections {
         let gauge = |state| m.connections.get_or_create(&StateLabels { state });
