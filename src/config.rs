@@ -95,6 +95,21 @@ pub struct Storage {
         default_value = "5"
     )]
     pub database_acquire_timeout_secs: u64,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub scanning: Scanning,
+}
+
+/// The content scan every publish runs, whatever the command that publishes (`serve`,
+/// `import`, `rescan`, `scan`).
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct Scanning {
+    /// What each scan rule's findings do to a version, as `rule=treatment` pairs
+    /// (comma-separated) over the defaults that `skillreg scan --rules` lists. Treatments: off
+    /// (not run), note (stored and shown), flag (the version is served as flagged), block (a
+    /// publish is refused). `*=treatment` sets every rule first; `*=off` turns scanning off.
+    #[arg(long, env = "SKILLREG_SCAN_POLICY", default_value = "")]
+    pub scan_policy: String,
 }
 
 /// Which engine a [`Storage`] names. Its `Debug` never shows a database URL (it may carry a

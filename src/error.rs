@@ -2,6 +2,7 @@
 //! ([`Code`]), which gives its HTTP status, its MCP kind and whether its text is internal.
 //! Transports map errors to the wire only through [`Error::code`] and [`Error::public_message`].
 
+use crate::core::scan::Finding;
 use crate::core::{
     AccessError, BundleError, Code, RefError, SkillName, SkillRef, UriError, VersionError,
     VersionRef,
@@ -29,10 +30,18 @@ pub enum Error {
     InvalidVersion(#[from] VersionError),
     #[error("{0} already exists with different content")]
     VersionExists(VersionRef),
+    #[error("{version} is refused: {}", blocked_summary(findings))]
+    Blocked {
+        version: VersionRef,
+        /// The findings the scan policy blocks.
+        findings: Vec<Finding>,
+    },
     #[error("{uri:?} is not a valid skill URI: it {error}")]
     InvalidUri { uri: String, error: UriError },
     #[error("{0}")]
     NotFound(#[from] NotFound),
+    #[error("{version} was revoked for security reasons: {reason}")]
+    Revoked { version: VersionRef, reason: String },
     #[error("{0} is not a directory")]
     NotADirectory(String),
     #[error("invalid cursor")]
@@ -120,9 +129,11 @@ impl Error {
             Self::NameMismatch { .. } => Code::NameMismatch,
             Self::InvalidVersion(_) => Code::InvalidVersion,
             Self::VersionExists(_) => Code::VersionExists,
+            Self::Blocked { .. } => Code::ContentBlocked,
             Self::InvalidUri { .. } => Code::InvalidUri,
             Self::NotFound(e) => e.code(),
             Self::NotADirectory(_) => Code::NotADirectory,
+            Self::Revoked { .. } => Code::VersionRevoked,
             Self::InvalidCursor => Code::InvalidCursor,
             Self::UnsupportedMediaType(_) => Code::UnsupportedMediaType,
             Self::BodyTooLarge(_) => Code::BodyTooLarge,
@@ -160,6 +171,34 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// "the scan policy blocks N findings: rule (severity) at file:line, …" (the first five).
+fn blocked_summary(findings: &[Finding]) -> String {
+    let shown: Vec<String> = findings
+        .iter()
+        .take(5)
+        .map(|f| {
+            let at = if f.line > 0 {
+                format!("{}:{}", f.file, f.line)
+            } else {
+                f.file.clone()
+            };
+            format!("{} ({}) at {at}", f.rule, f.severity)
+        })
+        .collect();
+    let more = findings.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "the scan policy blocks {} finding{}: {}{more}",
+        findings.len(),
+        if findings.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    )
+}
 
 #[cfg(test)]
 mod tests {

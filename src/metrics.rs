@@ -107,6 +107,7 @@ struct Metrics {
     mcp_latency: Family<MethodLabels, Histogram>,
     errors: Family<CodeLabels, Counter>,
     publishes: Family<KindLabels, Counter>,
+    scans: Family<KindLabels, Counter>,
     search_latency: Histogram,
     completion_latency: Histogram,
     catalog: Family<KindLabels, Gauge>,
@@ -137,6 +138,7 @@ fn metrics() -> &'static Metrics {
             mcp_latency: Family::new_with_constructor(latency),
             errors: Family::default(),
             publishes: Family::default(),
+            scans: Family::default(),
             search_latency: latency(),
             completion_latency: latency(),
             catalog: Family::default(),
@@ -175,6 +177,11 @@ fn metrics() -> &'static Metrics {
             "publishes",
             "Publish attempts by outcome (created, unchanged, refused)",
             m.publishes.clone(),
+        );
+        registry.register(
+            "scans",
+            "Versions scanned at publish, by verdict (clean, flagged, blocked, unscanned)",
+            m.scans.clone(),
         );
         registry.register(
             "search_duration_seconds",
@@ -256,6 +263,14 @@ pub fn publish(outcome: &'static str) {
     metrics()
         .publishes
         .get_or_create(&KindLabels { kind: outcome })
+        .inc();
+}
+
+/// Count a version scanned at publish, by its verdict.
+pub fn scan(verdict: &'static str) {
+    metrics()
+        .scans
+        .get_or_create(&KindLabels { kind: verdict })
         .inc();
 }
 

@@ -9,8 +9,9 @@ use serde::de::DeserializeOwned;
 
 use crate::core::{self, Action, SkillRef, SkillVersion};
 use crate::http::api::{
-    CLIENT_WARNINGS_HEADER, DeprecateRequest, ErrorBody, PublishedView, SearchResults, StatusView,
-    TokenList, TokenRequest, TokenView, YankRequest, encode_client_warnings,
+    CLIENT_WARNINGS_HEADER, DeprecateRequest, ErrorBody, PublishedView, RevokeRequest,
+    SearchResults, StatusView, TokenList, TokenRequest, TokenView, YankRequest,
+    encode_client_warnings,
 };
 use crate::source::{ExportFile, archive, dir};
 
@@ -303,6 +304,40 @@ pub async fn yank(
     Ok(())
 }
 
+/// Revoke (or with `undo`, unrevoke) `NAMESPACE/NAME@VERSION`.
+pub async fn revoke(
+    remote: &Remote,
+    version: &str,
+    reason: Option<&str>,
+    undo: bool,
+) -> Result<(), Failure> {
+    let (skill, number) = version
+        .rsplit_once('@')
+        .ok_or_else(|| Failure::usage(format!("{version:?} is not NAMESPACE/NAME@VERSION")))?;
+    let skill = skill_ref(skill)?;
+    let number = SkillVersion::parse(number).map_err(|e| Failure::usage(format!("{e}")))?;
+    let url = remote.url(&format!(
+        "/v1/skills/{}/{}/{number}/revoke",
+        skill.namespace, skill.name
+    ));
+    let client = reqwest::Client::new();
+    let req = if undo {
+        client.delete(url)
+    } else {
+        client.post(url).json(&RevokeRequest {
+            reason: reason.unwrap_or_default().to_owned(),
+        })
+    };
+    let _: StatusView = remote.send(req).await?;
+    remote.say(|| {
+        format!(
+            "{} {skill}@{number}",
+            if undo { "unrevoked" } else { "revoked" }
+        )
+    });
+    Ok(())
+}
+
 /// Deprecate (or with `undo`, undeprecate) a skill.
 pub async fn deprecate(
     remote: &Remote,
@@ -345,7 +380,7 @@ pub async fn token_create(
         .map(|a| {
             Action::from_name(a).ok_or_else(|| {
                 Failure::usage(format!(
-                    "unknown action {a:?}: publish, yank, deprecate or read"
+                    "unknown action {a:?}: publish, yank, deprecate, read or revoke"
                 ))
             })
         })

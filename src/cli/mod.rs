@@ -74,6 +74,34 @@ pub enum Command {
         #[command(flatten)]
         remote: client::Remote,
     },
+    /// Revoke a version for security reasons: it is served to nobody (pinned URIs included),
+    /// leaves the listing and is announced in the revocation feed. --undo (admin only)
+    /// reverses it.
+    #[command(
+        after_help = "Needs a token with the `revoke` action for the namespace, or the admin token.\n\nExample:\n  skillreg revoke acme/refund-emails@1.2.0 --reason \"exfiltrates ~/.ssh to a webhook\""
+    )]
+    Revoke {
+        /// NAMESPACE/NAME@VERSION
+        version: String,
+        /// Why: shown to every reader refused, and in the feed.
+        #[arg(long, required_unless_present = "undo")]
+        reason: Option<String>,
+        #[arg(long)]
+        undo: bool,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
+    /// Scan every stored version again under the scan policy (after a rule or policy change):
+    /// each changed verdict is stored and audited; no byte changes.
+    #[command(
+        after_help = "Versions that the policy now blocks are reported, and stay served until revoked (`skillreg revoke`).\n\nExample:\n  skillreg rescan --data-dir /var/lib/skillreg --scan-policy 'remote_code_execution=block'"
+    )]
+    Rescan {
+        #[command(flatten)]
+        data: DataArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Deprecate a skill (it stays listed and says so), or undo it with --undo.
     #[command(
         after_help = "Example:\n  skillreg deprecate acme/refund-emails --message \"use acme/refunds instead\""
@@ -92,7 +120,7 @@ pub enum Command {
     /// hidden characters, prompt-injection markers, download-and-run commands, credentials,
     /// binaries and archives, data-collecting endpoints, over-broad allowed-tools.
     #[command(
-        after_help = "Prints each finding (severity, rule, file:line, an escaped excerpt) and a count per rule. `skillreg scan --rules` lists the rules.\n\nExit status: 0 when nothing is high or critical, 1 when something is, 2 on error.\n\nExample:\n  skillreg scan ./skills"
+        after_help = "Prints each skill's verdict under the scan policy (the registry's, from --scan-policy or SKILLREG_SCAN_POLICY) with its findings (severity, rule, file:line, an escaped excerpt), then how many skills each rule flags. `skillreg scan --rules` lists the rules and what the policy does with each.\n\nExit status: 0 when no skill would be blocked at publish, 1 when one would, 2 on error.\n\nExample:\n  skillreg scan ./skills\n  skillreg scan --scan-policy 'remote_code_execution=block' ./skills"
     )]
     Scan {
         /// Directories to search for skills (as `import` finds them).
@@ -104,6 +132,8 @@ pub enum Command {
         /// One JSON object per skill, then a summary object.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        scanning: config::Scanning,
     },
     /// Search a running registry.
     #[command(
@@ -237,7 +267,7 @@ pub enum TokenCommand {
         /// Namespace the token may act on (repeatable; `*` for all).
         #[arg(long = "namespace", required = true)]
         namespaces: Vec<String>,
-        /// publish, yank, deprecate or read (repeatable).
+        /// publish, yank, deprecate, read or revoke (repeatable).
         #[arg(long = "action", required = true)]
         actions: Vec<String>,
         #[command(flatten)]
@@ -417,6 +447,16 @@ pub async fn run(cli: Cli) -> ExitCode {
         } => {
             return client::finish(client::yank(&remote, &skill, &version, &reason, undo).await);
         }
+        Command::Revoke {
+            version,
+            reason,
+            undo,
+            remote,
+        } => {
+            return client::finish(
+                client::revoke(&remote, &version, reason.as_deref(), undo).await,
+            );
+        }
         Command::Deprecate {
             skill,
             message,
@@ -459,7 +499,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
-        Command::Scan { paths, rules, json } => scan(&paths, rules, json),
+        Command::Rescan { data, json } => rescan(data, json).await,
+        Command::Scan {
+            paths,
+            rules,
+            json,
+            scanning,
+        } => scan(&paths, rules, json, &scanning.scan_policy),
         Command::IndexSnapshot { file, data, json } => index_snapshot(data, &file, json).await,
         Command::Backup { path, data } => backup(data, &path).await,
         Command::Migrate { from, to, json } => migrate(&from, &to, json).await,
@@ -702,17 +748,25 @@ async fn index_snapshot(
 }
 
 /// `skillreg scan`: read each skill as `import` would (links in the skill packed, a `skill.md`
-/// entry point taken) and print what `core::scan` finds.
-fn scan(paths: &[PathBuf], rules: bool, json: bool) -> anyhow::Result<ExitCode> {
-    use crate::core::scan::{self, RULES, ScanFile, Severity};
+/// entry point taken) and print what `core::scan` finds, and the verdict `policy` gives.
+fn scan(paths: &[PathBuf], rules: bool, json: bool, policy: &str) -> anyhow::Result<ExitCode> {
+    use crate::core::scan::{self, Policy, RULES, ScanFile, Verdict};
+    let policy = Policy::parse(policy).map_err(|e| anyhow::anyhow!("scan_policy: {e}"))?;
     if rules {
         for r in RULES {
-            println!("{:<22} {:<8} {}", r.id, r.severity, r.explanation);
+            println!(
+                "{:<22} {:<8} {:<5} {}",
+                r.id,
+                r.severity,
+                format!("{:?}", policy.treatment(r.id)).to_lowercase(),
+                r.explanation
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut per_rule: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    let (mut skills, mut worst) = (0usize, None::<Severity>);
+    // Skills each rule flags, and skills per verdict.
+    let mut per_rule: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut per_verdict: std::collections::BTreeMap<Verdict, usize> = Default::default();
     for candidate in crate::source::dir::candidates(paths) {
         let dir = candidate.dir.display().to_string();
         let read = match candidate.problem {
@@ -731,16 +785,11 @@ fn scan(paths: &[PathBuf], rules: bool, json: bool) -> anyhow::Result<ExitCode> 
             }
         };
         crate::core::fix::fix_entry_point(&mut files);
-        let allowed_tools = files
+        let frontmatter = files
             .iter()
             .find(|f| f.path == crate::core::uri::SKILL_MD)
             .and_then(|f| crate::core::frontmatter::parse(&f.bytes).ok())
-            .and_then(|md| {
-                md.frontmatter
-                    .get("allowed-tools")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_owned)
-            });
+            .map(|md| md.frontmatter);
         let scanned: Vec<ScanFile<'_>> = files
             .iter()
             .filter(|f| f.kind == crate::core::InputKind::File)
@@ -750,20 +799,30 @@ fn scan(paths: &[PathBuf], rules: bool, json: bool) -> anyhow::Result<ExitCode> 
                 executable: f.executable,
             })
             .collect();
-        let findings = scan::scan(&scanned, allowed_tools.as_deref());
-        skills += 1;
-        for f in &findings {
-            *per_rule.entry(f.rule).or_default() += 1;
-            worst = worst.max(Some(f.severity));
+        let result =
+            policy.scan_files(&scanned, frontmatter.as_ref().and_then(scan::allowed_tools));
+        *per_verdict.entry(result.verdict).or_default() += 1;
+        let rules: std::collections::BTreeSet<&str> =
+            result.findings.iter().map(|f| f.rule.as_str()).collect();
+        for rule in rules {
+            *per_rule.entry(rule.to_owned()).or_default() += 1;
         }
         if json {
             println!(
                 "{}",
-                serde_json::json!({ "dir": dir, "findings": findings })
+                serde_json::json!({
+                    "dir": dir,
+                    "verdict": result.verdict,
+                    "findings": result.findings,
+                })
             );
-        } else if !findings.is_empty() {
-            println!("{dir}: {} findings", findings.len());
-            for f in &findings {
+        } else if !result.findings.is_empty() {
+            println!(
+                "{dir}: {} ({} findings)",
+                result.verdict,
+                result.findings.len()
+            );
+            for f in &result.findings {
                 let at = if f.line > 0 {
                     format!("{}:{}", f.file, f.line)
                 } else {
@@ -773,27 +832,76 @@ fn scan(paths: &[PathBuf], rules: bool, json: bool) -> anyhow::Result<ExitCode> 
             }
         }
     }
+    let skills: usize = per_verdict.values().sum();
     if json {
         println!(
             "{}",
-            serde_json::json!({ "summary": { "skills": skills, "findings_per_rule": per_rule } })
+            serde_json::json!({ "summary": {
+                "skills": skills,
+                "verdicts": per_verdict,
+                "skills_per_rule": per_rule,
+            } })
         );
     } else {
-        let counts: Vec<String> = per_rule.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        println!(
-            "scanned {skills} skills: {}",
-            if counts.is_empty() {
-                "no findings".to_owned()
+        let list = |pairs: Vec<String>| {
+            if pairs.is_empty() {
+                "none".to_owned()
             } else {
-                counts.join(", ")
+                pairs.join(", ")
             }
+        };
+        println!(
+            "scanned {skills} skills: {}; skills flagged per rule: {}",
+            list(
+                per_verdict
+                    .iter()
+                    .map(|(v, n)| format!("{n} {v}"))
+                    .collect()
+            ),
+            list(per_rule.iter().map(|(r, n)| format!("{r} {n}")).collect()),
         );
     }
-    Ok(if worst >= Some(Severity::High) {
+    Ok(if per_verdict.contains_key(&Verdict::Blocked) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `skillreg rescan`: scan every stored version again and report the verdicts.
+async fn rescan(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let registry = Registry::builder_for(&data.storage)?.open().await?;
+    let progress = if json {
+        Progress(None)
+    } else {
+        Progress::spinner("rescanning")
+    };
+    let report = registry
+        .rescan(&crate::core::Principal::Admin, |n| progress.set_position(n))
+        .await;
+    progress.finish();
+    let report = report?;
+    registry.close().await;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        let verdicts: Vec<String> = report
+            .verdicts
+            .iter()
+            .map(|(v, n)| format!("{n} {v}"))
+            .collect();
+        println!(
+            "rescanned {} versions under {}: {} changed; {}",
+            report.scanned,
+            registry.scan_policy().describe(),
+            report.changed,
+            verdicts.join(", ")
+        );
+        for v in &report.blocked {
+            println!("  blocked by the policy, still served until revoked: {v}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn verify(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {

@@ -21,10 +21,18 @@ pub enum Action {
     Deprecate,
     /// Read when the registry requires a token for reads.
     Read,
+    /// Revoke versions for security reasons (reversing a revocation is the admin's alone).
+    Revoke,
 }
 
 impl Action {
-    pub const ALL: [Action; 4] = [Self::Publish, Self::Yank, Self::Deprecate, Self::Read];
+    pub const ALL: [Action; 5] = [
+        Self::Publish,
+        Self::Yank,
+        Self::Deprecate,
+        Self::Read,
+        Self::Revoke,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +40,7 @@ impl Action {
             Self::Yank => "yank",
             Self::Deprecate => "deprecate",
             Self::Read => "read",
+            Self::Revoke => "revoke",
         }
     }
 

@@ -110,6 +110,8 @@ error_codes! {
     NameMismatch = "name_mismatch", 422, InvalidParams;
     InvalidVersion = "invalid_version", 422, InvalidParams;
     VersionExists = "version_exists", 409, InvalidParams;
+    /// The content scan's policy blocks the version; the error lists the findings that do.
+    ContentBlocked = "content_blocked", 422, InvalidParams;
     // Malformed requests: 400.
     InvalidUri = "invalid_uri", 400, InvalidParams;
     InvalidCursor = "invalid_cursor", 400, InvalidParams;
@@ -119,6 +121,8 @@ error_codes! {
     VersionNotFound = "version_not_found", 404, NotFound;
     FileNotFound = "file_not_found", 404, NotFound;
     NotADirectory = "not_a_directory", 404, NotFound;
+    /// Withdrawn for security reasons: served to nobody; the message gives the reason.
+    VersionRevoked = "version_revoked", 410, NotFound;
     TokenNotFound = "token_not_found", 404, NotFound;
     EndpointNotFound = "endpoint_not_found", 404, NotFound;
     // Who is asking, and how often.

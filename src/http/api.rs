@@ -6,10 +6,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 
+use std::collections::BTreeMap;
+
+use crate::core::scan::{Finding, Summary};
 use crate::core::{Action, SkillUri, Warning};
 use crate::registry::{
-    self, CatalogItem, ManifestFile, Published, SkillDetail, TokenInfo, VersionDetail,
-    VersionSummary,
+    self, CatalogItem, FindingsItem, ManifestFile, Published, Revocation, SkillDetail, TokenInfo,
+    VersionDetail, VersionSummary,
 };
 
 /// The error body.
@@ -23,6 +26,45 @@ pub struct ErrorDetail {
     /// Stable snake_case code: branch on this, never on the message.
     pub code: String,
     pub message: String,
+    /// With `content_blocked`: the findings the scan policy blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<FindingView>>,
+}
+
+/// One content-scan finding.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct FindingView {
+    /// The rule's id (`skillreg scan --rules`).
+    pub rule: String,
+    /// info, low, medium, high or critical.
+    pub severity: String,
+    /// The file, relative to the skill.
+    pub file: String,
+    /// 1-based; 0 when the finding is about the whole file.
+    pub line: u32,
+    /// A short excerpt of the line, invisible and control characters written as `\u{…}`.
+    pub excerpt: String,
+}
+
+impl From<Finding> for FindingView {
+    fn from(f: Finding) -> Self {
+        Self {
+            rule: f.rule,
+            severity: f.severity.to_string(),
+            file: f.file,
+            line: f.line,
+            excerpt: f.excerpt,
+        }
+    }
+}
+
+/// Findings per severity, only those that occur.
+fn severity_counts(summary: &Summary) -> BTreeMap<String, u32> {
+    summary
+        .counts
+        .iter()
+        .map(|(severity, n)| (severity.to_string(), *n))
+        .collect()
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -109,6 +151,16 @@ pub struct VersionView {
     pub yanked_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yank_reason: Option<String>,
+    /// Revoked versions are served to nobody.
+    pub revoked: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoke_reason: Option<String>,
+    /// The content scan's verdict: clean, flagged, blocked or unscanned.
+    pub verdict: String,
+    /// Findings per severity (only severities that occur).
+    pub finding_counts: BTreeMap<String, u32>,
 }
 
 impl From<VersionSummary> for VersionView {
@@ -124,6 +176,11 @@ impl From<VersionSummary> for VersionView {
             yanked: v.yanked_at.is_some(),
             yanked_at: v.yanked_at,
             yank_reason: v.yank_reason,
+            revoked: v.revoked_at.is_some(),
+            revoked_at: v.revoked_at,
+            revoke_reason: v.revoke_reason,
+            verdict: v.scan.verdict.to_string(),
+            finding_counts: severity_counts(&v.scan),
         }
     }
 }
@@ -136,6 +193,8 @@ pub struct ManifestView {
     #[schema(value_type = Object)]
     pub frontmatter: Map<String, Value>,
     pub warnings: Vec<WarningView>,
+    /// What the content scan found.
+    pub findings: Vec<FindingView>,
     pub files: Vec<FileView>,
 }
 
@@ -175,6 +234,7 @@ impl From<VersionDetail> for ManifestView {
             version: d.summary.into(),
             frontmatter: d.frontmatter,
             warnings: d.warnings.into_iter().map(WarningView::from).collect(),
+            findings: d.findings.into_iter().map(FindingView::from).collect(),
             files: d
                 .files
                 .into_iter()
@@ -206,6 +266,9 @@ pub struct PublishedView {
     pub pinned_uri: String,
     pub files: Vec<PublishedFile>,
     pub warnings: Vec<WarningView>,
+    /// The content scan's verdict (`flagged` versions are stored and served with it).
+    pub verdict: String,
+    pub findings: Vec<FindingView>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -235,6 +298,108 @@ impl From<Published> for PublishedView {
                 })
                 .collect(),
             warnings: p.warnings.into_iter().map(WarningView::from).collect(),
+            verdict: p.scan.verdict.to_string(),
+            findings: p.scan.findings.into_iter().map(FindingView::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RevokeRequest {
+    /// Why the version is revoked: shown to every reader refused, and in the feed.
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FindingsQuery {
+    /// Only versions with this verdict: clean, flagged, blocked or unscanned.
+    pub verdict: Option<String>,
+    pub cursor: Option<String>,
+    /// Page size, 1–1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+/// Versions with their scans, oldest publish first.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FindingsPage {
+    pub items: Vec<FindingsEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FindingsEntry {
+    pub namespace: String,
+    pub name: String,
+    pub version: String,
+    /// Pinned `skill://` URI of the version's SKILL.md.
+    pub uri: String,
+    pub content_digest: String,
+    pub published_at: String,
+    pub verdict: String,
+    pub finding_counts: BTreeMap<String, u32>,
+    pub findings: Vec<FindingView>,
+}
+
+impl From<FindingsItem> for FindingsEntry {
+    fn from(i: FindingsItem) -> Self {
+        Self {
+            namespace: i.version.namespace().to_string(),
+            name: i.version.name().to_string(),
+            version: i.version.version.to_string(),
+            uri: i.version.skill_md_uri().to_string(),
+            content_digest: i.content_digest.to_string(),
+            published_at: i.published_at,
+            verdict: i.scan.verdict.to_string(),
+            finding_counts: severity_counts(&i.scan.summary()),
+            findings: i.scan.findings.into_iter().map(FindingView::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RevocationsQuery {
+    /// Only versions revoked after this time (as the feed writes them, e.g.
+    /// `2026-12-01T10:00:00.000Z`).
+    pub since: Option<String>,
+    pub cursor: Option<String>,
+    /// Page size, 1–1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+/// Revoked versions, oldest revocation first: quarantine any copy whose digest matches.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RevocationsPage {
+    pub items: Vec<RevocationEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RevocationEntry {
+    pub namespace: String,
+    pub name: String,
+    pub version: String,
+    /// Pinned `skill://` URI of the version's SKILL.md.
+    pub uri: String,
+    /// Identifies the revoked content wherever a copy of it is.
+    pub content_digest: String,
+    pub revoked_at: String,
+    pub reason: String,
+}
+
+impl From<Revocation> for RevocationEntry {
+    fn from(r: Revocation) -> Self {
+        Self {
+            namespace: r.version.namespace().to_string(),
+            name: r.version.name().to_string(),
+            version: r.version.version.to_string(),
+            uri: r.version.skill_md_uri().to_string(),
+            content_digest: r.content_digest.to_string(),
+            revoked_at: r.revoked_at,
+            reason: r.reason,
         }
     }
 }

@@ -54,10 +54,21 @@ impl IntoResponse for ApiError {
         crate::metrics::error(code.as_str());
         let status =
             StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let findings = match &self.0 {
+            Error::Blocked { findings, .. } => Some(
+                findings
+                    .iter()
+                    .cloned()
+                    .map(super::api::FindingView::from)
+                    .collect(),
+            ),
+            _ => None,
+        };
         let body = ErrorBody {
             error: ErrorDetail {
                 code: code.as_str().to_owned(),
                 message: self.0.public_message(),
+                findings,
             },
         };
         let mut resp = (status, axum::Json(body)).into_response();

@@ -432,6 +432,100 @@ async fn unyank(
     Ok(axum::Json(StatusView { ok: true }))
 }
 
+/// Revoke a version for security reasons: it is served to nobody (pinned URIs included),
+/// leaves the listing, and is announced in `GET /v1/revocations`. Needs the `revoke` action.
+#[utoipa::path(post, path = "/v1/skills/{namespace}/{name}/{version}/revoke", tag = "trust",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    request_body = RevokeRequest, responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn revoke(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    VersionPath(version): VersionPath,
+    body: Body,
+) -> ApiResult<axum::Json<StatusView>> {
+    let req: RevokeRequest = json_body(body).await?;
+    let reason = req.reason.trim();
+    if reason.is_empty() {
+        return Err(Error::InvalidRequest("a revocation needs a reason".to_owned()).into());
+    }
+    s.registry
+        .set_revoked(&caller, &version, Some(reason))
+        .await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
+/// Reverse a revocation (admin only).
+#[utoipa::path(delete, path = "/v1/skills/{namespace}/{name}/{version}/revoke", tag = "trust",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
+async fn unrevoke(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    VersionPath(version): VersionPath,
+) -> ApiResult<axum::Json<StatusView>> {
+    s.registry.set_revoked(&caller, &version, None).await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
+/// Versions with what the content scan found, paginated, of one verdict or any.
+#[utoipa::path(get, path = "/v1/findings", params(FindingsQuery), tag = "trust",
+    responses((status = 200, body = FindingsPage), (status = 400, body = ErrorBody)))]
+async fn findings(
+    State(s): State<AppState>,
+    reader: Reader,
+    Query(q): Query<FindingsQuery>,
+) -> ApiResult<axum::Json<FindingsPage>> {
+    let verdict = q
+        .verdict
+        .as_deref()
+        .map(|v| {
+            crate::core::scan::Verdict::parse(v).ok_or_else(|| {
+                Error::InvalidRequest(format!(
+                    "verdict {v:?} is not one of clean, flagged, blocked, unscanned"
+                ))
+            })
+        })
+        .transpose()?;
+    let page = s
+        .registry
+        .findings(
+            &reader.visibility,
+            verdict,
+            q.cursor.as_deref(),
+            q.limit.unwrap_or(100),
+        )
+        .await?;
+    Ok(axum::Json(FindingsPage {
+        items: page.items.into_iter().map(FindingsEntry::from).collect(),
+        next_cursor: page.next_cursor,
+    }))
+}
+
+/// The public revocation feed: revoked versions (with their content digests) so that
+/// installers and hosts can quarantine copies they already have.
+#[utoipa::path(get, path = "/v1/revocations", params(RevocationsQuery), tag = "trust",
+    responses((status = 200, body = RevocationsPage), (status = 400, body = ErrorBody)))]
+async fn revocations(
+    State(s): State<AppState>,
+    reader: Reader,
+    Query(q): Query<RevocationsQuery>,
+) -> ApiResult<axum::Json<RevocationsPage>> {
+    let page = s
+        .registry
+        .revocations(
+            &reader.visibility,
+            q.since.as_deref(),
+            q.cursor.as_deref(),
+            q.limit.unwrap_or(100),
+        )
+        .await?;
+    Ok(axum::Json(RevocationsPage {
+        items: page.items.into_iter().map(RevocationEntry::from).collect(),
+        next_cursor: page.next_cursor,
+    }))
+}
+
 /// Deprecate a skill: it stays listed and says so (in `_meta` over MCP).
 #[utoipa::path(post, path = "/v1/skills/{namespace}/{name}/deprecate", tag = "publishing",
     params(("namespace" = String, Path), ("name" = String, Path)),
@@ -575,9 +669,11 @@ async fn audit(
 #[openapi(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
     paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
+          revoke, unrevoke, findings, revocations,
           make_private, make_public, create_token, list_tokens, revoke_token, audit),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
+         (name = "trust", description = "Content findings and revocations"),
          (name = "tokens", description = "Tokens and audit (admin)"))
 )]
 pub struct ApiDoc;
@@ -637,6 +733,12 @@ pub fn routes(state: AppState) -> Router {
             "/v1/skills/{namespace}/{name}/{version}/yank",
             post(yank).delete(unyank),
         )
+        .route(
+            "/v1/skills/{namespace}/{name}/{version}/revoke",
+            post(revoke).delete(unrevoke),
+        )
+        .route("/v1/findings", get(findings))
+        .route("/v1/revocations", get(revocations))
         .route(
             "/v1/namespaces/{namespace}/private",
             post(make_private).delete(make_public),

@@ -29,6 +29,10 @@ pub fn routes(state: AppState) -> Router {
     Router::new()
         .route("/", get(catalog))
         .route("/skills/{namespace}/{name}", get(skill))
+        .route(
+            "/skills/{namespace}/{name}/{version}/files/{*path}",
+            get(file),
+        )
         .with_state(state)
 }
 
@@ -107,6 +111,9 @@ form.search{{display:flex;gap:.5rem;margin-bottom:1rem}} form.search input{{flex
 .card h3{{margin:0 0 .2rem}} .muted{{color:#4f5869;font-size:.9em}}
 .badge{{display:inline-block;padding:0 .45rem;border-radius:4px;font-size:.8em;margin-left:.4rem}}
 .deprecated{{background:#fff3cd;color:#7a5b00}} .yanked{{background:#fde2e1;color:#8a1c14}}
+.revoked,.blocked{{background:#8a1c14;color:#fff}} .flagged{{background:#ffe8cc;color:#7a3d00}}
+.clean{{background:#dff5e3;color:#1e5b2c}} .unscanned{{background:#eceff3;color:#4f5869}}
+pre.lines span{{display:block}} pre.lines span:target{{background:#fff3cd}}
 code,pre{{font-family:ui-monospace,monospace;font-size:.9em}} pre{{background:#f0f2f5;padding:.7rem;overflow:auto;border-radius:4px}}
 table{{border-collapse:collapse;width:100%}} td,th{{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e5e8ec}}
 .skillmd{{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:1rem 1.5rem}}
@@ -150,6 +157,70 @@ fn error_response(error: &Error) -> Response {
     let status = StatusCode::from_u16(error.code().http_status())
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     error_page(status, &error.public_message())
+}
+
+/// A version's scan verdict as a badge, its counts per severity in the title.
+fn verdict_badge(scan: &crate::core::scan::Summary) -> String {
+    let counts: Vec<String> = scan
+        .counts
+        .iter()
+        .map(|(severity, n)| format!("{n} {severity}"))
+        .collect();
+    format!(
+        r#"<span class="badge {v}" title="{t}">{v}</span>"#,
+        v = scan.verdict,
+        t = esc(&counts.join(", ")),
+    )
+}
+
+/// One file of a version as text with a numbered anchor per line (`#L12`), which findings
+/// link to; a file that is not text is offered as a download.
+async fn file(
+    State(s): State<AppState>,
+    reader: Reader,
+    Path((ns, name, version, path)): Path<(String, String, String, String)>,
+) -> Response {
+    let loaded = async {
+        let target = SkillRef::parse(&ns, &name)?.at(SkillVersion::parse(&version)?);
+        let file = s
+            .registry
+            .version_file(&reader.visibility, &target, &path)
+            .await?;
+        Ok::<_, Error>((target, file))
+    }
+    .await;
+    let (target, file) = match loaded {
+        Ok(found) => found,
+        Err(e) => return error_response(&e),
+    };
+    let raw = format!(
+        "/v1/skills/{}/{}/{}/files/{}",
+        esc(target.namespace().as_str()),
+        esc(target.name().as_str()),
+        esc(&crate::core::uri::encode_path(&version)),
+        esc(&crate::core::uri::encode_path(&path)),
+    );
+    let mut body = format!(
+        r#"<p><a href="/skills/{ns}/{n}?version={q}">← {ns}/{n} {v}</a></p><h1>{p}</h1><p>{badge} <a href="{raw}">raw</a> <code>{d}</code></p>"#,
+        ns = esc(target.namespace().as_str()),
+        n = esc(target.name().as_str()),
+        q = esc(&crate::core::uri::encode_query_value(&version)),
+        v = esc(&version),
+        p = esc(&path),
+        badge = verdict_badge(&file.scan),
+        d = esc(&file.digest.to_string()),
+    );
+    match file.text() {
+        Some(text) => {
+            body.push_str(r#"<pre class="lines" id="file">"#);
+            for (i, line) in text.lines().enumerate() {
+                body.push_str(&format!(r#"<span id="L{}">{}</span>"#, i + 1, esc(line)));
+            }
+            body.push_str("</pre>");
+        }
+        None => body.push_str("<p>Not a text file: download it raw.</p>"),
+    }
+    page(&format!("{ns}/{name} {path}"), &body)
 }
 
 fn badge(status: Status, title: Option<&str>) -> String {
@@ -385,6 +456,11 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
             esc(reason)
         ));
     }
+    body.push_str(&format!(
+        r#"<p>Content scan of {v}: {badge}</p>"#,
+        v = esc(&version),
+        badge = verdict_badge(&manifest.summary.scan),
+    ));
     let description = manifest
         .frontmatter
         .get("description")
@@ -411,16 +487,21 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
     body.push_str(r#"<h2>Versions</h2><table id="versions"><tr><th>version</th><th>published</th><th>status</th><th>files</th></tr>"#);
     for v in &detail.versions {
         let status = match (
+            &v.revoked_at,
             &v.yanked_at,
             detail.current_version.as_ref() == Some(&v.version.version),
         ) {
-            (Some(_), _) => format!(
+            (Some(_), _, _) => format!(
+                r#"<span class="badge revoked" title="{}">revoked</span>"#,
+                esc(v.revoke_reason.as_deref().unwrap_or(""))
+            ),
+            (None, Some(_), _) => format!(
                 r#"<span class="badge yanked" title="{}">yanked</span>"#,
                 esc(v.yank_reason.as_deref().unwrap_or(""))
             ),
-            (None, true) => "current".to_owned(),
-            (None, false) => String::new(),
-        };
+            (None, None, true) => "current".to_owned(),
+            (None, None, false) => String::new(),
+        } + &verdict_badge(&v.scan);
         let shown = v.version.version.to_string();
         body.push_str(&format!(
             r#"<tr><td><a href="/skills/{ns}/{n}?version={q}">{v}</a></td><td>{p}</td><td>{status}</td><td>{f}</td></tr>"#,
@@ -449,6 +530,33 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         ));
     }
     body.push_str("</table>");
+    if !manifest.findings.is_empty() {
+        body.push_str(&format!(
+            r#"<h2>Findings in {}</h2><table id="findings"><tr><th>severity</th><th>rule</th><th>where</th><th>excerpt</th></tr>"#,
+            esc(&version)
+        ));
+        for f in &manifest.findings {
+            let at = if f.line > 0 {
+                format!("{}:{}", f.file, f.line)
+            } else {
+                f.file.clone()
+            };
+            body.push_str(&format!(
+                r#"<tr><td>{sev}</td><td title="{why}">{rule}</td><td><a href="/skills/{ns}/{n}/{v}/files/{href}#L{line}">{at}</a></td><td><code>{ex}</code></td></tr>"#,
+                sev = f.severity,
+                why = esc(crate::core::scan::rule(&f.rule).map_or("", |r| r.explanation)),
+                rule = esc(&f.rule),
+                ns = esc(ns),
+                n = esc(name),
+                v = esc(&crate::core::uri::encode_path(&version)),
+                href = esc(&crate::core::uri::encode_path(&f.file)),
+                line = f.line,
+                at = esc(&at),
+                ex = esc(&f.excerpt),
+            ));
+        }
+        body.push_str("</table>");
+    }
     body.push_str(&format!(
         r#"<h2>SKILL.md</h2><article class="skillmd" id="skill-md">{skill_md}</article>"#
     ));

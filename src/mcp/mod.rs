@@ -27,6 +27,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use crate::core::scan::Summary;
 use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
     TEMPLATE_SKILL_MD,
@@ -173,8 +174,15 @@ fn skill(entry: SkillEntry) -> Skill {
             serde_json::json!({ "reason": reason }),
         );
     }
+    meta.insert(format!("{META_PREFIX}scan"), scan_meta(&entry.scan));
     Skill::new(uri, frontmatter, SkillResources::Files(resources))
         .with_meta(rmcp::model::MetaObject(meta))
+}
+
+/// A version's content scan as hosts see it in `_meta` (`dev.skillreg/scan`): the verdict
+/// (`clean`, `flagged`, `blocked` or `unscanned`) and the findings per severity.
+fn scan_meta(summary: &Summary) -> Value {
+    serde_json::json!({ "verdict": summary.verdict, "counts": summary.counts })
 }
 
 /// `name` and `description` are checked strings in every stored frontmatter.
@@ -198,7 +206,7 @@ impl SkillServer {
         &self,
         viewer: &Visibility,
         raw: &str,
-    ) -> Result<(String, String, Vec<u8>, bool), Error> {
+    ) -> Result<(String, String, Vec<u8>, bool, Option<Summary>), Error> {
         if raw == INDEX_JSON {
             let summaries = self
                 .registry
@@ -213,6 +221,7 @@ impl SkillServer {
                 "application/json".to_owned(),
                 index.to_string().into_bytes(),
                 false,
+                None,
             ));
         }
         let uri = parse_uri(raw)?;
@@ -224,6 +233,7 @@ impl SkillServer {
                     file.mime_type,
                     std::sync::Arc::unwrap_or_clone(file.bytes),
                     pinned,
+                    Some(file.scan),
                 ))
             }
             // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
@@ -234,6 +244,7 @@ impl SkillServer {
                     "application/json".to_owned(),
                     compat::fastmcp_manifest(&uri.name, &files),
                     uri.is_pinned(),
+                    None,
                 ))
             }
             Err(e) => Err(e),
@@ -314,18 +325,23 @@ impl ServerHandler for SkillServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         observed("resources/read", async {
             let (viewer, cache_scope) = self.caller(&ctx);
-            let (uri, mime_type, bytes, pinned) = self
+            let (uri, mime_type, bytes, pinned, scan) = self
                 .read(&viewer, &request.uri)
                 .await
                 .map_err(|e| to_mcp(e, Some(&request.uri)))?;
             let text = (mime::is_textual(&mime_type))
                 .then(|| std::str::from_utf8(&bytes).ok())
                 .flatten();
-            let contents = match text {
+            let mut contents = match text {
                 Some(text) => ResourceContents::text(text, &uri),
                 None => ResourceContents::blob(STANDARD.encode(&bytes), &uri),
             }
             .with_mime_type(&mime_type);
+            if let Some(scan) = scan {
+                let mut meta = Map::new();
+                meta.insert(format!("{META_PREFIX}scan"), scan_meta(&scan));
+                contents = contents.with_meta(rmcp::model::MetaObject(meta));
+            }
             Ok(ReadResourceResult::new(vec![contents])
                 .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(cache_scope)

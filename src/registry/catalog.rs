@@ -8,6 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::{FileContent, Page, Registry};
+use crate::core::scan::{Finding, Summary};
 use crate::core::{
     Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
 };
@@ -48,19 +49,25 @@ pub struct VersionSummary {
     pub published_by: Option<String>,
     pub yanked_at: Option<String>,
     pub yank_reason: Option<String>,
+    pub revoked_at: Option<String>,
+    pub revoke_reason: Option<String>,
+    pub scan: Summary,
 }
 
 impl VersionSummary {
-    fn new(skill: &SkillRef, row: VersionRecord) -> Self {
+    fn new(skill: &SkillRef, row: &VersionRecord) -> Self {
         Self {
-            version: skill.clone().at(row.version),
+            version: skill.clone().at(row.version.clone()),
             content_digest: row.content_digest,
             file_count: row.file_count,
             total_size: row.total_size,
-            published_at: row.published_at,
-            published_by: row.published_by,
-            yanked_at: row.yanked_at,
-            yank_reason: row.yank_reason,
+            published_at: row.published_at.clone(),
+            published_by: row.published_by.clone(),
+            yanked_at: row.yanked_at.clone(),
+            yank_reason: row.yank_reason.clone(),
+            revoked_at: row.revoked_at.clone(),
+            revoke_reason: row.revoke_reason.clone(),
+            scan: row.scan.summary(),
         }
     }
 }
@@ -71,6 +78,8 @@ pub struct VersionDetail {
     pub summary: VersionSummary,
     pub frontmatter: Map<String, Value>,
     pub warnings: Vec<Warning>,
+    /// What the content scan found (the verdict is in the summary).
+    pub findings: Vec<Finding>,
     pub files: Vec<ManifestFile>,
 }
 
@@ -94,15 +103,11 @@ impl Registry {
     ) -> Result<Page<CatalogItem>> {
         let after = cursor.map(decode_key_cursor).transpose()?;
         let limit = limit.clamp(1, 1000);
-        let mut rows = self
+        let rows = self
             .store()
             .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
-        let more = rows.len() > limit as usize;
-        rows.truncate(limit as usize);
-        let next_cursor = more
-            .then(|| rows.last().map(|r| encode_key_cursor(&r.skill)))
-            .flatten();
+        let (rows, next_cursor) = super::split_page(rows, limit, |r| encode_key_cursor(&r.skill));
         let items = rows
             .into_iter()
             .map(|r| CatalogItem {
@@ -128,7 +133,7 @@ impl Registry {
             .versions(record.id)
             .await?
             .into_iter()
-            .map(|row| VersionSummary::new(skill, row))
+            .map(|row| VersionSummary::new(skill, &row))
             .collect();
         versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
         Ok(SkillDetail {
@@ -144,11 +149,13 @@ impl Registry {
         })
     }
 
-    /// The stored row and manifest of one version `viewer` sees.
+    /// The stored row and manifest of one version `viewer` sees; with `content`, refused when
+    /// the version is revoked (its metadata stays on record, its files are served to nobody).
     async fn stored_version(
         &self,
         viewer: &Visibility,
         version: &VersionRef,
+        content: bool,
     ) -> Result<(VersionRecord, Arc<Manifest>)> {
         let not_found = || Error::NotFound(NotFound::Version(version.clone()));
         let skill = self
@@ -162,6 +169,12 @@ impl Registry {
             .version(skill.id, &version.version)
             .await?
             .ok_or_else(not_found)?;
+        if content && row.revoked_at.is_some() {
+            return Err(Error::Revoked {
+                version: version.clone(),
+                reason: row.revoke_reason.clone().unwrap_or_default(),
+            });
+        }
         let manifest = self.manifest(row.id).await?;
         Ok((row, manifest))
     }
@@ -172,12 +185,12 @@ impl Registry {
         viewer: &Visibility,
         version: &VersionRef,
     ) -> Result<VersionDetail> {
-        let (mut row, manifest) = self.stored_version(viewer, version).await?;
-        let warnings = std::mem::take(&mut row.warnings);
+        let (row, manifest) = self.stored_version(viewer, version, false).await?;
         Ok(VersionDetail {
-            summary: VersionSummary::new(&version.skill, row),
+            summary: VersionSummary::new(&version.skill, &row),
             frontmatter: manifest.root().frontmatter.clone(),
-            warnings,
+            warnings: row.warnings,
+            findings: row.scan.findings,
             files: manifest
                 .files
                 .iter()
@@ -198,7 +211,7 @@ impl Registry {
         version: &VersionRef,
         path: &str,
     ) -> Result<FileContent> {
-        let (_, manifest) = self.stored_version(viewer, version).await?;
+        let (row, manifest) = self.stored_version(viewer, version, true).await?;
         let file = manifest.file(path).ok_or_else(|| NotFound::File {
             version: version.clone(),
             path: path.chars().take(200).collect(),
@@ -209,13 +222,14 @@ impl Registry {
             mime_type: mime::for_file(path, || mime::looks_like_text(&bytes)),
             digest: file.digest,
             bytes,
+            scan: row.scan.summary(),
         })
     }
 
     /// The whole version as a deterministic `.tar.gz` with `SKILL.md` at the root. Packed once
     /// per version, on a blocking thread, and kept in a bounded cache.
     pub async fn export(&self, viewer: &Visibility, version: &VersionRef) -> Result<Arc<Vec<u8>>> {
-        let (row, manifest) = self.stored_version(viewer, version).await?;
+        let (row, manifest) = self.stored_version(viewer, version, true).await?;
         if let Some(packed) = self.inner.exports.get(&row.id) {
             return Ok(packed);
         }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use super::{Prepared, PublishRequest, Published, Registry};
 use crate::core::fix::{self, Fix};
+use crate::core::scan::Policy;
 use crate::core::uri::SKILL_MD;
 use crate::core::{Code, InputFile, Namespace, SkillVersion, Warning};
 use crate::error::{Error, Result};
@@ -104,10 +105,11 @@ impl Registry {
         let prepare = |chunk: Vec<Candidate>| {
             let namespace = namespace.clone();
             let options = options.clone();
+            let policy = self.scan_policy().clone();
             tokio::task::spawn_blocking(move || {
                 chunk
                     .into_iter()
-                    .map(|c| prepare_one(&namespace, &options, c))
+                    .map(|c| prepare_one(&namespace, &options, &policy, c))
                     .collect::<Vec<_>>()
             })
         };
@@ -192,6 +194,7 @@ fn skipped(dir: PathBuf, code: Code, reason: String) -> ImportLine {
 fn prepare_one(
     namespace: &Namespace,
     options: &ImportOptions,
+    policy: &Policy,
     candidate: Candidate,
 ) -> PreparedCandidate {
     let dir = candidate.dir;
@@ -231,14 +234,17 @@ fn prepare_one(
             .cloned()
             .collect()
     };
-    let prepared = Registry::prepare(PublishRequest {
-        namespace: namespace.clone(),
-        files,
-        expected_name: None,
-        version: options.version.clone(),
-        actor: "import".to_owned(),
-        warnings,
-    })
+    let prepared = Registry::prepare(
+        PublishRequest {
+            namespace: namespace.clone(),
+            files,
+            expected_name: None,
+            version: options.version.clone(),
+            actor: "import".to_owned(),
+            warnings,
+        },
+        policy,
+    )
     .map_err(|e| {
         let mut reason = e.to_string();
         let mut unfixed = unfixed;

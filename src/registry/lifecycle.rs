@@ -1,8 +1,9 @@
-//! Lifecycle changes of published skills: yank and deprecate. Neither rewrites a byte.
+//! Lifecycle changes of published skills: yank, revoke and deprecate. None rewrites a byte.
 
 use super::Registry;
 use crate::core::{Action, Principal, SkillRef, VersionRef};
 use crate::error::{NotFound, Result};
+use crate::store::Withdrawal;
 
 impl Registry {
     /// Yank (`reason: Some`) or unyank (`None`) a version: a yanked version is never current
@@ -14,9 +15,37 @@ impl Registry {
         reason: Option<&str>,
     ) -> Result<()> {
         caller.require(Action::Yank, version.namespace())?;
+        self.withdraw(caller, version, Withdrawal::Yank, reason)
+            .await
+    }
+
+    /// Revoke (`reason: Some`) a version for security reasons: it is served to nobody, pinned
+    /// URIs included, leaves the listing and is announced in the revocation feed. Reversing it
+    /// (`None`) is the admin's alone.
+    pub async fn set_revoked(
+        &self,
+        caller: &Principal,
+        version: &VersionRef,
+        reason: Option<&str>,
+    ) -> Result<()> {
+        match reason {
+            Some(_) => caller.require(Action::Revoke, version.namespace())?,
+            None => caller.require_admin()?,
+        }
+        self.withdraw(caller, version, Withdrawal::Revoke, reason)
+            .await
+    }
+
+    async fn withdraw(
+        &self,
+        caller: &Principal,
+        version: &VersionRef,
+        kind: Withdrawal,
+        reason: Option<&str>,
+    ) -> Result<()> {
         if !self
             .store()
-            .set_yanked(version, reason, &caller.actor())
+            .withdraw(version, kind, reason, &caller.actor())
             .await?
         {
             return Err(NotFound::Version(version.clone()).into());

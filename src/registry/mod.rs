@@ -26,6 +26,7 @@ mod indexer;
 mod lifecycle;
 mod publish;
 mod read;
+mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +36,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Engine, Storage};
+use crate::core::scan::Policy;
 use crate::core::{Digest, Namespace, Principal, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
@@ -52,6 +54,7 @@ pub use read::{
     DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
     cursor_after,
 };
+pub use trust::{FindingsItem, RescanReport, Revocation};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
@@ -111,6 +114,19 @@ async fn restore_snapshot(from: PathBuf, dir: PathBuf) {
     }
 }
 
+/// `rows` fetched as `limit + 1`: the page's rows, and the cursor after its last row when the
+/// extra row shows that more follow.
+fn split_page<R>(
+    mut rows: Vec<R>,
+    limit: u32,
+    cursor_of: impl Fn(&R) -> String,
+) -> (Vec<R>, Option<String>) {
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next = more.then(|| rows.last().map(cursor_of)).flatten();
+    (rows, next)
+}
+
 /// A page of results and the cursor of the next one.
 pub struct Page<T> {
     pub items: Vec<T>,
@@ -162,6 +178,8 @@ struct Inner {
     tasks: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The admin token's hash, when one is configured.
     admin_hash: Option<Digest>,
+    /// What scan findings do to a version.
+    policy: Policy,
 }
 
 /// How to open a registry.
@@ -173,9 +191,16 @@ pub struct RegistryBuilder {
     search: bool,
     index_snapshot: Option<PathBuf>,
     admin_token: Option<String>,
+    policy: Policy,
 }
 
 impl RegistryBuilder {
+    /// The scan policy every publish is judged by (`core::scan`; the default: each rule's own).
+    pub fn scan_policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
     /// Skills per `skills/list` and `resources/list` page.
     pub fn page_size(mut self, page_size: u32) -> Self {
         self.page_size = page_size.max(1);
@@ -240,6 +265,7 @@ impl RegistryBuilder {
             self.page_size,
             search,
             self.admin_token.as_deref(),
+            self.policy,
         ))
     }
 }
@@ -250,19 +276,21 @@ impl Registry {
         Self::builder(data_dir).open().await
     }
 
-    /// The registry at `storage` (the `data_dir` and `database_url` settings).
+    /// The registry at `storage` (the `data_dir` and `database_url` settings), judging
+    /// publishes by its `scan_policy`.
     pub fn builder_for(storage: &Storage) -> Result<RegistryBuilder> {
-        Ok(
-            match storage
-                .engine()
-                .map_err(|e| Error::InvalidRequest(e.to_string()))?
-            {
-                Engine::Sqlite(dir) => Self::builder(&dir),
-                Engine::Postgres(url) => {
-                    Self::builder(&storage.data_dir).postgres(&url, PgOptions::from(storage))
-                }
-            },
-        )
+        let policy = Policy::parse(&storage.scanning.scan_policy)
+            .map_err(|e| Error::InvalidRequest(format!("scan_policy: {e}")))?;
+        let builder = match storage
+            .engine()
+            .map_err(|e| Error::InvalidRequest(e.to_string()))?
+        {
+            Engine::Sqlite(dir) => Self::builder(&dir),
+            Engine::Postgres(url) => {
+                Self::builder(&storage.data_dir).postgres(&url, PgOptions::from(storage))
+            }
+        };
+        Ok(builder.scan_policy(policy))
     }
 
     pub fn builder(data_dir: &Path) -> RegistryBuilder {
@@ -273,6 +301,7 @@ impl Registry {
             search: false,
             index_snapshot: None,
             admin_token: None,
+            policy: Policy::default(),
         }
     }
 
@@ -281,6 +310,7 @@ impl Registry {
         page_size: u32,
         search: Option<Arc<SearchIndex>>,
         admin_token: Option<&str>,
+        policy: Policy,
     ) -> Self {
         let (changes, _) = broadcast::channel(16);
         let resolve_ttl = if backend.feed.is_some() {
@@ -324,6 +354,7 @@ impl Registry {
                 stop: CancellationToken::new(),
                 tasks: std::sync::Mutex::new(Vec::new()),
                 admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
+                policy,
             }),
         };
         let mut tasks = Vec::new();
@@ -353,6 +384,11 @@ impl Registry {
 
     fn store(&self) -> &dyn Store {
         self.inner.store.as_ref()
+    }
+
+    /// The scan policy publishes are judged by.
+    pub fn scan_policy(&self) -> &Policy {
+        &self.inner.policy
     }
 
     /// A receiver that gets `()` after every change to the current catalog.
@@ -449,17 +485,27 @@ impl Registry {
 
     /// What `skill` resolves to for `viewer` (current, or the pinned `version`), with its
     /// manifest: `None` when it does not exist or `viewer` may not see it (the two are never
-    /// told apart).
+    /// told apart); `version_revoked` when it is a revoked version.
     async fn resolve_visible(
         &self,
         viewer: &Visibility,
         skill: &SkillRef,
         version: Option<&SkillVersion>,
     ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
-        Ok(self
+        let found = self
             .resolve(skill, version)
             .await?
-            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private)))
+            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private));
+        // Only a pinned version can be revoked (the current one never is); nobody reads it.
+        if let Some((resolved, _)) = &found
+            && let Some(reason) = &resolved.revoked
+        {
+            return Err(Error::Revoked {
+                version: skill.clone().at(resolved.version.clone()),
+                reason: reason.clone(),
+            });
+        }
+        Ok(found)
     }
 
     /// What `skill` resolves to (current, or the pinned `version`), with its manifest.

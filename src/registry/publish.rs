@@ -1,6 +1,7 @@
 //! Publishing: validate a skill's files, store its blobs, then its version in one transaction.
 
 use super::Registry;
+use crate::core::scan::{Policy, Scan, Verdict};
 use crate::core::{
     self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
     SkillVersion, VersionRef, Warning,
@@ -33,6 +34,8 @@ pub struct Published {
     pub created: bool,
     pub files: Vec<super::FileRef>,
     pub warnings: Vec<Warning>,
+    /// The content scan stored with the version (for an unchanged publish: this upload's).
+    pub scan: Scan,
 }
 
 impl Published {
@@ -53,6 +56,7 @@ pub struct Prepared {
     bundle: Bundle,
     version: SkillVersion,
     actor: String,
+    scan: Scan,
 }
 
 impl Prepared {
@@ -67,6 +71,7 @@ impl Prepared {
             bundle: &self.bundle,
             version: &self.version,
             published_by: &self.actor,
+            scan: &self.scan,
         }
     }
 
@@ -104,14 +109,16 @@ impl Prepared {
                 })
                 .collect(),
             warnings: self.bundle.warnings,
+            scan: self.scan,
         }
     }
 }
 
 impl Registry {
-    /// Validate one skill version for storing (CPU work, no I/O: bulk loaders run it on other
-    /// threads while the previous batch is written).
-    pub fn prepare(request: PublishRequest) -> Result<Prepared> {
+    /// Validate and scan one skill version for storing (CPU work, no I/O: bulk loaders run it
+    /// on other threads while the previous batch is written). A version the scan `policy`
+    /// blocks is refused here, before anything is stored.
+    pub fn prepare(request: PublishRequest, policy: &Policy) -> Result<Prepared> {
         let mut bundle = core::bundle::validate(request.files)
             .inspect_err(|_| crate::metrics::publish("refused"))?;
         bundle.warnings.extend(request.warnings);
@@ -128,17 +135,28 @@ impl Registry {
             .version
             .or_else(|| bundle.declared_version.clone())
             .unwrap_or_else(SkillVersion::initial);
+        let scan = policy.scan_bundle(&bundle);
+        crate::metrics::scan(scan.verdict.as_str());
+        if scan.verdict == Verdict::Blocked {
+            crate::metrics::publish("refused");
+            return Err(Error::Blocked {
+                version: core::SkillRef::new(request.namespace, bundle.name).at(version),
+                findings: scan.blocking(policy).cloned().collect(),
+            });
+        }
         Ok(Prepared {
             namespace: request.namespace,
             bundle,
             version,
             actor: request.actor,
+            scan,
         })
     }
 
-    /// Validate and store one skill version (see [`Registry::prepare`]).
+    /// Validate, scan and store one skill version (see [`Registry::prepare`]).
     pub async fn publish(&self, request: PublishRequest) -> Result<Published> {
-        let mut results = self.publish_prepared(vec![Self::prepare(request)?]).await?;
+        let prepared = Self::prepare(request, self.scan_policy())?;
+        let mut results = self.publish_prepared(vec![prepared]).await?;
         results.pop().expect("one result per version")
     }
 

@@ -8,6 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::{Page, Registry};
+use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
 use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
@@ -27,6 +28,8 @@ pub struct SkillEntry {
     pub deprecation: Option<String>,
     /// The yank reason when this (pinned) version is yanked.
     pub yanked: Option<String>,
+    /// The version's scan verdict and findings per severity.
+    pub scan: Summary,
     manifest: Arc<Manifest>,
 }
 
@@ -75,6 +78,8 @@ pub struct FileContent {
     pub mime_type: String,
     pub bytes: Arc<Vec<u8>>,
     pub digest: Digest,
+    /// The scan verdict of the version the file belongs to.
+    pub scan: Summary,
 }
 
 impl FileContent {
@@ -145,6 +150,7 @@ impl Registry {
                 version: row.version,
                 deprecation: row.deprecation,
                 yanked: None,
+                scan: row.scan,
                 manifest,
             });
         }
@@ -179,6 +185,7 @@ impl Registry {
             version: resolved.version,
             deprecation: resolved.deprecation,
             yanked: resolved.yanked,
+            scan: resolved.scan,
             manifest,
         })
     }
@@ -189,7 +196,7 @@ impl Registry {
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
         };
-        let (_, manifest) = self
+        let (resolved, manifest) = self
             .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
             .await?
             .ok_or_else(not_found)?;
@@ -201,6 +208,7 @@ impl Registry {
             mime_type,
             digest: file.digest,
             bytes,
+            scan: resolved.scan,
         })
     }
 

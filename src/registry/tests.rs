@@ -142,8 +142,16 @@ async fn a_refused_version_leaves_storage_untouched() {
     assert_eq!(registry.stats().await.unwrap(), before);
     // A batch: the conflicting version is refused alone.
     let batch = vec![
-        Registry::prepare(request("acme", "refunds", "changed", "1.0.0")).unwrap(),
-        Registry::prepare(request("acme", "other", "x", "1.0.0")).unwrap(),
+        Registry::prepare(
+            request("acme", "refunds", "changed", "1.0.0"),
+            registry.scan_policy(),
+        )
+        .unwrap(),
+        Registry::prepare(
+            request("acme", "other", "x", "1.0.0"),
+            registry.scan_policy(),
+        )
+        .unwrap(),
     ];
     let results = registry.publish_prepared(batch).await.unwrap();
     assert_eq!(results[0].as_ref().unwrap_err().code(), Code::VersionExists);

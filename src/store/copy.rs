@@ -104,6 +104,10 @@ pub struct VersionRow {
     pub published_by: Option<String>,
     pub yanked_at: Option<String>,
     pub yank_reason: Option<String>,
+    pub verdict: String,
+    pub findings: String,
+    pub revoked_at: Option<String>,
+    pub revoke_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]

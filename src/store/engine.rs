@@ -1,6 +1,6 @@
 //! The [`Store`](super::Store) and [`Blobs`](super::Blobs) implementations of an engine, written
 //! once. Each engine keeps its statements in modules of the same names (`skills`, `tokens`,
-//! `audit`, `completion`, `changes`, `maintenance`, `copy`, `blobs`) whose functions take a pool first;
+//! `audit`, `completion`, `changes`, `maintenance`, `copy`, `blobs`, `trust`) whose functions take a pool first;
 //! [`engine_impls!`] forwards every interface method to them, queries on the engine's `read`
 //! pool and changes on its `write` pool (one pool may serve both).
 
@@ -103,13 +103,49 @@ macro_rules! engine_impls {
                 skills::private_namespaces(&self.$read).await
             }
 
-            async fn set_yanked(
+            async fn withdraw(
                 &self,
                 version: &$crate::core::VersionRef,
+                kind: $crate::store::Withdrawal,
                 reason: Option<&str>,
                 actor: &str,
             ) -> $crate::store::Result<bool> {
-                skills::set_yanked(&self.$write, version, reason, actor).await
+                skills::withdraw(&self.$write, version, kind, reason, actor).await
+            }
+
+            async fn findings_page(
+                &self,
+                verdict: Option<$crate::core::scan::Verdict>,
+                after: $crate::store::VersionId,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<Vec<$crate::store::FindingsRecord>> {
+                trust::findings_page(&self.$read, verdict, after, limit, visibility).await
+            }
+
+            async fn scan_targets(
+                &self,
+                after: $crate::store::VersionId,
+                limit: u32,
+            ) -> $crate::store::Result<Vec<$crate::store::ScanTarget>> {
+                trust::scan_targets(&self.$read, after, limit).await
+            }
+
+            async fn set_scans(
+                &self,
+                changes: &[($crate::store::ScanTarget, $crate::core::scan::Scan)],
+                actor: &str,
+            ) -> $crate::store::Result<()> {
+                trust::set_scans(&self.$write, changes, actor).await
+            }
+
+            async fn revocations(
+                &self,
+                after: (&str, $crate::store::VersionId),
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<Vec<$crate::store::RevocationRecord>> {
+                trust::revocations(&self.$read, after, limit, visibility).await
             }
 
             async fn set_deprecated(

@@ -31,11 +31,13 @@ use async_trait::async_trait;
 pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, ListingRecord, Manifest,
-    Manifests, NewToken, NewVersion, PublishOutcome, ResolvedVersion, SkillId, SkillRecord, Stats,
-    TokenRecord, VerifyReport, VersionId, VersionRecord,
+    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
+    ListingRecord, Manifest, Manifests, NewToken, NewVersion, PublishOutcome, ResolvedVersion,
+    RevocationRecord, ScanTarget, SkillId, SkillRecord, Stats, TokenRecord, VerifyReport,
+    VersionId, VersionRecord, Withdrawal,
 };
 
+use crate::core::scan::{Scan, Verdict};
 use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -109,11 +111,13 @@ pub trait Store: Send + Sync + 'static {
     /// Every private namespace.
     async fn private_namespaces(&self) -> Result<Vec<Namespace>>;
 
-    /// Yank (`reason = Some`) or unyank a version, recompute the current version and the listing,
-    /// and audit it, in one transaction. `false` when the version does not exist.
-    async fn set_yanked(
+    /// Withdraw (`reason = Some`) a version, as a yank or a revocation, or reverse that;
+    /// recompute the current version and the listing, and audit it, in one transaction. `false`
+    /// when the version does not exist.
+    async fn withdraw(
         &self,
         version: &VersionRef,
+        kind: Withdrawal,
         reason: Option<&str>,
         actor: &str,
     ) -> Result<bool>;
@@ -125,6 +129,34 @@ pub trait Store: Send + Sync + 'static {
         message: Option<&str>,
         actor: &str,
     ) -> Result<bool>;
+
+    // ---- trust: scans and revocations ----------------------------------------------------------
+
+    /// Versions with their scans, by version id after `after`, of one verdict or any, in the
+    /// namespaces `visibility` sees (revoked versions included: their findings are the record).
+    async fn findings_page(
+        &self,
+        verdict: Option<Verdict>,
+        after: VersionId,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<FindingsRecord>>;
+
+    /// Every stored version by id after `after`, with its scan so far (`skillreg rescan`).
+    async fn scan_targets(&self, after: VersionId, limit: u32) -> Result<Vec<ScanTarget>>;
+
+    /// Store new scans of versions, each with an audit row saying what changed, in one
+    /// transaction that bumps the generation of their skills.
+    async fn set_scans(&self, changes: &[(ScanTarget, Scan)], actor: &str) -> Result<()>;
+
+    /// Revoked versions after the position `(revoked_at, version id)`, oldest first, in the
+    /// namespaces `visibility` sees.
+    async fn revocations(
+        &self,
+        after: (&str, VersionId),
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<RevocationRecord>>;
 
     // ---- tokens and audit ---------------------------------------------------------------------
 

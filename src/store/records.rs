@@ -6,9 +6,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::StoreError;
+use crate::core::scan::{Scan, Summary, Verdict};
 use crate::core::uri::SKILL_MD;
 use crate::core::{
-    Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, Warning,
+    Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, VersionRef,
+    Warning,
 };
 
 pub type SkillId = i64;
@@ -22,6 +24,8 @@ pub struct NewVersion<'a> {
     pub version: &'a SkillVersion,
     /// The audit actor.
     pub published_by: &'a str,
+    /// The content scan stored with the version.
+    pub scan: &'a Scan,
 }
 
 /// What a publish did.
@@ -48,6 +52,7 @@ pub struct ListingRecord {
     pub version: SkillVersion,
     /// The deprecation message when the skill is deprecated.
     pub deprecation: Option<String>,
+    pub scan: Summary,
 }
 
 /// A skill version found by reference: the current one, or one pinned version.
@@ -62,6 +67,46 @@ pub struct ResolvedVersion {
     pub deprecation: Option<String>,
     /// Whether the skill's namespace is private.
     pub private: bool,
+    pub scan: Summary,
+    /// The revocation reason when the (pinned) version is revoked.
+    pub revoked: Option<String>,
+}
+
+/// How a version is withdrawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withdrawal {
+    /// Left out of the current version; still served at its pinned URIs.
+    Yank,
+    /// Withdrawn for security reasons: served to nobody, announced in the revocation feed.
+    Revoke,
+}
+
+/// A version with its scan, as `GET /v1/findings` lists it.
+#[derive(Debug, Clone)]
+pub struct FindingsRecord {
+    pub version_id: VersionId,
+    pub version: VersionRef,
+    pub content_digest: Digest,
+    pub published_at: String,
+    pub scan: Scan,
+}
+
+/// A stored version to scan again (`skillreg rescan`), with its scan so far.
+#[derive(Debug, Clone)]
+pub struct ScanTarget {
+    pub version_id: VersionId,
+    pub version: VersionRef,
+    pub scan: Scan,
+}
+
+/// A revoked version, as the revocation feed announces it.
+#[derive(Debug, Clone)]
+pub struct RevocationRecord {
+    pub version_id: VersionId,
+    pub version: VersionRef,
+    pub content_digest: Digest,
+    pub revoked_at: String,
+    pub reason: String,
 }
 
 /// One file of a version.
@@ -152,6 +197,9 @@ pub struct VersionRecord {
     pub published_by: Option<String>,
     pub yanked_at: Option<String>,
     pub yank_reason: Option<String>,
+    pub scan: Scan,
+    pub revoked_at: Option<String>,
+    pub revoke_reason: Option<String>,
 }
 
 /// One skill as the REST catalog lists it.
@@ -286,6 +334,14 @@ pub(super) mod decode {
 
     pub fn actions(s: &str) -> Result<Vec<Action>, StoreError> {
         json("token actions", s)
+    }
+
+    pub fn scan(verdict: &str, findings: &str) -> Result<Scan, StoreError> {
+        Ok(Scan {
+            verdict: Verdict::parse(verdict)
+                .ok_or_else(|| StoreError::Corrupt(format!("verdict {verdict:?}")))?,
+            findings: json("stored findings", findings)?,
+        })
     }
 
     /// The message of a deprecation: `Some` exactly when the skill is deprecated.

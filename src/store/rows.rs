@@ -7,12 +7,13 @@ use serde_json::Value;
 
 use super::records::decode;
 use super::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, ListingRecord, Manifest,
-    Manifests, ResolvedVersion, Result, SkillRecord, Stats, StoreError, TokenRecord, VerifyReport,
-    VersionRecord,
+    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
+    ListingRecord, Manifest, Manifests, ResolvedVersion, Result, RevocationRecord, ScanTarget,
+    SkillRecord, Stats, StoreError, TokenRecord, VerifyReport, VersionRecord, Withdrawal,
 };
+use crate::core::scan::Scan;
 use crate::core::version::pick_current;
-use crate::core::{SkillRef, SkillVersion, Visibility};
+use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 
 #[derive(sqlx::FromRow)]
 pub(super) struct ListingRow {
@@ -27,6 +28,8 @@ pub(super) struct ListingRow {
     version: String,
     deprecation_message: Option<String>,
     deprecated: bool,
+    verdict: String,
+    findings: String,
 }
 
 impl ListingRow {
@@ -37,6 +40,7 @@ impl ListingRow {
             frontmatter: decode::json("stored frontmatter", &self.frontmatter)?,
             version: decode::version(&self.version)?,
             deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
+            scan: decode::scan(&self.verdict, &self.findings)?.summary(),
             uri: self.uri,
             version_id: self.version_id,
             subpath: self.subpath,
@@ -55,6 +59,10 @@ pub(super) struct ResolvedRow {
     deprecation_message: Option<String>,
     deprecated: bool,
     private: bool,
+    verdict: String,
+    findings: String,
+    revoked: bool,
+    revoke_reason: Option<String>,
 }
 
 impl ResolvedRow {
@@ -66,6 +74,8 @@ impl ResolvedRow {
             yanked: decode::deprecation(self.yanked, self.yank_reason),
             deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
             private: self.private,
+            scan: decode::scan(&self.verdict, &self.findings)?.summary(),
+            revoked: decode::deprecation(self.revoked, self.revoke_reason),
         })
     }
 }
@@ -151,6 +161,10 @@ pub(super) struct VersionRow {
     published_by: Option<String>,
     yanked_at: Option<String>,
     yank_reason: Option<String>,
+    verdict: String,
+    findings: String,
+    revoked_at: Option<String>,
+    revoke_reason: Option<String>,
 }
 
 impl VersionRow {
@@ -166,6 +180,9 @@ impl VersionRow {
             published_by: self.published_by,
             yanked_at: self.yanked_at,
             yank_reason: self.yank_reason,
+            scan: decode::scan(&self.verdict, &self.findings)?,
+            revoked_at: self.revoked_at,
+            revoke_reason: self.revoke_reason,
         })
     }
 }
@@ -272,6 +289,78 @@ impl AuditRow {
 /// Decode every row of a query.
 pub(super) fn decode_all<R, T>(rows: Vec<R>, decode: impl Fn(R) -> Result<T>) -> Result<Vec<T>> {
     rows.into_iter().map(decode).collect()
+}
+
+/// A version with its scan (`findings_page`, `scan_targets`) or its revocation
+/// (`revocations`): the columns each query selects.
+#[derive(sqlx::FromRow)]
+pub(super) struct TrustRow {
+    version_id: i64,
+    namespace: String,
+    name: String,
+    version: String,
+    content_digest: String,
+    published_at: String,
+    verdict: String,
+    findings: String,
+    revoked_at: Option<String>,
+    revoke_reason: Option<String>,
+}
+
+impl TrustRow {
+    fn version(&self) -> Result<VersionRef> {
+        Ok(decode::skill(&self.namespace, &self.name)?.at(decode::version(&self.version)?))
+    }
+
+    pub(super) fn findings(self) -> Result<FindingsRecord> {
+        Ok(FindingsRecord {
+            version: self.version()?,
+            version_id: self.version_id,
+            content_digest: decode::digest(&self.content_digest)?,
+            scan: decode::scan(&self.verdict, &self.findings)?,
+            published_at: self.published_at,
+        })
+    }
+
+    pub(super) fn target(self) -> Result<ScanTarget> {
+        Ok(ScanTarget {
+            version: self.version()?,
+            version_id: self.version_id,
+            scan: decode::scan(&self.verdict, &self.findings)?,
+        })
+    }
+
+    pub(super) fn revocation(self) -> Result<RevocationRecord> {
+        Ok(RevocationRecord {
+            version: self.version()?,
+            version_id: self.version_id,
+            content_digest: decode::digest(&self.content_digest)?,
+            revoked_at: self
+                .revoked_at
+                .ok_or_else(|| StoreError::Corrupt("a revocation without a time".into()))?,
+            reason: self.revoke_reason.unwrap_or_default(),
+        })
+    }
+}
+
+/// The audit action and details of a withdrawal (`reason: None` reverses it).
+pub(super) fn withdrawal_audit(kind: Withdrawal, reason: Option<&str>) -> (&'static str, Value) {
+    match (kind, reason) {
+        (Withdrawal::Yank, Some(r)) => ("yank", serde_json::json!({ "reason": r })),
+        (Withdrawal::Yank, None) => ("unyank", serde_json::json!({})),
+        (Withdrawal::Revoke, Some(r)) => ("revoke", serde_json::json!({ "reason": r })),
+        (Withdrawal::Revoke, None) => ("unrevoke", serde_json::json!({})),
+    }
+}
+
+/// The audit details of a rescan that changed a version's verdict or findings.
+pub(super) fn rescan_audit(before: &Scan, after: &Scan) -> Value {
+    serde_json::json!({
+        "from": before.verdict,
+        "to": after.verdict,
+        "findings_before": before.findings.len(),
+        "findings": after.findings.len(),
+    })
 }
 
 // ---- writes -------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
 use crate::store::copy::{self, Batch, Key, Table};
-use crate::store::{Location, NewToken, NewVersion, PublishOutcome, StoreError};
+use crate::store::{Location, NewToken, NewVersion, PublishOutcome, StoreError, Withdrawal};
 
 fn skill_files(name: &str, body: &str) -> Vec<InputFile> {
     vec![
@@ -53,6 +53,7 @@ async fn publish(store: &dyn Engine, ns: &Namespace, b: &Bundle, version: &str) 
             bundle: b,
             version: &v(version),
             published_by: "test",
+            scan: &crate::core::scan::Scan::unscanned(),
         })
         .await
         .unwrap()
@@ -117,6 +118,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
             bundle: &b2,
             version: &v("1.0.0"),
             published_by: "test",
+            scan: &crate::core::scan::Scan::unscanned(),
         })
         .await
         .unwrap_err();
@@ -137,7 +139,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     let generation = store.generation().await.unwrap();
     assert!(
         store
-            .set_yanked(&two, Some("broken"), "admin")
+            .withdraw(&two, Withdrawal::Yank, Some("broken"), "admin")
             .await
             .unwrap()
     );
@@ -153,7 +155,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     let missing = VersionRef::parse("acme", "refunds", "3.0.0").unwrap();
     assert!(
         !store
-            .set_yanked(&missing, Some("x"), "admin")
+            .withdraw(&missing, Withdrawal::Yank, Some("x"), "admin")
             .await
             .unwrap()
     );
@@ -321,7 +323,7 @@ async fn populate(store: &dyn Engine) {
     let version = VersionRef::parse("acme", "refunds", "1.1.0").unwrap();
     assert!(
         store
-            .set_yanked(&version, Some("bad"), "admin")
+            .withdraw(&version, Withdrawal::Yank, Some("bad"), "admin")
             .await
             .unwrap()
     );

@@ -443,9 +443,10 @@ async fn import_packs_in_tree_links_and_refuses_the_rest() {
 }
 
 /// `skillreg scan` reads skills as `import` does and reports each finding with its rule, file,
-/// line and an escaped excerpt; it exits 1 when a finding is high or critical, 0 otherwise.
+/// line and an escaped excerpt, and each skill's verdict under the scan policy; it exits 1 when
+/// a skill would be blocked at publish, 0 otherwise.
 #[test]
-fn scan_reports_findings_and_fails_on_high_ones() {
+fn scan_reports_findings_and_fails_on_blocked_ones() {
     use crate::common::run_cli;
     let tmp = tempfile::TempDir::new().unwrap();
     let clean = tmp.path().join("clean");
@@ -454,7 +455,7 @@ fn scan_reports_findings_and_fails_on_high_ones() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(
         out.stdout
-            .ends_with("scanned 1 skills: executable_file 1\n"),
+            .ends_with("scanned 1 skills: 1 clean; skills flagged per rule: executable_file 1\n"),
         "{out:?}"
     );
 
@@ -466,7 +467,13 @@ fn scan_reports_findings_and_fails_on_high_ones() {
     )
     .unwrap();
     let out = run_cli(&["scan", "--json", bad.to_str().unwrap()], &[]);
-    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.code, 0, "flagged, not blocked, by default: {out:?}");
+    let strict = run_cli(
+        &["scan", bad.to_str().unwrap()],
+        &[("SKILLREG_SCAN_POLICY", "remote_code_execution=block")],
+    );
+    assert_eq!(strict.code, 1, "{strict:?}");
+    assert!(strict.stdout.contains(": blocked ("), "{strict:?}");
     let lines: Vec<serde_json::Value> = out
         .stdout
         .lines()
@@ -501,7 +508,9 @@ fn scan_reports_findings_and_fails_on_high_ones() {
         "escaped: {}",
         out.stdout
     );
+    assert_eq!(lines[0]["verdict"], "flagged");
     assert_eq!(lines[1]["summary"]["skills"], 1);
+    assert_eq!(lines[1]["summary"]["verdicts"]["flagged"], 1);
     let rules = run_cli(&["scan", "--rules"], &[]);
     assert_eq!(rules.code, 0);
     assert_eq!(

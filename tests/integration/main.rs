@@ -23,4 +23,5 @@ mod postgres;
 mod reliability;
 mod rest;
 mod soak;
+mod trust;
 mod web;

@@ -1190,3 +1190,50 @@ fn same_reads(copy: &[(String, Value)], original: &[(String, Value)], what: &str
         assert_eq!(without_scores(got), without_scores(want), "{what}: {read}");
     }
 }
+
+/// A revocation made through one replica is honoured by another at once: pinned reads that
+/// replica had already served (and cached) are refused on every route, URI form and era.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_on_one_replica_is_honoured_by_every_replica() {
+    let url = fresh_postgres().await;
+    let (a, b) = (replica(&url).await, replica(&url).await);
+    let api = Api::new(&a);
+    for version in ["1.0.0", "1.1.0"] {
+        let (status, body) = api
+            .publish(
+                Some(ADMIN),
+                "acme",
+                "tool",
+                version,
+                crate::trust::skill("tool", version),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let pinned = json!({"uri": "skill://acme/@1.1.0/tool/SKILL.md"});
+    let on_b = Modern::new(&b.url);
+    let started = Instant::now();
+    eventually(started, async || {
+        on_b.call("resources/read", pinned.clone()).await["result"].is_object()
+    })
+    .await;
+    let (status, body) = api
+        .send(
+            reqwest::Method::POST,
+            "/v1/skills/acme/tool/1.1.0/revoke",
+            Some(ADMIN),
+            Some(json!({"reason": "malicious"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let revoked_at = Instant::now();
+    let lag = eventually(revoked_at, async || {
+        on_b.call("resources/read", pinned.clone()).await["error"]["data"]["code"]
+            == "version_revoked"
+    })
+    .await;
+    eprintln!("replica b refused the revoked version {lag:?} after the revocation");
+    crate::trust::assert_every_read(&b, "1.1.0", crate::trust::REVOKED).await;
+    let (_, feed) = Api::new(&b).get("/v1/revocations").await;
+    assert_eq!(feed["items"][0]["version"], "1.1.0", "{feed}");
+}

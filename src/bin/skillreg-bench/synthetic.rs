@@ -227,19 +227,23 @@ pub async fn generate(
 ) -> Result<u64> {
     const BATCH: u64 = 1000;
     let prepare = |start: u64| {
+        let policy = registry.scan_policy().clone();
         tokio::task::spawn_blocking(move || {
             let version = SkillVersion::parse("1.0.0").expect("valid version");
             (start..(start + BATCH).min(to))
                 .map(|i| {
                     let (ns, files) = synthetic_skill(i);
-                    Registry::prepare(PublishRequest {
-                        namespace: ns,
-                        files,
-                        expected_name: None,
-                        version: Some(version.clone()),
-                        actor: "bulk".to_owned(),
-                        warnings: Vec::new(),
-                    })
+                    Registry::prepare(
+                        PublishRequest {
+                            namespace: ns,
+                            files,
+                            expected_name: None,
+                            version: Some(version.clone()),
+                            actor: "bulk".to_owned(),
+                            warnings: Vec::new(),
+                        },
+                        &policy,
+                    )
                 })
                 .collect::<Result<Vec<_>>>()
         })

@@ -58,7 +58,8 @@ pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32)
             page(
                 pool,
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
-                        published_at, published_by, yanked_at, yank_reason
+                        published_at, published_by, yanked_at, yank_reason, verdict, findings,
+                        revoked_at, revoke_reason
                  FROM versions WHERE id > $1 ORDER BY id LIMIT $3",
                 after,
                 limit,
@@ -176,9 +177,11 @@ impl Importer for PgImport {
             .bind(col(rows, |r| r.data.as_slice())),
             Batch::Versions(rows) => sqlx::query(
                 "INSERT INTO versions (id, skill_id, version, content_digest, file_count,
-                    total_size, warnings, published_at, published_by, yanked_at, yank_reason)
+                    total_size, warnings, published_at, published_by, yanked_at, yank_reason,
+                    verdict, findings, revoked_at, revoke_reason)
                  SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::text[], $4::text[], $5::int8[],
-                    $6::int8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])",
+                    $6::int8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                    $12::text[], $13::text[], $14::text[], $15::text[])",
             )
             .bind(col(rows, |r| r.id))
             .bind(col(rows, |r| r.skill_id))
@@ -190,7 +193,11 @@ impl Importer for PgImport {
             .bind(col(rows, |r| r.published_at.as_str()))
             .bind(col(rows, |r| r.published_by.as_deref()))
             .bind(col(rows, |r| r.yanked_at.as_deref()))
-            .bind(col(rows, |r| r.yank_reason.as_deref())),
+            .bind(col(rows, |r| r.yank_reason.as_deref()))
+            .bind(col(rows, |r| r.verdict.as_str()))
+            .bind(col(rows, |r| r.findings.as_str()))
+            .bind(col(rows, |r| r.revoked_at.as_deref()))
+            .bind(col(rows, |r| r.revoke_reason.as_deref())),
             Batch::Files(rows) => sqlx::query(
                 "INSERT INTO version_files (version_id, path, digest, size, mode)
                  SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[])",

@@ -16,6 +16,7 @@ mod feed;
 mod maintenance;
 mod skills;
 mod tokens;
+mod trust;
 mod write;
 
 use std::str::FromStr;

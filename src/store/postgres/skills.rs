@@ -10,7 +10,7 @@ use crate::store::rows::{
 };
 use crate::store::{
     CatalogRecord, ListingRecord, Manifests, NewVersion, PublishOutcome, ResolvedVersion, Result,
-    SkillRecord, StoreError, VersionRecord,
+    SkillRecord, StoreError, VersionRecord, Withdrawal,
 };
 
 pub(super) async fn publish(pool: &PgPool, new: NewVersion<'_>) -> Result<PublishOutcome> {
@@ -71,8 +71,8 @@ async fn publish_in(tx: &mut PgConnection, new: NewVersion<'_>) -> Result<Publis
     .await?;
 
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
     )
     .bind(skill_id)
@@ -82,6 +82,8 @@ async fn publish_in(tx: &mut PgConnection, new: NewVersion<'_>) -> Result<Publis
     .bind(new.bundle.total_size as i64)
     .bind(json_text(&new.bundle.warnings)?)
     .bind(new.published_by)
+    .bind(new.scan.verdict.as_str())
+    .bind(json_text(&new.scan.findings)?)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(version_id) = inserted else {
@@ -204,7 +206,7 @@ pub(super) async fn list_page(
     let rows: Vec<ListingRow> = sqlx::query_as(concat!(
         "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
                 e.description, e.frontmatter, v.version, s.deprecation_message,
-                s.deprecated_at IS NOT NULL AS deprecated
+                s.deprecated_at IS NOT NULL AS deprecated, v.verdict, v.findings
          FROM listing l
          JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
          JOIN versions v ON v.id = l.version_id
@@ -229,7 +231,8 @@ macro_rules! resolve_sql {
         concat!(
             "SELECT s.id AS skill_id, v.id AS version_id, v.version,
         v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
-        s.deprecated_at IS NOT NULL AS deprecated, n.private
+        s.deprecated_at IS NOT NULL AS deprecated, n.private, v.verdict, v.findings,
+        v.revoked_at IS NOT NULL AS revoked, v.revoke_reason
      FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
             $join,
             " WHERE n.name = $1 AND s.name = $2"
@@ -305,7 +308,8 @@ macro_rules! version_sql {
     ($where:literal) => {
         concat!(
             "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
-                    published_by, yanked_at, yank_reason FROM versions WHERE ",
+                    published_by, yanked_at, yank_reason, verdict, findings, revoked_at,
+                    revoke_reason FROM versions WHERE ",
             $where
         )
     };
@@ -364,9 +368,10 @@ pub(super) async fn catalog_page(
     decode_all(rows, CatalogRow::decode)
 }
 
-pub(super) async fn set_yanked(
+pub(super) async fn withdraw(
     pool: &PgPool,
     version: &VersionRef,
+    kind: Withdrawal,
     reason: Option<&str>,
     actor: &str,
 ) -> Result<bool> {
@@ -383,33 +388,38 @@ pub(super) async fn set_yanked(
         return Ok(false);
     };
     let v = version.version.to_string();
-    let changed = match reason {
-        Some(reason) => sqlx::query(
+    // Every statement binds the reason as its third parameter (NULL when reversing).
+    let statement = match (kind, reason.is_some()) {
+        (Withdrawal::Yank, true) => {
             "UPDATE versions SET yanked_at = skillreg_now(), yank_reason = $3
-             WHERE skill_id = $1 AND version = $2",
-        )
+             WHERE skill_id = $1 AND version = $2"
+        }
+        (Withdrawal::Yank, false) => {
+            "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
+             WHERE skill_id = $1 AND version = $2 AND $3::text IS NULL"
+        }
+        (Withdrawal::Revoke, true) => {
+            "UPDATE versions SET revoked_at = skillreg_now(), revoke_reason = $3
+             WHERE skill_id = $1 AND version = $2"
+        }
+        (Withdrawal::Revoke, false) => {
+            "UPDATE versions SET revoked_at = NULL, revoke_reason = NULL
+             WHERE skill_id = $1 AND version = $2 AND $3::text IS NULL"
+        }
+    };
+    let changed = sqlx::query(statement)
         .bind(skill_id)
         .bind(&v)
-        .bind(reason),
-        None => sqlx::query(
-            "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
-             WHERE skill_id = $1 AND version = $2",
-        )
-        .bind(skill_id)
-        .bind(&v),
-    }
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
     if changed == 0 {
         return Ok(false);
     }
     write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
     write::touch(&mut tx, skill_id).await?;
-    let (action, details) = match reason {
-        Some(r) => ("yank", serde_json::json!({ "reason": r })),
-        None => ("unyank", serde_json::json!({})),
-    };
+    let (action, details) = rows::withdrawal_audit(kind, reason);
     write::audit(
         &mut tx,
         actor,

@@ -69,7 +69,8 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
-                        published_at, published_by, yanked_at, yank_reason
+                        published_at, published_by, yanked_at, yank_reason, verdict, findings,
+                        revoked_at, revoke_reason
                  FROM versions WHERE id > ?1 ORDER BY id LIMIT ?3",
                 after,
                 limit,
@@ -217,7 +218,8 @@ impl Importer for SqliteImport {
                 insert(
                     tx,
                     "INSERT INTO versions (id, skill_id, version, content_digest, file_count,
-                        total_size, warnings, published_at, published_by, yanked_at, yank_reason) ",
+                        total_size, warnings, published_at, published_by, yanked_at, yank_reason,
+                        verdict, findings, revoked_at, revoke_reason) ",
                     rows,
                     |row, r| {
                         row.push_bind(r.id)
@@ -230,7 +232,11 @@ impl Importer for SqliteImport {
                             .push_bind(&r.published_at)
                             .push_bind(&r.published_by)
                             .push_bind(&r.yanked_at)
-                            .push_bind(&r.yank_reason);
+                            .push_bind(&r.yank_reason)
+                            .push_bind(&r.verdict)
+                            .push_bind(&r.findings)
+                            .push_bind(&r.revoked_at)
+                            .push_bind(&r.revoke_reason);
                     },
                 )
                 .await

@@ -15,6 +15,7 @@ mod copy;
 mod maintenance;
 mod skills;
 mod tokens;
+mod trust;
 mod write;
 
 use std::path::Path;

@@ -164,7 +164,8 @@ pub(super) async fn refresh_current(
     published: Option<Published<'_>>,
 ) -> Result<()> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT id, version FROM versions WHERE skill_id = ?1 AND yanked_at IS NULL",
+        "SELECT id, version FROM versions
+         WHERE skill_id = ?1 AND yanked_at IS NULL AND revoked_at IS NULL",
     )
     .bind(skill_id)
     .fetch_all(&mut *tx)

@@ -1,0 +1,14 @@
+-- The content scan of every version (core::scan): its verdict under the policy it was scanned
+-- with, and the findings behind it (JSON array of {rule, severity, file, line, excerpt}).
+-- Versions stored before scanning existed are 'unscanned' until `skillreg rescan`. Scanning
+-- reads the bytes; it never changes them.
+ALTER TABLE versions ADD COLUMN verdict TEXT COLLATE "C" NOT NULL DEFAULT 'unscanned';
+ALTER TABLE versions ADD COLUMN findings TEXT NOT NULL DEFAULT '[]';
+CREATE INDEX versions_by_verdict ON versions (verdict, id);
+
+-- Revocation: a version withdrawn for security reasons. Stronger than a yank: it is served to
+-- nobody (pinned URIs included), leaves the listing, and is announced in the public revocation
+-- feed (GET /v1/revocations?since=) until the admin reverses it.
+ALTER TABLE versions ADD COLUMN revoked_at TEXT;
+ALTER TABLE versions ADD COLUMN revoke_reason TEXT;
+CREATE INDEX versions_by_revocation ON versions (revoked_at, id) WHERE revoked_at IS NOT NULL;
