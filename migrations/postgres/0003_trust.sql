@@ -12,3 +12,10 @@ CREATE INDEX versions_by_verdict ON versions (verdict, id);
 ALTER TABLE versions ADD COLUMN revoked_at TEXT;
 ALTER TABLE versions ADD COLUMN revoke_reason TEXT;
 CREATE INDEX versions_by_revocation ON versions (revoked_at, id) WHERE revoked_at IS NOT NULL;
+
+-- The review gate: in a namespace that requires review, a new version is stored pending until
+-- a token with the `approve` action approves it. A pending version is never current, never
+-- served over MCP, and shown over REST and on the web page only to holders of the namespace's
+-- tokens.
+ALTER TABLE namespaces ADD COLUMN review_required BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE versions ADD COLUMN pending BOOLEAN NOT NULL DEFAULT false;

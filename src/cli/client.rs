@@ -206,9 +206,27 @@ pub async fn publish(
         request = request.header(CLIENT_WARNINGS_HEADER, encode_client_warnings(&recorded));
     }
     let published: PublishedView = remote.send(request.body(packed)).await?;
+    for f in &published.findings {
+        let at = if f.line > 0 {
+            format!("{}:{}", f.file, f.line)
+        } else {
+            f.file.clone()
+        };
+        eprintln!(
+            "finding: {} {} {at}  {}",
+            f.severity,
+            f.rule,
+            printable(&f.excerpt)
+        );
+    }
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for f in &published.findings {
+        *counts.entry(f.severity.as_str()).or_default() += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
     remote.say(|| {
         format!(
-            "{} {} {} ({} files)\n  current: {}\n  pinned:  {}",
+            "{} {} {} ({} files)\n  current: {}\n  pinned:  {}\n  scan:    {}{}",
             if published.created {
                 "published"
             } else {
@@ -218,8 +236,21 @@ pub async fn publish(
             published.version,
             published.files.len(),
             published.uri,
-            published.pinned_uri
-        )
+            published.pinned_uri,
+            published.verdict,
+            if counts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", counts.join(", "))
+            }
+        ) + &if published.pending {
+            format!(
+                "\n  pending review: served once approved (skillreg approve {}/{}@{})",
+                published.namespace, published.name, published.version
+            )
+        } else {
+            String::new()
+        }
     });
     Ok(())
 }
@@ -304,6 +335,49 @@ pub async fn yank(
     Ok(())
 }
 
+/// `NAMESPACE/NAME@VERSION`.
+fn version_ref(version: &str) -> Result<(SkillRef, SkillVersion), Failure> {
+    let (skill, number) = version
+        .rsplit_once('@')
+        .ok_or_else(|| Failure::usage(format!("{version:?} is not NAMESPACE/NAME@VERSION")))?;
+    let number = SkillVersion::parse(number).map_err(|e| Failure::usage(format!("{e}")))?;
+    Ok((skill_ref(skill)?, number))
+}
+
+/// Approve `NAMESPACE/NAME@VERSION`, pending review.
+pub async fn approve(remote: &Remote, version: &str) -> Result<(), Failure> {
+    let (skill, number) = version_ref(version)?;
+    let url = remote.url(&format!(
+        "/v1/skills/{}/{}/{number}/approve",
+        skill.namespace, skill.name
+    ));
+    let _: StatusView = remote.send(reqwest::Client::new().post(url)).await?;
+    remote.say(|| format!("approved {skill}@{number}"));
+    Ok(())
+}
+
+/// Make a namespace's new versions wait for review (or not).
+pub async fn set_review(remote: &Remote, namespace: &str, required: bool) -> Result<(), Failure> {
+    let namespace =
+        core::refs::parse_namespace(namespace).map_err(|e| Failure::usage(e.to_string()))?;
+    let url = remote.url(&format!("/v1/namespaces/{namespace}/review"));
+    let client = reqwest::Client::new();
+    let req = if required {
+        client.post(url)
+    } else {
+        client.delete(url)
+    };
+    let _: StatusView = remote.send(req).await?;
+    remote.say(|| {
+        if required {
+            format!("new versions of {namespace} wait for review")
+        } else {
+            format!("{namespace} publishes without review")
+        }
+    });
+    Ok(())
+}
+
 /// Revoke (or with `undo`, unrevoke) `NAMESPACE/NAME@VERSION`.
 pub async fn revoke(
     remote: &Remote,
@@ -311,11 +385,7 @@ pub async fn revoke(
     reason: Option<&str>,
     undo: bool,
 ) -> Result<(), Failure> {
-    let (skill, number) = version
-        .rsplit_once('@')
-        .ok_or_else(|| Failure::usage(format!("{version:?} is not NAMESPACE/NAME@VERSION")))?;
-    let skill = skill_ref(skill)?;
-    let number = SkillVersion::parse(number).map_err(|e| Failure::usage(format!("{e}")))?;
+    let (skill, number) = version_ref(version)?;
     let url = remote.url(&format!(
         "/v1/skills/{}/{}/{number}/revoke",
         skill.namespace, skill.name
@@ -380,7 +450,7 @@ pub async fn token_create(
         .map(|a| {
             Action::from_name(a).ok_or_else(|| {
                 Failure::usage(format!(
-                    "unknown action {a:?}: publish, yank, deprecate, read or revoke"
+                    "unknown action {a:?}: publish, yank, deprecate, read, revoke or approve"
                 ))
             })
         })

@@ -91,6 +91,17 @@ pub enum Command {
         #[command(flatten)]
         remote: client::Remote,
     },
+    /// Approve a version waiting for review in a namespace that requires it: it may become
+    /// current and is served over MCP from then on.
+    #[command(
+        after_help = "Needs a token with the `approve` action for the namespace, or the admin token.\n\nExample:\n  skillreg approve acme/refund-emails@1.3.0"
+    )]
+    Approve {
+        /// NAMESPACE/NAME@VERSION
+        version: String,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
     /// Scan every stored version again under the scan policy (after a rule or policy change):
     /// each changed verdict is stored and audited; no byte changes.
     #[command(
@@ -253,6 +264,19 @@ pub enum NamespaceCommand {
         #[command(flatten)]
         remote: client::Remote,
     },
+    /// Make new versions of a namespace wait for review: pending until a token with the
+    /// `approve` action approves them (`skillreg approve`), never served over MCP before.
+    /// --undo publishes without review again.
+    #[command(
+        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace review acme"
+    )]
+    Review {
+        namespace: String,
+        #[arg(long)]
+        undo: bool,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -267,7 +291,7 @@ pub enum TokenCommand {
         /// Namespace the token may act on (repeatable; `*` for all).
         #[arg(long = "namespace", required = true)]
         namespaces: Vec<String>,
-        /// publish, yank, deprecate, read or revoke (repeatable).
+        /// publish, yank, deprecate, read, revoke or approve (repeatable).
         #[arg(long = "action", required = true)]
         actions: Vec<String>,
         #[command(flatten)]
@@ -486,6 +510,16 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Namespace(NamespaceCommand::Public { namespace, remote }) => {
             return client::finish(client::set_private(&remote, &namespace, false).await);
+        }
+        Command::Namespace(NamespaceCommand::Review {
+            namespace,
+            undo,
+            remote,
+        }) => {
+            return client::finish(client::set_review(&remote, &namespace, !undo).await);
+        }
+        Command::Approve { version, remote } => {
+            return client::finish(client::approve(&remote, &version).await);
         }
         Command::Search {
             query,

@@ -23,15 +23,18 @@ pub enum Action {
     Read,
     /// Revoke versions for security reasons (reversing a revocation is the admin's alone).
     Revoke,
+    /// Approve versions waiting for review in a namespace that requires it.
+    Approve,
 }
 
 impl Action {
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Self::Publish,
         Self::Yank,
         Self::Deprecate,
         Self::Read,
         Self::Revoke,
+        Self::Approve,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -41,6 +44,7 @@ impl Action {
             Self::Deprecate => "deprecate",
             Self::Read => "read",
             Self::Revoke => "revoke",
+            Self::Approve => "approve",
         }
     }
 
@@ -180,14 +184,17 @@ impl Principal {
     }
 
     /// The namespaces this caller sees. Reading a namespace needs the `read` action on it, or
-    /// publish rights there; public namespaces are open to everyone unless `reads_need_token`,
-    /// which makes every namespace private.
+    /// publish or approve rights there; public namespaces are open to everyone unless
+    /// `reads_need_token`, which makes every namespace private.
     pub fn visibility(&self, reads_need_token: bool) -> Visibility {
         let readable = match self {
             Self::Admin => return Visibility::All,
             Self::Anonymous => Scope::Namespaces(Vec::new()),
             Self::Token { scope, actions, .. } => {
-                if actions.contains(&Action::Read) || actions.contains(&Action::Publish) {
+                if [Action::Read, Action::Publish, Action::Approve]
+                    .iter()
+                    .any(|a| actions.contains(a))
+                {
                     scope.clone()
                 } else {
                     Scope::Namespaces(Vec::new())
@@ -233,6 +240,15 @@ impl Visibility {
     /// that shared caches must not keep it (`cacheScope: "private"`, `Cache-Control: private`).
     pub fn is_caller_specific(&self) -> bool {
         !matches!(self, Self::Public { also } if also.is_empty())
+    }
+
+    /// Whether the caller holds a token for `namespace` (or is the admin): what a version
+    /// pending review needs to be seen.
+    pub fn holds(&self, namespace: &Namespace) -> bool {
+        match self {
+            Self::All => true,
+            Self::Public { also: named } | Self::Only(named) => named.contains(namespace),
+        }
     }
 
     /// The namespaces named explicitly (`also` or `only`).

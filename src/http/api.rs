@@ -161,6 +161,8 @@ pub struct VersionView {
     pub verdict: String,
     /// Findings per severity (only severities that occur).
     pub finding_counts: BTreeMap<String, u32>,
+    /// Waiting for review (`POST …/approve`); never served over MCP until approved.
+    pub pending: bool,
 }
 
 impl From<VersionSummary> for VersionView {
@@ -181,6 +183,7 @@ impl From<VersionSummary> for VersionView {
             revoke_reason: v.revoke_reason,
             verdict: v.scan.verdict.to_string(),
             finding_counts: severity_counts(&v.scan),
+            pending: v.pending,
         }
     }
 }
@@ -269,6 +272,8 @@ pub struct PublishedView {
     /// The content scan's verdict (`flagged` versions are stored and served with it).
     pub verdict: String,
     pub findings: Vec<FindingView>,
+    /// Stored pending review: served once a token with the `approve` action approves it.
+    pub pending: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -300,6 +305,7 @@ impl From<Published> for PublishedView {
             warnings: p.warnings.into_iter().map(WarningView::from).collect(),
             verdict: p.scan.verdict.to_string(),
             findings: p.scan.findings.into_iter().map(FindingView::from).collect(),
+            pending: p.pending,
         }
     }
 }

@@ -468,6 +468,56 @@ async fn unrevoke(
     Ok(axum::Json(StatusView { ok: true }))
 }
 
+/// Approve a version waiting for review (the `approve` action): it may become current and is
+/// served over MCP from then on.
+#[utoipa::path(post, path = "/v1/skills/{namespace}/{name}/{version}/approve", tag = "trust",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn approve(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    VersionPath(version): VersionPath,
+) -> ApiResult<axum::Json<StatusView>> {
+    s.registry.approve(&caller, &version).await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
+/// Make new versions of a namespace wait for review (admin only).
+#[utoipa::path(post, path = "/v1/namespaces/{namespace}/review", tag = "trust",
+    params(("namespace" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn require_review(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path(namespace): Path<String>,
+) -> ApiResult<axum::Json<StatusView>> {
+    let namespace = parse_namespace(&namespace)?;
+    s.registry
+        .set_review_required(&caller, &namespace, true)
+        .await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
+/// Publish into a namespace without review again (admin only); versions already pending stay
+/// pending until approved.
+#[utoipa::path(delete, path = "/v1/namespaces/{namespace}/review", tag = "trust",
+    params(("namespace" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn review_off(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path(namespace): Path<String>,
+) -> ApiResult<axum::Json<StatusView>> {
+    let namespace = parse_namespace(&namespace)?;
+    s.registry
+        .set_review_required(&caller, &namespace, false)
+        .await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
 /// Versions with what the content scan found, paginated, of one verdict or any.
 #[utoipa::path(get, path = "/v1/findings", params(FindingsQuery), tag = "trust",
     responses((status = 200, body = FindingsPage), (status = 400, body = ErrorBody)))]
@@ -669,7 +719,7 @@ async fn audit(
 #[openapi(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
     paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
-          revoke, unrevoke, findings, revocations,
+          revoke, unrevoke, approve, require_review, review_off, findings, revocations,
           make_private, make_public, create_token, list_tokens, revoke_token, audit),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
@@ -736,6 +786,14 @@ pub fn routes(state: AppState) -> Router {
         .route(
             "/v1/skills/{namespace}/{name}/{version}/revoke",
             post(revoke).delete(unrevoke),
+        )
+        .route(
+            "/v1/skills/{namespace}/{name}/{version}/approve",
+            post(approve),
+        )
+        .route(
+            "/v1/namespaces/{namespace}/review",
+            post(require_review).delete(review_off),
         )
         .route("/v1/findings", get(findings))
         .route("/v1/revocations", get(revocations))

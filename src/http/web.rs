@@ -500,6 +500,9 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
                 esc(v.yank_reason.as_deref().unwrap_or(""))
             ),
             (None, None, true) => "current".to_owned(),
+            (None, None, false) if v.pending => {
+                r#"<span class="badge deprecated">pending review</span>"#.to_owned()
+            }
             (None, None, false) => String::new(),
         } + &verdict_badge(&v.scan);
         let shown = v.version.version.to_string();

@@ -52,6 +52,8 @@ pub struct VersionSummary {
     pub revoked_at: Option<String>,
     pub revoke_reason: Option<String>,
     pub scan: Summary,
+    /// Waiting for review (shown only to holders of the namespace's tokens).
+    pub pending: bool,
 }
 
 impl VersionSummary {
@@ -68,6 +70,7 @@ impl VersionSummary {
             revoked_at: row.revoked_at.clone(),
             revoke_reason: row.revoke_reason.clone(),
             scan: row.scan.summary(),
+            pending: row.pending,
         }
     }
 }
@@ -128,11 +131,13 @@ impl Registry {
             .await?
             .filter(|r| viewer.sees(&skill.namespace, r.private))
             .ok_or_else(|| NotFound::Skill(skill.clone()))?;
+        let holds = viewer.holds(&skill.namespace);
         let mut versions: Vec<VersionSummary> = self
             .store()
             .versions(record.id)
             .await?
             .into_iter()
+            .filter(|row| holds || !row.pending)
             .map(|row| VersionSummary::new(skill, &row))
             .collect();
         versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
@@ -168,6 +173,8 @@ impl Registry {
             .store()
             .version(skill.id, &version.version)
             .await?
+            // A version pending review: only holders of the namespace's tokens see it.
+            .filter(|row| !row.pending || viewer.holds(version.namespace()))
             .ok_or_else(not_found)?;
         if content && row.revoked_at.is_some() {
             return Err(Error::Revoked {

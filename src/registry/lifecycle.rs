@@ -1,8 +1,9 @@
-//! Lifecycle changes of published skills: yank, revoke and deprecate. None rewrites a byte.
+//! Lifecycle changes of published skills: yank, revoke, deprecate, and approving versions held
+//! for review. None rewrites a byte.
 
 use super::Registry;
-use crate::core::{Action, Principal, SkillRef, VersionRef};
-use crate::error::{NotFound, Result};
+use crate::core::{Action, Namespace, Principal, SkillRef, VersionRef};
+use crate::error::{Error, NotFound, Result};
 use crate::store::Withdrawal;
 
 impl Registry {
@@ -34,6 +35,33 @@ impl Registry {
         }
         self.withdraw(caller, version, Withdrawal::Revoke, reason)
             .await
+    }
+
+    /// Approve a version pending review (the `approve` action): it may become current, and is
+    /// served like any other from then on.
+    pub async fn approve(&self, caller: &Principal, version: &VersionRef) -> Result<()> {
+        caller.require(Action::Approve, version.namespace())?;
+        if !self.store().approve(version, &caller.actor()).await? {
+            return Err(Error::InvalidRequest(format!(
+                "{version} is not a version waiting for review"
+            )));
+        }
+        self.notify_changed();
+        Ok(())
+    }
+
+    /// Make new versions of `namespace` wait for review (`true`) or not. Admin only; audited.
+    pub async fn set_review_required(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        required: bool,
+    ) -> Result<()> {
+        caller.require_admin()?;
+        self.store()
+            .set_review_required(namespace, required, &caller.actor())
+            .await?;
+        Ok(())
     }
 
     async fn withdraw(

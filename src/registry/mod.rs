@@ -485,17 +485,20 @@ impl Registry {
 
     /// What `skill` resolves to for `viewer` (current, or the pinned `version`), with its
     /// manifest: `None` when it does not exist or `viewer` may not see it (the two are never
-    /// told apart); `version_revoked` when it is a revoked version.
+    /// told apart, and a version pending review is one nobody sees here); `version_revoked`
+    /// when it is a revoked version.
     async fn resolve_visible(
         &self,
         viewer: &Visibility,
         skill: &SkillRef,
         version: Option<&SkillVersion>,
     ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
+        // A version pending review is never served over MCP, whoever asks.
         let found = self
             .resolve(skill, version)
             .await?
-            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private));
+            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private))
+            .filter(|(resolved, _)| !resolved.pending);
         // Only a pinned version can be revoked (the current one never is); nobody reads it.
         if let Some((resolved, _)) = &found
             && let Some(reason) = &resolved.revoked

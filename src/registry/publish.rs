@@ -36,6 +36,8 @@ pub struct Published {
     pub warnings: Vec<Warning>,
     /// The content scan stored with the version (for an unchanged publish: this upload's).
     pub scan: Scan,
+    /// Stored pending review (its namespace requires review): not served until approved.
+    pub pending: bool,
 }
 
 impl Published {
@@ -65,13 +67,14 @@ impl Prepared {
             .at(self.version.clone())
     }
 
-    fn new_version(&self) -> NewVersion<'_> {
+    fn new_version(&self, pending: bool) -> NewVersion<'_> {
         NewVersion {
             namespace: &self.namespace,
             bundle: &self.bundle,
             version: &self.version,
             published_by: &self.actor,
             scan: &self.scan,
+            pending,
         }
     }
 
@@ -92,7 +95,7 @@ impl Prepared {
         }
     }
 
-    fn published(self, outcome: PublishOutcome) -> Published {
+    fn published(self, outcome: PublishOutcome, pending: bool) -> Published {
         let created = outcome == PublishOutcome::Created;
         crate::metrics::publish(if created { "created" } else { "unchanged" });
         Published {
@@ -110,6 +113,7 @@ impl Prepared {
                 .collect(),
             warnings: self.bundle.warnings,
             scan: self.scan,
+            pending,
         }
     }
 }
@@ -191,6 +195,13 @@ impl Registry {
         let pending: Vec<usize> = (0..items.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
+        // Versions published into a namespace that requires review wait for approval.
+        let review = if pending.is_empty() {
+            Vec::new()
+        } else {
+            self.store().review_namespaces().await?
+        };
+        let reviewed = |item: &Prepared| review.contains(&item.namespace);
         if !pending.is_empty() {
             let mut blobs: Vec<(Digest, &[u8])> =
                 pending.iter().flat_map(|&i| items[i].blobs()).collect();
@@ -199,7 +210,12 @@ impl Registry {
             self.inner.blobs.put_if_absent(&blobs).await?;
             let stored = self
                 .store()
-                .publish_many(pending.iter().map(|&i| items[i].new_version()).collect())
+                .publish_many(
+                    pending
+                        .iter()
+                        .map(|&i| items[i].new_version(reviewed(&items[i])))
+                        .collect(),
+                )
                 .await?;
             if stored
                 .iter()
@@ -216,7 +232,10 @@ impl Registry {
             .zip(outcomes)
             .map(
                 |(item, outcome)| match outcome.expect("every version has an outcome") {
-                    Ok(o) => Ok(item.published(o)),
+                    Ok(o) => {
+                        let held = o == PublishOutcome::Created && reviewed(&item);
+                        Ok(item.published(o, held))
+                    }
                     Err(e) => Err(item.store_error(e)),
                 },
             )

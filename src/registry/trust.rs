@@ -70,6 +70,8 @@ impl Registry {
             .flatten();
         let items = rows
             .into_iter()
+            // A version pending review: only holders of the namespace's tokens see it.
+            .filter(|r| !r.pending || viewer.holds(r.version.namespace()))
             .map(|r| FindingsItem {
                 version: r.version,
                 content_digest: r.content_digest,

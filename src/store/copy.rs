@@ -63,6 +63,7 @@ pub struct NamespaceRow {
     pub created_at: String,
     pub last_published_at: Option<String>,
     pub private: bool,
+    pub review_required: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -108,6 +109,7 @@ pub struct VersionRow {
     pub findings: String,
     pub revoked_at: Option<String>,
     pub revoke_reason: Option<String>,
+    pub pending: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]

@@ -139,6 +139,29 @@ macro_rules! engine_impls {
                 trust::set_scans(&self.$write, changes, actor).await
             }
 
+            async fn set_review_required(
+                &self,
+                namespace: &$crate::core::Namespace,
+                required: bool,
+                actor: &str,
+            ) -> $crate::store::Result<()> {
+                trust::set_review_required(&self.$write, namespace, required, actor).await
+            }
+
+            async fn review_namespaces(
+                &self,
+            ) -> $crate::store::Result<Vec<$crate::core::Namespace>> {
+                trust::review_namespaces(&self.$read).await
+            }
+
+            async fn approve(
+                &self,
+                version: &$crate::core::VersionRef,
+                actor: &str,
+            ) -> $crate::store::Result<bool> {
+                trust::approve(&self.$write, version, actor).await
+            }
+
             async fn revocations(
                 &self,
                 after: (&str, $crate::store::VersionId),

@@ -149,6 +149,21 @@ pub trait Store: Send + Sync + 'static {
     /// transaction that bumps the generation of their skills.
     async fn set_scans(&self, changes: &[(ScanTarget, Scan)], actor: &str) -> Result<()>;
 
+    /// Turn the review gate of `namespace` on or off (creating the namespace), audited.
+    async fn set_review_required(
+        &self,
+        namespace: &Namespace,
+        required: bool,
+        actor: &str,
+    ) -> Result<()>;
+
+    /// The namespaces whose new versions wait for review.
+    async fn review_namespaces(&self) -> Result<Vec<Namespace>>;
+
+    /// Approve a pending version: it may become current; recompute the listing and audit it.
+    /// `false` when no such pending version exists.
+    async fn approve(&self, version: &VersionRef, actor: &str) -> Result<bool>;
+
     /// Revoked versions after the position `(revoked_at, version id)`, oldest first, in the
     /// namespaces `visibility` sees.
     async fn revocations(

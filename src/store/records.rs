@@ -26,6 +26,8 @@ pub struct NewVersion<'a> {
     pub published_by: &'a str,
     /// The content scan stored with the version.
     pub scan: &'a Scan,
+    /// Stored pending review (its namespace requires review): never current until approved.
+    pub pending: bool,
 }
 
 /// What a publish did.
@@ -70,6 +72,8 @@ pub struct ResolvedVersion {
     pub scan: Summary,
     /// The revocation reason when the (pinned) version is revoked.
     pub revoked: Option<String>,
+    /// Waiting for review: never served over MCP.
+    pub pending: bool,
 }
 
 /// How a version is withdrawn.
@@ -89,6 +93,7 @@ pub struct FindingsRecord {
     pub content_digest: Digest,
     pub published_at: String,
     pub scan: Scan,
+    pub pending: bool,
 }
 
 /// A stored version to scan again (`skillreg rescan`), with its scan so far.
@@ -200,6 +205,7 @@ pub struct VersionRecord {
     pub scan: Scan,
     pub revoked_at: Option<String>,
     pub revoke_reason: Option<String>,
+    pub pending: bool,
 }
 
 /// One skill as the REST catalog lists it.

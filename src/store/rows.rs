@@ -63,6 +63,7 @@ pub(super) struct ResolvedRow {
     findings: String,
     revoked: bool,
     revoke_reason: Option<String>,
+    pending: bool,
 }
 
 impl ResolvedRow {
@@ -76,6 +77,7 @@ impl ResolvedRow {
             private: self.private,
             scan: decode::scan(&self.verdict, &self.findings)?.summary(),
             revoked: decode::deprecation(self.revoked, self.revoke_reason),
+            pending: self.pending,
         })
     }
 }
@@ -165,6 +167,7 @@ pub(super) struct VersionRow {
     findings: String,
     revoked_at: Option<String>,
     revoke_reason: Option<String>,
+    pending: bool,
 }
 
 impl VersionRow {
@@ -183,6 +186,7 @@ impl VersionRow {
             scan: decode::scan(&self.verdict, &self.findings)?,
             revoked_at: self.revoked_at,
             revoke_reason: self.revoke_reason,
+            pending: self.pending,
         })
     }
 }
@@ -305,6 +309,7 @@ pub(super) struct TrustRow {
     findings: String,
     revoked_at: Option<String>,
     revoke_reason: Option<String>,
+    pending: bool,
 }
 
 impl TrustRow {
@@ -319,6 +324,7 @@ impl TrustRow {
             content_digest: decode::digest(&self.content_digest)?,
             scan: decode::scan(&self.verdict, &self.findings)?,
             published_at: self.published_at,
+            pending: self.pending,
         })
     }
 
@@ -350,6 +356,15 @@ pub(super) fn withdrawal_audit(kind: Withdrawal, reason: Option<&str>) -> (&'sta
         (Withdrawal::Yank, None) => ("unyank", serde_json::json!({})),
         (Withdrawal::Revoke, Some(r)) => ("revoke", serde_json::json!({ "reason": r })),
         (Withdrawal::Revoke, None) => ("unrevoke", serde_json::json!({})),
+    }
+}
+
+/// The audit action of turning a namespace's review gate on or off.
+pub(super) fn review_audit(required: bool) -> &'static str {
+    if required {
+        "namespace_review_required"
+    } else {
+        "namespace_review_off"
     }
 }
 

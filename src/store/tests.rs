@@ -54,6 +54,7 @@ async fn publish(store: &dyn Engine, ns: &Namespace, b: &Bundle, version: &str) 
             version: &v(version),
             published_by: "test",
             scan: &crate::core::scan::Scan::unscanned(),
+            pending: false,
         })
         .await
         .unwrap()
@@ -119,6 +120,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
             version: &v("1.0.0"),
             published_by: "test",
             scan: &crate::core::scan::Scan::unscanned(),
+            pending: false,
         })
         .await
         .unwrap_err();

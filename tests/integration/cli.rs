@@ -84,6 +84,12 @@ async fn publish_token_yank_deprecate() {
         out.contains("skill://acme/@2.1.0/deploy-helper/SKILL.md"),
         "{out}"
     );
+    // The scan's verdict, and each finding on stderr (an executable script is noted only).
+    assert!(out.contains("  scan:    clean (1 info)"), "{out}");
+    assert!(
+        err.contains("finding: info executable_file scripts/run.sh"),
+        "{err}"
+    );
     let CliOutput {
         code, stdout: out, ..
     } = run_cli_async(

@@ -506,3 +506,143 @@ async fn revoke_cli(server: &TestServer, version: &str, token: &str) {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), format!("revoked {version}"));
 }
+
+/// In a namespace that requires review, CI publishes and a person approves: until then the
+/// version is pending, never current, never served over MCP (any URI form, either era), and
+/// shown over REST and the web page only to holders of that namespace's tokens.
+#[tokio::test]
+async fn a_pending_version_waits_for_approval_and_never_reaches_mcp() {
+    let server = server().await;
+    let api = Api::new(&server);
+    api.publish(Some(ADMIN), "acme", "tool", "1.0.0", skill("tool", "One."))
+        .await;
+    let (_, ci) = api.token(&["acme"], &["publish"]).await;
+    let (_, reviewer) = api.token(&["acme"], &["approve"]).await;
+    let (_, outsider) = api.token(&["other"], &["publish", "approve"]).await;
+    let (status, _) = api
+        .send(Method::POST, "/v1/namespaces/acme/review", Some(&ci), None)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the admin turns the gate on");
+    let out = run_cli_async(
+        &["namespace", "review", "acme"],
+        &[
+            ("SKILLREG_REGISTRY", &server.base()),
+            ("SKILLREG_TOKEN", ADMIN),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    let (status, published) = api
+        .publish(Some(&ci), "acme", "tool", "1.1.0", skill("tool", "Two."))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{published}");
+    assert_eq!(published["pending"], true);
+
+    // Nothing of it over MCP: the current version is still 1.0.0, the pinned forms are unknown.
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    for call in [0, 1] {
+        let ask = async |method: &str, params: Value| {
+            if call == 0 {
+                modern.call(method, params).await
+            } else {
+                legacy.call(method, params).await
+            }
+        };
+        let current = ask("skills/get", json!({"uri": "skill://acme/tool/SKILL.md"})).await;
+        assert_eq!(
+            current["result"]["skill"]["_meta"]["dev.skillreg/version"], "1.0.0",
+            "{current}"
+        );
+        for (method, uri) in [
+            ("skills/get", "skill://acme/@1.1.0/tool/SKILL.md"),
+            ("resources/read", "skill://acme/@1.1.0/tool/SKILL.md"),
+            ("resources/read", "skill://acme/@1.1.0/tool/refs/notes.md"),
+            ("resources/directory/read", "skill://acme/@1.1.0/tool/refs"),
+        ] {
+            let got = ask(method, json!({"uri": uri})).await;
+            assert!(got.get("error").is_some(), "{method} {uri}: {got}");
+            assert_ne!(got["error"]["data"]["code"], "version_revoked");
+        }
+        let list = ask("skills/list", json!({})).await;
+        assert!(!list.to_string().contains("@1.1.0"), "{list}");
+    }
+
+    // REST and the web page: the namespace's token holders see it; others do not.
+    let version = "/v1/skills/acme/tool/1.1.0";
+    for (token, seen) in [
+        (Some(ci.as_str()), true),
+        (Some(reviewer.as_str()), true),
+        (Some(ADMIN), true),
+        (Some(outsider.as_str()), false),
+        (None, false),
+    ] {
+        let (status, body) = api.send(Method::GET, version, token, None).await;
+        let expected = if seen {
+            StatusCode::OK
+        } else {
+            StatusCode::NOT_FOUND
+        };
+        assert_eq!(status, expected, "{token:?}: {body}");
+        let (_, skill) = api
+            .send(Method::GET, "/v1/skills/acme/tool", token, None)
+            .await;
+        assert_eq!(
+            skill.to_string().contains("\"1.1.0\""),
+            seen,
+            "{token:?}: {skill}"
+        );
+    }
+    let (_, pending) = api.send(Method::GET, version, Some(&reviewer), None).await;
+    assert_eq!(pending["pending"], true);
+
+    // Only the approve action approves; then it is current and served everywhere.
+    let approve = |token: String| {
+        let api = &api;
+        async move {
+            api.send(
+                Method::POST,
+                "/v1/skills/acme/tool/1.1.0/approve",
+                Some(&token),
+                None,
+            )
+            .await
+        }
+    };
+    assert_eq!(approve(ci.clone()).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(approve(outsider.clone()).await.0, StatusCode::FORBIDDEN);
+    let out = run_cli_async(
+        &["approve", "acme/tool@1.1.0"],
+        &[
+            ("SKILLREG_REGISTRY", &server.base()),
+            ("SKILLREG_TOKEN", &reviewer),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "approved acme/tool@1.1.0");
+    let (status, again) = approve(reviewer.clone()).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "nothing left to approve: {again}"
+    );
+    let current = Modern::new(&server.url)
+        .call("skills/get", json!({"uri": "skill://acme/tool/SKILL.md"}))
+        .await;
+    assert_eq!(
+        current["result"]["skill"]["_meta"]["dev.skillreg/version"],
+        "1.1.0"
+    );
+    assert_every_read(&server, "1.1.0", SERVED).await;
+    let (_, audit) = api.send(Method::GET, "/v1/audit", Some(ADMIN), None).await;
+    let actions: Vec<&str> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .filter(|a| *a == "approve" || a.starts_with("namespace_review"))
+        .collect();
+    assert_eq!(actions, ["namespace_review_required", "approve"], "{audit}");
+}

@@ -26,7 +26,7 @@ pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32)
         Table::Namespaces => Batch::Namespaces(
             page(
                 pool,
-                "SELECT id, name, created_at, last_published_at, private FROM namespaces
+                "SELECT id, name, created_at, last_published_at, private, review_required FROM namespaces
                  WHERE id > $1 ORDER BY id LIMIT $3",
                 after,
                 limit,
@@ -59,7 +59,7 @@ pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32)
                 pool,
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
                         published_at, published_by, yanked_at, yank_reason, verdict, findings,
-                        revoked_at, revoke_reason
+                        revoked_at, revoke_reason, pending
                  FROM versions WHERE id > $1 ORDER BY id LIMIT $3",
                 after,
                 limit,
@@ -146,14 +146,17 @@ impl Importer for PgImport {
     async fn insert(&mut self, batch: Batch) -> Result<()> {
         let query = match &batch {
             Batch::Namespaces(rows) => sqlx::query(
-                "INSERT INTO namespaces (id, name, created_at, last_published_at, private)
-                 SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::text[], $5::bool[])",
+                "INSERT INTO namespaces (id, name, created_at, last_published_at, private,
+                    review_required)
+                 SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::text[], $5::bool[],
+                    $6::bool[])",
             )
             .bind(col(rows, |r| r.id))
             .bind(col(rows, |r| r.name.as_str()))
             .bind(col(rows, |r| r.created_at.as_str()))
             .bind(col(rows, |r| r.last_published_at.as_deref()))
-            .bind(col(rows, |r| r.private)),
+            .bind(col(rows, |r| r.private))
+            .bind(col(rows, |r| r.review_required)),
             Batch::Skills(rows) => sqlx::query(
                 "INSERT INTO skills (id, namespace_id, name, created_at, deprecated_at,
                     deprecation_message, updated_gen, last_published_at)
@@ -178,10 +181,10 @@ impl Importer for PgImport {
             Batch::Versions(rows) => sqlx::query(
                 "INSERT INTO versions (id, skill_id, version, content_digest, file_count,
                     total_size, warnings, published_at, published_by, yanked_at, yank_reason,
-                    verdict, findings, revoked_at, revoke_reason)
+                    verdict, findings, revoked_at, revoke_reason, pending)
                  SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::text[], $4::text[], $5::int8[],
                     $6::int8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-                    $12::text[], $13::text[], $14::text[], $15::text[])",
+                    $12::text[], $13::text[], $14::text[], $15::text[], $16::bool[])",
             )
             .bind(col(rows, |r| r.id))
             .bind(col(rows, |r| r.skill_id))
@@ -197,7 +200,8 @@ impl Importer for PgImport {
             .bind(col(rows, |r| r.verdict.as_str()))
             .bind(col(rows, |r| r.findings.as_str()))
             .bind(col(rows, |r| r.revoked_at.as_deref()))
-            .bind(col(rows, |r| r.revoke_reason.as_deref())),
+            .bind(col(rows, |r| r.revoke_reason.as_deref()))
+            .bind(col(rows, |r| r.pending)),
             Batch::Files(rows) => sqlx::query(
                 "INSERT INTO version_files (version_id, path, digest, size, mode)
                  SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[])",

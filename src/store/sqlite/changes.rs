@@ -35,7 +35,7 @@ pub(super) async fn since(
          FROM skills s
          JOIN namespaces n ON n.id = s.namespace_id
          LEFT JOIN versions v ON v.id = coalesce(s.current_version_id,
-             (SELECT id FROM versions WHERE skill_id = s.id AND revoked_at IS NULL
+             (SELECT id FROM versions WHERE skill_id = s.id AND revoked_at IS NULL AND pending = 0
               ORDER BY published_at DESC, id DESC LIMIT 1))
          WHERE s.updated_gen > ?1 AND s.id > ?2
          ORDER BY s.id LIMIT ?3",

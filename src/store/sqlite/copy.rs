@@ -37,7 +37,7 @@ pub(super) async fn export(
         Table::Namespaces => Batch::Namespaces(
             page(
                 pool,
-                "SELECT id, name, created_at, last_published_at, private FROM namespaces
+                "SELECT id, name, created_at, last_published_at, private, review_required FROM namespaces
                  WHERE id > ?1 ORDER BY id LIMIT ?3",
                 after,
                 limit,
@@ -70,7 +70,7 @@ pub(super) async fn export(
                 pool,
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
                         published_at, published_by, yanked_at, yank_reason, verdict, findings,
-                        revoked_at, revoke_reason
+                        revoked_at, revoke_reason, pending
                  FROM versions WHERE id > ?1 ORDER BY id LIMIT ?3",
                 after,
                 limit,
@@ -169,14 +169,15 @@ impl Importer for SqliteImport {
             Batch::Namespaces(rows) => {
                 insert(
                     tx,
-                    "INSERT INTO namespaces (id, name, created_at, last_published_at, private) ",
+                    "INSERT INTO namespaces (id, name, created_at, last_published_at, private, review_required) ",
                     rows,
                     |row, r| {
                         row.push_bind(r.id)
                             .push_bind(&r.name)
                             .push_bind(&r.created_at)
                             .push_bind(&r.last_published_at)
-                            .push_bind(r.private);
+                            .push_bind(r.private)
+                            .push_bind(r.review_required);
                     },
                 )
                 .await
@@ -219,7 +220,7 @@ impl Importer for SqliteImport {
                     tx,
                     "INSERT INTO versions (id, skill_id, version, content_digest, file_count,
                         total_size, warnings, published_at, published_by, yanked_at, yank_reason,
-                        verdict, findings, revoked_at, revoke_reason) ",
+                        verdict, findings, revoked_at, revoke_reason, pending) ",
                     rows,
                     |row, r| {
                         row.push_bind(r.id)
@@ -236,7 +237,8 @@ impl Importer for SqliteImport {
                             .push_bind(&r.verdict)
                             .push_bind(&r.findings)
                             .push_bind(&r.revoked_at)
-                            .push_bind(&r.revoke_reason);
+                            .push_bind(&r.revoke_reason)
+                            .push_bind(r.pending);
                     },
                 )
                 .await

@@ -73,8 +73,8 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     // The version row first: when it already exists nothing else is written, so a batch can
     // leave this version out without a savepoint.
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
     )
     .bind(skill_id)
@@ -86,6 +86,7 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     .bind(new.published_by)
     .bind(new.scan.verdict.as_str())
     .bind(json_text(&new.scan.findings)?)
+    .bind(new.pending)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(version_id) = inserted else {
@@ -238,7 +239,7 @@ macro_rules! resolve_sql {
             "SELECT s.id AS skill_id, v.id AS version_id, v.version,
         v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
         s.deprecated_at IS NOT NULL AS deprecated, n.private != 0 AS private, v.verdict, v.findings,
-        v.revoked_at IS NOT NULL AS revoked, v.revoke_reason
+        v.revoked_at IS NOT NULL AS revoked, v.revoke_reason, v.pending != 0 AS pending
      FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
             $join,
             " WHERE n.name = ?1 AND s.name = ?2"
@@ -317,7 +318,7 @@ macro_rules! version_sql {
         concat!(
             "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
                     published_by, yanked_at, yank_reason, verdict, findings, revoked_at,
-                    revoke_reason FROM versions WHERE ",
+                    revoke_reason, pending != 0 AS pending FROM versions WHERE ",
             $where
         )
     };

@@ -1,11 +1,13 @@
-//! Trust: the scans stored with versions (`GET /v1/findings`, `skillreg rescan`) and the
-//! revocation feed. Revoking itself is a withdrawal, beside yanking in `skills`.
+//! Trust: the scans stored with versions (`GET /v1/findings`, `skillreg rescan`), the review
+//! gate (namespaces that require review, approving pending versions) and the revocation feed.
+//! Revoking itself is a withdrawal, beside yanking in `skills`.
 
 use sqlx::SqlitePool;
 
 use super::write::{self, Target, WriteTx, json_text, visibility_args, visible};
-use crate::core::Visibility;
 use crate::core::scan::{Scan, Verdict};
+use crate::core::{Namespace, VersionRef, Visibility};
+use crate::store::records::decode;
 use crate::store::rows::{self, TrustRow, decode_all};
 use crate::store::{FindingsRecord, Result, RevocationRecord, ScanTarget};
 
@@ -14,7 +16,8 @@ macro_rules! trust_sql {
     ($rest:literal) => {
         concat!(
             "SELECT v.id AS version_id, n.name AS namespace, s.name, v.version, v.content_digest,
-                    v.published_at, v.verdict, v.findings, v.revoked_at, v.revoke_reason
+                    v.published_at, v.verdict, v.findings, v.revoked_at, v.revoke_reason,
+                    v.pending != 0 AS pending
              FROM versions v
              JOIN skills s ON s.id = v.skill_id
              JOIN namespaces n ON n.id = s.namespace_id ",
@@ -108,4 +111,71 @@ pub(super) async fn revocations(
     .fetch_all(pool)
     .await?;
     decode_all(rows, TrustRow::revocation)
+}
+
+pub(super) async fn set_review_required(
+    pool: &SqlitePool,
+    namespace: &Namespace,
+    required: bool,
+    actor: &str,
+) -> Result<()> {
+    let mut tx = WriteTx::begin(pool).await?;
+    sqlx::query(
+        "INSERT INTO namespaces (name, review_required) VALUES (?1, ?2)
+         ON CONFLICT (name) DO UPDATE SET review_required = excluded.review_required",
+    )
+    .bind(namespace.as_str())
+    .bind(required)
+    .execute(&mut *tx)
+    .await?;
+    let details = serde_json::json!({ "namespace": namespace.as_str() });
+    write::audit(
+        &mut tx,
+        actor,
+        rows::review_audit(required),
+        Target::None,
+        &details,
+    )
+    .await?;
+    tx.commit().await
+}
+
+pub(super) async fn review_namespaces(pool: &SqlitePool) -> Result<Vec<Namespace>> {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM namespaces WHERE review_required != 0 ORDER BY name")
+            .fetch_all(pool)
+            .await?;
+    names.iter().map(|n| decode::namespace(n)).collect()
+}
+
+pub(super) async fn approve(pool: &SqlitePool, version: &VersionRef, actor: &str) -> Result<bool> {
+    let mut tx = WriteTx::begin(pool).await?;
+    let v = version.version.to_string();
+    let skill_id: Option<i64> = sqlx::query_scalar(
+        "UPDATE versions SET pending = 0
+         WHERE pending != 0 AND version = ?3 AND skill_id = (
+             SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
+             WHERE n.name = ?1 AND s.name = ?2)
+         RETURNING skill_id",
+    )
+    .bind(version.namespace().as_str())
+    .bind(version.name().as_str())
+    .bind(&v)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(skill_id) = skill_id else {
+        return Ok(false);
+    };
+    write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
+    write::touch(&mut tx, skill_id).await?;
+    write::audit(
+        &mut tx,
+        actor,
+        "approve",
+        Target::Version(&version.skill, &v),
+        &serde_json::json!({}),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
 }

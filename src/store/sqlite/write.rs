@@ -165,7 +165,7 @@ pub(super) async fn refresh_current(
 ) -> Result<()> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
         "SELECT id, version FROM versions
-         WHERE skill_id = ?1 AND yanked_at IS NULL AND revoked_at IS NULL",
+         WHERE skill_id = ?1 AND yanked_at IS NULL AND revoked_at IS NULL AND pending = 0",
     )
     .bind(skill_id)
     .fetch_all(&mut *tx)
