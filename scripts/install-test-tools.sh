@@ -43,6 +43,8 @@ CARGO_SHEAR_VERSION=1.14.0
 DCLINT_VERSION=3.1.0
 # playwright-core 1.64.x is built against Chromium 156.0.8078, the version Debian bookworm ships.
 PLAYWRIGHT_CORE_VERSION=1.64.1
+# The `skills` CLI (npx skills, vercel-labs/skills): a consumer of the well-known discovery index.
+SKILLS_CLI_VERSION=1.7.4
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${SKILLREG_TOOLS:-$REPO/.tools}"
@@ -154,6 +156,20 @@ else
     (cd "$NODE_PREFIX" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --save-exact \
         --loglevel=error "playwright-core@$PLAYWRIGHT_CORE_VERSION" >&2)
     playwright_ok || die "playwright-core $PLAYWRIGHT_CORE_VERSION does not load from $NODE_PREFIX after install"
+fi
+
+SKILLS_CLI="$NODE_PREFIX/node_modules/skills/bin/cli.mjs"
+skills_cli_ok() {
+    [[ "$(npm_pkg_version skills)" == "$SKILLS_CLI_VERSION" ]] || return 1
+    "$NODE22" "$SKILLS_CLI" --version >/dev/null 2>&1 || return 1
+}
+if skills_cli_ok; then
+    log "skills@$SKILLS_CLI_VERSION already installed in $NODE_PREFIX"
+else
+    log "installing skills@$SKILLS_CLI_VERSION into $NODE_PREFIX"
+    (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+        "skills@$SKILLS_CLI_VERSION" >&2)
+    skills_cli_ok || die "skills@$SKILLS_CLI_VERSION does not run from $NODE_PREFIX after install"
 fi
 
 # ----------------------------------------------------------------- Chromium
@@ -295,6 +311,7 @@ export SKILLREG_CARGO_DENY=$(quote "$CARGO_DENY")
 export SKILLREG_CARGO_SHEAR=$(quote "$CARGO_SHEAR")
 export SKILLREG_CHROMIUM=$(quote "$CHROMIUM")
 export SKILLREG_HAPROXY=$(quote "$HAPROXY")
+export SKILLREG_SKILLS_CLI=$(quote "$SKILLS_CLI")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
 
@@ -307,3 +324,4 @@ echo "SKILLREG_COMPOSE_SCHEMA=$COMPOSE_SCHEMA (dclint@$DCLINT_VERSION)"
 echo "SKILLREG_HADOLINT=$HADOLINT ($("$HADOLINT" --version))"
 echo "SKILLREG_CHROMIUM=$CHROMIUM ($(chromium_version)), playwright-core@$PLAYWRIGHT_CORE_VERSION"
 echo "SKILLREG_HAPROXY=$HAPROXY ($(haproxy_version))"
+echo "SKILLREG_SKILLS_CLI=$SKILLS_CLI (skills@$SKILLS_CLI_VERSION)"

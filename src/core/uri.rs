@@ -30,6 +30,10 @@ pub const SKILL_MD: &str = "SKILL.md";
 /// RFC 6570 templates of the URIs above, registered in `resources/templates/list` and completed
 /// by `completion/complete` (`{+path}` is reserved expansion: it keeps its `/`).
 pub const TEMPLATE_SKILL_MD: &str = "skill://{namespace}/{name}/SKILL.md";
+/// `$schema` of an Agent Skills discovery index (0.2.0), served over MCP (`skill://index.json`)
+/// and over HTTP (`/.well-known/agent-skills/index.json`).
+pub const DISCOVERY_INDEX_SCHEMA: &str =
+    "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
 pub const TEMPLATE_FILE: &str = "skill://{namespace}/{name}/{+path}";
 pub const TEMPLATE_PINNED_SKILL_MD: &str = "skill://{namespace}/@{version}/{name}/SKILL.md";
 pub const TEMPLATE_PINNED_FILE: &str = "skill://{namespace}/@{version}/{name}/{+path}";

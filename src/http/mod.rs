@@ -7,6 +7,7 @@
 pub mod api;
 mod app;
 mod auth;
+mod discovery;
 mod guard;
 pub mod rest;
 mod serve;
@@ -85,6 +86,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .route("/healthz", get(|| async { "ok\n" }))
         .merge(operator)
         .merge(web::routes(state.clone()))
+        .merge(discovery::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn(move |req: Request, next: Next| {

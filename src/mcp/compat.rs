@@ -11,7 +11,7 @@ use crate::registry::{FileRef, SkillSummary};
 /// Skills listed in a partial `skill://index.json`.
 pub const PARTIAL_INDEX_SKILLS: usize = 20;
 /// `$schema` of the discovery index (Agent Skills discovery 0.2.0).
-pub const INDEX_SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
+pub use crate::core::uri::DISCOVERY_INDEX_SCHEMA as INDEX_SCHEMA;
 
 /// The legacy discovery index: every current skill while there are at most `max_skills`
 /// (`skills` holds up to `max_skills + 1`), otherwise a partial index: the templates plus the

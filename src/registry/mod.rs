@@ -20,6 +20,7 @@ mod access;
 pub mod cache;
 mod catalog;
 mod complete;
+mod discovery;
 mod feed;
 mod import;
 mod indexer;
@@ -48,6 +49,7 @@ pub use crate::store::{CopyReport, Stats, VerifyReport};
 pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
 pub use catalog::{CatalogItem, ManifestFile, SkillDetail, VersionDetail, VersionSummary};
 pub use complete::{Completion, MAX_COMPLETIONS};
+pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
 pub use publish::{Prepared, PublishRequest, Published};
 pub use read::{
@@ -76,6 +78,8 @@ const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
 /// Blobs up to this size are verified on the async worker that reads them; larger ones on a
 /// blocking thread (hashing 1 MiB takes about a millisecond).
 const HASH_INLINE_BYTES: usize = 256 * 1024;
+/// Archive digests kept at most (32 bytes each; the cache is emptied when full).
+const ARCHIVE_DIGEST_CACHE_LIMIT: usize = 200_000;
 /// Memory for exported archives (a version's export never changes).
 const EXPORT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
@@ -155,6 +159,8 @@ struct Inner {
     blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
     /// Exported archives, by version.
     exports: cache::Cache<VersionId, Arc<Vec<u8>>>,
+    /// Digests of exported archives, by version (what discovery indexes announce).
+    archive_digests: cache::Cache<VersionId, Digest>,
     /// Bounds CPU-heavy work (packing archives, rendering pages): it runs on blocking threads,
     /// at most this many at once, so it never holds up the async workers serving requests.
     heavy: tokio::sync::Semaphore,
@@ -342,6 +348,7 @@ impl Registry {
                     None,
                     |b: &Arc<Vec<u8>>| b.len(),
                 ),
+                archive_digests: cache::Cache::counted(ARCHIVE_DIGEST_CACHE_LIMIT, None),
                 heavy: tokio::sync::Semaphore::new(
                     std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),

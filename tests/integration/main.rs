@@ -12,6 +12,7 @@ mod architecture;
 mod browse;
 mod cli;
 mod clients;
+mod consumers;
 mod corpus;
 mod crash;
 mod fuzz_corpus;

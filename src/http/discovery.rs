@@ -1,0 +1,109 @@
+//! The Agent Skills well-known discovery index (0.2.0) over HTTP, for clients that install
+//! skills as files (`npx skills add https://registry/s/acme`):
+//!
+//! - `/.well-known/agent-skills/index.json`: every current skill the caller sees (up to
+//!   `index_json_max_skills`; a bigger catalog is installed per namespace);
+//! - `/s/{namespace}/.well-known/agent-skills/index.json`: one namespace;
+//! - `/s/{namespace}/{name}/.well-known/agent-skills/index.json`: one skill.
+//!
+//! Each entry points at the current version's artifact, with the digest of its exact bytes: the
+//! SKILL.md of a single-file skill, else the version's deterministic `.tar.gz` export. The
+//! digest changes exactly when the current version does, which is what `skills update` checks.
+//! Entries are named by the skill's name (the folder the client installs into); in the whole
+//! catalog's index a name that repeats in a later namespace is left out.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::app::{ApiError, AppState};
+use super::auth::Reader;
+use crate::core::refs::parse_namespace;
+use crate::core::uri::{DISCOVERY_INDEX_SCHEMA, SKILL_MD, encode_path};
+use crate::core::{SkillRef, VersionRef};
+use crate::registry::{Artifact, DiscoveryEntry, DiscoveryScope};
+
+const INDEX: &str = "/.well-known/agent-skills/index.json";
+
+pub fn routes(state: AppState) -> Router {
+    Router::new()
+        .route(INDEX, get(catalog))
+        .route(&format!("/s/{{namespace}}{INDEX}"), get(namespace))
+        .route(&format!("/s/{{namespace}}/{{name}}{INDEX}"), get(skill))
+        .with_state(state)
+}
+
+async fn catalog(State(s): State<AppState>, reader: Reader) -> Result<axum::Json<Value>, ApiError> {
+    index(&s, &reader, DiscoveryScope::Catalog).await
+}
+
+async fn namespace(
+    State(s): State<AppState>,
+    reader: Reader,
+    Path(namespace): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let scope = DiscoveryScope::Namespace(parse_namespace(&namespace)?);
+    index(&s, &reader, scope).await
+}
+
+async fn skill(
+    State(s): State<AppState>,
+    reader: Reader,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let scope = DiscoveryScope::Skill(SkillRef::parse(&namespace, &name)?);
+    index(&s, &reader, scope).await
+}
+
+async fn index(
+    state: &AppState,
+    reader: &Reader,
+    scope: DiscoveryScope,
+) -> Result<axum::Json<Value>, ApiError> {
+    let entries = state
+        .registry
+        .discovery(
+            &reader.visibility,
+            &scope,
+            state.config.index_json_max_skills,
+        )
+        .await?;
+    let mut names = std::collections::HashSet::new();
+    let skills: Vec<Value> = entries
+        .into_iter()
+        .filter(|e| names.insert(e.version.name().clone()))
+        .map(entry)
+        .collect();
+    Ok(axum::Json(
+        json!({ "$schema": DISCOVERY_INDEX_SCHEMA, "skills": skills }),
+    ))
+}
+
+/// The REST path of one file of a version, or of its archive.
+fn version_path(version: &VersionRef, tail: &str) -> String {
+    format!(
+        "/v1/skills/{}/{}/{}/{tail}",
+        version.namespace(),
+        version.name(),
+        encode_path(&version.version.to_string()),
+    )
+}
+
+fn entry(e: DiscoveryEntry) -> Value {
+    let (kind, url, digest) = match e.artifact {
+        Artifact::SkillMd { digest } => (
+            "skill-md",
+            version_path(&e.version, &format!("files/{SKILL_MD}")),
+            digest,
+        ),
+        Artifact::Archive { digest } => ("archive", version_path(&e.version, "archive"), digest),
+    };
+    json!({
+        "name": e.version.name().as_str(),
+        "type": kind,
+        "description": e.description,
+        "url": url,
+        "digest": digest.to_string(),
+    })
+}
