@@ -79,3 +79,15 @@ impl IntoResponse for ApiError {
         resp
     }
 }
+
+/// The `Host` the client used, when it is a plain host[:port] (the host allow-list has checked
+/// it before any handler runs): the address to give back in links and configurations.
+pub fn request_host(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+}

@@ -11,14 +11,21 @@
 //! digest changes exactly when the current version does, which is what `skills update` checks.
 //! Entries are named by the skill's name (the folder the client installs into); in the whole
 //! catalog's index a name that repeats in a later namespace is left out.
+//!
+//! `GET /api/search?q=&limit=` answers `skills find` (with `SKILLS_API_URL` pointing here) from
+//! the search index: `{"skills": [{"id", "name", "source"}]}`, where `source` is the namespace's
+//! URL that `skills add <source> --skill <name>` installs from. No install counts are kept, so
+//! none is sent.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::app::{ApiError, AppState};
 use super::auth::Reader;
+use crate::core::Status;
 use crate::core::refs::parse_namespace;
 use crate::core::uri::{DISCOVERY_INDEX_SCHEMA, SKILL_MD, encode_path};
 use crate::core::{SkillRef, VersionRef};
@@ -31,6 +38,7 @@ pub fn routes(state: AppState) -> Router {
         .route(INDEX, get(catalog))
         .route(&format!("/s/{{namespace}}{INDEX}"), get(namespace))
         .route(&format!("/s/{{namespace}}/{{name}}{INDEX}"), get(skill))
+        .route("/api/search", get(search))
         .with_state(state)
 }
 
@@ -106,4 +114,54 @@ fn entry(e: DiscoveryEntry) -> Value {
         "url": url,
         "digest": digest.to_string(),
     })
+}
+
+#[derive(serde::Deserialize)]
+struct SearchQuery {
+    q: String,
+    limit: Option<usize>,
+}
+
+/// Most hits `skills find` gets.
+const MAX_SEARCH_HITS: usize = 50;
+
+async fn search(
+    State(s): State<AppState>,
+    reader: Reader,
+    headers: HeaderMap,
+    Query(q): Query<SearchQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let limit = q.limit.unwrap_or(20).clamp(1, MAX_SEARCH_HITS);
+    let hits = s
+        .registry
+        .search(&reader.visibility, &q.q, None, limit)
+        .await?;
+    let base = base_url(&headers);
+    let skills: Vec<Value> = hits
+        .into_iter()
+        // Only skills with a current version can be installed.
+        .filter(|h| h.status != Status::Yanked)
+        .map(|h| {
+            json!({
+                "id": format!("{}/{}", h.namespace, h.name),
+                "name": h.name,
+                "source": format!("{base}/s/{}", h.namespace),
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({ "skills": skills })))
+}
+
+/// The registry's address as the client used it: `Host` (checked by the host allow-list before
+/// any handler runs), and `https` when a proxy in front says so.
+fn base_url(headers: &HeaderMap) -> String {
+    let host = super::app::request_host(headers).unwrap_or("127.0.0.1");
+    let scheme = match headers
+        .get("x-forwarded-proto")
+        .and_then(|p| p.to_str().ok())
+    {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
 }

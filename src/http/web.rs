@@ -360,13 +360,7 @@ async fn skill(
     headers: axum::http::HeaderMap,
 ) -> Response {
     // The address the browser used is the one an MCP host on the same network can use.
-    let host = headers
-        .get(axum::http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| {
-            h.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-        })
+    let host = super::app::request_host(&headers)
         .unwrap_or("127.0.0.1:8080")
         .to_owned();
     match load_skill(&s, &reader.visibility, &ns, &name, q.version.as_deref()).await {

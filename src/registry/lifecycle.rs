@@ -42,9 +42,19 @@ impl Registry {
     pub async fn approve(&self, caller: &Principal, version: &VersionRef) -> Result<()> {
         caller.require(Action::Approve, version.namespace())?;
         if !self.store().approve(version, &caller.actor()).await? {
-            return Err(Error::InvalidRequest(format!(
-                "{version} is not a version waiting for review"
-            )));
+            let exists = match self.store().skill(&version.skill).await? {
+                Some(skill) => self
+                    .store()
+                    .version(skill.id, &version.version)
+                    .await?
+                    .is_some(),
+                None => false,
+            };
+            return Err(if exists {
+                Error::InvalidRequest(format!("{version} is not waiting for review"))
+            } else {
+                NotFound::Version(version.clone()).into()
+            });
         }
         self.notify_changed();
         Ok(())

@@ -17,6 +17,15 @@ use skillreg::config::{Config, Secret};
 
 /// `skills <args>` in `project`, with a home of its own and no telemetry.
 async fn skills_cli(project: &Path, home: &Path, args: &[&str]) -> (i32, String) {
+    skills_cli_with(project, home, args, &[]).await
+}
+
+async fn skills_cli_with(
+    project: &Path,
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (i32, String) {
     let t = tools();
     let cli = tool("SKILLREG_SKILLS_CLI");
     // `skills update` runs `skills add` again: the bin directory and Node go first on PATH.
@@ -47,6 +56,7 @@ async fn skills_cli(project: &Path, home: &Path, args: &[&str]) -> (i32, String)
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
         .env_remove("CLAUDECODE")
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
@@ -227,6 +237,22 @@ async fn the_skills_cli_installs_a_namespace_and_follows_updates() {
         b"#!/bin/sh\necho deploy v2\n",
         "{out}"
     );
+
+    // `skills find`, pointed at the registry, searches its index.
+    server.registry.catch_up_search().await.unwrap();
+    let (code, out) = skills_cli_with(
+        &project,
+        &home,
+        &["find", "deploy"],
+        &[("SKILLS_API_URL", &base)],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("{base}/s/acme@deploy-helper")),
+        "{out}"
+    );
+    assert!(!out.contains("elsewhere"), "{out}");
 
     // One skill by its own index, into a second project.
     let second = tmp.path().join("second");

@@ -628,6 +628,18 @@ async fn a_pending_version_waits_for_approval_and_never_reaches_mcp() {
         StatusCode::BAD_REQUEST,
         "nothing left to approve: {again}"
     );
+    let (status, unknown) = api
+        .send(
+            Method::POST,
+            "/v1/skills/acme/tool/9.9.9/approve",
+            Some(&reviewer),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, unknown["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("version_not_found"))
+    );
     let current = Modern::new(&server.url)
         .call("skills/get", json!({"uri": "skill://acme/tool/SKILL.md"}))
         .await;
