@@ -156,6 +156,22 @@ async fn findings_are_stored_at_publish_and_served_on_every_surface() {
         (status, bad["error"]["code"].as_str()),
         (StatusCode::BAD_REQUEST, Some("invalid_request"))
     );
+    for path in ["/v1/findings?cursor=!!", "/v1/revocations?cursor=bm8tYmFy"] {
+        let (status, bad) = api.get(path).await;
+        assert_eq!(
+            (status, bad["error"]["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_cursor")),
+            "{path}"
+        );
+    }
+    // Pages follow their cursor to the end, each version once.
+    let (_, first) = api.get("/v1/findings?limit=1").await;
+    let cursor = first["next_cursor"].as_str().expect("a second page");
+    let (_, second) = api
+        .get(&format!("/v1/findings?limit=1&cursor={cursor}"))
+        .await;
+    assert_ne!(first["items"][0]["name"], second["items"][0]["name"]);
+    assert!(second.get("next_cursor").is_none(), "{second}");
 
     // The web page: a badge, and each finding linked to its line.
     let http = reqwest::Client::new();
