@@ -111,16 +111,34 @@ impl Registry {
             .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
         let (rows, next_cursor) = super::split_page(rows, limit, |r| encode_key_cursor(&r.skill));
-        let items = rows
-            .into_iter()
-            .map(|r| CatalogItem {
+        let mut items = Vec::with_capacity(rows.len());
+        for r in rows {
+            // A skill with no current version may hold only versions pending review, which
+            // reveal it to nobody but holders of its namespace's tokens (rare: checked alone).
+            if r.current_version.is_none()
+                && !viewer.holds(&r.skill.namespace)
+                && self.only_pending(&r.skill).await?
+            {
+                continue;
+            }
+            items.push(CatalogItem {
                 skill: r.skill,
                 current_version: r.current_version,
                 description: r.description,
                 deprecation: r.deprecation,
-            })
-            .collect();
+            });
+        }
         Ok(Page { items, next_cursor })
+    }
+
+    /// Whether every version of `skill` is pending review (a skill nobody may see yet, but
+    /// holders of its namespace's tokens).
+    async fn only_pending(&self, skill: &SkillRef) -> Result<bool> {
+        let Some(record) = self.store().skill(skill).await? else {
+            return Ok(false);
+        };
+        let versions = self.store().versions(record.id).await?;
+        Ok(!versions.is_empty() && versions.iter().all(|v| v.pending))
     }
 
     /// One skill and every version of it.
@@ -140,6 +158,10 @@ impl Registry {
             .filter(|row| holds || !row.pending)
             .map(|row| VersionSummary::new(skill, &row))
             .collect();
+        if versions.is_empty() {
+            // Every version is pending review, and the caller may not see them.
+            return Err(NotFound::Skill(skill.clone()).into());
+        }
         versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
         Ok(SkillDetail {
             skill: record.skill,

@@ -612,6 +612,21 @@ async fn a_pending_version_waits_for_approval_and_never_reaches_mcp() {
     }
     let (_, pending) = api.send(Method::GET, version, Some(&reviewer), None).await;
     assert_eq!(pending["pending"], true);
+    // A skill whose only version is pending is not revealed at all to anyone else.
+    let (status, _) = api
+        .publish(Some(&ci), "acme", "fresh", "1.0.0", skill("fresh", "New."))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    for (token, seen) in [(Some(ci.as_str()), true), (None, false)] {
+        let (status, _) = api
+            .send(Method::GET, "/v1/skills/acme/fresh", token, None)
+            .await;
+        assert_eq!(status == StatusCode::OK, seen, "{token:?}");
+        let (_, listed) = api
+            .send(Method::GET, "/v1/skills?namespace=acme", token, None)
+            .await;
+        assert_eq!(listed.to_string().contains("fresh"), seen, "{listed}");
+    }
 
     // Only the approve action approves; then it is current and served everywhere.
     let approve = |token: String| {
