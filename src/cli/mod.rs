@@ -792,7 +792,7 @@ fn scan(paths: &[PathBuf], rules: bool, json: bool, policy: &str) -> anyhow::Res
                 "{:<22} {:<8} {:<5} {}",
                 r.id,
                 r.severity,
-                format!("{:?}", policy.treatment(r.id)).to_lowercase(),
+                policy.treatment(r.id).as_str(),
                 r.explanation
             );
         }

@@ -111,34 +111,19 @@ impl Registry {
             .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
         let (rows, next_cursor) = super::split_page(rows, limit, |r| encode_key_cursor(&r.skill));
-        let mut items = Vec::with_capacity(rows.len());
-        for r in rows {
-            // A skill with no current version may hold only versions pending review, which
-            // reveal it to nobody but holders of its namespace's tokens (rare: checked alone).
-            if r.current_version.is_none()
-                && !viewer.holds(&r.skill.namespace)
-                && self.only_pending(&r.skill).await?
-            {
-                continue;
-            }
-            items.push(CatalogItem {
+        let items = rows
+            .into_iter()
+            // A skill whose versions are all pending review is revealed only to holders of its
+            // namespace's tokens.
+            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+            .map(|r| CatalogItem {
                 skill: r.skill,
                 current_version: r.current_version,
                 description: r.description,
                 deprecation: r.deprecation,
-            });
-        }
+            })
+            .collect();
         Ok(Page { items, next_cursor })
-    }
-
-    /// Whether every version of `skill` is pending review (a skill nobody may see yet, but
-    /// holders of its namespace's tokens).
-    async fn only_pending(&self, skill: &SkillRef) -> Result<bool> {
-        let Some(record) = self.store().skill(skill).await? else {
-            return Ok(false);
-        };
-        let versions = self.store().versions(record.id).await?;
-        Ok(!versions.is_empty() && versions.iter().all(|v| v.pending))
     }
 
     /// One skill and every version of it.

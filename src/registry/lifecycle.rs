@@ -20,18 +20,24 @@ impl Registry {
             .await
     }
 
-    /// Revoke (`reason: Some`) a version for security reasons: it is served to nobody, pinned
-    /// URIs included, leaves the listing and is announced in the revocation feed. Reversing it
-    /// (`None`) is the admin's alone.
+    /// Revoke (`reason: Some`, not blank: every refused reader is shown it) a version for
+    /// security reasons: it is served to nobody, pinned URIs included, leaves the listing and is
+    /// announced in the revocation feed. Reversing it (`None`) is the admin's alone.
     pub async fn set_revoked(
         &self,
         caller: &Principal,
         version: &VersionRef,
         reason: Option<&str>,
     ) -> Result<()> {
+        let reason = reason.map(str::trim);
         match reason {
             Some(_) => caller.require(Action::Revoke, version.namespace())?,
             None => caller.require_admin()?,
+        }
+        if reason == Some("") {
+            return Err(Error::InvalidRequest(
+                "a revocation needs a reason".to_owned(),
+            ));
         }
         self.withdraw(caller, version, Withdrawal::Revoke, reason)
             .await

@@ -215,6 +215,8 @@ pub struct CatalogRecord {
     pub current_version: Option<SkillVersion>,
     pub description: Option<String>,
     pub deprecation: Option<String>,
+    /// Every version is pending review (only holders of the namespace's tokens may see it).
+    pub pending_only: bool,
 }
 
 /// A token to store: its hash only, never the secret.

@@ -199,6 +199,7 @@ pub(super) struct CatalogRow {
     description: Option<String>,
     deprecated: bool,
     deprecation_message: Option<String>,
+    pending_only: bool,
 }
 
 impl CatalogRow {
@@ -208,6 +209,7 @@ impl CatalogRow {
             current_version: decode::opt_version(self.current_version)?,
             description: self.description,
             deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
+            pending_only: self.pending_only,
         })
     }
 }

@@ -349,7 +349,10 @@ pub(super) async fn catalog_page(
     let (mode, names) = visibility_args(visibility);
     let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
         "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message
+                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
+                s.current_version_id IS NULL AND NOT EXISTS (
+                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND NOT p.pending
+                ) AS pending_only
          FROM skills s
          JOIN namespaces n ON n.id = s.namespace_id
          LEFT JOIN versions v ON v.id = s.current_version_id
