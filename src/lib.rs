@@ -8,6 +8,7 @@
 //!        mcp ──┴─▶ registry (+ error) ─┬─▶ store ──┐
 //!                                      ├─▶ search ─┼─▶ core
 //!                                      └─▶ source ─┘
+//! cli ─▶ consumer ─▶ core      (installing skills from any SEP-2640 server)
 //! config, metrics: leaves that import nothing of the crate
 //! ```
 //!
@@ -21,12 +22,15 @@
 //! - [`mcp`]: the rmcp handler; every MCP wire shape lives there.
 //! - [`http`]: the axum router (`/mcp`, `/v1`, `/`, `/healthz`, `/readyz`, `/metrics`); every
 //!   REST wire shape lives in [`http::api`].
+//! - [`consumer`]: `skillreg add` and `skills.lock`: installs skills from any SEP-2640 server
+//!   into agents' folders, over rmcp's client.
 //! - [`cli`]: the command line, and the REST client of `publish`, `yank`, `deprecate`, `search`
 //!   and `token`.
 //! - [`config`]: the one declaration of every setting; [`metrics`]: Prometheus counters.
 
 pub mod cli;
 pub mod config;
+pub mod consumer;
 pub mod core;
 pub mod error;
 pub mod http;

@@ -3,6 +3,7 @@
 //! its REST API (`client`); `config` prints the configuration.
 
 mod client;
+mod install;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -146,6 +147,33 @@ pub enum Command {
         #[command(flatten)]
         scanning: config::Scanning,
     },
+    /// Install skills from a registry (any SEP-2640 server) into agents' skill folders, and
+    /// record them in skills.lock.
+    #[command(
+        after_help = "Every file is written only after its sha256 and size match the source's entry.\n\nExamples:\n  skillreg add acme/pdf-tools\n  skillreg add acme/pdf-tools@^1.2 --agent claude-code --agent codex\n  skillreg add alpha-docs --from 'stdio:node server.mjs --stdio'"
+    )]
+    Add(install::AddArgs),
+    /// Install every skill of skills.lock (--frozen: exactly the lock, or fail; for CI).
+    #[command(
+        after_help = "Example:\n  skillreg install --frozen\n  skillreg install --frozen --from https://mirror.example.com/mcp"
+    )]
+    Install(install::InstallArgs),
+    /// Compare the installed files with skills.lock: each modified, missing or extra file,
+    /// and locked versions since revoked (exit 1).
+    #[command(
+        after_help = "Exit status: 0 when everything matches, 1 when not, 2 on error.\n\nExample:\n  skillreg check\n  skillreg check --global --offline"
+    )]
+    Check(install::CheckArgs),
+    /// Show, without changing anything, which locked skills have a newer version.
+    #[command(after_help = "Example:\n  skillreg outdated\n  skillreg outdated --json")]
+    Outdated(install::OutdatedArgs),
+    /// Move locked skills to the newest version their requirement allows, show what changed,
+    /// and rewrite skills.lock.
+    #[command(after_help = "Example:\n  skillreg update\n  skillreg update acme/pdf-tools")]
+    Update(install::UpdateArgs),
+    /// Remove skills from every agent folder and from skills.lock.
+    #[command(after_help = "Example:\n  skillreg remove acme/pdf-tools")]
+    Remove(install::RemoveArgs),
     /// Search a running registry.
     #[command(
         after_help = "Example:\n  skillreg search \"review a pull request\" --namespace acme"
@@ -531,6 +559,12 @@ pub async fn run(cli: Cli) -> ExitCode {
                 client::search(&remote, &query, namespace.as_deref(), limit).await,
             );
         }
+        Command::Add(args) => return install::add(args).await,
+        Command::Install(args) => return install::install(args).await,
+        Command::Check(args) => return install::check(args).await,
+        Command::Outdated(args) => return install::outdated(args).await,
+        Command::Update(args) => return install::update(args).await,
+        Command::Remove(args) => return install::remove(args),
         Command::Reindex { data, json } => reindex(data, json).await,
         Command::Verify { data, json } => verify(data, json).await,
         Command::Rescan { data, json } => rescan(data, json).await,

@@ -29,4 +29,4 @@ pub use path::{BundlePath, PathError};
 pub use refs::{RefError, SkillRef, VersionRef};
 pub use status::Status;
 pub use uri::{SkillUri, Target, UriError};
-pub use version::{SkillVersion, VersionError};
+pub use version::{Requirement, SkillVersion, VersionError};

@@ -73,6 +73,51 @@ impl std::str::FromStr for SkillVersion {
     }
 }
 
+/// The versions a consumer accepts: any, exactly one (`1.2.0`, as npm reads a full version), or
+/// a semver range (`^1.2`, `~1.2.3`, `>=1, <2`; pre-releases only when the range names one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requirement {
+    Any,
+    Exact(SkillVersion),
+    Range(semver::VersionReq),
+}
+
+impl Requirement {
+    pub fn parse(s: &str) -> Result<Self, VersionError> {
+        let s = s.trim();
+        if s.is_empty() || s == "*" || s == "latest" {
+            return Ok(Requirement::Any);
+        }
+        if let Ok(v) = SkillVersion::parse(s) {
+            return Ok(Requirement::Exact(v));
+        }
+        semver::VersionReq::parse(s)
+            .map(Requirement::Range)
+            .map_err(|e| VersionError {
+                input: s.chars().take(80).collect(),
+                reason: e.to_string(),
+            })
+    }
+
+    pub fn matches(&self, v: &SkillVersion) -> bool {
+        match self {
+            Requirement::Any => true,
+            Requirement::Exact(x) => x == v,
+            Requirement::Range(r) => r.matches(&v.0),
+        }
+    }
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Requirement::Any => f.write_str("*"),
+            Requirement::Exact(v) => fmt::Display::fmt(v, f),
+            Requirement::Range(r) => fmt::Display::fmt(r, f),
+        }
+    }
+}
+
 /// The version a registry should consider current: the highest release, or the highest
 /// pre-release when there is no release. `None` when the list is empty.
 pub fn pick_current<'a, I>(candidates: I) -> Option<&'a SkillVersion>
@@ -97,6 +142,24 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requirements() {
+        let v = |s| SkillVersion::parse(s).unwrap();
+        let r = |s: &str| Requirement::parse(s).unwrap();
+        assert_eq!(r(""), Requirement::Any);
+        assert_eq!(r("latest"), Requirement::Any);
+        assert!(r("1.2.0").matches(&v("1.2.0")));
+        assert!(!r("1.2.0").matches(&v("1.2.1")), "a full version is exact");
+        assert!(r("^1.2").matches(&v("1.9.0")) && !r("^1.2").matches(&v("2.0.0")));
+        assert!(!r("^1").matches(&v("1.5.0-rc.1")));
+        assert!(r(">=1, <2").matches(&v("1.0.0")));
+        for s in ["*", "1.2.0", "^1.2", ">=1, <2"] {
+            let shown = r(s).to_string();
+            assert_eq!(r(&shown), r(s), "{s}");
+        }
+        assert!(Requirement::parse("one").is_err());
+    }
 
     #[test]
     fn parse_table() {

@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("metrics", 0),
     ("core", 1),
     ("source", 2),
+    ("consumer", 2),
     ("store", 2),
     ("search", 2),
     ("error", 3),

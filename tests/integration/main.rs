@@ -18,6 +18,7 @@ mod crash;
 mod fuzz_corpus;
 mod hardening;
 mod hostile;
+mod install;
 mod mcp_protocol;
 mod ops;
 mod postgres;

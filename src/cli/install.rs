@@ -1,0 +1,318 @@
+//! `add`, `install`, `check`, `outdated`, `update` and `remove`: the consumer commands, which
+//! install skills from any SEP-2640 server into agents' skill folders and keep `skills.lock`
+//! ([`crate::consumer`]). This file is their arguments and what they print.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::consumer::{self, Agent, Context, Error, Request, Scope};
+
+/// Where skills go, and the token for private namespaces.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Target {
+    /// The user's skills (`~/.agents/skills`, `~/.claude/skills`, …, lock `~/.agents/skills.lock`)
+    /// instead of the project's.
+    #[arg(long, short = 'g')]
+    pub global: bool,
+    /// The project root (default: the current directory); its lock is `<dir>/skills.lock`.
+    #[arg(long, conflicts_with = "global")]
+    pub dir: Option<PathBuf>,
+    /// Bearer token sent to HTTP sources (skills in private namespaces). Never written to the lock.
+    #[arg(long, env = "SKILLREG_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+impl Target {
+    fn context(&self) -> Result<Context, Error> {
+        let scope = if self.global {
+            let home = std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| Error::new(consumer::Code::Usage, "--global needs HOME"))?;
+            Scope::Global {
+                home: PathBuf::from(home),
+            }
+        } else {
+            let root = match &self.dir {
+                Some(d) => d.clone(),
+                None => {
+                    std::env::current_dir().map_err(|e| Error::io("the current directory", e))?
+                }
+            };
+            Scope::Project(root)
+        };
+        Ok(Context {
+            scope,
+            token: self.token.clone(),
+        })
+    }
+}
+
+/// The MCP endpoint `add` reads from unless `--from` names another: the registry's `/mcp`.
+fn default_source() -> String {
+    let registry = std::env::var("SKILLREG_REGISTRY")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
+    format!("{}/mcp", registry.trim_end_matches('/'))
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AddArgs {
+    /// NAMESPACE/NAME[@VERSION|@RANGE]: the skill's URI path (`skill://acme/pdf/SKILL.md` is
+    /// `acme/pdf`); a full version is exact, a range (`^1.2`, `~1.2.3`, `>=1, <2`) takes the
+    /// newest version in it.
+    #[arg(required = true)]
+    pub skills: Vec<String>,
+    /// The source: an MCP endpoint (http(s)://host/mcp) or `stdio:<command> <args>`. Default:
+    /// $SKILLREG_SOURCE, else $SKILLREG_REGISTRY/mcp, else http://127.0.0.1:8080/mcp.
+    #[arg(long, env = "SKILLREG_SOURCE")]
+    pub from: Option<String>,
+    /// An agent whose folder gets a copy (repeatable): agents (`.agents/skills`, the default),
+    /// claude-code, codex, cursor, github-copilot.
+    #[arg(long = "agent", short = 'a', value_parser = parse_agent)]
+    pub agents: Vec<Agent>,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+fn parse_agent(s: &str) -> Result<Agent, String> {
+    Agent::parse(s).ok_or_else(|| {
+        let known: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        format!("unknown agent {s:?}; known: {}", known.join(", "))
+    })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InstallArgs {
+    /// Install exactly the lockfile; fail (and write nothing) if anything would change. For CI.
+    #[arg(long)]
+    pub frozen: bool,
+    /// Read every skill from this source instead of the one each entry records (a mirror).
+    #[arg(long)]
+    pub from: Option<String>,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// Compare the files only; do not ask the sources whether a locked version was revoked.
+    #[arg(long)]
+    pub offline: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct OutdatedArgs {
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct UpdateArgs {
+    /// Skills to update, by path or name (default: every skill in the lock).
+    pub skills: Vec<String>,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RemoveArgs {
+    /// Skills to remove, by path or name.
+    #[arg(required = true)]
+    pub skills: Vec<String>,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+fn fail(e: &Error) -> ExitCode {
+    eprintln!("{e}");
+    ExitCode::from(e.code.exit_status())
+}
+
+fn print_installed(verb: &str, i: &consumer::Installed) {
+    let version = i
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    println!(
+        "{verb} {}{version} ({} files, {} bytes)",
+        i.path, i.files, i.bytes
+    );
+    for f in &i.folders {
+        println!("  -> {f}");
+    }
+}
+
+pub async fn add(args: AddArgs) -> ExitCode {
+    let run = async {
+        let ctx = args.target.context()?;
+        let requests = args
+            .skills
+            .iter()
+            .map(|s| Request::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let agents = if args.agents.is_empty() {
+            vec![Agent::Agents]
+        } else {
+            let mut a = args.agents.clone();
+            a.sort();
+            a.dedup();
+            a
+        };
+        let source = args.from.clone().unwrap_or_else(default_source);
+        let done = consumer::install::add(&ctx, &source, &requests, &agents).await?;
+        for i in &done {
+            print_installed("added", i);
+        }
+        println!("locked in {}", ctx.scope.show(&ctx.scope.lock_path()));
+        Ok::<_, Error>(ExitCode::SUCCESS)
+    };
+    run.await.unwrap_or_else(|e| fail(&e))
+}
+
+pub async fn install(args: InstallArgs) -> ExitCode {
+    let run = async {
+        let ctx = args.target.context()?;
+        let (done, warnings) =
+            consumer::install::install(&ctx, args.frozen, args.from.as_deref()).await?;
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        for i in &done {
+            print_installed("installed", i);
+        }
+        if done.is_empty() {
+            println!(
+                "nothing to install: {} lists no skill",
+                ctx.scope.show(&ctx.scope.lock_path())
+            );
+        }
+        Ok::<_, Error>(ExitCode::SUCCESS)
+    };
+    run.await.unwrap_or_else(|e| fail(&e))
+}
+
+pub async fn check(args: CheckArgs) -> ExitCode {
+    let run = async {
+        let ctx = args.target.context()?;
+        let report = consumer::install::check(&ctx, args.offline).await?;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            );
+        } else {
+            for s in &report.skills {
+                let version = s
+                    .version
+                    .as_deref()
+                    .map(|v| format!(" {v}"))
+                    .unwrap_or_default();
+                let mut lines = Vec::new();
+                for f in &s.folders {
+                    lines.extend(
+                        f.missing
+                            .iter()
+                            .map(|p| format!("missing  {}/{p}", f.folder)),
+                    );
+                    lines.extend(
+                        f.modified
+                            .iter()
+                            .map(|p| format!("modified {}/{p}", f.folder)),
+                    );
+                    lines.extend(f.extra.iter().map(|p| format!("extra    {}/{p}", f.folder)));
+                }
+                let state = if s.revoked {
+                    "REVOKED"
+                } else if lines.is_empty() {
+                    "ok"
+                } else {
+                    "CHANGED"
+                };
+                println!("{state:8} {}{version}", s.path);
+                for l in lines {
+                    println!("  {l}");
+                }
+                if let Some(note) = &s.source {
+                    println!("  source: {note}");
+                }
+            }
+        }
+        Ok::<_, Error>(if report.failed() {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    };
+    run.await.unwrap_or_else(|e| fail(&e))
+}
+
+pub async fn outdated(args: OutdatedArgs) -> ExitCode {
+    let run = async {
+        let ctx = args.target.context()?;
+        let rows = consumer::install::outdated(&ctx).await?;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).unwrap_or_default()
+            );
+        } else {
+            let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+            println!(
+                "{:32} {:10} {:10} {:10} latest",
+                "skill", "requested", "locked", "wanted"
+            );
+            for r in &rows {
+                let mark = if r.update_available { "  *" } else { "" };
+                println!(
+                    "{:32} {:10} {:10} {:10} {}{mark}",
+                    r.path,
+                    r.requested,
+                    dash(&r.locked),
+                    dash(&r.wanted),
+                    dash(&r.latest)
+                );
+            }
+            if rows.iter().any(|r| r.update_available) {
+                println!("* `skillreg update` moves to the wanted version");
+            }
+        }
+        Ok::<_, Error>(ExitCode::SUCCESS)
+    };
+    run.await.unwrap_or_else(|e| fail(&e))
+}
+
+pub async fn update(args: UpdateArgs) -> ExitCode {
+    let run = async {
+        let ctx = args.target.context()?;
+        let done = consumer::install::update(&ctx, &args.skills).await?;
+        for u in &done {
+            let v = |v: &Option<String>| v.clone().unwrap_or_else(|| "unversioned".into());
+            println!("updated {} {} -> {}", u.path, v(&u.from), v(&u.to));
+            print!("{}", u.diff);
+        }
+        if done.is_empty() {
+            println!("up to date");
+        }
+        Ok::<_, Error>(ExitCode::SUCCESS)
+    };
+    run.await.unwrap_or_else(|e| fail(&e))
+}
+
+pub fn remove(args: RemoveArgs) -> ExitCode {
+    let run = || {
+        let ctx = args.target.context()?;
+        for path in consumer::install::remove(&ctx, &args.skills)? {
+            println!("removed {path}");
+        }
+        Ok::<_, Error>(ExitCode::SUCCESS)
+    };
+    run().unwrap_or_else(|e| fail(&e))
+}

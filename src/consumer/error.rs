@@ -1,0 +1,89 @@
+//! What can go wrong on the consumer side, each with a stable code the CLI prints
+//! (`error[digest_mismatch]: …`) and the exit status it maps to.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// A malformed argument: a skill path, a version range, an agent, a source.
+    Usage,
+    /// The source did not answer as an MCP server with the skills extension.
+    SourceUnreachable,
+    /// The source serves no skill at that path.
+    SkillNotServed,
+    /// The source serves the skill, but no version it offers satisfies the request.
+    NoMatchingVersion,
+    /// The locked version was revoked by its publisher: it is refused.
+    VersionRevoked,
+    /// An entry the source sent breaks SEP-2640 (dynamic resources, a file outside the skill,
+    /// a file listed twice, a digest that is not `sha256:<hex>`).
+    BadEntry,
+    /// A file read from the source does not have the digest or size its entry announced.
+    DigestMismatch,
+    /// The lockfile cannot be read.
+    LockInvalid,
+    /// `install --frozen` would install something other than the lockfile.
+    LockMismatch,
+    /// The skill is not in the lockfile.
+    NotLocked,
+    /// Two skills would be installed into the same folder.
+    InstallConflict,
+    /// Reading or writing the local files failed.
+    Io,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Usage => "usage",
+            Code::SourceUnreachable => "source_unreachable",
+            Code::SkillNotServed => "skill_not_served",
+            Code::NoMatchingVersion => "no_matching_version",
+            Code::VersionRevoked => "version_revoked",
+            Code::BadEntry => "bad_entry",
+            Code::DigestMismatch => "digest_mismatch",
+            Code::LockInvalid => "lock_invalid",
+            Code::LockMismatch => "lock_mismatch",
+            Code::NotLocked => "not_locked",
+            Code::InstallConflict => "install_conflict",
+            Code::Io => "io_error",
+        }
+    }
+
+    /// 2 for usage, connection and local I/O failures; 1 for a refusal.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Code::Usage | Code::SourceUnreachable | Code::Io => 2,
+            _ => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: Code,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
+        Self::new(Code::Io, format!("{context}: {err}"))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error[{}]: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

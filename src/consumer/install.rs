@@ -1,0 +1,794 @@
+//! The consumer commands: `add`, `install`, `check`, `outdated`, `update`, `remove`. Each reads
+//! and writes one scope's lockfile; each file is written only after every file of the skill
+//! matched its announced size and digest, and a skill's folder is replaced in one rename.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::agents::{Agent, Scope, folders};
+use super::error::{Code, Error, Result};
+use super::lock::{Lock, LockedFile, LockedSkill, folder_of};
+use super::remote::{Entry, Found, Remote, Source, Verified};
+use crate::core::{Digest, Requirement, SkillVersion};
+
+/// What every command is given: where skills go and how to reach sources.
+pub struct Context {
+    pub scope: Scope,
+    /// Bearer token for HTTP sources (private namespaces); never written to the lock.
+    pub token: Option<String>,
+}
+
+/// A skill requested on the command line: `acme/pdf`, `acme/pdf@^1.2`, `acme/pdf@1.2.0`.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub requirement: Requirement,
+}
+
+impl Request {
+    pub fn parse(s: &str) -> Result<Self> {
+        let (path, req) = match s.rsplit_once('@') {
+            Some((p, r)) => (p, r),
+            None => (s, ""),
+        };
+        let path = path.trim_matches('/');
+        let ok = !path.is_empty()
+            && path.split('/').all(|seg| {
+                !seg.is_empty()
+                    && seg != "."
+                    && seg != ".."
+                    && !seg
+                        .chars()
+                        .any(|c| c.is_whitespace() || c.is_control() || c == '@')
+            })
+            && path.rsplit('/').next() != Some("SKILL.md");
+        if !ok {
+            return Err(Error::new(
+                Code::Usage,
+                format!(
+                    "{s:?} is not a skill path: give NAMESPACE/NAME[@VERSION-OR-RANGE], the skill's URI without skill:// and /SKILL.md"
+                ),
+            ));
+        }
+        let requirement =
+            Requirement::parse(req).map_err(|e| Error::new(Code::Usage, format!("{s:?}: {e}")))?;
+        Ok(Self {
+            path: path.to_owned(),
+            requirement,
+        })
+    }
+}
+
+/// One skill placed on disk.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub path: String,
+    pub version: Option<String>,
+    pub files: usize,
+    pub bytes: u64,
+    pub folders: Vec<String>,
+}
+
+/// What `update` changed in one skill.
+#[derive(Debug, Clone)]
+pub struct Updated {
+    pub path: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// `+ path`, `- path` or `M path` lines, then a unified diff of changed text files.
+    pub diff: String,
+}
+
+/// A warning the command went on after (a yanked version kept from the lock).
+pub type Warnings = Vec<String>;
+
+/// Connections by source, opened on first use and closed at the end.
+struct Remotes<'a> {
+    token: Option<&'a str>,
+    open: BTreeMap<String, Remote>,
+}
+
+impl<'a> Remotes<'a> {
+    fn new(token: Option<&'a str>) -> Self {
+        Self {
+            token,
+            open: BTreeMap::new(),
+        }
+    }
+
+    async fn get(&mut self, source: &str) -> Result<&Remote> {
+        if !self.open.contains_key(source) {
+            let remote = Remote::connect(&Source::parse(source)?, self.token).await?;
+            self.open.insert(source.to_owned(), remote);
+        }
+        Ok(&self.open[source])
+    }
+
+    async fn close(self) {
+        for (_, r) in self.open {
+            r.close().await;
+        }
+    }
+}
+
+/// `skill://<path>/SKILL.md`.
+fn skill_md_uri(path: &str) -> String {
+    format!("skill://{path}/SKILL.md")
+}
+
+/// skillreg's pinned form of a two-segment path: `skill://ns/@1.2.0/name/SKILL.md`.
+fn pinned_uri(path: &str, version: &SkillVersion) -> Option<String> {
+    let (ns, name) = path.split_once('/')?;
+    (!name.contains('/')).then(|| format!("skill://{ns}/@{version}/{name}/SKILL.md"))
+}
+
+/// The newest entry the source offers for `path` within `requirement`, never a yanked or
+/// revoked one; pinned to its version where the source pins versions.
+async fn resolve(remote: &Remote, path: &str, requirement: &Requirement) -> Result<Entry> {
+    let current = match remote.get(&skill_md_uri(path)).await? {
+        Found::Entry(e) => Some(e),
+        Found::NotServed | Found::Revoked(_) => None,
+    };
+    if let Some(e) = &current {
+        let fits = match (&e.version, requirement) {
+            (_, Requirement::Any) => true,
+            (Some(v), r) => r.matches(v),
+            (None, _) => false,
+        };
+        if fits && e.yanked.is_none() {
+            return Ok(pin(remote, path, e.clone()).await);
+        }
+    }
+    let mut offered = Vec::new();
+    if let Some((ns, name)) = path.split_once('/').filter(|(_, n)| !n.contains('/')) {
+        offered = remote.versions(ns, name).await;
+        for v in offered.iter().filter(|v| requirement.matches(v)) {
+            if current.as_ref().and_then(|c| c.version.as_ref()) == Some(v) {
+                continue;
+            }
+            let Some(uri) = pinned_uri(path, v) else {
+                break;
+            };
+            if let Found::Entry(e) = remote.get(&uri).await?
+                && e.yanked.is_none()
+            {
+                return Ok(e);
+            }
+        }
+    }
+    let Some(current) = current else {
+        return Err(Error::new(
+            Code::SkillNotServed,
+            format!("no skill is served at {}", skill_md_uri(path)),
+        ));
+    };
+    let offered = if offered.is_empty() {
+        current
+            .version
+            .as_ref()
+            .map_or_else(|| "one unversioned entry".to_owned(), ToString::to_string)
+    } else {
+        offered
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Error::new(
+        Code::NoMatchingVersion,
+        format!(
+            "{path}: no version that is not yanked satisfies {requirement} (offered: {offered})"
+        ),
+    ))
+}
+
+/// The same entry by its pinned URI, when the source serves one with the same files; else the
+/// entry as read.
+async fn pin(remote: &Remote, path: &str, entry: Entry) -> Entry {
+    let Some(uri) = entry.version.as_ref().and_then(|v| pinned_uri(path, v)) else {
+        return entry;
+    };
+    match remote.get(&uri).await {
+        Ok(Found::Entry(pinned)) if pinned.digest() == entry.digest() => pinned,
+        _ => entry,
+    }
+}
+
+fn lock_entry(
+    path: &str,
+    source: &str,
+    requirement: &Requirement,
+    entry: &Entry,
+    agents: &[Agent],
+) -> LockedSkill {
+    LockedSkill {
+        path: path.to_owned(),
+        source: source.to_owned(),
+        requested: requirement.to_string(),
+        version: entry.version.as_ref().map(ToString::to_string),
+        uri: entry.uri.clone(),
+        digest: entry.digest().to_string(),
+        agents: agents.iter().map(|a| a.as_str().to_owned()).collect(),
+        files: entry.locked_files(),
+    }
+}
+
+fn agents_of(skill: &LockedSkill) -> Result<Vec<Agent>> {
+    skill
+        .agents
+        .iter()
+        .map(|a| {
+            Agent::parse(a).ok_or_else(|| {
+                Error::new(
+                    Code::LockInvalid,
+                    format!("{}: unknown agent {a:?}", skill.path),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Write `files` as `<dir>/<name>/` in every folder: into a hidden sibling first, then one
+/// rename over the old copy, so an agent never reads half a skill.
+fn place(folders_: &[PathBuf], name: &str, files: &[Verified]) -> Result<()> {
+    for dir in folders_ {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let pid = std::process::id();
+        let staging = dir.join(format!(".{name}.skillreg-new-{pid}"));
+        let old = dir.join(format!(".{name}.skillreg-old-{pid}"));
+        let _ = std::fs::remove_dir_all(&staging);
+        for (f, bytes) in files {
+            let target = staging.join(&f.path);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+            }
+            std::fs::write(&target, bytes)
+                .map_err(|e| Error::io(format!("writing {}", target.display()), e))?;
+        }
+        let final_ = dir.join(name);
+        let had = std::fs::symlink_metadata(&final_).is_ok();
+        if had {
+            std::fs::rename(&final_, &old)
+                .map_err(|e| Error::io(format!("replacing {}", final_.display()), e))?;
+        }
+        std::fs::rename(&staging, &final_)
+            .map_err(|e| Error::io(format!("writing {}", final_.display()), e))?;
+        if had {
+            remove_path(&old)?;
+        }
+    }
+    Ok(())
+}
+
+fn remove_path(path: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(format!("removing {}", path.display()), e)),
+    };
+    let result = if meta.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    result.map_err(|e| Error::io(format!("removing {}", path.display()), e))
+}
+
+fn installed(ctx: &Context, skill: &LockedSkill, agents: &[Agent]) -> Installed {
+    Installed {
+        path: skill.path.clone(),
+        version: skill.version.clone(),
+        files: skill.files.len(),
+        bytes: skill.files.iter().map(|f| f.size).sum(),
+        folders: folders(agents, &ctx.scope)
+            .iter()
+            .map(|d| ctx.scope.show(&d.join(skill.folder())))
+            .collect(),
+    }
+}
+
+/// Refuse a second skill with the same folder name: both would be `<agents>/skills/<name>`.
+fn check_folder_free(lock: &Lock, path: &str) -> Result<()> {
+    let folder = folder_of(path);
+    match lock
+        .skills
+        .iter()
+        .find(|s| s.folder() == folder && s.path != path)
+    {
+        Some(other) => Err(Error::new(
+            Code::InstallConflict,
+            format!(
+                "{path} would be installed as {folder}/, which {} already is",
+                other.path
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `skillreg add`: resolve each request at `source`, verify every file, place it, and record it.
+pub async fn add(
+    ctx: &Context,
+    source: &str,
+    requests: &[Request],
+    agents: &[Agent],
+) -> Result<Vec<Installed>> {
+    let lock_path = ctx.scope.lock_path();
+    let mut lock = Lock::load(&lock_path)?;
+    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut out = Vec::new();
+    let result: Result<()> = async {
+        for request in requests {
+            check_folder_free(&lock, &request.path)?;
+        }
+        let remote = remotes.get(source).await?;
+        for request in requests {
+            let entry = resolve(remote, &request.path, &request.requirement).await?;
+            let files = remote.read_all(&entry).await?;
+            // Adding a skill again keeps the agents it was added for before: every folder it is
+            // in stays recorded (and current).
+            let mut agents = agents.to_vec();
+            if let Some(before) = lock.skills.iter().find(|s| s.path == request.path) {
+                agents.extend(agents_of(before)?);
+                agents.sort();
+                agents.dedup();
+            }
+            let skill = lock_entry(&request.path, source, &request.requirement, &entry, &agents);
+            place(&folders(&agents, &ctx.scope), skill.folder(), &files)?;
+            out.push(installed(ctx, &skill, &agents));
+            lock.put(skill);
+            lock.save(&lock_path)?;
+        }
+        Ok(())
+    }
+    .await;
+    remotes.close().await;
+    result.map(|()| out)
+}
+
+/// `skillreg install [--frozen]`: every skill of the lock, as locked. Everything is fetched
+/// and verified before anything is written. Without `--frozen`, a locked entry the source no
+/// longer serves as locked is resolved again within its requirement and the lock rewritten;
+/// with it, that is a `lock_mismatch` and nothing is written. `from` reads every skill from
+/// another source (a mirror) instead of the one recorded.
+pub async fn install(
+    ctx: &Context,
+    frozen: bool,
+    from: Option<&str>,
+) -> Result<(Vec<Installed>, Warnings)> {
+    let lock_path = ctx.scope.lock_path();
+    let mut lock = Lock::load(&lock_path)?;
+    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut warnings = Vec::new();
+    let result: Result<Vec<(LockedSkill, Vec<Verified>)>> = async {
+        let mut fetched = Vec::new();
+        for skill in &lock.skills {
+            let source = from.unwrap_or(&skill.source);
+            let remote = remotes.get(source).await?;
+            let entry = match remote.get(&skill.uri).await? {
+                Found::Revoked(reason) => {
+                    return Err(Error::new(
+                        Code::VersionRevoked,
+                        format!(
+                            "{} {}: {reason}",
+                            skill.path,
+                            skill.version.as_deref().unwrap_or("")
+                        ),
+                    ));
+                }
+                Found::Entry(e) if e.digest().to_string() == skill.digest => e,
+                found => {
+                    let why = match found {
+                        Found::NotServed => format!("{} no longer serves {}", source, skill.uri),
+                        _ => format!(
+                            "{} serves other files at {} than the lock records",
+                            source, skill.uri
+                        ),
+                    };
+                    if frozen {
+                        return Err(Error::new(
+                            Code::LockMismatch,
+                            format!("{}: {why}; nothing was written", skill.path),
+                        ));
+                    }
+                    warnings.push(format!(
+                        "{}: {why}; resolved {} again",
+                        skill.path, skill.requested
+                    ));
+                    let requirement = Requirement::parse(&skill.requested)
+                        .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+                    resolve(remote, &skill.path, &requirement).await?
+                }
+            };
+            if let Some(reason) = &entry.yanked {
+                warnings.push(format!(
+                    "{} {} is yanked ({reason}); installed from the lock",
+                    skill.path,
+                    skill.version.as_deref().unwrap_or("")
+                ));
+            }
+            let files = remote.read_all(&entry).await?;
+            let requirement = Requirement::parse(&skill.requested)
+                .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+            let next = lock_entry(
+                &skill.path,
+                &skill.source,
+                &requirement,
+                &entry,
+                &agents_of(skill)?,
+            );
+            fetched.push((next, files));
+        }
+        Ok(fetched)
+    }
+    .await;
+    remotes.close().await;
+    let fetched = result?;
+    let mut out = Vec::new();
+    for (skill, files) in fetched {
+        let agents = agents_of(&skill)?;
+        place(&folders(&agents, &ctx.scope), skill.folder(), &files)?;
+        out.push(installed(ctx, &skill, &agents));
+        if !frozen {
+            lock.put(skill);
+        }
+    }
+    if !frozen && !lock.skills.is_empty() {
+        lock.save(&lock_path)?;
+    }
+    Ok((out, warnings))
+}
+
+/// `skillreg check`: what differs between the lock and the folders on disk, and what the
+/// sources say of the locked versions now.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CheckReport {
+    pub skills: Vec<SkillCheck>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SkillCheck {
+    pub path: String,
+    pub version: Option<String>,
+    pub folders: Vec<FolderCheck>,
+    /// `revoked: <reason>`, `yanked: <reason>`, `not served`, or an unreachable source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip)]
+    pub revoked: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FolderCheck {
+    pub folder: String,
+    pub missing: Vec<String>,
+    pub modified: Vec<String>,
+    pub extra: Vec<String>,
+}
+
+impl CheckReport {
+    /// Files differ from the lock, or a locked version is revoked.
+    pub fn failed(&self) -> bool {
+        self.skills.iter().any(|s| {
+            s.revoked
+                || s.folders
+                    .iter()
+                    .any(|f| !f.missing.is_empty() || !f.modified.is_empty() || !f.extra.is_empty())
+        })
+    }
+}
+
+/// Relative paths and bytes of every file under `dir` (symbolic links are read through).
+fn files_on_disk(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    for entry in walkdir::WalkDir::new(dir).follow_links(true).min_depth(1) {
+        let entry =
+            entry.map_err(|e| Error::new(Code::Io, format!("reading {}: {e}", dir.display())))?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
+        let bytes = std::fs::read(entry.path())
+            .map_err(|e| Error::io(format!("reading {}", entry.path().display()), e))?;
+        out.insert(rel, bytes);
+    }
+    Ok(out)
+}
+
+pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
+    let lock = Lock::load(&ctx.scope.lock_path())?;
+    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut report = CheckReport::default();
+    for skill in &lock.skills {
+        let mut out = SkillCheck {
+            path: skill.path.clone(),
+            version: skill.version.clone(),
+            folders: Vec::new(),
+            source: None,
+            revoked: false,
+        };
+        for dir in folders(&agents_of(skill)?, &ctx.scope) {
+            let dir = dir.join(skill.folder());
+            let mut on_disk = files_on_disk(&dir)?;
+            let mut f = FolderCheck {
+                folder: ctx.scope.show(&dir),
+                missing: Vec::new(),
+                modified: Vec::new(),
+                extra: Vec::new(),
+            };
+            for locked in &skill.files {
+                match on_disk.remove(&locked.path) {
+                    None => f.missing.push(locked.path.clone()),
+                    Some(bytes) => {
+                        if bytes.len() as u64 != locked.size
+                            || Digest::of(&bytes).to_string() != locked.digest
+                        {
+                            f.modified.push(locked.path.clone());
+                        }
+                    }
+                }
+            }
+            f.extra = on_disk.into_keys().collect();
+            out.folders.push(f);
+        }
+        if !offline {
+            out.source = match remotes.get(&skill.source).await {
+                Err(e) => Some(format!("not checked: {}", e.message)),
+                Ok(remote) => match remote.get(&skill.uri).await {
+                    Ok(Found::Revoked(reason)) => {
+                        out.revoked = true;
+                        Some(format!("revoked: {reason}"))
+                    }
+                    Ok(Found::NotServed) => Some(format!("no longer served at {}", skill.uri)),
+                    Ok(Found::Entry(e)) => match e.yanked {
+                        Some(reason) => Some(format!("yanked: {reason}")),
+                        None if e.digest().to_string() != skill.digest => {
+                            Some("the source serves other files at this URI now".into())
+                        }
+                        None => None,
+                    },
+                    Err(e) => Some(format!("not checked: {}", e.message)),
+                },
+            };
+        }
+        report.skills.push(out);
+    }
+    remotes.close().await;
+    Ok(report)
+}
+
+/// `skillreg outdated`: per locked skill, the locked version, the newest within its
+/// requirement, and the newest of all. Reads only.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct OutdatedRow {
+    pub path: String,
+    pub requested: String,
+    pub locked: Option<String>,
+    pub wanted: Option<String>,
+    pub latest: Option<String>,
+    /// The newest within the requirement has other files than the lock.
+    pub update_available: bool,
+}
+
+pub async fn outdated(ctx: &Context) -> Result<Vec<OutdatedRow>> {
+    let lock = Lock::load(&ctx.scope.lock_path())?;
+    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let result: Result<Vec<OutdatedRow>> = async {
+        let mut rows = Vec::new();
+        for skill in &lock.skills {
+            let remote = remotes.get(&skill.source).await?;
+            let requirement = Requirement::parse(&skill.requested)
+                .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+            let wanted = resolve(remote, &skill.path, &requirement).await.ok();
+            let latest = resolve(remote, &skill.path, &Requirement::Any).await.ok();
+            rows.push(OutdatedRow {
+                path: skill.path.clone(),
+                requested: skill.requested.clone(),
+                locked: skill.version.clone(),
+                update_available: wanted
+                    .as_ref()
+                    .is_some_and(|w| w.digest().to_string() != skill.digest),
+                wanted: wanted.and_then(|w| w.version.map(|v| v.to_string())),
+                latest: latest.and_then(|l| l.version.map(|v| v.to_string())),
+            });
+        }
+        Ok(rows)
+    }
+    .await;
+    remotes.close().await;
+    result
+}
+
+/// `skillreg update [names]`: move each named skill (or every skill) to the newest version
+/// within its requirement, show what changed, and rewrite the lock.
+pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
+    let lock_path = ctx.scope.lock_path();
+    let mut lock = Lock::load(&lock_path)?;
+    for name in names {
+        if lock.find(name).is_none() {
+            return Err(Error::new(
+                Code::NotLocked,
+                format!("{name} is not in {}", lock_path.display()),
+            ));
+        }
+    }
+    let chosen: Vec<LockedSkill> = lock
+        .skills
+        .iter()
+        .filter(|s| names.is_empty() || names.iter().any(|n| s.is(n)))
+        .cloned()
+        .collect();
+    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut out = Vec::new();
+    let result: Result<()> = async {
+        for skill in chosen {
+            let remote = remotes.get(&skill.source).await?;
+            let requirement = Requirement::parse(&skill.requested)
+                .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+            let entry = resolve(remote, &skill.path, &requirement).await?;
+            if entry.digest().to_string() == skill.digest {
+                continue;
+            }
+            let files = remote.read_all(&entry).await?;
+            let agents = agents_of(&skill)?;
+            let dirs = folders(&agents, &ctx.scope);
+            let before = match dirs.first() {
+                Some(d) => files_on_disk(&d.join(skill.folder()))?,
+                None => BTreeMap::new(),
+            };
+            let next = lock_entry(&skill.path, &skill.source, &requirement, &entry, &agents);
+            let diff = diff(&skill, &next, &before, &files);
+            place(&dirs, skill.folder(), &files)?;
+            out.push(Updated {
+                path: skill.path.clone(),
+                from: skill.version.clone(),
+                to: next.version.clone(),
+                diff,
+            });
+            lock.put(next);
+            lock.save(&lock_path)?;
+        }
+        Ok(())
+    }
+    .await;
+    remotes.close().await;
+    result.map(|()| out)
+}
+
+/// `+`, `-` and `M` per file, then a unified diff of each changed text file against the copy
+/// on disk (when that copy is still the locked one).
+fn diff(
+    old: &LockedSkill,
+    new: &LockedSkill,
+    before: &BTreeMap<String, Vec<u8>>,
+    after: &[Verified],
+) -> String {
+    let olds: BTreeMap<&str, &LockedFile> =
+        old.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let news: BTreeMap<&str, &LockedFile> =
+        new.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let paths: BTreeSet<&str> = olds.keys().chain(news.keys()).copied().collect();
+    let mut summary = String::new();
+    let mut text = String::new();
+    for path in paths {
+        match (olds.get(path), news.get(path)) {
+            (None, Some(n)) => summary.push_str(&format!("+ {path} ({} bytes)\n", n.size)),
+            (Some(_), None) => summary.push_str(&format!("- {path}\n")),
+            (Some(o), Some(n)) if o.digest != n.digest => {
+                summary.push_str(&format!("M {path} ({} -> {} bytes)\n", o.size, n.size));
+                let was = before
+                    .get(path)
+                    .filter(|b| Digest::of(b).to_string() == o.digest)
+                    .and_then(|b| std::str::from_utf8(b).ok());
+                let now = after
+                    .iter()
+                    .find(|(f, _)| f.path == path)
+                    .and_then(|(_, b)| std::str::from_utf8(b).ok());
+                if let (Some(was), Some(now)) = (was, now) {
+                    let d = similar::TextDiff::from_lines(was, now);
+                    text.push_str(
+                        &d.unified_diff()
+                            .context_radius(2)
+                            .header(&format!("a/{path}"), &format!("b/{path}"))
+                            .to_string(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    summary + &text
+}
+
+/// `skillreg remove`: the skills' folders in every agent folder, and their lock entries.
+pub fn remove(ctx: &Context, names: &[String]) -> Result<Vec<String>> {
+    let lock_path = ctx.scope.lock_path();
+    let mut lock = Lock::load(&lock_path)?;
+    let mut removed = Vec::new();
+    for name in names {
+        let Some(skill) = lock.find(name).cloned() else {
+            return Err(Error::new(
+                Code::NotLocked,
+                format!("{name} is not in {}", lock_path.display()),
+            ));
+        };
+        for dir in folders(&agents_of(&skill)?, &ctx.scope) {
+            remove_path(&dir.join(skill.folder()))?;
+        }
+        lock.skills.retain(|s| s.path != skill.path);
+        removed.push(skill.path);
+    }
+    lock.save(&lock_path)?;
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests() {
+        let r = Request::parse("acme/pdf@^1.2").unwrap();
+        assert_eq!(r.path, "acme/pdf");
+        assert_eq!(r.requirement.to_string(), "^1.2");
+        assert_eq!(Request::parse("pdf").unwrap().requirement, Requirement::Any);
+        for bad in [
+            "",
+            "acme//pdf",
+            "acme/../x",
+            "acme/pdf@one",
+            "a b/c",
+            "acme/pdf/SKILL.md",
+        ] {
+            assert_eq!(Request::parse(bad).unwrap_err().code, Code::Usage, "{bad}");
+        }
+        let v = SkillVersion::parse("1.2.0").unwrap();
+        assert_eq!(
+            pinned_uri("acme/pdf", &v).unwrap(),
+            "skill://acme/@1.2.0/pdf/SKILL.md"
+        );
+        assert_eq!(pinned_uri("pdf", &v), None);
+        assert_eq!(pinned_uri("a/b/c", &v), None);
+    }
+
+    #[test]
+    fn place_replaces_a_folder_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("skills");
+        let f = |p: &str, b: &[u8]| {
+            (
+                LockedFile {
+                    path: p.into(),
+                    digest: Digest::of(b).to_string(),
+                    size: b.len() as u64,
+                },
+                b.to_vec(),
+            )
+        };
+        place(
+            std::slice::from_ref(&dir),
+            "x",
+            &[f("SKILL.md", b"one"), f("a/b.md", b"b")],
+        )
+        .unwrap();
+        place(std::slice::from_ref(&dir), "x", &[f("SKILL.md", b"two")]).unwrap();
+        let files = files_on_disk(&dir.join("x")).unwrap();
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["SKILL.md"]);
+        assert_eq!(files["SKILL.md"], b"two");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["x"], "no staging folder is left behind");
+    }
+}

@@ -1,0 +1,758 @@
+//! The consumer side (`skillreg add`, `install --frozen`, `check`, `outdated`, `update`,
+//! `remove`), run as the binary against real servers on loopback: skillreg over HTTP and stdio,
+//! the TypeScript reference server (stdio) and FastMCP (HTTP) serving the same folder, and an
+//! rmcp server that lies about a digest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::io::AsyncBufReadExt as _;
+
+use crate::common::{CliOutput, TestServer, run_cli_async, tar_gz, tools};
+use crate::rest::{ADMIN, Api};
+use skillreg::config::{Config, Secret};
+
+/// `skillreg <args> --dir <project>` with a home of its own (never the real one).
+async fn sr(project: &Path, args: &[&str]) -> CliOutput {
+    let home = project.join(".home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--dir", project.to_str().unwrap()]);
+    run_cli_async(
+        &all,
+        &[
+            ("HOME", home.to_str().unwrap()),
+            ("SKILLREG_REGISTRY", "http://127.0.0.1:9"),
+        ],
+    )
+    .await
+}
+
+/// Every file under `dir`, relative path → bytes.
+fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+fn md(name: &str, body: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: The {name} skill, for tests.\n---\n# {name}\n\n{body}\n"
+    )
+}
+
+fn archive(files: &[(&str, &str)]) -> Vec<u8> {
+    tar_gz(
+        &files
+            .iter()
+            .map(|(p, b)| (*p, tar::EntryType::Regular, b.as_bytes()))
+            .collect::<Vec<_>>(),
+    )
+}
+
+async fn admin_server() -> TestServer {
+    TestServer::builder()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
+        })
+        .start()
+        .await
+}
+
+async fn publish(api: &Api, name: &str, version: &str, files: &[(&str, &str)]) {
+    let (status, body) = api
+        .publish(Some(ADMIN), "acme", name, version, archive(files))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+fn lock_of(project: &Path) -> String {
+    std::fs::read_to_string(project.join("skills.lock")).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_check_outdated_update_install_frozen_and_remove_against_skillreg() {
+    let server = admin_server().await;
+    let api = Api::new(&server);
+    let source = format!("{}/mcp", server.base());
+    let guide_v1 = "# Guide\n\nStep one.\nStep two.\n";
+    publish(
+        &api,
+        "deploy",
+        "1.0.0",
+        &[
+            ("SKILL.md", &md("deploy", "v1")),
+            ("references/guide.md", guide_v1),
+        ],
+    )
+    .await;
+    publish(
+        &api,
+        "deploy",
+        "2.0.0",
+        &[("SKILL.md", &md("deploy", "v2"))],
+    )
+    .await;
+
+    let project = TempDir::new().unwrap();
+    let p = project.path();
+    let out = sr(
+        p,
+        &[
+            "add",
+            "acme/deploy@^1",
+            "--from",
+            &source,
+            "--agent",
+            "claude-code",
+            "--agent",
+            "codex",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("added acme/deploy 1.0.0 (2 files"),
+        "{}",
+        out.stdout
+    );
+    // One copy per distinct folder: Codex reads .agents/skills, Claude Code .claude/skills.
+    for dir in [".agents/skills/deploy", ".claude/skills/deploy"] {
+        let files = files_under(&p.join(dir));
+        assert_eq!(files["SKILL.md"], md("deploy", "v1").as_bytes(), "{dir}");
+        assert_eq!(files["references/guide.md"], guide_v1.as_bytes(), "{dir}");
+        assert_eq!(files.len(), 2, "{dir}");
+    }
+    let lock = lock_of(p);
+    assert!(
+        lock.contains("uri = \"skill://acme/@1.0.0/deploy/SKILL.md\""),
+        "{lock}"
+    );
+    assert!(
+        lock.contains("requested = \"^1\"") && lock.contains("version = \"1.0.0\""),
+        "{lock}"
+    );
+    let guide_digest = format!("sha256:{}", crate::common::sha256_hex(guide_v1.as_bytes()));
+    assert!(
+        lock.contains(&format!(
+            "{{ path = \"references/guide.md\", digest = \"{guide_digest}\", size = {} }}",
+            guide_v1.len()
+        )),
+        "{lock}"
+    );
+
+    let out = sr(p, &["check"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.starts_with("ok       acme/deploy 1.0.0"),
+        "{}",
+        out.stdout
+    );
+    // Adding it again for another agent keeps the folders it is already in.
+    let out = sr(
+        p,
+        &[
+            "add",
+            "acme/deploy@^1",
+            "--from",
+            &source,
+            "--agent",
+            "github-copilot",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let lock = lock_of(p);
+    assert!(
+        lock.contains("agents = [\"claude-code\", \"codex\", \"github-copilot\"]"),
+        "{lock}"
+    );
+
+    // Local edits are named file by file, and exit 1.
+    std::fs::write(p.join(".claude/skills/deploy/SKILL.md"), "edited").unwrap();
+    std::fs::remove_file(p.join(".agents/skills/deploy/references/guide.md")).unwrap();
+    std::fs::write(p.join(".agents/skills/deploy/notes.txt"), "mine").unwrap();
+    let out = sr(p, &["check"]).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    for line in [
+        "modified .claude/skills/deploy/SKILL.md",
+        "missing  .agents/skills/deploy/references/guide.md",
+        "extra    .agents/skills/deploy/notes.txt",
+    ] {
+        assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
+    }
+    // A plain install puts the locked files back (and only those).
+    let out = sr(p, &["install"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(sr(p, &["check"]).await.code, 0);
+    assert!(!p.join(".agents/skills/deploy/notes.txt").exists());
+
+    // A new 1.x: outdated reads only, update moves within ^1 and shows the diff.
+    let guide_v2 = "# Guide\n\nStep one.\nStep two, revised.\n";
+    publish(
+        &api,
+        "deploy",
+        "1.1.0",
+        &[
+            ("SKILL.md", &md("deploy", "v1")),
+            ("references/guide.md", guide_v2),
+            ("scripts/run.sh", "echo run\n"),
+        ],
+    )
+    .await;
+    let before = lock_of(p);
+    let out = sr(p, &["outdated", "--json"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(rows[0]["locked"], "1.0.0");
+    assert_eq!(rows[0]["wanted"], "1.1.0");
+    assert_eq!(rows[0]["latest"], "2.0.0");
+    assert_eq!(rows[0]["update_available"], true);
+    assert_eq!(lock_of(p), before, "outdated changes nothing");
+    let out = sr(p, &["update", "deploy"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("updated acme/deploy 1.0.0 -> 1.1.0"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("M references/guide.md"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("+ scripts/run.sh (9 bytes)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("-Step two.\n+Step two, revised."),
+        "{}",
+        out.stdout
+    );
+    let after = lock_of(p);
+    assert!(
+        after.contains("version = \"1.1.0\"") && after.contains("requested = \"^1\""),
+        "{after}"
+    );
+    assert_eq!(
+        files_under(&p.join(".claude/skills/deploy"))["references/guide.md"],
+        guide_v2.as_bytes()
+    );
+    assert_eq!(sr(p, &["update"]).await.stdout, "up to date\n");
+
+    // The lock installs the same bytes in a fresh checkout, exactly (--frozen).
+    let clone = TempDir::new().unwrap();
+    std::fs::write(clone.path().join("skills.lock"), &after).unwrap();
+    let out = sr(clone.path(), &["install", "--frozen"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        files_under(&clone.path().join(".claude/skills/deploy")),
+        files_under(&p.join(".claude/skills/deploy"))
+    );
+    assert_eq!(
+        lock_of(clone.path()),
+        after,
+        "--frozen never rewrites the lock"
+    );
+
+    // Yanked: never chosen anew, still installed from a lock with a warning.
+    let (status, body) = api
+        .send(
+            Method::POST,
+            "/v1/skills/acme/deploy/1.1.0/yank",
+            Some(ADMIN),
+            Some(json!({"reason": "broken script"})),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let fresh = TempDir::new().unwrap();
+    let out = sr(fresh.path(), &["add", "acme/deploy@^1", "--from", &source]).await;
+    assert!(out.stdout.contains("added acme/deploy 1.0.0"), "{out:?}");
+    let out = sr(clone.path(), &["install", "--frozen"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("warning: acme/deploy 1.1.0 is yanked (broken script)"),
+        "{}",
+        out.stderr
+    );
+    let out = sr(clone.path(), &["check"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("source: yanked: broken script"),
+        "{}",
+        out.stdout
+    );
+
+    // Revoked: refused by install (nothing written), reported by check.
+    let (status, body) = api
+        .send(
+            Method::POST,
+            "/v1/skills/acme/deploy/1.1.0/revoke",
+            Some(ADMIN),
+            Some(json!({"reason": "leaks a token"})),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let third = TempDir::new().unwrap();
+    std::fs::write(third.path().join("skills.lock"), &after).unwrap();
+    let out = sr(third.path(), &["install", "--frozen"]).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("error[version_revoked]: acme/deploy 1.1.0"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("leaks a token"), "{}", out.stderr);
+    assert!(
+        !third.path().join(".agents").exists(),
+        "nothing was written"
+    );
+    let out = sr(clone.path(), &["check"]).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.starts_with("REVOKED  acme/deploy 1.1.0"),
+        "{}",
+        out.stdout
+    );
+
+    // remove is the reverse of add.
+    let out = sr(p, &["remove", "acme/deploy"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(!p.join(".claude/skills/deploy").exists() && !p.join(".agents/skills/deploy").exists());
+    assert!(!lock_of(p).contains("[[skill]]"));
+    let out = sr(p, &["remove", "acme/deploy"]).await;
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.starts_with("error[not_locked]"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_installs_the_same_bytes_from_a_mirror_and_frozen_refuses_a_changed_source() {
+    // Both registries on SQLite files, so that `skillreg migrate` copies one into the other.
+    let server = TestServer::builder()
+        .sqlite()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
+        })
+        .start()
+        .await;
+    let api = Api::new(&server);
+    publish(
+        &api,
+        "notes",
+        "1.0.0",
+        &[
+            ("SKILL.md", &md("notes", "one")),
+            ("data/table.csv", "a,b\n1,2\n"),
+        ],
+    )
+    .await;
+    let project = TempDir::new().unwrap();
+    let p = project.path();
+    let out = sr(
+        p,
+        &[
+            "add",
+            "acme/notes",
+            "--from",
+            &format!("{}/mcp", server.base()),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let lock = lock_of(p);
+    assert!(
+        lock.contains("requested = \"*\"") && lock.contains("version = \"1.0.0\""),
+        "{lock}"
+    );
+
+    // The mirror: a second registry holding a copy of the first one's catalog.
+    let mirror_dir = TempDir::new().unwrap();
+    let out = run_cli_async(
+        &[
+            "migrate",
+            "--from",
+            &format!("sqlite://{}", server.data_dir.display()),
+            "--to",
+            &format!("sqlite://{}", mirror_dir.path().display()),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let mirror = TestServer::builder()
+        .sqlite()
+        .data_dir(mirror_dir.path())
+        .start()
+        .await;
+    let clone = TempDir::new().unwrap();
+    std::fs::write(clone.path().join("skills.lock"), &lock).unwrap();
+    let out = sr(
+        clone.path(),
+        &[
+            "install",
+            "--frozen",
+            "--from",
+            &format!("{}/mcp", mirror.base()),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        files_under(&clone.path().join(".agents/skills/notes")),
+        files_under(&p.join(".agents/skills/notes"))
+    );
+    assert_eq!(lock_of(clone.path()), lock);
+
+    // An unversioned source that changes under a lock: --frozen refuses and writes nothing.
+    let folder = TempDir::new().unwrap();
+    std::fs::create_dir_all(folder.path().join("tips")).unwrap();
+    std::fs::write(folder.path().join("tips/SKILL.md"), md("tips", "first")).unwrap();
+    let t = tools();
+    let reference = format!(
+        "stdio:{} {} --stdio --page-size 100 --dir {}",
+        t.node22.display(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients/reference_server.mjs")
+            .display(),
+        folder.path().display()
+    );
+    let ts_project = TempDir::new().unwrap();
+    let out = sr(ts_project.path(), &["add", "tips", "--from", &reference]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    std::fs::write(folder.path().join("tips/SKILL.md"), md("tips", "second")).unwrap();
+    let ts_clone = TempDir::new().unwrap();
+    std::fs::write(
+        ts_clone.path().join("skills.lock"),
+        lock_of(ts_project.path()),
+    )
+    .unwrap();
+    let out = sr(ts_clone.path(), &["install", "--frozen"]).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.starts_with("error[lock_mismatch]: tips:"),
+        "{}",
+        out.stderr
+    );
+    assert!(!ts_clone.path().join(".agents").exists());
+    let out = sr(ts_project.path(), &["outdated", "--json"]).await;
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(rows[0]["update_available"], true, "{rows}");
+    let out = sr(ts_project.path(), &["update"]).await;
+    assert!(
+        out.stdout
+            .contains("updated tips unversioned -> unversioned\nM SKILL.md"),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("-first\n+second"), "{}", out.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_corpus_skill_installs_byte_for_byte_as_listed() {
+    let (data, _) = crate::common::corpus_catalog().await;
+    let server = TestServer::builder()
+        .sqlite()
+        .data_dir(data.path())
+        .start()
+        .await;
+    let mcp = crate::common::Modern::new(&format!("{}/mcp", server.base()));
+    let (entries, _) = crate::common::all_pages(
+        async |params| mcp.call("skills/list", params).await,
+        "skills",
+    )
+    .await;
+    // What the registry lists (its stored, exact uploaded bytes): path → (digest, size).
+    let mut listed: BTreeMap<String, BTreeMap<String, (String, u64)>> = BTreeMap::new();
+    for e in &entries {
+        let uri = e["uri"].as_str().unwrap();
+        let Some(path) = uri
+            .strip_prefix("skill://corpus/")
+            .and_then(|p| p.strip_suffix("/SKILL.md"))
+        else {
+            continue;
+        };
+        let root = uri.strip_suffix("SKILL.md").unwrap();
+        let files = e["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let rel = r["uri"].as_str().unwrap().strip_prefix(root).unwrap();
+                let rel = percent_encoding::percent_decode_str(rel)
+                    .decode_utf8()
+                    .unwrap()
+                    .into_owned();
+                (
+                    rel,
+                    (
+                        r["digest"].as_str().unwrap().to_owned(),
+                        r["size"].as_u64().unwrap(),
+                    ),
+                )
+            })
+            .collect();
+        listed.insert(format!("corpus/{path}"), files);
+    }
+    assert!(listed.len() >= 100, "{}", listed.len());
+    let project = TempDir::new().unwrap();
+    let mut args = vec!["add", "--from"];
+    let source = format!("{}/mcp", server.base());
+    args.push(&source);
+    args.extend(listed.keys().map(String::as_str));
+    let out = sr(project.path(), &args).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    for (path, files) in &listed {
+        let dir = project
+            .path()
+            .join(".agents/skills")
+            .join(path.rsplit('/').next().unwrap());
+        let on_disk = files_under(&dir);
+        let seen: BTreeMap<String, (String, u64)> = on_disk
+            .iter()
+            .map(|(p, b)| {
+                (
+                    p.clone(),
+                    (
+                        format!("sha256:{}", crate::common::sha256_hex(b)),
+                        b.len() as u64,
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(&seen, files, "{path}");
+    }
+    let out = sr(project.path(), &["check", "--offline"]).await;
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(
+        out.stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        listed.len()
+    );
+}
+
+/// The same folder through the TypeScript reference server (stdio) and FastMCP (HTTP): installed
+/// byte for byte, checked, and installed again from the lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_server_and_fastmcp_are_sources_too() {
+    let folder = TempDir::new().unwrap();
+    let write = |path: &str, bytes: &[u8]| {
+        let target = folder.path().join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, bytes).unwrap();
+    };
+    write(
+        "pdf-forms/SKILL.md",
+        md("pdf-forms", "Fill forms; see references/fields.md.").as_bytes(),
+    );
+    write(
+        "pdf-forms/references/fields.md",
+        "# Fields\n\nÜnïcödé, 漢字.\n".as_bytes(),
+    );
+    write(
+        "pdf-forms/assets/blank.bin",
+        &[0u8, 159, 146, 150, 255, 10, 13],
+    );
+    write(
+        "review/SKILL.md",
+        md("review", "Review a change.").as_bytes(),
+    );
+    let t = tools();
+    let reference = format!(
+        "stdio:{} {} --stdio --page-size 100 --dir {}",
+        t.node22.display(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients/reference_server.mjs")
+            .display(),
+        folder.path().display()
+    );
+    let mut fastmcp = tokio::process::Command::new(&t.python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/fastmcp_server.py"))
+        .args(["--dir", folder.path().to_str().unwrap(), "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(fastmcp.stdout.take().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    let fastmcp_url = line
+        .trim()
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+
+    for source in [reference, fastmcp_url] {
+        let project = TempDir::new().unwrap();
+        let p = project.path();
+        let out = sr(
+            p,
+            &[
+                "add",
+                "pdf-forms",
+                "review",
+                "--from",
+                &source,
+                "--agent",
+                "cursor",
+            ],
+        )
+        .await;
+        assert_eq!(out.code, 0, "{source}: {out:?}");
+        for skill in ["pdf-forms", "review"] {
+            assert_eq!(
+                files_under(&p.join(".agents/skills").join(skill)),
+                files_under(&folder.path().join(skill)),
+                "{source}: {skill}"
+            );
+        }
+        let lock = lock_of(p);
+        assert!(
+            lock.contains("uri = \"skill://pdf-forms/SKILL.md\"") && !lock.contains("version = \""),
+            "{lock}"
+        );
+        assert_eq!(sr(p, &["check"]).await.code, 0, "{source}");
+        let out = sr(p, &["outdated", "--json"]).await;
+        let rows: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+        assert_eq!(rows[0]["update_available"], false, "{source}: {rows}");
+        let clone = TempDir::new().unwrap();
+        std::fs::write(clone.path().join("skills.lock"), &lock).unwrap();
+        let out = sr(clone.path(), &["install", "--frozen"]).await;
+        assert_eq!(out.code, 0, "{source}: {out:?}");
+        assert_eq!(
+            files_under(&clone.path().join(".agents/skills")),
+            files_under(&p.join(".agents/skills"))
+        );
+        assert_eq!(
+            sr(p, &["add", "missing-skill", "--from", &source])
+                .await
+                .stderr
+                .split(':')
+                .next(),
+            Some("error[skill_not_served]")
+        );
+    }
+    let _ = fastmcp.kill().await;
+}
+
+/// An rmcp server whose manifest announces one digest for `notes.md` and serves other bytes.
+#[derive(Clone)]
+struct Liar;
+
+const LIAR_SKILL_MD: &str = "---\nname: liar\ndescription: Lies about a digest.\n---\n# Liar\n";
+
+impl rmcp::ServerHandler for Liar {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_resources()
+                .enable_skills()
+                .build(),
+        )
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, rmcp::ErrorData> {
+        use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+        if request.uri != "skill://liar/SKILL.md" {
+            return Err(rmcp::ErrorData::invalid_params("no such skill", None));
+        }
+        let d = |b: &[u8]| format!("sha256:{}", crate::common::sha256_hex(b));
+        Ok(rmcp::model::GetSkillResult::new(Skill::new(
+            request.uri,
+            SkillFrontmatter::new("liar", "Lies about a digest."),
+            SkillResources::Files(vec![
+                SkillResource::new(
+                    "skill://liar/SKILL.md",
+                    d(LIAR_SKILL_MD.as_bytes()),
+                    LIAR_SKILL_MD.len() as u64,
+                ),
+                SkillResource::new("skill://liar/notes.md", d(b"the truth"), 9),
+            ]),
+        )))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+        let text = match request.uri.as_str() {
+            "skill://liar/SKILL.md" => LIAR_SKILL_MD,
+            "skill://liar/notes.md" => "the lie!!",
+            _ => return Err(rmcp::ErrorData::resource_not_found("no such file", None)),
+        };
+        Ok(
+            rmcp::model::ReadResourceResult::new(vec![rmcp::model::ResourceContents::text(
+                text,
+                request.uri,
+            )])
+            .into(),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_lies_about_a_digest_is_refused_with_nothing_written() {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(Liar),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let project = TempDir::new().unwrap();
+    let out = sr(
+        project.path(),
+        &["add", "liar", "--from", &url, "--agent", "claude-code"],
+    )
+    .await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.starts_with(
+            "error[digest_mismatch]: skill://liar/notes.md: the source announced 9 bytes"
+        ),
+        "{}",
+        out.stderr
+    );
+    let left: Vec<PathBuf> = std::fs::read_dir(project.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.ends_with(".home"))
+        .collect();
+    assert!(left.is_empty(), "nothing was written: {left:?}");
+}
