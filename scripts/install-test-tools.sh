@@ -6,13 +6,16 @@
 #   SKILLREG_TOOLS=/some/dir scripts/install-test-tools.sh
 #   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS,
 #                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM,
-#                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR, SKILLREG_HAPROXY
+#                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR, SKILLREG_HAPROXY,
+#                                             # SKILLREG_SKILLS_CLI, SKILLREG_CLAWHUB_CLI
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
 #               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server);
 #               playwright-core (drives Chromium for tests/integration/web.rs; it never
 #               downloads a browser).
+#               skills and clawhub: the consumer CLIs tests/integration/consumers.rs and
+#               tests/integration/clawhub.rs drive against a real server.
 # /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of the web tests;
 #               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
 # haproxy       Debian's haproxy package (apt-get, as root): the load balancer of deploy/replicas,
@@ -45,6 +48,8 @@ DCLINT_VERSION=3.1.0
 PLAYWRIGHT_CORE_VERSION=1.64.1
 # The `skills` CLI (npx skills, vercel-labs/skills): a consumer of the well-known discovery index.
 SKILLS_CLI_VERSION=1.7.4
+# The ClawHub CLI (npm `clawhub`): a consumer of the ClawHub-compatible API under /api/v1.
+CLAWHUB_CLI_VERSION=0.23.3
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${SKILLREG_TOOLS:-$REPO/.tools}"
@@ -170,6 +175,20 @@ else
     (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
         "skills@$SKILLS_CLI_VERSION" >&2)
     skills_cli_ok || die "skills@$SKILLS_CLI_VERSION does not run from $NODE_PREFIX after install"
+fi
+
+CLAWHUB_CLI="$NODE_PREFIX/node_modules/clawhub/bin/clawdhub.js"
+clawhub_cli_ok() {
+    [[ "$(npm_pkg_version clawhub)" == "$CLAWHUB_CLI_VERSION" ]] || return 1
+    "$NODE22" "$CLAWHUB_CLI" --cli-version >/dev/null 2>&1 || return 1
+}
+if clawhub_cli_ok; then
+    log "clawhub@$CLAWHUB_CLI_VERSION already installed in $NODE_PREFIX"
+else
+    log "installing clawhub@$CLAWHUB_CLI_VERSION into $NODE_PREFIX"
+    (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+        "clawhub@$CLAWHUB_CLI_VERSION" >&2)
+    clawhub_cli_ok || die "clawhub@$CLAWHUB_CLI_VERSION does not run from $NODE_PREFIX after install"
 fi
 
 # ----------------------------------------------------------------- Chromium
@@ -312,6 +331,7 @@ export SKILLREG_CARGO_SHEAR=$(quote "$CARGO_SHEAR")
 export SKILLREG_CHROMIUM=$(quote "$CHROMIUM")
 export SKILLREG_HAPROXY=$(quote "$HAPROXY")
 export SKILLREG_SKILLS_CLI=$(quote "$SKILLS_CLI")
+export SKILLREG_CLAWHUB_CLI=$(quote "$CLAWHUB_CLI")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
 
@@ -325,3 +345,4 @@ echo "SKILLREG_HADOLINT=$HADOLINT ($("$HADOLINT" --version))"
 echo "SKILLREG_CHROMIUM=$CHROMIUM ($(chromium_version)), playwright-core@$PLAYWRIGHT_CORE_VERSION"
 echo "SKILLREG_HAPROXY=$HAPROXY ($(haproxy_version))"
 echo "SKILLREG_SKILLS_CLI=$SKILLS_CLI (skills@$SKILLS_CLI_VERSION)"
+echo "SKILLREG_CLAWHUB_CLI=$CLAWHUB_CLI (clawhub@$CLAWHUB_CLI_VERSION)"

@@ -36,6 +36,15 @@ pub enum Error {
         /// The findings the scan policy blocks.
         findings: Vec<Finding>,
     },
+    #[error(
+        "more than one namespace has a skill named {name:?}: {}",
+        list_skills(matches)
+    )]
+    AmbiguousSkill {
+        name: SkillName,
+        /// Each skill of that name the caller sees.
+        matches: Vec<SkillRef>,
+    },
     #[error("{uri:?} is not a valid skill URI: it {error}")]
     InvalidUri { uri: String, error: UriError },
     #[error("{0}")]
@@ -75,6 +84,8 @@ pub enum Error {
 pub enum NotFound {
     #[error("no skill {0}")]
     Skill(SkillRef),
+    #[error("no skill named {0:?}")]
+    SkillNamed(SkillName),
     #[error("no version {} of {}", .0.version, .0.skill)]
     Version(VersionRef),
     #[error("no file {path:?} in {version}")]
@@ -92,7 +103,7 @@ pub enum NotFound {
 impl NotFound {
     pub fn code(&self) -> Code {
         match self {
-            Self::Skill(_) | Self::SkillUri(_) => Code::SkillNotFound,
+            Self::Skill(_) | Self::SkillNamed(_) | Self::SkillUri(_) => Code::SkillNotFound,
             Self::Version(_) => Code::VersionNotFound,
             Self::File { .. } | Self::Resource(_) => Code::FileNotFound,
             Self::Token(_) => Code::TokenNotFound,
@@ -130,6 +141,7 @@ impl Error {
             Self::InvalidVersion(_) => Code::InvalidVersion,
             Self::VersionExists(_) => Code::VersionExists,
             Self::Blocked { .. } => Code::ContentBlocked,
+            Self::AmbiguousSkill { .. } => Code::AmbiguousSkill,
             Self::InvalidUri { .. } => Code::InvalidUri,
             Self::NotFound(e) => e.code(),
             Self::NotADirectory(_) => Code::NotADirectory,
@@ -171,6 +183,15 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `acme/x, other/x`.
+fn list_skills(skills: &[SkillRef]) -> String {
+    skills
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// "the scan policy blocks N findings: rule (severity) at file:line, …" (the first five).
 fn blocked_summary(findings: &[Finding]) -> String {

@@ -116,6 +116,9 @@ error_codes! {
     InvalidUri = "invalid_uri", 400, InvalidParams;
     InvalidCursor = "invalid_cursor", 400, InvalidParams;
     InvalidRequest = "invalid_request", 400, InvalidParams;
+    // A skill named without its namespace (the ClawHub API's bare slug), when more than one
+    // namespace has a skill of that name: 409, with the candidates.
+    AmbiguousSkill = "ambiguous_skill", 409, InvalidParams;
     // Nothing there: 404, one code per kind of thing.
     SkillNotFound = "skill_not_found", 404, NotFound;
     VersionNotFound = "version_not_found", 404, NotFound;

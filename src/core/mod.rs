@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod bundle;
+pub mod clawhub;
 pub mod code;
 pub mod digest;
 pub mod fix;
@@ -16,6 +17,7 @@ pub mod path;
 pub mod refs;
 pub mod scan;
 pub mod status;
+pub mod time;
 pub mod uri;
 pub mod version;
 

@@ -91,3 +91,17 @@ pub fn request_host(headers: &axum::http::HeaderMap) -> Option<&str> {
                 .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
         })
 }
+
+/// The registry's address as the client used it: `Host` (checked by the host allow-list before
+/// any handler runs), and `https` when a proxy in front says so.
+pub fn base_url(headers: &axum::http::HeaderMap) -> String {
+    let host = request_host(headers).unwrap_or("127.0.0.1");
+    let scheme = match headers
+        .get("x-forwarded-proto")
+        .and_then(|p| p.to_str().ok())
+    {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
+}

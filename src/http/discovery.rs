@@ -136,7 +136,7 @@ async fn search(
         .registry
         .search(&reader.visibility, &q.q, None, limit)
         .await?;
-    let base = base_url(&headers);
+    let base = super::app::base_url(&headers);
     let skills: Vec<Value> = hits
         .into_iter()
         // Only skills with a current version can be installed.
@@ -150,18 +150,4 @@ async fn search(
         })
         .collect();
     Ok(axum::Json(json!({ "skills": skills })))
-}
-
-/// The registry's address as the client used it: `Host` (checked by the host allow-list before
-/// any handler runs), and `https` when a proxy in front says so.
-fn base_url(headers: &HeaderMap) -> String {
-    let host = super::app::request_host(headers).unwrap_or("127.0.0.1");
-    let scheme = match headers
-        .get("x-forwarded-proto")
-        .and_then(|p| p.to_str().ok())
-    {
-        Some("https") => "https",
-        _ => "http",
-    };
-    format!("{scheme}://{host}")
 }

@@ -1,5 +1,6 @@
 //! The HTTP server: MCP over Streamable HTTP at `/mcp`, the REST API at `/v1`, the web catalog at
-//! `/`, and `/healthz`, `/readyz` and `/metrics` for operators.
+//! `/`, the well-known discovery indexes and the ClawHub-compatible API (`/api/v1`) for clients
+//! that install skills as files, and `/healthz`, `/readyz` and `/metrics` for operators.
 //!
 //! [`router`] builds the application from a [`Registry`] and the [`Config`]; [`serve`] runs it on
 //! a listener until a shutdown token is cancelled (tests bind port 0 and serve the same way).
@@ -7,6 +8,7 @@
 pub mod api;
 mod app;
 mod auth;
+mod clawhub;
 mod discovery;
 mod guard;
 pub mod rest;
@@ -87,6 +89,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(operator)
         .merge(web::routes(state.clone()))
         .merge(discovery::routes(state.clone()))
+        .merge(clawhub::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn(move |req: Request, next: Next| {

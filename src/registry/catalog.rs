@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 use super::{FileContent, Page, Registry};
 use crate::core::scan::{Finding, Summary};
 use crate::core::{
-    Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
+    Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
 };
 use crate::error::{Error, NotFound, Result};
-use crate::source::{ExportFile, archive};
-use crate::store::{Manifest, VersionRecord};
+use crate::source::{ExportFile, Format, archive};
+use crate::store::{CatalogRecord, Manifest, NameMatch, VersionRecord};
 
 /// A skill as the REST catalog lists it.
 #[derive(Debug, Clone)]
@@ -24,7 +24,30 @@ pub struct CatalogItem {
     pub current_version: Option<SkillVersion>,
     pub description: Option<String>,
     pub deprecation: Option<String>,
+    /// When the skill was first published.
+    pub created_at: String,
+    /// When a version of it was last published (`None` only for rows older than that column).
+    pub last_published_at: Option<String>,
+    /// When the current version was published.
+    pub current_published_at: Option<String>,
 }
+
+impl CatalogItem {
+    fn from_record(r: CatalogRecord) -> Self {
+        Self {
+            skill: r.skill,
+            current_version: r.current_version,
+            description: r.description,
+            deprecation: r.deprecation,
+            created_at: r.created_at,
+            last_published_at: r.last_published_at,
+            current_published_at: r.current_published_at,
+        }
+    }
+}
+
+/// Most namespaces [`Registry::skills_named`] looks at for one name.
+pub const MAX_SAME_NAME: u32 = 100;
 
 /// A skill with all its versions.
 #[derive(Debug, Clone)]
@@ -116,14 +139,54 @@ impl Registry {
             // A skill whose versions are all pending review is revealed only to holders of its
             // namespace's tokens.
             .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(|r| CatalogItem {
-                skill: r.skill,
-                current_version: r.current_version,
-                description: r.description,
-                deprecation: r.deprecation,
-            })
+            .map(CatalogItem::from_record)
             .collect();
         Ok(Page { items, next_cursor })
+    }
+
+    /// The skills `viewer` sees whose name starts with `prefix`, across namespaces, in (name,
+    /// namespace) order. The cursor is opaque.
+    pub async fn catalog_by_prefix(
+        &self,
+        viewer: &Visibility,
+        prefix: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<CatalogItem>> {
+        let after = cursor.map(decode_key_cursor).transpose()?;
+        let limit = limit.clamp(1, 1000);
+        let rows = self
+            .store()
+            .catalog_by_name(NameMatch::Prefix(prefix), after.as_ref(), limit + 1, viewer)
+            .await?;
+        let (rows, next_cursor) = super::split_page(rows, limit, |r| encode_key_cursor(&r.skill));
+        let items = rows
+            .into_iter()
+            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+            .map(CatalogItem::from_record)
+            .collect();
+        Ok(Page { items, next_cursor })
+    }
+
+    /// The skill named `name` that `viewer` sees, whatever its namespace: unknown when no
+    /// namespace has one (that `viewer` sees), ambiguous when more than one does.
+    pub async fn skill_named(&self, viewer: &Visibility, name: &SkillName) -> Result<CatalogItem> {
+        let mut found: Vec<CatalogItem> = self
+            .store()
+            .catalog_by_name(NameMatch::Exact(name), None, MAX_SAME_NAME, viewer)
+            .await?
+            .into_iter()
+            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+            .map(CatalogItem::from_record)
+            .collect();
+        match found.len() {
+            0 => Err(NotFound::SkillNamed(name.clone()).into()),
+            1 => Ok(found.remove(0)),
+            _ => Err(Error::AmbiguousSkill {
+                name: name.clone(),
+                matches: found.into_iter().map(|i| i.skill).collect(),
+            }),
+        }
     }
 
     /// One skill and every version of it.
@@ -243,8 +306,19 @@ impl Registry {
     /// The whole version as a deterministic `.tar.gz` with `SKILL.md` at the root. Packed once
     /// per version, on a blocking thread, and kept in a bounded cache.
     pub async fn export(&self, viewer: &Visibility, version: &VersionRef) -> Result<Arc<Vec<u8>>> {
+        self.export_as(viewer, version, Format::TarGz).await
+    }
+
+    /// The whole version as a deterministic archive of `format` (`.tar.gz` or `.zip`) with
+    /// `SKILL.md` at the root and every path relative to it, cached like [`Registry::export`].
+    pub async fn export_as(
+        &self,
+        viewer: &Visibility,
+        version: &VersionRef,
+        format: Format,
+    ) -> Result<Arc<Vec<u8>>> {
         let (row, manifest) = self.stored_version(viewer, version, true).await?;
-        if let Some(packed) = self.inner.exports.get(&row.id) {
+        if let Some(packed) = self.inner.exports.get(&(row.id, format)) {
             return Ok(packed);
         }
         let mut blobs = Vec::with_capacity(manifest.files.len());
@@ -253,13 +327,19 @@ impl Registry {
         }
         let packed = self
             .heavy(move || {
-                archive::pack_tar_gz(manifest.files.iter().zip(&blobs).map(|(f, bytes)| {
-                    ExportFile {
+                let files = manifest
+                    .files
+                    .iter()
+                    .zip(&blobs)
+                    .map(|(f, bytes)| ExportFile {
                         path: &f.path,
                         mode: f.mode,
                         bytes,
-                    }
-                }))
+                    });
+                match format {
+                    Format::TarGz => archive::pack_tar_gz(files),
+                    Format::Zip => archive::pack_zip(files),
+                }
             })
             .await?
             .map_err(|e| {
@@ -269,7 +349,7 @@ impl Registry {
                 })
             })?;
         let packed = Arc::new(packed);
-        self.inner.exports.insert(row.id, packed.clone());
+        self.inner.exports.insert((row.id, format), packed.clone());
         Ok(packed)
     }
 }

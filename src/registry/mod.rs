@@ -47,7 +47,9 @@ use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store, V
 pub use crate::core::Status;
 pub use crate::store::{CopyReport, Stats, VerifyReport};
 pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
-pub use catalog::{CatalogItem, ManifestFile, SkillDetail, VersionDetail, VersionSummary};
+pub use catalog::{
+    CatalogItem, MAX_SAME_NAME, ManifestFile, SkillDetail, VersionDetail, VersionSummary,
+};
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
@@ -157,8 +159,8 @@ struct Inner {
     completions: cache::Cache<CompletionKey, (Vec<String>, u64)>,
     /// Verified file bytes, by digest.
     blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
-    /// Exported archives, by version.
-    exports: cache::Cache<VersionId, Arc<Vec<u8>>>,
+    /// Exported archives, by version and format.
+    exports: cache::Cache<(VersionId, crate::source::Format), Arc<Vec<u8>>>,
     /// Digests of exported archives, by version (what discovery indexes announce).
     archive_digests: cache::Cache<VersionId, Digest>,
     /// Bounds CPU-heavy work (packing archives, rendering pages): it runs on blocking threads,

@@ -1,5 +1,6 @@
 //! Skill archives: unpack an uploaded `.tar.gz` or `.zip` into bundle input, and export a
-//! version as a deterministic `.tar.gz` (the inverse: re-publishing an export is a no-op).
+//! version as a deterministic `.tar.gz` or `.zip` (the inverse: re-publishing an export is a
+//! no-op).
 //!
 //! Uploads are hostile until proven otherwise. Everything is read from memory through a byte
 //! budget that counts what is actually decompressed (never header sizes), so a compression bomb
@@ -26,7 +27,7 @@ use crate::core::{Code, InputFile};
 pub const MAX_UNPACKED_BYTES: u64 = MAX_TOTAL_BYTES + (MAX_FILES as u64 + 16) * 1536;
 
 /// Accepted archive formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     TarGz,
     Zip,
@@ -654,6 +655,23 @@ pub fn pack_tar_gz<'a>(
     let mut gz = gz;
     gz.flush()?;
     gz.finish()
+}
+
+/// A deterministic `.zip`: entries in the given order, deflated, every time 1980-01-01 00:00
+/// (the earliest a zip can say), the Unix mode kept, no directory entries.
+pub fn pack_zip<'a>(files: impl IntoIterator<Item = ExportFile<'a>>) -> std::io::Result<Vec<u8>> {
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for file in files {
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .last_modified_time(zip::DateTime::default())
+            .unix_permissions(file.mode & 0o777)
+            .large_file(file.bytes.len() as u64 >= u64::from(u32::MAX));
+        zip.start_file(file.path, options)
+            .map_err(std::io::Error::other)?;
+        zip.write_all(file.bytes)?;
+    }
+    Ok(zip.finish().map_err(std::io::Error::other)?.into_inner())
 }
 
 #[cfg(test)]

@@ -88,6 +88,16 @@ macro_rules! engine_impls {
                 skills::catalog_page(&self.$read, namespace, after, limit, visibility).await
             }
 
+            async fn catalog_by_name(
+                &self,
+                names: $crate::store::NameMatch<'_>,
+                after: Option<&$crate::core::SkillRef>,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<Vec<$crate::store::CatalogRecord>> {
+                skills::catalog_by_name(&self.$read, names, after, limit, visibility).await
+            }
+
             async fn set_private(
                 &self,
                 namespace: &$crate::core::Namespace,

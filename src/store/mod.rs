@@ -32,9 +32,9 @@ pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
-    ListingRecord, Manifest, Manifests, NewToken, NewVersion, PublishOutcome, ResolvedVersion,
-    RevocationRecord, ScanTarget, SkillId, SkillRecord, Stats, TokenRecord, VerifyReport,
-    VersionId, VersionRecord, Withdrawal,
+    ListingRecord, Manifest, Manifests, NameMatch, NewToken, NewVersion, PublishOutcome,
+    ResolvedVersion, RevocationRecord, ScanTarget, SkillId, SkillRecord, Stats, TokenRecord,
+    VerifyReport, VersionId, VersionRecord, Withdrawal,
 };
 
 use crate::core::scan::{Scan, Verdict};
@@ -100,6 +100,16 @@ pub trait Store: Send + Sync + 'static {
     async fn catalog_page(
         &self,
         namespace: Option<&Namespace>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>>;
+
+    /// Skills that `visibility` sees whose name matches `names`, in (name, namespace) order after
+    /// `after`, in every namespace.
+    async fn catalog_by_name(
+        &self,
+        names: NameMatch<'_>,
         after: Option<&SkillRef>,
         limit: u32,
         visibility: &Visibility,

@@ -217,6 +217,32 @@ pub struct CatalogRecord {
     pub deprecation: Option<String>,
     /// Every version is pending review (only holders of the namespace's tokens may see it).
     pub pending_only: bool,
+    /// When the skill was first published.
+    pub created_at: String,
+    /// When a version of it was last published.
+    pub last_published_at: Option<String>,
+    /// When the current version was published.
+    pub current_published_at: Option<String>,
+}
+
+/// Which skill names a by-name catalog page holds.
+#[derive(Debug, Clone, Copy)]
+pub enum NameMatch<'a> {
+    /// Exactly this name (the skill in every namespace that has it).
+    Exact(&'a crate::core::SkillName),
+    /// Names starting with this text.
+    Prefix(&'a str),
+}
+
+impl NameMatch<'_> {
+    /// The byte range `[from, to)` of names that match. Names are ASCII without control
+    /// characters: `"\x01"` sorts below every character of a name, `"\x7f"` above.
+    pub(super) fn range(&self) -> (String, String) {
+        match self {
+            Self::Exact(name) => (name.as_str().to_owned(), format!("{}\x01", name.as_str())),
+            Self::Prefix(prefix) => ((*prefix).to_owned(), format!("{prefix}\x7f")),
+        }
+    }
 }
 
 /// A token to store: its hash only, never the secret.

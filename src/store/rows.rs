@@ -200,6 +200,9 @@ pub(super) struct CatalogRow {
     deprecated: bool,
     deprecation_message: Option<String>,
     pending_only: bool,
+    created_at: String,
+    last_published_at: Option<String>,
+    current_published_at: Option<String>,
 }
 
 impl CatalogRow {
@@ -210,6 +213,9 @@ impl CatalogRow {
             description: self.description,
             deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
             pending_only: self.pending_only,
+            created_at: self.created_at,
+            last_published_at: self.last_published_at,
+            current_published_at: self.current_published_at,
         })
     }
 }

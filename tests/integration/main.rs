@@ -10,6 +10,7 @@ mod common;
 mod architecture;
 
 mod browse;
+mod clawhub;
 mod cli;
 mod clients;
 mod consumers;

@@ -9,8 +9,8 @@ use crate::store::rows::{
     self, CatalogRow, EntryRow, FileRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
 };
 use crate::store::{
-    CatalogRecord, ListingRecord, Manifests, NewVersion, PublishOutcome, ResolvedVersion, Result,
-    SkillRecord, StoreError, VersionRecord, Withdrawal,
+    CatalogRecord, ListingRecord, Manifests, NameMatch, NewVersion, PublishOutcome,
+    ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord, Withdrawal,
 };
 
 pub(super) async fn publish(pool: &PgPool, new: NewVersion<'_>) -> Result<PublishOutcome> {
@@ -352,7 +352,8 @@ pub(super) async fn catalog_page(
                 s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
                 s.current_version_id IS NULL AND NOT EXISTS (
                     SELECT 1 FROM versions p WHERE p.skill_id = s.id AND NOT p.pending
-                ) AS pending_only
+                ) AS pending_only,
+                s.created_at, s.last_published_at, v.published_at AS current_published_at
          FROM skills s
          JOIN namespaces n ON n.id = s.namespace_id
          LEFT JOIN versions v ON v.id = s.current_version_id
@@ -364,6 +365,44 @@ pub(super) async fn catalog_page(
     .bind(namespace.map(Namespace::as_str))
     .bind(after_ns)
     .bind(after_name)
+    .bind(i64::from(limit))
+    .bind(mode)
+    .bind(&names)
+    .fetch_all(pool)
+    .await?;
+    decode_all(rows, CatalogRow::decode)
+}
+
+pub(super) async fn catalog_by_name(
+    pool: &PgPool,
+    matching: NameMatch<'_>,
+    after: Option<&SkillRef>,
+    limit: u32,
+    visibility: &Visibility,
+) -> Result<Vec<CatalogRecord>> {
+    let (from, to) = matching.range();
+    let (after_name, after_ns) =
+        after.map_or(("", ""), |s| (s.name.as_str(), s.namespace.as_str()));
+    let (mode, names) = visibility_args(visibility);
+    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
+        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
+                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
+                s.current_version_id IS NULL AND NOT EXISTS (
+                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND NOT p.pending
+                ) AS pending_only,
+                s.created_at, s.last_published_at, v.published_at AS current_published_at
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
+         WHERE s.name >= $1 AND s.name < $2 AND (s.name, n.name) > ($3, $4) AND ",
+        visible!("n", "$6", "$7"),
+        " ORDER BY s.name, n.name LIMIT $5"
+    ))
+    .bind(from)
+    .bind(to)
+    .bind(after_name)
+    .bind(after_ns)
     .bind(i64::from(limit))
     .bind(mode)
     .bind(&names)

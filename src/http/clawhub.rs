@@ -1,0 +1,922 @@
+//! A read-only ClawHub-compatible API under `/api/v1`, for the `clawhub` CLI (0.23.3) pointed at
+//! this registry (`clawhub --registry https://registry …`, or `--site` through
+//! `/.well-known/clawhub.json`): search, list, inspect, install, update and verify.
+//!
+//! ClawHub names a skill by a bare slug, optionally with its owner: here the owner
+//! (`ownerHandle`) is the namespace and the slug the skill's name. A slug without an owner that
+//! more than one namespace has answers 409 with ClawHub's `AMBIGUOUS_SKILL_SLUG` body, listing
+//! each candidate; the client then shows how to install each one.
+//!
+//! Every answer is built from one registry read the REST API makes too (so visibility, review,
+//! yanks and revocations apply exactly as there), and errors map through the error-code table:
+//! the row's status with a plain-text body, `Skill not found` for an unknown or hidden skill
+//! (the text the client recognises). Where ClawHub has data skillreg keeps none (downloads,
+//! stars, installs, changelogs) the answer says nothing rather than something invented:
+//! `null` counts and empty changelogs. `license` is `"MIT-0"` only when the frontmatter says
+//! exactly that, else `null` (ClawHub's client accepts no other value). The scan verdict maps
+//! onto ClawHub's moderation and security fields: clean → `clean`, flagged → `suspicious`,
+//! blocked → `malicious` (the client refuses to install it, and the download is refused here
+//! too), unscanned → `pending`. Revoked versions are never listed nor served.
+//!
+//! `resolve` matches the client's fingerprint of a skill folder (`core::clawhub`) against each
+//! version's, computed from the stored file digests. Publishing through ClawHub's upload flow
+//! is not offered: publish with `skillreg publish` or `PUT /v1/skills/…`.
+
+use axum::Router;
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::app::{AppState, base_url};
+use super::auth::{Caller, Reader};
+use crate::core::clawhub::fingerprint;
+use crate::core::refs::parse_name;
+use crate::core::scan::{Finding, Severity, Verdict, rule};
+use crate::core::time::epoch_millis;
+use crate::core::{AccessError, Code, Principal, Scope, SkillRef, SkillVersion, VersionRef, mime};
+use crate::error::Error;
+use crate::registry::{CatalogItem, SkillDetail, VersionDetail, VersionSummary};
+use crate::source::Format;
+
+pub fn routes(state: AppState) -> Router {
+    Router::new()
+        .route("/.well-known/clawhub.json", get(well_known))
+        .route("/.well-known/clawdhub.json", get(well_known))
+        .route("/api/v1/search", get(search))
+        .route("/api/v1/skills", get(list))
+        .route("/api/v1/skills/{slug}", get(skill))
+        .route("/api/v1/skills/{slug}/versions", get(versions))
+        .route("/api/v1/skills/{slug}/versions/{version}", get(version))
+        .route("/api/v1/skills/{slug}/file", get(file))
+        .route("/api/v1/skills/{slug}/moderation", get(moderation))
+        .route("/api/v1/skills/{slug}/install", get(install))
+        .route("/api/v1/skills/{slug}/verify", get(verify))
+        .route("/api/v1/resolve", get(resolve))
+        .route("/api/v1/download", get(download))
+        .route("/api/v1/whoami", get(whoami))
+        .route("/api/cli/telemetry/install", post(telemetry))
+        .route("/api/v1/{*rest}", any(unsupported))
+        .with_state(state)
+}
+
+// ---- errors -------------------------------------------------------------------------------------
+
+/// An error as ClawHub's client reads one: the code table's status, a plain-text body (or the
+/// `AMBIGUOUS_SKILL_SLUG` JSON body).
+enum ClawError {
+    Registry(Error),
+    /// A slug or owner that cannot name any skill.
+    UnknownSlug,
+}
+
+impl<E: Into<Error>> From<E> for ClawError {
+    fn from(e: E) -> Self {
+        Self::Registry(e.into())
+    }
+}
+
+impl IntoResponse for ClawError {
+    fn into_response(self) -> Response {
+        let code = match &self {
+            Self::Registry(e) => e.code(),
+            Self::UnknownSlug => Code::SkillNotFound,
+        };
+        crate::metrics::error(code.as_str());
+        let status =
+            StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = match self {
+            Self::Registry(Error::AmbiguousSkill { name, matches }) => {
+                let message = format!(
+                    "More than one owner has a skill named \"{name}\": name one as <owner>/{name}."
+                );
+                let matches: Vec<Value> = matches
+                    .iter()
+                    .map(|m| {
+                        json!({
+                            "ownerHandle": m.namespace.as_str(),
+                            "slug": m.name.as_str(),
+                            "ref": format!("{}/{}", m.namespace, m.name),
+                            "url": format!("/skills/{}/{}", m.namespace, m.name),
+                        })
+                    })
+                    .collect();
+                let body = json!({
+                    "code": "AMBIGUOUS_SKILL_SLUG",
+                    "message": message,
+                    "matches": matches,
+                });
+                (status, axum::Json(body)).into_response()
+            }
+            other => {
+                let text = match (&other, code) {
+                    (_, Code::SkillNotFound) | (Self::UnknownSlug, _) => {
+                        "Skill not found".to_owned()
+                    }
+                    (_, Code::VersionNotFound) => "Version not found".to_owned(),
+                    (_, Code::FileNotFound) => "File not found".to_owned(),
+                    // The client shows its own advice for a bare 401.
+                    (_, Code::Unauthorized) => "Unauthorized".to_owned(),
+                    (Self::Registry(e), _) => e.public_message(),
+                };
+                (
+                    status,
+                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                    text,
+                )
+                    .into_response()
+            }
+        };
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+type ClawResult<T> = Result<T, ClawError>;
+
+/// [`Reader`], its refusal answered the way ClawHub's client reads errors.
+struct Viewer(Reader);
+
+impl FromRequestParts<AppState> for Viewer {
+    type Rejection = ClawError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ClawResult<Self> {
+        Reader::from_request_parts(parts, state)
+            .await
+            .map(Self)
+            .map_err(|e| ClawError::Registry(e.0))
+    }
+}
+
+// ---- naming a skill -------------------------------------------------------------------------------
+
+/// `ownerHandle`, as every skill-scoped request may carry it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Owner {
+    owner_handle: Option<String>,
+}
+
+/// The skill a slug names for `viewer`: in the owner's namespace when one is given, else the one
+/// namespace that has a skill of that name.
+async fn find(
+    state: &AppState,
+    viewer: &Reader,
+    slug: &str,
+    owner: Option<&str>,
+) -> ClawResult<SkillRef> {
+    match owner.map(str::trim).filter(|o| !o.is_empty()) {
+        Some(owner) => {
+            SkillRef::parse(owner.trim_start_matches('@'), slug).map_err(|_| ClawError::UnknownSlug)
+        }
+        None => {
+            let name = parse_name(slug).map_err(|_| ClawError::UnknownSlug)?;
+            Ok(state
+                .registry
+                .skill_named(&viewer.visibility, &name)
+                .await?
+                .skill)
+        }
+    }
+}
+
+/// A version of `detail` named on the wire, or its current one.
+fn pick(detail: &SkillDetail, version: Option<&str>) -> ClawResult<Option<SkillVersion>> {
+    match version.map(str::trim).filter(|v| !v.is_empty()) {
+        Some(v) => Ok(Some(SkillVersion::parse(v).map_err(|_| {
+            Error::NotFound(crate::error::NotFound::Version(
+                detail.skill.clone().at(SkillVersion::initial()),
+            ))
+        })?)),
+        None => Ok(detail.current_version.clone()),
+    }
+}
+
+/// The versions ClawHub may see: every one the caller sees except revoked ones, newest first.
+fn served(detail: &SkillDetail) -> impl Iterator<Item = &VersionSummary> {
+    detail.versions.iter().filter(|v| v.revoked_at.is_none())
+}
+
+fn millis(time: &str) -> i64 {
+    epoch_millis(time).unwrap_or(0)
+}
+
+// ---- shapes ---------------------------------------------------------------------------------------
+
+/// `"MIT-0"` when the frontmatter's license is exactly that; ClawHub accepts nothing else.
+fn license(frontmatter: &serde_json::Map<String, Value>) -> Value {
+    match frontmatter.get("license").and_then(Value::as_str) {
+        Some("MIT-0") => json!("MIT-0"),
+        _ => Value::Null,
+    }
+}
+
+fn description(frontmatter: &serde_json::Map<String, Value>) -> Value {
+    frontmatter
+        .get("description")
+        .and_then(Value::as_str)
+        .map_or(Value::Null, |d| json!(d))
+}
+
+/// No download, star or install counts are kept: none is claimed.
+fn stats(versions: usize) -> Value {
+    json!({
+        "downloads": null,
+        "installsCurrent": null,
+        "installsAllTime": null,
+        "stars": null,
+        "versions": versions,
+    })
+}
+
+/// ClawHub's `Version` of one stored version.
+fn version_shape(summary: &VersionSummary, license: Value) -> Value {
+    json!({
+        "version": summary.version.version.to_string(),
+        "createdAt": millis(&summary.published_at),
+        // skillreg keeps no changelog.
+        "changelog": "",
+        "license": license,
+    })
+}
+
+fn security_status(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Clean => "clean",
+        Verdict::Flagged => "suspicious",
+        Verdict::Blocked => "malicious",
+        Verdict::Unscanned => "pending",
+    }
+}
+
+/// The finding rules, each once, in the order found.
+fn reason_codes(findings: &[Finding]) -> Vec<String> {
+    let mut codes: Vec<String> = Vec::new();
+    for f in findings {
+        if !codes.contains(&f.rule) {
+            codes.push(f.rule.clone());
+        }
+    }
+    codes
+}
+
+/// ClawHub's moderation summary of a version's scan; `summary` says what the verdict is.
+fn moderation_shape(detail: &VersionDetail) -> Value {
+    let verdict = detail.summary.scan.verdict;
+    let mut m = json!({
+        "isSuspicious": verdict == Verdict::Flagged,
+        "isMalwareBlocked": verdict == Verdict::Blocked,
+        "reasonCodes": reason_codes(&detail.findings),
+        "summary": match verdict {
+            Verdict::Unscanned => "not scanned by this registry".to_owned(),
+            v => format!("skillreg scan: {v}, {} finding(s)", detail.findings.len()),
+        },
+    });
+    if verdict != Verdict::Unscanned {
+        m["verdict"] = json!(match verdict {
+            Verdict::Flagged => "suspicious",
+            Verdict::Blocked => "malicious",
+            _ => "clean",
+        });
+    }
+    m
+}
+
+fn owner_shape(skill: &SkillRef) -> Value {
+    json!({ "handle": skill.namespace.as_str(), "displayName": skill.namespace.as_str() })
+}
+
+/// A catalog item as ClawHub's `SkillSummary` with its latest version.
+fn item_shape(item: &CatalogItem) -> Value {
+    let mut out = json!({
+        "slug": item.skill.name.as_str(),
+        "displayName": item.skill.name.as_str(),
+        "summary": item.description,
+        "ownerHandle": item.skill.namespace.as_str(),
+        "tags": match &item.current_version {
+            Some(v) => json!({ "latest": v.to_string() }),
+            None => json!({}),
+        },
+        "stats": {
+            "downloads": null, "installsCurrent": null, "installsAllTime": null, "stars": null,
+        },
+        "createdAt": millis(&item.created_at),
+        "updatedAt": millis(item.last_published_at.as_deref().unwrap_or(&item.created_at)),
+    });
+    if let Some(v) = &item.current_version {
+        out["latestVersion"] = json!({
+            "version": v.to_string(),
+            "createdAt": millis(item.current_published_at.as_deref().unwrap_or(&item.created_at)),
+            "changelog": "",
+        });
+    }
+    out
+}
+
+// ---- handlers -------------------------------------------------------------------------------------
+
+/// `--site <url>`: where the API is (this origin).
+async fn well_known(headers: HeaderMap) -> axum::Json<Value> {
+    axum::Json(json!({ "apiBase": base_url(&headers) }))
+}
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    q: Option<String>,
+    limit: Option<usize>,
+    mode: Option<String>,
+}
+
+/// Most hits one search returns.
+const MAX_SEARCH_HITS: usize = 100;
+
+async fn search(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Query(q): Query<SearchQuery>,
+) -> ClawResult<axum::Json<Value>> {
+    let query = q.q.unwrap_or_default();
+    if query.trim().is_empty() {
+        return Ok(axum::Json(json!({ "results": [] })));
+    }
+    let limit = q.limit.unwrap_or(25).clamp(1, MAX_SEARCH_HITS);
+    let exact = q.mode.as_deref() == Some("exact");
+    let hits = s
+        .registry
+        .search(&reader.visibility, &query, None, limit)
+        .await?;
+    let results: Vec<Value> = hits
+        .into_iter()
+        // Only skills with a current version can be installed.
+        .filter(|h| h.status != crate::core::Status::Yanked)
+        .filter(|h| !exact || h.name == query.trim())
+        .map(|h| {
+            json!({
+                "slug": h.name,
+                "displayName": h.name,
+                "summary": h.description,
+                "version": h.version,
+                "score": h.score,
+                "ownerHandle": h.namespace,
+                "owner": { "handle": h.namespace },
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({ "results": results })))
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    prefix: Option<String>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// `search --prefix` and `explore`: skills in (namespace, name) order, or those whose name starts
+/// with `prefix` in (name, namespace) order. ClawHub's `sort` (downloads, stars, trending…) has
+/// no data behind it here and is ignored.
+async fn list(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Query(q): Query<ListQuery>,
+) -> ClawResult<axum::Json<Value>> {
+    let limit = q.limit.unwrap_or(25).clamp(1, 200);
+    let cursor = q.cursor.as_deref().filter(|c| !c.is_empty());
+    let page = match q.prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+        Some(prefix) => {
+            s.registry
+                .catalog_by_prefix(&reader.visibility, prefix, cursor, limit)
+                .await?
+        }
+        None => {
+            s.registry
+                .catalog(&reader.visibility, None, cursor, limit)
+                .await?
+        }
+    };
+    Ok(axum::Json(json!({
+        "items": page.items.iter().map(item_shape).collect::<Vec<_>>(),
+        "nextCursor": page.next_cursor,
+    })))
+}
+
+/// `inspect` and the first step of `install` and `update`.
+async fn skill(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Path(slug): Path<String>,
+    Query(owner): Query<Owner>,
+) -> ClawResult<axum::Json<Value>> {
+    let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let current = match &detail.current_version {
+        Some(v) => Some(
+            s.registry
+                .version_detail(&reader.visibility, &skill.clone().at(v.clone()))
+                .await?,
+        ),
+        None => None,
+    };
+    let updated = served(&detail)
+        .map(|v| millis(&v.published_at))
+        .max()
+        .unwrap_or_else(|| millis(&detail.created_at));
+    let mut out = json!({
+        "skill": {
+            "slug": skill.name.as_str(),
+            "displayName": skill.name.as_str(),
+            "summary": current.as_ref().map_or(Value::Null, |c| description(&c.frontmatter)),
+            "tags": match &detail.current_version {
+                Some(v) => json!({ "latest": v.to_string() }),
+                None => json!({}),
+            },
+            "stats": stats(served(&detail).count()),
+            "createdAt": millis(&detail.created_at),
+            "updatedAt": updated,
+        },
+        "latestVersion": current
+            .as_ref()
+            .map_or(Value::Null, |c| version_shape(&c.summary, license(&c.frontmatter))),
+        "owner": owner_shape(&skill),
+        "moderation": current.as_ref().map_or(Value::Null, moderation_shape),
+    });
+    if let Some(message) = &detail.deprecation {
+        out["skill"]["deprecated"] = json!(message);
+    }
+    Ok(axum::Json(out))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionsQuery {
+    owner_handle: Option<String>,
+    limit: Option<usize>,
+    /// The last version of the previous page.
+    cursor: Option<String>,
+}
+
+/// `inspect --versions`: newest first (semver precedence).
+async fn versions(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Path(slug): Path<String>,
+    Query(q): Query<VersionsQuery>,
+) -> ClawResult<axum::Json<Value>> {
+    let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let limit = q.limit.unwrap_or(25).clamp(1, 200);
+    let after = q.cursor.as_deref().filter(|c| !c.is_empty());
+    let mut rest: Vec<&VersionSummary> = served(&detail)
+        .skip_while(|v| after.is_some_and(|a| v.version.version.to_string() != a))
+        .skip(usize::from(after.is_some()))
+        .collect();
+    let more = rest.len() > limit;
+    rest.truncate(limit);
+    let next = more
+        .then(|| rest.last().map(|v| v.version.version.to_string()))
+        .flatten();
+    Ok(axum::Json(json!({
+        "items": rest.iter().map(|v| version_shape(v, Value::Null)).collect::<Vec<_>>(),
+        "nextCursor": next,
+    })))
+}
+
+/// One version, revoked ones refused as everywhere their content is asked for.
+async fn served_version(
+    state: &AppState,
+    reader: &Reader,
+    version: &VersionRef,
+) -> ClawResult<VersionDetail> {
+    let detail = state
+        .registry
+        .version_detail(&reader.visibility, version)
+        .await?;
+    if detail.summary.revoked_at.is_some() {
+        return Err(Error::Revoked {
+            version: version.clone(),
+            reason: detail.summary.revoke_reason.unwrap_or_default(),
+        }
+        .into());
+    }
+    Ok(detail)
+}
+
+fn security_shape(detail: &VersionDetail) -> Value {
+    json!({
+        "status": security_status(detail.summary.scan.verdict),
+        "hasWarnings": !detail.findings.is_empty(),
+        "verdict": detail.summary.scan.verdict.as_str(),
+        "findings": detail.findings.len(),
+    })
+}
+
+/// `inspect --version`, `inspect --files`, and `install --version`'s check.
+async fn version(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Path((slug, version)): Path<(String, String)>,
+    Query(owner): Query<Owner>,
+) -> ClawResult<axum::Json<Value>> {
+    let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
+    let version = SkillVersion::parse(&version)
+        .map_err(|_| crate::error::NotFound::Version(skill.clone().at(SkillVersion::initial())))?;
+    let detail = served_version(&s, &reader, &skill.clone().at(version)).await?;
+    let files: Vec<Value> = detail
+        .files
+        .iter()
+        .map(|f| {
+            json!({
+                "path": f.path,
+                "size": f.size,
+                "sha256": f.digest.hex(),
+                // By name only: the bytes are not read for a listing.
+                "contentType": mime::for_file(&f.path, || false),
+            })
+        })
+        .collect();
+    let mut shape = version_shape(&detail.summary, license(&detail.frontmatter));
+    shape["files"] = json!(files);
+    shape["security"] = security_shape(&detail);
+    if let Some(reason) = &detail.summary.yank_reason {
+        shape["yanked"] = json!(reason);
+    }
+    Ok(axum::Json(json!({
+        "version": shape,
+        "skill": { "slug": skill.name.as_str(), "displayName": skill.name.as_str() },
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileQuery {
+    owner_handle: Option<String>,
+    path: String,
+    version: Option<String>,
+    tag: Option<String>,
+}
+
+/// The one tag skillreg has: `latest`, the current version.
+fn check_tag(tag: Option<&str>) -> ClawResult<()> {
+    match tag {
+        None | Some("latest") => Ok(()),
+        Some(other) => Err(Error::InvalidRequest(format!(
+            "unknown tag {:?}: this registry has only `latest`",
+            other.chars().take(64).collect::<String>()
+        ))
+        .into()),
+    }
+}
+
+/// `inspect --file`: the exact stored bytes.
+async fn file(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Path(slug): Path<String>,
+    Query(q): Query<FileQuery>,
+) -> ClawResult<Response> {
+    check_tag(q.tag.as_deref())?;
+    let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let version = pick(&detail, q.version.as_deref())?.ok_or_else(no_current(&skill))?;
+    let content = s
+        .registry
+        .version_file(&reader.visibility, &skill.at(version), &q.path)
+        .await?;
+    Ok((
+        [(header::CONTENT_TYPE, content.mime_type.clone())],
+        content.bytes.as_ref().clone(),
+    )
+        .into_response())
+}
+
+/// The error for a skill every version of which is yanked, asked for its current version.
+fn no_current(skill: &SkillRef) -> impl FnOnce() -> ClawError + '_ {
+    move || {
+        Error::InvalidRequest(format!(
+            "every version of {skill} is yanked: name one with --version"
+        ))
+        .into()
+    }
+}
+
+/// `inspect` (logged in): the current version's findings as ClawHub's moderation evidence;
+/// `null` when it has no current version or was never scanned (there is no verdict to give).
+async fn moderation(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Path(slug): Path<String>,
+    Query(owner): Query<Owner>,
+) -> ClawResult<axum::Json<Value>> {
+    let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let Some(current) = detail.current_version else {
+        return Ok(axum::Json(json!({ "moderation": null })));
+    };
+    let version = s
+        .registry
+        .version_detail(&reader.visibility, &skill.at(current))
+        .await?;
+    if version.summary.scan.verdict == Verdict::Unscanned {
+        return Ok(axum::Json(json!({ "moderation": null })));
+    }
+    let mut m = moderation_shape(&version);
+    m["evidence"] = version
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "code": f.rule,
+                "severity": match f.severity {
+                    Severity::Info | Severity::Low => "info",
+                    Severity::Medium | Severity::High => "warn",
+                    Severity::Critical => "critical",
+                },
+                "file": f.file,
+                "line": f.line,
+                "message": rule(&f.rule).map_or("", |r| r.explanation),
+                "evidence": f.excerpt,
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({ "moderation": m })))
+}
+
+/// What `install` asks when a skill has no latest version: every version is yanked, so there is
+/// nothing to install without naming one.
+async fn install(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Path(slug): Path<String>,
+    Query(owner): Query<Owner>,
+) -> ClawResult<Response> {
+    let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let Some(current) = detail.current_version else {
+        let body = json!({
+            "ok": false,
+            "slug": skill.name.as_str(),
+            "reason": "archive_version_missing",
+            "message": format!("every version of {skill} is yanked: install one with --version"),
+            "status": 410,
+        });
+        return Ok((StatusCode::GONE, axum::Json(body)).into_response());
+    };
+    let version = current.to_string();
+    let download = format!(
+        "/api/v1/download?slug={}&ownerHandle={}&version={version}",
+        skill.name, skill.namespace,
+    );
+    Ok(axum::Json(json!({
+        "ok": true,
+        "slug": skill.name.as_str(),
+        "installKind": "archive",
+        "archive": { "version": version, "downloadUrl": download },
+    }))
+    .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResolveQuery {
+    slug: String,
+    owner_handle: Option<String>,
+    hash: Option<String>,
+}
+
+/// Versions whose fingerprints `resolve` compares, newest first.
+const MAX_RESOLVE_VERSIONS: usize = 256;
+
+/// `update` and `publish`: which version a local folder is (by its fingerprint), and the latest.
+async fn resolve(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Query(q): Query<ResolveQuery>,
+) -> ClawResult<axum::Json<Value>> {
+    let skill = find(&s, &reader, &q.slug, q.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let hash = q.hash.as_deref().map(|h| h.trim().to_ascii_lowercase());
+    let mut matched = None;
+    if let Some(hash) = hash.filter(|h| !h.is_empty()) {
+        for v in served(&detail).take(MAX_RESOLVE_VERSIONS) {
+            let version = s
+                .registry
+                .version_detail(&reader.visibility, &v.version)
+                .await?;
+            let print = fingerprint(version.files.iter().map(|f| (f.path.as_str(), &f.digest)));
+            if print == hash {
+                matched = Some(v.version.version.to_string());
+                break;
+            }
+        }
+    }
+    Ok(axum::Json(json!({
+        "match": matched.map(|v| json!({ "version": v })),
+        "latestVersion": detail.current_version.map(|v| json!({ "version": v.to_string() })),
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DownloadQuery {
+    slug: String,
+    owner_handle: Option<String>,
+    version: Option<String>,
+    tag: Option<String>,
+}
+
+/// `install` and `update`: the version as a deterministic zip, SKILL.md at its root. A version
+/// the scan policy blocks is refused (ClawHub serves no malware-blocked artifact).
+async fn download(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    Query(q): Query<DownloadQuery>,
+) -> ClawResult<Response> {
+    check_tag(q.tag.as_deref())?;
+    let skill = find(&s, &reader, &q.slug, q.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let version = pick(&detail, q.version.as_deref())?.ok_or_else(no_current(&skill))?;
+    let version = skill.at(version);
+    let stored = served_version(&s, &reader, &version).await?;
+    if stored.summary.scan.verdict == Verdict::Blocked {
+        return Err(Error::Blocked {
+            version,
+            findings: stored.findings,
+        }
+        .into());
+    }
+    let zip = s
+        .registry
+        .export_as(&reader.visibility, &version, Format::Zip)
+        .await?;
+    let disposition = format!(
+        "attachment; filename=\"{}-{}.zip\"",
+        version.name(),
+        version.version
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/zip".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        zip.as_ref().clone(),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VerifyQuery {
+    owner_handle: Option<String>,
+    version: Option<String>,
+    tag: Option<String>,
+}
+
+/// `skill verify`: `ok` when every file of the version reads back with its stored SHA-256 and
+/// the version is neither revoked nor blocked by the scan policy; `reasons` says what was
+/// checked and what failed.
+async fn verify(
+    State(s): State<AppState>,
+    Viewer(reader): Viewer,
+    headers: HeaderMap,
+    Path(slug): Path<String>,
+    Query(q): Query<VerifyQuery>,
+) -> ClawResult<axum::Json<Value>> {
+    check_tag(q.tag.as_deref())?;
+    let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
+    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let resolved_from = if q.version.is_some() {
+        "version"
+    } else if q.tag.is_some() {
+        "tag"
+    } else {
+        "latest"
+    };
+    let version = pick(&detail, q.version.as_deref())?.ok_or_else(no_current(&skill))?;
+    let version = skill.clone().at(version);
+    // Revoked versions are described here (why they fail), never served.
+    let stored = s
+        .registry
+        .version_detail(&reader.visibility, &version)
+        .await?;
+    let summary = &stored.summary;
+    let mut failures = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(revoked) = &summary.revoked_at {
+        failures.push(format!(
+            "revoked at {revoked}: {}",
+            summary.revoke_reason.as_deref().unwrap_or("")
+        ));
+    } else {
+        // Reading a file verifies its bytes against the digest they are stored under.
+        let mut intact = 0;
+        for f in &stored.files {
+            match s
+                .registry
+                .version_file(&reader.visibility, &version, &f.path)
+                .await
+            {
+                Ok(content) if content.digest == f.digest => intact += 1,
+                Ok(_) => failures.push(format!("{}: not the stored digest", f.path)),
+                Err(e) if e.code() == Code::IntegrityError => {
+                    failures.push(format!("{}: its stored bytes fail their SHA-256", f.path));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if failures.is_empty() {
+            notes.push(format!(
+                "{intact} file(s) match their stored SHA-256 digests"
+            ));
+        }
+    }
+    let verdict = summary.scan.verdict;
+    match verdict {
+        Verdict::Blocked => failures.push(format!(
+            "blocked by the scan policy ({} finding(s))",
+            stored.findings.len()
+        )),
+        Verdict::Flagged => notes.push(format!(
+            "scan: flagged ({} finding(s): {})",
+            stored.findings.len(),
+            reason_codes(&stored.findings).join(", ")
+        )),
+        Verdict::Clean => notes.push("scan: clean".to_owned()),
+        Verdict::Unscanned => notes.push("scan: not scanned".to_owned()),
+    }
+    if let Some(reason) = &summary.yank_reason {
+        notes.push(format!("yanked: {reason}"));
+    }
+    let ok = failures.is_empty();
+    let base = base_url(&headers);
+    let page = format!("{base}/skills/{}/{}", skill.namespace, skill.name);
+    Ok(axum::Json(json!({
+        "schema": "clawhub.skill.verify.v1",
+        "ok": ok,
+        "decision": if ok { "pass" } else { "fail" },
+        "reasons": if ok { notes } else { failures },
+        "slug": skill.name.as_str(),
+        "displayName": skill.name.as_str(),
+        "pageUrl": page,
+        "publisherHandle": skill.namespace.as_str(),
+        "publisherDisplayName": skill.namespace.as_str(),
+        "publisherProfileUrl": Value::Null,
+        "version": version.version.to_string(),
+        "resolvedFrom": resolved_from,
+        "tag": q.tag,
+        "createdAt": millis(&summary.published_at),
+        "card": { "available": false },
+        "artifact": {
+            "contentDigest": summary.content_digest.to_string(),
+            "fileCount": summary.file_count,
+            "totalSize": summary.total_size,
+            "files": stored.files.iter().map(|f| json!({
+                "path": f.path, "size": f.size, "sha256": f.digest.hex(),
+            })).collect::<Vec<_>>(),
+        },
+        "provenance": {
+            "registry": "skillreg",
+            "publishedBy": summary.published_by,
+            "publishedAt": summary.published_at,
+        },
+        "security": {
+            "status": security_status(verdict),
+            "verdict": verdict.as_str(),
+            "reasonCodes": reason_codes(&stored.findings),
+        },
+        "signature": Value::Null,
+    })))
+}
+
+/// `whoami` and `login --token`: the token's namespace (its handle, when it is scoped to exactly
+/// one; ClawHub publishes there by default) and its id.
+async fn whoami(Caller(caller): Caller) -> ClawResult<axum::Json<Value>> {
+    let user = match caller {
+        Principal::Anonymous => return Err(AccessError::Unauthorized.into()),
+        Principal::Admin => json!({ "handle": null, "displayName": "admin", "role": "admin" }),
+        Principal::Token { id, scope, .. } => {
+            let handle = match &scope {
+                Scope::Namespaces(one) if one.len() == 1 => json!(one[0].as_str()),
+                _ => Value::Null,
+            };
+            json!({ "handle": handle, "displayName": id, "role": "user" })
+        }
+    };
+    Ok(axum::Json(json!({ "user": user })))
+}
+
+/// The client reports installs when logged in; nothing is stored.
+async fn telemetry() -> axum::Json<Value> {
+    axum::Json(json!({ "ok": true }))
+}
+
+/// The rest of ClawHub's API (publishing, stars, reports…) is not offered.
+async fn unsupported() -> ClawResult<()> {
+    Err(crate::error::NotFound::Endpoint.into())
+}
