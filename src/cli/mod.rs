@@ -17,7 +17,7 @@ use crate::config::{self, Config, Engine, LogFormat, Storage};
 use crate::core::{Code, Namespace, SkillVersion};
 use crate::http;
 use crate::mcp::{McpOptions, SkillServer};
-use crate::registry::{ImportLine, ImportOptions, ImportOutcome, Registry};
+use crate::registry::{ImportLine, ImportOptions, ImportOutcome, MirrorItem, Registry};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -147,6 +147,12 @@ pub enum Command {
         #[command(flatten)]
         scanning: config::Scanning,
     },
+    /// Copy every skill another SEP-2640 server lists into a namespace, each file checked
+    /// against its listed digest and size; re-running stores only what changed.
+    #[command(
+        after_help = "A skill with a file that does not match its listing is refused whole. A changed skill becomes a new version: the upstream's (skillreg's `_meta` version, or the frontmatter's), else the next patch. Each version records its upstream URI (a `mirrored_from` warning).\n\nExit status: 0 when every listed skill is stored or unchanged, 1 when one was refused, 2 on error.\n\nExample:\n  skillreg mirror https://skills.example.com/mcp --namespace upstream --data-dir /var/lib/skillreg"
+    )]
+    Mirror(MirrorArgs),
     /// Install skills from a registry (any SEP-2640 server) into agents' skill folders, and
     /// record them in skills.lock.
     #[command(
@@ -401,6 +407,23 @@ pub struct ImportArgs {
     pub fix: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct MirrorArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The upstream: an MCP endpoint (http(s)://host/mcp) or `stdio:<command> <args>`.
+    pub source: String,
+    /// Namespace to store the upstream's skills in.
+    #[arg(long, short)]
+    pub namespace: String,
+    /// Bearer token sent to an HTTP upstream.
+    #[arg(long, env = "SKILLREG_MIRROR_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// One JSON object per skill, then a summary object, instead of text lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Parse the command line. A configuration file (`--config` or `SKILLREG_CONFIG`) is read first
 /// and its values become the flags' defaults, so the environment and flags override it. A secret
 /// given as a flag gets a warning on stderr ([`warn_secrets_on_command_line`]).
@@ -479,6 +502,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Import(args) => import(args).await,
+        Command::Mirror(args) => mirror(args).await,
         Command::Publish {
             dir,
             namespace,
@@ -1191,30 +1215,44 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let summary = registry
         .import_candidates(&namespace, &options, candidates, |line| {
-            progress.inc();
-            if args.json {
-                println!("{}", import_line_json(line));
-                return;
-            }
-            let dir = line.dir.display();
-            progress.println(&match &line.outcome {
-                ImportOutcome::Imported { uri, version } => {
-                    format!("imported  {uri} {version}  ({dir})")
-                }
-                ImportOutcome::Unchanged { uri, version } => {
-                    format!("unchanged {uri} {version}  ({dir})")
-                }
-                ImportOutcome::Skipped { code, reason } => {
-                    format!("skipped   {dir}: {reason} [{code}]")
-                }
-            });
-            for w in &line.warnings {
-                progress.println(&format!("  warning: {w}"));
-            }
+            print_import_line(line, args.json, &progress);
         })
         .await?;
     progress.finish();
-    if args.json {
+    print_import_summary(&summary, args.json, started);
+    registry.close().await;
+    Ok(if summary.skipped > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One skill of an `import` or `mirror` run: a JSON object, or a line above the progress bar.
+fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
+    progress.inc();
+    if json {
+        println!("{}", import_line_json(line));
+        return;
+    }
+    let dir = line.dir.display();
+    progress.println(&match &line.outcome {
+        ImportOutcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
+        ImportOutcome::Unchanged { uri, version } => format!("unchanged {uri} {version}  ({dir})"),
+        ImportOutcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
+    });
+    for w in &line.warnings {
+        progress.println(&format!("  warning: {w}"));
+    }
+}
+
+/// The totals that end an `import` or `mirror` run.
+fn print_import_summary(
+    summary: &crate::registry::ImportSummary,
+    json: bool,
+    started: std::time::Instant,
+) {
+    if json {
         println!(
             "{}",
             serde_json::json!({"summary": {
@@ -1226,25 +1264,111 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
                 "seconds": started.elapsed().as_secs_f64(),
             }})
         );
-    } else {
-        let mut line = format!(
-            "{} imported, {} unchanged, {} skipped",
-            summary.imported, summary.unchanged, summary.skipped
-        );
-        if summary.skipped > 0 {
-            let reasons: Vec<String> = summary
-                .skipped_by
-                .iter()
-                .map(|(code, n)| format!("{n} {code}"))
-                .collect();
-            line.push_str(&format!(" ({})", reasons.join(", ")));
-        }
-        if summary.fixed > 0 {
-            line.push_str(&format!("; {} fixed", summary.fixed));
-        }
-        println!("{line}");
+        return;
     }
+    let mut line = format!(
+        "{} imported, {} unchanged, {} skipped",
+        summary.imported, summary.unchanged, summary.skipped
+    );
+    if summary.skipped > 0 {
+        let reasons: Vec<String> = summary
+            .skipped_by
+            .iter()
+            .map(|(code, n)| format!("{n} {code}"))
+            .collect();
+        line.push_str(&format!(" ({})", reasons.join(", ")));
+    }
+    if summary.fixed > 0 {
+        line.push_str(&format!("; {} fixed", summary.fixed));
+    }
+    println!("{line}");
+}
+
+/// `skillreg mirror`: every skill another SEP-2640 server lists, read and checked file by file
+/// (`consumer::remote`), stored one at a time in a namespace.
+async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
+    use crate::consumer::remote::{Remote, Source};
+    let namespace = Namespace::new(&args.namespace)
+        .map_err(|e| anyhow::anyhow!("invalid namespace {:?}: it {e}", args.namespace))?;
+    let source = Source::parse(&args.source).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let remote = Remote::connect(&source, args.token.as_deref())
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let registry = Registry::builder_for(&args.data.storage)?.open().await?;
+    let started = std::time::Instant::now();
+    let result = async {
+        let entries = remote
+            .list()
+            .await
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let progress = if args.json {
+            Progress(None)
+        } else {
+            Progress::bar("mirroring", entries.len() as u64)
+        };
+        let mut summary = crate::registry::ImportSummary::default();
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, entry) in entries.into_iter().enumerate() {
+            let name = entry.as_ref().ok().map(|e| e.name.clone());
+            let item = match entry {
+                Err(e) => MirrorItem {
+                    upstream: format!("entry {} of {source}", i + 1),
+                    files: Err(e.message),
+                    version: None,
+                },
+                Ok(entry) => match remote.read_all(&entry).await {
+                    Ok(files) => MirrorItem {
+                        upstream: entry.uri,
+                        files: Ok(files
+                            .into_iter()
+                            .map(|(f, bytes)| crate::core::InputFile::regular(f.path, bytes))
+                            .collect()),
+                        version: entry.version,
+                    },
+                    Err(e) if e.code == crate::consumer::Code::SourceUnreachable => {
+                        anyhow::bail!("{}", e.message)
+                    }
+                    Err(e) => MirrorItem {
+                        upstream: entry.uri,
+                        files: Err(e.message),
+                        version: entry.version,
+                    },
+                },
+            };
+            // Two upstream skills of one name (in two upstream namespaces) would become versions
+            // of one skill here: the first is kept, the others refused.
+            let line = match name
+                .as_ref()
+                .and_then(|n| seen.get(n).map(|first| (n, first)))
+            {
+                Some((n, first)) => ImportLine {
+                    dir: item.upstream.clone().into(),
+                    outcome: ImportOutcome::Skipped {
+                        code: Code::NameMismatch,
+                        reason: format!(
+                            "{first} is already mirrored as {namespace}/{n} in this run"
+                        ),
+                    },
+                    warnings: Vec::new(),
+                },
+                None => {
+                    if let Some(n) = name {
+                        seen.insert(n, item.upstream.clone());
+                    }
+                    registry.mirror_one(&namespace, item).await?
+                }
+            };
+            summary.count(&line);
+            print_import_line(&line, args.json, &progress);
+        }
+        progress.finish();
+        Ok(summary)
+    }
+    .await;
+    remote.close().await;
     registry.close().await;
+    let summary = result?;
+    print_import_summary(&summary, args.json, started);
     Ok(if summary.skipped > 0 {
         ExitCode::from(1)
     } else {

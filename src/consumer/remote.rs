@@ -9,7 +9,7 @@ use base64::Engine as _;
 use rmcp::model::{
     ArgumentInfo, ClientCapabilities, ClientConfig, CompleteRequestParams, CompletionContext,
     ErrorCode, GetSkillRequestParams, Implementation, ProtocolVersion, ReadResourceRequestParams,
-    Reference, ResourceContents, SkillResources,
+    Reference, ResourceContents, Skill, SkillResources,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt as _, RoleClient, RunningService, ServiceError,
@@ -203,68 +203,19 @@ impl Remote {
                 ));
             }
         };
-        let skill = result.skill;
-        let bad = |what: String| Error::new(Code::BadEntry, format!("{uri}: {what}"));
-        let Some(root) = skill.uri.strip_suffix("SKILL.md") else {
-            return Err(bad(format!(
-                "the entry's uri {} is not a SKILL.md",
-                skill.uri
-            )));
-        };
-        let SkillResources::Files(resources) = skill.resources else {
-            return Err(bad(
-                "its resources are \"dynamic\": there is no manifest to install from".into(),
-            ));
-        };
-        let mut files = Vec::with_capacity(resources.len());
-        let mut seen = BTreeSet::new();
-        for r in resources {
-            let Some(encoded) = r.uri.strip_prefix(root) else {
-                return Err(bad(format!("{} is outside the skill", r.uri)));
-            };
-            let path = percent_encoding::percent_decode_str(encoded)
-                .decode_utf8()
-                .map_err(|_| bad(format!("{} is not UTF-8", r.uri)))?
-                .into_owned();
-            BundlePath::new(&path).map_err(|e| bad(format!("{}: {e}", r.uri)))?;
-            r.digest
-                .parse::<Digest>()
-                .map_err(|e| bad(format!("{}: {e}", r.uri)))?;
-            if !seen.insert(path.clone()) {
-                return Err(bad(format!("{path} is listed twice")));
-            }
-            files.push(RemoteFile {
-                uri: r.uri,
-                locked: LockedFile {
-                    path,
-                    digest: r.digest,
-                    size: r.size,
-                },
-            });
-        }
-        if !seen.contains("SKILL.md") {
-            return Err(bad("the manifest does not list SKILL.md".into()));
-        }
-        files.sort_by(|a, b| a.locked.path.cmp(&b.locked.path));
-        let meta = skill.meta.map(|m| m.0).unwrap_or_default();
-        let version = meta
-            .get(VERSION_META)
-            .and_then(Value::as_str)
-            .or_else(|| declared_version(&skill.frontmatter.extra))
-            .and_then(|v| SkillVersion::parse(v).ok());
-        let yanked = meta.get(YANKED_META).map(|y| {
-            y.get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned()
-        });
-        Ok(Found::Entry(Entry {
-            uri: skill.uri,
-            name: skill.frontmatter.name,
-            version,
-            yanked,
-            files,
-        }))
+        check_entry(result.skill).map(Found::Entry)
+    }
+
+    /// Every entry the source lists (`skills/list`, all pages), each checked on its own: an
+    /// entry that breaks SEP-2640 is an `Err` in its place, not a failure of the listing.
+    pub async fn list(&self) -> Result<Vec<Result<Entry>>> {
+        let skills = self
+            .service
+            .peer()
+            .list_all_skills()
+            .await
+            .map_err(|e| Error::new(Code::SourceUnreachable, format!("skills/list: {e}")))?;
+        Ok(skills.into_iter().map(check_entry).collect())
     }
 
     /// The versions the source offers for `namespace/name`, newest first, when it serves
@@ -351,6 +302,73 @@ impl Remote {
     pub async fn close(self) {
         let _ = self.service.cancel().await;
     }
+}
+
+/// A skill entry checked: every file inside the skill, once, with a well-formed digest, and
+/// SKILL.md among them.
+fn check_entry(skill: Skill) -> Result<Entry> {
+    let uri = skill.uri.clone();
+    let bad = |what: String| Error::new(Code::BadEntry, format!("{uri}: {what}"));
+    let Some(root) = skill.uri.strip_suffix("SKILL.md") else {
+        return Err(bad(format!(
+            "the entry's uri {} is not a SKILL.md",
+            skill.uri
+        )));
+    };
+    let SkillResources::Files(resources) = skill.resources else {
+        return Err(bad(
+            "its resources are \"dynamic\": there is no manifest to install from".into(),
+        ));
+    };
+    let mut files = Vec::with_capacity(resources.len());
+    let mut seen = BTreeSet::new();
+    for r in resources {
+        let Some(encoded) = r.uri.strip_prefix(root) else {
+            return Err(bad(format!("{} is outside the skill", r.uri)));
+        };
+        let path = percent_encoding::percent_decode_str(encoded)
+            .decode_utf8()
+            .map_err(|_| bad(format!("{} is not UTF-8", r.uri)))?
+            .into_owned();
+        BundlePath::new(&path).map_err(|e| bad(format!("{}: {e}", r.uri)))?;
+        r.digest
+            .parse::<Digest>()
+            .map_err(|e| bad(format!("{}: {e}", r.uri)))?;
+        if !seen.insert(path.clone()) {
+            return Err(bad(format!("{path} is listed twice")));
+        }
+        files.push(RemoteFile {
+            uri: r.uri,
+            locked: LockedFile {
+                path,
+                digest: r.digest,
+                size: r.size,
+            },
+        });
+    }
+    if !seen.contains("SKILL.md") {
+        return Err(bad("the manifest does not list SKILL.md".into()));
+    }
+    files.sort_by(|a, b| a.locked.path.cmp(&b.locked.path));
+    let meta = skill.meta.map(|m| m.0).unwrap_or_default();
+    let version = meta
+        .get(VERSION_META)
+        .and_then(Value::as_str)
+        .or_else(|| declared_version(&skill.frontmatter.extra))
+        .and_then(|v| SkillVersion::parse(v).ok());
+    let yanked = meta.get(YANKED_META).map(|y| {
+        y.get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    });
+    Ok(Entry {
+        uri: skill.uri,
+        name: skill.frontmatter.name,
+        version,
+        yanked,
+        files,
+    })
 }
 
 /// A version the frontmatter names (`version`, or `metadata.version`), for sources that do not

@@ -36,6 +36,16 @@ impl SkillVersion {
         Self(semver::Version::new(0, 1, 0))
     }
 
+    /// The next patch release: `1.2.3` → `1.2.4`, `1.2.3-rc.1` → `1.2.4` (pre-release and build
+    /// dropped).
+    pub fn next_patch(&self) -> Self {
+        Self(semver::Version::new(
+            self.0.major,
+            self.0.minor,
+            self.0.patch + 1,
+        ))
+    }
+
     /// Pre-releases are never chosen as current while a release exists.
     pub fn is_prerelease(&self) -> bool {
         !self.0.pre.is_empty()

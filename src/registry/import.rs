@@ -57,7 +57,8 @@ pub struct ImportSummary {
 }
 
 impl ImportSummary {
-    fn count(&mut self, line: &ImportLine) {
+    /// Count one skill's outcome.
+    pub fn count(&mut self, line: &ImportLine) {
         match &line.outcome {
             ImportOutcome::Imported { .. } => self.imported += 1,
             ImportOutcome::Unchanged { .. } => self.unchanged += 1,
@@ -183,7 +184,7 @@ impl Registry {
     }
 }
 
-fn skipped(dir: PathBuf, code: Code, reason: String) -> ImportLine {
+pub(super) fn skipped(dir: PathBuf, code: Code, reason: String) -> ImportLine {
     ImportLine {
         dir,
         outcome: ImportOutcome::Skipped { code, reason },

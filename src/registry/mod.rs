@@ -25,6 +25,7 @@ mod feed;
 mod import;
 mod indexer;
 mod lifecycle;
+mod mirror;
 mod publish;
 mod read;
 mod trust;
@@ -53,6 +54,7 @@ pub use catalog::{
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
+pub use mirror::MirrorItem;
 pub use publish::{Prepared, PublishRequest, Published};
 pub use read::{
     DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,

@@ -62,9 +62,14 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    fn version_ref(&self) -> VersionRef {
+    pub(super) fn version_ref(&self) -> VersionRef {
         core::SkillRef::new(self.namespace.clone(), self.bundle.name.clone())
             .at(self.version.clone())
+    }
+
+    /// The digest identifying the version's files ([`core::bundle::content_digest`]).
+    pub(super) fn content_digest(&self) -> core::Digest {
+        self.bundle.content_digest
     }
 
     fn new_version(&self, pending: bool) -> NewVersion<'_> {

@@ -1,7 +1,7 @@
 //! The consumer side (`skillreg add`, `install --frozen`, `check`, `outdated`, `update`,
-//! `remove`), run as the binary against real servers on loopback: skillreg over HTTP and stdio,
-//! the TypeScript reference server (stdio) and FastMCP (HTTP) serving the same folder, and an
-//! rmcp server that lies about a digest.
+//! `remove`) and `skillreg mirror`, run as the binary against real servers on loopback:
+//! skillreg over HTTP, the TypeScript reference server (stdio) and FastMCP (HTTP) serving the
+//! same folder, and an rmcp server that lies about a digest.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -666,6 +666,24 @@ struct Liar;
 
 const LIAR_SKILL_MD: &str = "---\nname: liar\ndescription: Lies about a digest.\n---\n# Liar\n";
 
+/// The liar's one skill: `notes.md` listed with the digest and size of "the truth".
+fn liar_entry() -> rmcp::model::Skill {
+    use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+    let d = |b: &[u8]| format!("sha256:{}", crate::common::sha256_hex(b));
+    Skill::new(
+        "skill://liar/SKILL.md",
+        SkillFrontmatter::new("liar", "Lies about a digest."),
+        SkillResources::Files(vec![
+            SkillResource::new(
+                "skill://liar/SKILL.md",
+                d(LIAR_SKILL_MD.as_bytes()),
+                LIAR_SKILL_MD.len() as u64,
+            ),
+            SkillResource::new("skill://liar/notes.md", d(b"the truth"), 9),
+        ]),
+    )
+}
+
 impl rmcp::ServerHandler for Liar {
     fn get_info(&self) -> rmcp::model::ServerConfig {
         rmcp::model::ServerConfig::new(
@@ -676,28 +694,25 @@ impl rmcp::ServerHandler for Liar {
         )
     }
 
+    async fn list_skills(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListSkillsResult::with_all_items(vec![
+            liar_entry(),
+        ]))
+    }
+
     async fn get_skill(
         &self,
         request: rmcp::model::GetSkillRequestParams,
         _: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, rmcp::ErrorData> {
-        use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
         if request.uri != "skill://liar/SKILL.md" {
             return Err(rmcp::ErrorData::invalid_params("no such skill", None));
         }
-        let d = |b: &[u8]| format!("sha256:{}", crate::common::sha256_hex(b));
-        Ok(rmcp::model::GetSkillResult::new(Skill::new(
-            request.uri,
-            SkillFrontmatter::new("liar", "Lies about a digest."),
-            SkillResources::Files(vec![
-                SkillResource::new(
-                    "skill://liar/SKILL.md",
-                    d(LIAR_SKILL_MD.as_bytes()),
-                    LIAR_SKILL_MD.len() as u64,
-                ),
-                SkillResource::new("skill://liar/notes.md", d(b"the truth"), 9),
-            ]),
-        )))
+        Ok(rmcp::model::GetSkillResult::new(liar_entry()))
     }
 
     async fn read_resource(
@@ -755,4 +770,169 @@ async fn a_server_that_lies_about_a_digest_is_refused_with_nothing_written() {
         .filter(|p| !p.ends_with(".home"))
         .collect();
     assert!(left.is_empty(), "nothing was written: {left:?}");
+}
+
+/// `skillreg mirror` (taking in another SEP-2640 server): every listed skill stored with its
+/// bytes, incremental on a re-run, the upstream's version kept where it names one, and an
+/// upstream whose bytes differ from its listing refused whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
+    let folder = TempDir::new().unwrap();
+    let write = |path: &str, bytes: &[u8]| {
+        let target = folder.path().join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, bytes).unwrap();
+    };
+    write("tips/SKILL.md", md("tips", "first").as_bytes());
+    write("tips/assets/icon.bin", &[0u8, 255, 1, 254]);
+    write("review/SKILL.md", md("review", "Review.").as_bytes());
+    let t = tools();
+    let reference = format!(
+        "stdio:{} {} --stdio --page-size 1 --dir {}",
+        t.node22.display(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients/reference_server.mjs")
+            .display(),
+        folder.path().display()
+    );
+    let data = TempDir::new().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let mirror = |source: String, ns: &'static str| {
+        let data_dir = data_dir.to_owned();
+        async move {
+            run_cli_async(
+                &[
+                    "mirror",
+                    &source,
+                    "--namespace",
+                    ns,
+                    "--data-dir",
+                    &data_dir,
+                ],
+                &[],
+            )
+            .await
+        }
+    };
+    let out = mirror(reference.clone(), "up").await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.ends_with("2 imported, 0 unchanged, 0 skipped\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("imported  skill://up/tips/SKILL.md 0.1.0  (skill://tips/SKILL.md)"),
+        "{}",
+        out.stdout
+    );
+    let out = mirror(reference.clone(), "up").await;
+    assert!(
+        out.stdout.ends_with("0 imported, 2 unchanged, 0 skipped\n"),
+        "{out:?}"
+    );
+    write("tips/SKILL.md", md("tips", "second").as_bytes());
+    let out = mirror(reference.clone(), "up").await;
+    assert!(
+        out.stdout.ends_with("1 imported, 1 unchanged, 0 skipped\n"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout
+            .contains("imported  skill://up/tips/SKILL.md 0.1.1"),
+        "{}",
+        out.stdout
+    );
+
+    // What was stored is the upstream's bytes, with where they came from.
+    let server = TestServer::builder()
+        .sqlite()
+        .data_dir(data.path())
+        .start()
+        .await;
+    let api = Api::new(&server);
+    let (status, v) = api.get("/v1/skills/up/tips/0.1.1").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(
+        v.to_string()
+            .contains("mirrored from skill://tips/SKILL.md"),
+        "{v}"
+    );
+    let project = TempDir::new().unwrap();
+    let out = sr(
+        project.path(),
+        &[
+            "add",
+            "up/tips",
+            "--from",
+            &format!("{}/mcp", server.base()),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        files_under(&project.path().join(".agents/skills/tips")),
+        files_under(&folder.path().join("tips"))
+    );
+
+    // A skillreg upstream names its versions: they are kept. Two upstream skills of one name
+    // (two upstream namespaces) would merge into one skill here: the second is refused.
+    let upstream = admin_server().await;
+    let uapi = Api::new(&upstream);
+    publish(
+        &uapi,
+        "deploy",
+        "1.4.2",
+        &[("SKILL.md", &md("deploy", "v"))],
+    )
+    .await;
+    let (status, body) = uapi
+        .publish(
+            Some(ADMIN),
+            "other",
+            "deploy",
+            "3.0.0",
+            archive(&[("SKILL.md", &md("deploy", "other"))]),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    drop(server);
+    let out = mirror(format!("{}/mcp", upstream.base()), "copy").await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "imported  skill://copy/deploy/SKILL.md 1.4.2  (skill://acme/deploy/SKILL.md)"
+        ),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("skipped   skill://other/deploy/SKILL.md: skill://acme/deploy/SKILL.md is already mirrored as copy/deploy in this run [name_mismatch]"), "{out:?}");
+
+    // An upstream whose bytes differ from its listing: refused whole, nothing stored.
+    let service = rmcp::transport::streamable_http_server::StreamableHttpService::new(
+        || Ok(Liar),
+        Arc::new(
+            rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default(),
+        ),
+        rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let out = mirror(url, "liars").await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "skipped   skill://liar/SKILL.md: skill://liar/notes.md: the source announced 9 bytes"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .ends_with("0 imported, 0 unchanged, 1 skipped (1 integrity_error)\n"),
+        "{}",
+        out.stdout
+    );
 }
