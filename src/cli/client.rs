@@ -15,6 +15,9 @@ use crate::http::api::{
 };
 use crate::source::{ExportFile, archive, dir};
 
+/// The registry the client commands talk to unless told otherwise.
+pub const DEFAULT_REGISTRY: &str = "http://127.0.0.1:8080";
+
 /// Where and as whom to connect.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Remote {
@@ -22,7 +25,7 @@ pub struct Remote {
     #[arg(
         long,
         env = "SKILLREG_REGISTRY",
-        default_value = "http://127.0.0.1:8080"
+        default_value = DEFAULT_REGISTRY
     )]
     pub registry: String,
     /// Bearer token (a scoped token or the admin token).

@@ -52,7 +52,7 @@ fn default_source() -> String {
     let registry = std::env::var("SKILLREG_REGISTRY")
         .ok()
         .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
+        .unwrap_or_else(|| super::client::DEFAULT_REGISTRY.to_owned());
     format!("{}/mcp", registry.trim_end_matches('/'))
 }
 

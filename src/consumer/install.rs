@@ -397,8 +397,7 @@ pub async fn install(
                         "{}: {why}; resolved {} again",
                         skill.path, skill.requested
                     ));
-                    let requirement = Requirement::parse(&skill.requested)
-                        .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+                    let requirement = skill.requirement()?;
                     resolve(remote, &skill.path, &requirement).await?
                 }
             };
@@ -410,8 +409,7 @@ pub async fn install(
                 ));
             }
             let files = remote.read_all(&entry).await?;
-            let requirement = Requirement::parse(&skill.requested)
-                .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+            let requirement = skill.requirement()?;
             let next = lock_entry(
                 &skill.path,
                 &skill.source,
@@ -587,8 +585,7 @@ pub async fn outdated(ctx: &Context) -> Result<Vec<OutdatedRow>> {
         let mut rows = Vec::new();
         for skill in &lock.skills {
             let remote = remotes.get(&skill.source).await?;
-            let requirement = Requirement::parse(&skill.requested)
-                .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+            let requirement = skill.requirement()?;
             let wanted = resolve(remote, &skill.path, &requirement).await.ok();
             let latest = resolve(remote, &skill.path, &Requirement::Any).await.ok();
             rows.push(OutdatedRow {
@@ -633,8 +630,7 @@ pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
     let result: Result<()> = async {
         for skill in chosen {
             let remote = remotes.get(&skill.source).await?;
-            let requirement = Requirement::parse(&skill.requested)
-                .map_err(|e| Error::new(Code::LockInvalid, e.to_string()))?;
+            let requirement = skill.requirement()?;
             let entry = resolve(remote, &skill.path, &requirement).await?;
             if entry.digest().to_string() == skill.digest {
                 continue;

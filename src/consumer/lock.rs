@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use super::error::{Code, Error, Result};
-use crate::core::{BundlePath, Digest};
+use crate::core::{BundlePath, Digest, Requirement};
 
 pub const FILE_NAME: &str = "skills.lock";
 /// The lockfile format this build writes and reads.
@@ -75,6 +75,12 @@ impl LockedSkill {
     /// The folder name in every agent's skills folder: the skill's name, the path's last segment.
     pub fn folder(&self) -> &str {
         folder_of(&self.path)
+    }
+
+    /// The version requirement `update` stays within.
+    pub fn requirement(&self) -> Result<Requirement> {
+        Requirement::parse(&self.requested)
+            .map_err(|e| Error::new(Code::LockInvalid, format!("{}: {e}", self.path)))
     }
 
     /// Whether `query` names this skill: its path, or its name alone.
@@ -142,6 +148,7 @@ impl Lock {
                 .digest
                 .parse::<Digest>()
                 .map_err(|e| bad(e.to_string()))?;
+            skill.requirement()?;
             let mut paths = BTreeSet::new();
             for f in &skill.files {
                 BundlePath::new(&f.path).map_err(|e| bad(format!("{}: {e}", f.path)))?;
@@ -282,6 +289,8 @@ mod tests {
         );
         let escape = text.replace("\"SKILL.md\"", "\"../SKILL.md\"");
         assert_eq!(Lock::parse(&escape).unwrap_err().code, Code::LockInvalid);
+        let range = text.replace("requested = \"^1\"", "requested = \"one\"");
+        assert!(Lock::parse(&range).unwrap_err().message.contains("acme/a"));
         let unknown = text.replace("version = 1\n", "version = 1\nextra = true\n");
         assert_eq!(Lock::parse(&unknown).unwrap_err().code, Code::LockInvalid);
     }

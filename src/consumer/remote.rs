@@ -254,7 +254,7 @@ impl Remote {
                 return Err(Error::new(
                     Code::DigestMismatch,
                     format!(
-                        "{}: the source announced {} bytes with {}, and sent {} bytes with {digest}; nothing was written",
+                        "{}: the source announced {} bytes with {}, and sent {} bytes with {digest}",
                         f.uri,
                         f.locked.size,
                         f.locked.digest,

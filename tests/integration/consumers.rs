@@ -74,7 +74,7 @@ async fn skills_cli_with(
 }
 
 /// Every file under `dir`, relative path → bytes.
-fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+pub(crate) fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)

@@ -13,6 +13,7 @@ use tempfile::TempDir;
 use tokio::io::AsyncBufReadExt as _;
 
 use crate::common::{CliOutput, TestServer, run_cli_async, tar_gz, tools};
+use crate::consumers::files_under;
 use crate::rest::{ADMIN, Api};
 use skillreg::config::{Config, Secret};
 
@@ -32,22 +33,16 @@ async fn sr(project: &Path, args: &[&str]) -> CliOutput {
     .await
 }
 
-/// Every file under `dir`, relative path → bytes.
-fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (rel, std::fs::read(e.path()).unwrap())
-        })
-        .collect()
+/// The TypeScript reference server serving `dir`, as a stdio source.
+fn reference_source(dir: &Path, page_size: u32) -> String {
+    format!(
+        "stdio:{} {} --stdio --page-size {page_size} --dir {}",
+        tools().node22.display(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients/reference_server.mjs")
+            .display(),
+        dir.display()
+    )
 }
 
 fn md(name: &str, body: &str) -> String {
@@ -432,15 +427,7 @@ async fn a_lock_installs_the_same_bytes_from_a_mirror_and_frozen_refuses_a_chang
     let folder = TempDir::new().unwrap();
     std::fs::create_dir_all(folder.path().join("tips")).unwrap();
     std::fs::write(folder.path().join("tips/SKILL.md"), md("tips", "first")).unwrap();
-    let t = tools();
-    let reference = format!(
-        "stdio:{} {} --stdio --page-size 100 --dir {}",
-        t.node22.display(),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/clients/reference_server.mjs")
-            .display(),
-        folder.path().display()
-    );
+    let reference = reference_source(folder.path(), 100);
     let ts_project = TempDir::new().unwrap();
     let out = sr(ts_project.path(), &["add", "tips", "--from", &reference]).await;
     assert_eq!(out.code, 0, "{out:?}");
@@ -580,14 +567,7 @@ async fn the_reference_server_and_fastmcp_are_sources_too() {
         md("review", "Review a change.").as_bytes(),
     );
     let t = tools();
-    let reference = format!(
-        "stdio:{} {} --stdio --page-size 100 --dir {}",
-        t.node22.display(),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/clients/reference_server.mjs")
-            .display(),
-        folder.path().display()
-    );
+    let reference = reference_source(folder.path(), 100);
     let mut fastmcp = tokio::process::Command::new(&t.python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/fastmcp_server.py"))
         .args(["--dir", folder.path().to_str().unwrap(), "--port", "0"])
@@ -735,8 +715,8 @@ impl rmcp::ServerHandler for Liar {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_lies_about_a_digest_is_refused_with_nothing_written() {
+/// The liar over Streamable HTTP on a loopback port; its MCP endpoint.
+async fn serve_liar() -> String {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -750,6 +730,12 @@ async fn a_server_that_lies_about_a_digest_is_refused_with_nothing_written() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_lies_about_a_digest_is_refused_with_nothing_written() {
+    let url = serve_liar().await;
     let project = TempDir::new().unwrap();
     let out = sr(
         project.path(),
@@ -786,15 +772,7 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
     write("tips/SKILL.md", md("tips", "first").as_bytes());
     write("tips/assets/icon.bin", &[0u8, 255, 1, 254]);
     write("review/SKILL.md", md("review", "Review.").as_bytes());
-    let t = tools();
-    let reference = format!(
-        "stdio:{} {} --stdio --page-size 1 --dir {}",
-        t.node22.display(),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/clients/reference_server.mjs")
-            .display(),
-        folder.path().display()
-    );
+    let reference = reference_source(folder.path(), 1);
     let data = TempDir::new().unwrap();
     let data_dir = data.path().to_str().unwrap();
     let mirror = |source: String, ns: &'static str| {
@@ -909,17 +887,7 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
     assert!(out.stdout.contains("skipped   skill://other/deploy/SKILL.md: skill://acme/deploy/SKILL.md is already mirrored as copy/deploy in this run [name_mismatch]"), "{out:?}");
 
     // An upstream whose bytes differ from its listing: refused whole, nothing stored.
-    let service = rmcp::transport::streamable_http_server::StreamableHttpService::new(
-        || Ok(Liar),
-        Arc::new(
-            rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default(),
-        ),
-        rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default(),
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve_liar().await;
     let out = mirror(url, "liars").await;
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
