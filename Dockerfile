@@ -23,10 +23,11 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # ---------------------------------------------------------------- runtime
 FROM debian:bookworm-slim
 
-# ca-certificates for the client commands (publish, token ...) talking to https registries.
+# ca-certificates for the client commands (publish, token ...) talking to https registries;
+# git for `skillreg import git` and `skillreg sync`, which read repositories with it.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates \
+    && apt-get install -y --no-install-recommends ca-certificates git \
     && rm -rf /var/lib/apt/lists/*
 
 # A fixed uid/gid, so a bind-mounted or pre-created data directory can be chowned to 10001.

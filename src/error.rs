@@ -9,6 +9,7 @@ use crate::core::{
 };
 use crate::search::SearchError;
 use crate::source::ArchiveError;
+use crate::source::git::GitError;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +76,12 @@ pub enum Error {
     Search(#[source] SearchError),
     #[error("storage failure: {0}")]
     Storage(#[source] StoreError),
+    #[error("{0}")]
+    Git(#[from] GitError),
+    /// A source named wrongly or that could not be read (its code: `invalid_source` or
+    /// `source_unavailable`).
+    #[error("{message}")]
+    Source { code: Code, message: String },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -157,6 +164,8 @@ impl Error {
             Self::SearchUnavailable => Code::SearchUnavailable,
             Self::Search(_) => Code::SearchError,
             Self::Storage(e) => e.code(),
+            Self::Git(e) => e.code(),
+            Self::Source { code, .. } => *code,
             Self::Internal(_) => Code::InternalError,
         }
     }

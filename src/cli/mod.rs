@@ -1,9 +1,11 @@
-//! The command line: `serve`, `import`, `reindex`, `verify` and `backup` work on a data
-//! directory; `publish`, `yank`, `deprecate`, `search` and `token` talk to a running registry over
+//! The command line: `serve`, `import`, `mirror`, `sync`, `reindex`, `verify` and `backup` work
+//! on a data directory (`sources` holds the commands that read Git repositories and upstream
+//! servers); `publish`, `yank`, `deprecate`, `search` and `token` talk to a running registry over
 //! its REST API (`client`); `config` prints the configuration.
 
 mod client;
 mod install;
+mod sources;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use crate::config::{self, Config, Engine, LogFormat, Storage};
 use crate::core::{Code, Namespace, SkillVersion};
 use crate::http;
 use crate::mcp::{McpOptions, SkillServer};
-use crate::registry::{ImportLine, ImportOptions, ImportOutcome, MirrorItem, Registry};
+use crate::registry::{ImportLine, ImportOptions, ImportOutcome, ImportSummary, Registry};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -37,9 +39,12 @@ pub enum Command {
         after_help = "Examples:\n  skillreg serve\n  skillreg serve --listen 0.0.0.0:8080 --allowed-host skills.example.com\n  skillreg serve --stdio --data-dir /var/lib/skillreg"
     )]
     Serve(ServeArgs),
-    /// Import every skill found under the given directories.
+    /// Import every skill found under the given directories, or in a Git repository
+    /// (`import git`).
     #[command(
-        after_help = "Prints one line per skill (imported, unchanged or skipped with the reason) and a summary.\n\nExit status: 0 when every skill was imported or unchanged, 1 when any was skipped, 2 on a fatal error.\n\nExample:\n  skillreg import --namespace acme ./skills"
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true,
+        after_help = "Prints one line per skill (imported, unchanged or skipped with the reason) and a summary.\n\nExit status: 0 when every skill was imported or unchanged, 1 when any was skipped, 2 on a fatal error.\n\nExamples:\n  skillreg import --namespace acme ./skills\n  skillreg import git https://github.com/acme/skills --namespace acme"
     )]
     Import(ImportArgs),
     /// Validate a skill directory locally, then pack and upload it to a registry.
@@ -150,9 +155,21 @@ pub enum Command {
     /// Copy every skill another SEP-2640 server lists into a namespace, each file checked
     /// against its listed digest and size; re-running stores only what changed.
     #[command(
-        after_help = "A skill with a file that does not match its listing is refused whole. A changed skill becomes a new version: the upstream's (skillreg's `_meta` version, or the frontmatter's), else the next patch. Each version records its upstream URI (a `mirrored_from` warning).\n\nExit status: 0 when every listed skill is stored or unchanged, 1 when one was refused, 2 on error.\n\nExample:\n  skillreg mirror https://skills.example.com/mcp --namespace upstream --data-dir /var/lib/skillreg"
+        after_help = "A skill with a file that does not match its listing is refused whole. A changed skill becomes a new version: the upstream's (skillreg's `_meta` version, or the frontmatter's), else the next patch. Each version records its upstream URI (served in `_meta` as `dev.skillreg/source`); a skill the upstream no longer lists is deprecated. The upstream is recorded for `skillreg sync`.\n\nExit status: 0 when every listed skill is stored or unchanged, 1 when one was refused, 2 on error.\n\nExample:\n  skillreg mirror https://skills.example.com/mcp --namespace upstream --data-dir /var/lib/skillreg"
     )]
-    Mirror(MirrorArgs),
+    Mirror(sources::MirrorArgs),
+    /// Read every recorded source again (`import git`, `mirror`): changed skills become new
+    /// versions, unchanged ones are left alone, removed ones are deprecated.
+    #[command(
+        after_help = "A source that cannot be read is reported and the others are still read.\n\nExit status: 0 when every source was read and every skill stored or unchanged, 1 otherwise, 2 on a fatal error.\n\nExamples:\n  skillreg sync --data-dir /var/lib/skillreg\n  skillreg sync --namespace acme --json"
+    )]
+    Sync(sources::SyncArgs),
+    /// List or forget the sources `skillreg sync` reads.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  skillreg sources list\n  skillreg sources remove 3"
+    )]
+    Sources(sources::SourcesCommand),
     /// Install skills from a registry (any SEP-2640 server) into agents' skill folders, and
     /// record them in skills.lock.
     #[command(
@@ -405,23 +422,8 @@ pub struct ImportArgs {
     /// values, an over-long description). Each fix is printed and stored with the version.
     #[arg(long)]
     pub fix: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct MirrorArgs {
-    #[command(flatten)]
-    pub data: DataArgs,
-    /// The upstream: an MCP endpoint (http(s)://host/mcp) or `stdio:<command> <args>`.
-    pub source: String,
-    /// Namespace to store the upstream's skills in.
-    #[arg(long, short)]
-    pub namespace: String,
-    /// Bearer token sent to an HTTP upstream.
-    #[arg(long, env = "SKILLREG_MIRROR_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// One JSON object per skill, then a summary object, instead of text lines.
-    #[arg(long)]
-    pub json: bool,
+    #[command(subcommand)]
+    pub source: Option<sources::ImportSource>,
 }
 
 /// Parse the command line. A configuration file (`--config` or `SKILLREG_CONFIG`) is read first
@@ -501,8 +503,14 @@ fn carries_secret(value: &str) -> bool {
 pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).await,
+        Command::Import(ImportArgs {
+            source: Some(sources::ImportSource::Git(args)),
+            ..
+        }) => sources::import_git(args).await,
         Command::Import(args) => import(args).await,
-        Command::Mirror(args) => mirror(args).await,
+        Command::Mirror(args) => sources::mirror(args).await,
+        Command::Sync(args) => sources::sync(args).await,
+        Command::Sources(command) => sources::sources(command).await,
         Command::Publish {
             dir,
             namespace,
@@ -1240,30 +1248,22 @@ fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
         ImportOutcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
         ImportOutcome::Unchanged { uri, version } => format!("unchanged {uri} {version}  ({dir})"),
         ImportOutcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
+        ImportOutcome::Deprecated { uri, message } => format!("deprecated {uri}: {message}"),
+        ImportOutcome::Restored { uri } => {
+            format!("restored  {uri}: found at its source again, no longer deprecated")
+        }
     });
     for w in &line.warnings {
         progress.println(&format!("  warning: {w}"));
     }
 }
 
-/// The totals that end an `import` or `mirror` run.
-fn print_import_summary(
-    summary: &crate::registry::ImportSummary,
-    json: bool,
-    started: std::time::Instant,
-) {
+/// The totals that end an `import`, `mirror` or `sync` run.
+fn print_import_summary(summary: &ImportSummary, json: bool, started: std::time::Instant) {
     if json {
-        println!(
-            "{}",
-            serde_json::json!({"summary": {
-                "imported": summary.imported,
-                "unchanged": summary.unchanged,
-                "skipped": summary.skipped,
-                "fixed": summary.fixed,
-                "skipped_by": summary.skipped_by,
-                "seconds": started.elapsed().as_secs_f64(),
-            }})
-        );
+        let mut totals = sources::summary_json(summary);
+        totals["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+        println!("{}", serde_json::json!({ "summary": totals }));
         return;
     }
     let mut line = format!(
@@ -1281,99 +1281,13 @@ fn print_import_summary(
     if summary.fixed > 0 {
         line.push_str(&format!("; {} fixed", summary.fixed));
     }
-    println!("{line}");
-}
-
-/// `skillreg mirror`: every skill another SEP-2640 server lists, read and checked file by file
-/// (`consumer::remote`), stored one at a time in a namespace.
-async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
-    use crate::consumer::remote::{Remote, Source};
-    let namespace = Namespace::new(&args.namespace)
-        .map_err(|e| anyhow::anyhow!("invalid namespace {:?}: it {e}", args.namespace))?;
-    let source = Source::parse(&args.source).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let remote = Remote::connect(&source, args.token.as_deref())
-        .await
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let registry = Registry::builder_for(&args.data.storage)?.open().await?;
-    let started = std::time::Instant::now();
-    let result = async {
-        let entries = remote
-            .list()
-            .await
-            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-        let progress = if args.json {
-            Progress(None)
-        } else {
-            Progress::bar("mirroring", entries.len() as u64)
-        };
-        let mut summary = crate::registry::ImportSummary::default();
-        let mut seen = std::collections::BTreeMap::new();
-        for (i, entry) in entries.into_iter().enumerate() {
-            let name = entry.as_ref().ok().map(|e| e.name.clone());
-            let item = match entry {
-                Err(e) => MirrorItem {
-                    upstream: format!("entry {} of {source}", i + 1),
-                    files: Err(e.message),
-                    version: None,
-                },
-                Ok(entry) => match remote.read_all(&entry).await {
-                    Ok(files) => MirrorItem {
-                        upstream: entry.uri,
-                        files: Ok(files
-                            .into_iter()
-                            .map(|(f, bytes)| crate::core::InputFile::regular(f.path, bytes))
-                            .collect()),
-                        version: entry.version,
-                    },
-                    Err(e) if e.code == crate::consumer::Code::SourceUnreachable => {
-                        anyhow::bail!("{}", e.message)
-                    }
-                    Err(e) => MirrorItem {
-                        upstream: entry.uri,
-                        files: Err(e.message),
-                        version: entry.version,
-                    },
-                },
-            };
-            // Two upstream skills of one name (in two upstream namespaces) would become versions
-            // of one skill here: the first is kept, the others refused.
-            let line = match name
-                .as_ref()
-                .and_then(|n| seen.get(n).map(|first| (n, first)))
-            {
-                Some((n, first)) => ImportLine {
-                    dir: item.upstream.clone().into(),
-                    outcome: ImportOutcome::Skipped {
-                        code: Code::NameMismatch,
-                        reason: format!(
-                            "{first} is already mirrored as {namespace}/{n} in this run"
-                        ),
-                    },
-                    warnings: Vec::new(),
-                },
-                None => {
-                    if let Some(n) = name {
-                        seen.insert(n, item.upstream.clone());
-                    }
-                    registry.mirror_one(&namespace, item).await?
-                }
-            };
-            summary.count(&line);
-            print_import_line(&line, args.json, &progress);
-        }
-        progress.finish();
-        Ok(summary)
+    if summary.deprecated > 0 {
+        line.push_str(&format!("; {} deprecated", summary.deprecated));
     }
-    .await;
-    remote.close().await;
-    registry.close().await;
-    let summary = result?;
-    print_import_summary(&summary, args.json, started);
-    Ok(if summary.skipped > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if summary.restored > 0 {
+        line.push_str(&format!("; {} restored", summary.restored));
+    }
+    println!("{line}");
 }
 
 fn import_line_json(line: &ImportLine) -> serde_json::Value {
@@ -1392,6 +1306,12 @@ fn import_line_json(line: &ImportLine) -> serde_json::Value {
         }
         ImportOutcome::Skipped { code, reason } => {
             serde_json::json!({"status": "skipped", "dir": dir, "code": code, "reason": reason})
+        }
+        ImportOutcome::Deprecated { uri, message } => {
+            serde_json::json!({"status": "deprecated", "uri": uri, "message": message})
+        }
+        ImportOutcome::Restored { uri } => {
+            serde_json::json!({"status": "restored", "uri": uri})
         }
     }
 }

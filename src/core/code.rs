@@ -156,6 +156,13 @@ error_codes! {
     InternalError = "internal_error", 500, Internal, internal "internal error";
     /// Reading local files (import, publish from a directory); never sent by the server.
     IoError = "io_error", 500, Internal;
+    /// A Git repository or upstream server named in a way the registry does not read (`import
+    /// git`, `sync`, `mirror`): a command-running transport, credentials in the URL, a bad ref;
+    /// never sent by the server.
+    InvalidSource = "invalid_source", 400, InvalidParams;
+    /// A Git repository or upstream server could not be read (unreachable, unknown ref, git not
+    /// installed); never sent by the server.
+    SourceUnavailable = "source_unavailable", 502, Internal;
 }
 
 impl Code {

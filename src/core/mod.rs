@@ -14,6 +14,7 @@ pub mod limits;
 pub mod mime;
 pub mod name;
 pub mod path;
+pub mod provenance;
 pub mod refs;
 pub mod scan;
 pub mod status;

@@ -46,6 +46,14 @@ impl SkillVersion {
         ))
     }
 
+    /// This version with `build` as its build metadata (`1.2.4` → `1.2.4+git.3f2a9c1`); `None`
+    /// when `build` is not dot-separated identifiers of `[0-9A-Za-z-]`.
+    pub fn with_build(&self, build: &str) -> Option<Self> {
+        let mut v = self.0.clone();
+        v.build = semver::BuildMetadata::new(build).ok()?;
+        Some(Self(v))
+    }
+
     /// Pre-releases are never chosen as current while a release exists.
     pub fn is_prerelease(&self) -> bool {
         !self.0.pre.is_empty()
@@ -128,6 +136,32 @@ impl fmt::Display for Requirement {
     }
 }
 
+/// The version that changed content from a tracked source (a Git repository, an upstream
+/// server) is stored as, given the versions the skill already has.
+///
+/// The declared version when it is new and above the highest stored one ([`pick_current`] of
+/// every stored version, yanked ones included), so that it can become current; otherwise the
+/// next patch after that highest version, with `build` as its build metadata (naming the commit
+/// it came from). A version is immutable, so content that changed without a version bump cannot
+/// take the declared version again.
+pub fn tracked(
+    declared: Option<&SkillVersion>,
+    stored: &[SkillVersion],
+    build: Option<&str>,
+) -> SkillVersion {
+    let Some(highest) = pick_current(stored) else {
+        return declared.cloned().unwrap_or_else(SkillVersion::initial);
+    };
+    if let Some(d) = declared
+        && d > highest
+        && !stored.contains(d)
+    {
+        return d.clone();
+    }
+    let next = highest.next_patch();
+    build.and_then(|b| next.with_build(b)).unwrap_or(next)
+}
+
 /// The version a registry should consider current: the highest release, or the highest
 /// pre-release when there is no release. `None` when the list is empty.
 pub fn pick_current<'a, I>(candidates: I) -> Option<&'a SkillVersion>
@@ -195,6 +229,47 @@ mod tests {
         assert_eq!(SkillVersion::parse(&longest).unwrap().to_string(), longest);
         let err = SkillVersion::parse(&format!("{longest}a")).unwrap_err();
         assert!(err.reason.contains("longer than 128 bytes"), "{err}");
+    }
+
+    #[test]
+    fn tracked_changes_take_the_declared_version_or_the_next_patch_naming_the_commit() {
+        let v = |s: &str| SkillVersion::parse(s).unwrap();
+        let vs = |l: &[&str]| l.iter().map(|s| v(s)).collect::<Vec<_>>();
+        let build = Some("git.3f2a9c1");
+        // Nothing stored: the declared version, else 0.1.0.
+        assert_eq!(tracked(Some(&v("1.2.0")), &[], build), v("1.2.0"));
+        assert_eq!(tracked(None, &[], build), v("0.1.0"));
+        // A bump above everything stored is the author's.
+        assert_eq!(
+            tracked(Some(&v("1.3.0")), &vs(&["1.2.0"]), build),
+            v("1.3.0")
+        );
+        // Changed without a bump: the next patch, naming the commit.
+        assert_eq!(
+            tracked(Some(&v("1.2.0")), &vs(&["1.2.0"]), build),
+            v("1.2.1+git.3f2a9c1")
+        );
+        assert_eq!(tracked(None, &vs(&["0.1.0"]), None), v("0.1.1"));
+        // A declared version below one the registry numbered would never become current.
+        assert_eq!(
+            tracked(
+                Some(&v("1.2.1")),
+                &vs(&["1.2.0", "1.2.1+git.aaaaaaa"]),
+                build
+            ),
+            v("1.2.2+git.3f2a9c1")
+        );
+        // The base is the highest release; a stored pre-release is not taken again.
+        assert_eq!(
+            tracked(Some(&v("2.0.0-rc.1")), &vs(&["1.0.0", "2.0.0-rc.1"]), build),
+            v("1.0.1+git.3f2a9c1")
+        );
+        assert_eq!(
+            tracked(Some(&v("2.0.0-rc.2")), &vs(&["1.0.0", "2.0.0-rc.1"]), build),
+            v("2.0.0-rc.2")
+        );
+        // Build metadata that semver refuses is left out rather than guessed at.
+        assert_eq!(tracked(None, &vs(&["1.0.0"]), Some("a b")), v("1.0.1"));
     }
 
     #[test]

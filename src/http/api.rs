@@ -8,6 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use std::collections::BTreeMap;
 
+use crate::core::provenance::Provenance;
 use crate::core::scan::{Finding, Summary};
 use crate::core::{Action, SkillUri, Warning};
 use crate::registry::{
@@ -199,6 +200,51 @@ pub struct ManifestView {
     /// What the content scan found.
     pub findings: Vec<FindingView>,
     pub files: Vec<FileView>,
+    /// Where the registry read this version from (`import git`, `mirror`, `sync`); absent for
+    /// versions uploaded or imported from a directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceView>,
+}
+
+/// Where a version was read from: a Git repository at one commit, or an upstream SEP-2640
+/// server (the same object MCP serves in `_meta` as `dev.skillreg/source`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum SourceView {
+    Git {
+        repository: String,
+        #[serde(rename = "ref")]
+        reference: String,
+        /// The full commit id.
+        commit: String,
+        /// The skill's directory in the repository (`""` at its root).
+        path: String,
+    },
+    Mcp {
+        /// The upstream's URL, or `stdio:<command>`.
+        server: String,
+        /// The skill's `SKILL.md` URI upstream.
+        uri: String,
+    },
+}
+
+impl From<Provenance> for SourceView {
+    fn from(p: Provenance) -> Self {
+        match p {
+            Provenance::Git {
+                repository,
+                reference,
+                commit,
+                path,
+            } => Self::Git {
+                repository,
+                reference,
+                commit,
+                path,
+            },
+            Provenance::Mcp { server, uri } => Self::Mcp { server, uri },
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -243,6 +289,7 @@ impl From<VersionDetail> for ManifestView {
                 .into_iter()
                 .map(|f| FileView::new(&root, f))
                 .collect(),
+            source: d.provenance.map(SourceView::from),
         }
     }
 }

@@ -14,6 +14,7 @@ use axum::routing::get;
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use serde::Deserialize;
 
+use crate::core::provenance::{Provenance, short_commit};
 use crate::core::uri::SKILL_MD;
 use std::sync::Arc;
 
@@ -157,6 +158,44 @@ fn error_response(error: &Error) -> Response {
     let status = StatusCode::from_u16(error.code().http_status())
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     error_page(status, &error.public_message())
+}
+
+/// Where a version was read from: the repository (a link when it is a web URL), ref, commit
+/// and directory, or the upstream server and URI.
+fn source_line(provenance: &Provenance) -> String {
+    let link = |url: &str| {
+        if url.starts_with("https://") || url.starts_with("http://") {
+            format!(r#"<a href="{u}">{u}</a>"#, u = esc(url))
+        } else {
+            format!("<code>{}</code>", esc(url))
+        }
+    };
+    match provenance {
+        Provenance::Git {
+            repository,
+            reference,
+            commit,
+            path,
+        } => {
+            let path = if path.is_empty() {
+                String::new()
+            } else {
+                format!(" in <code>{}</code>", esc(path))
+            };
+            format!(
+                r#"<p id="source">Source: Git {repo} at <code>{r}</code>, commit <code title="{c}">{short}</code>{path}</p>"#,
+                repo = link(repository),
+                r = esc(reference),
+                c = esc(commit),
+                short = esc(short_commit(commit)),
+            )
+        }
+        Provenance::Mcp { server, uri } => format!(
+            r#"<p id="source">Source: mirrored from <code>{}</code> on {}</p>"#,
+            esc(uri),
+            link(server)
+        ),
+    }
 }
 
 /// A version's scan verdict as a badge, its counts per severity in the title.
@@ -455,6 +494,9 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         v = esc(&version),
         badge = verdict_badge(&manifest.summary.scan),
     ));
+    if let Some(provenance) = &manifest.provenance {
+        body.push_str(&source_line(provenance));
+    }
     let description = manifest
         .frontmatter
         .get("description")

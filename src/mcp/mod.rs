@@ -27,6 +27,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
 use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
@@ -152,6 +153,7 @@ fn skill(entry: SkillEntry) -> Skill {
         })
         .collect();
     let uri = entry.uri().to_string();
+    let source = entry.provenance().map(source_meta);
     let mut extra = entry.frontmatter;
     let name = take_string(&mut extra, "name");
     let description = take_string(&mut extra, "description");
@@ -175,6 +177,9 @@ fn skill(entry: SkillEntry) -> Skill {
         );
     }
     meta.insert(format!("{META_PREFIX}scan"), scan_meta(&entry.scan));
+    if let Some(source) = source {
+        meta.insert(format!("{META_PREFIX}source"), source);
+    }
     Skill::new(uri, frontmatter, SkillResources::Files(resources))
         .with_meta(rmcp::model::MetaObject(meta))
 }
@@ -183,6 +188,24 @@ fn skill(entry: SkillEntry) -> Skill {
 /// (`clean`, `flagged`, `blocked` or `unscanned`) and the findings per severity.
 fn scan_meta(summary: &Summary) -> Value {
     serde_json::json!({ "verdict": summary.verdict, "counts": summary.counts })
+}
+
+/// Where a version was read from as hosts see it in `_meta` (`dev.skillreg/source`):
+/// `{"type":"git","repository","ref","commit","path"}` or `{"type":"mcp","server","uri"}`.
+fn source_meta(provenance: &Provenance) -> Value {
+    match provenance {
+        Provenance::Git {
+            repository,
+            reference,
+            commit,
+            path,
+        } => serde_json::json!({
+            "type": "git", "repository": repository, "ref": reference, "commit": commit, "path": path,
+        }),
+        Provenance::Mcp { server, uri } => {
+            serde_json::json!({ "type": "mcp", "server": server, "uri": uri })
+        }
+    }
 }
 
 /// `name` and `description` are checked strings in every stored frontmatter.

@@ -8,6 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::{FileContent, Page, Registry};
+use crate::core::provenance::Provenance;
 use crate::core::scan::{Finding, Summary};
 use crate::core::{
     Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
@@ -107,6 +108,8 @@ pub struct VersionDetail {
     /// What the content scan found (the verdict is in the summary).
     pub findings: Vec<Finding>,
     pub files: Vec<ManifestFile>,
+    /// Where the registry read the version from, when it read it itself.
+    pub provenance: Option<Provenance>,
 }
 
 /// One file in a manifest.
@@ -278,6 +281,7 @@ impl Registry {
                     mode: f.mode,
                 })
                 .collect(),
+            provenance: manifest.provenance.clone(),
         })
     }
 

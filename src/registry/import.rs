@@ -20,9 +20,27 @@ const IMPORT_BATCH: usize = 256;
 /// What happened to one skill directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImportOutcome {
-    Imported { uri: String, version: String },
-    Unchanged { uri: String, version: String },
-    Skipped { code: Code, reason: String },
+    Imported {
+        uri: String,
+        version: String,
+    },
+    Unchanged {
+        uri: String,
+        version: String,
+    },
+    Skipped {
+        code: Code,
+        reason: String,
+    },
+    /// A skill its source no longer has: deprecated, never deleted (`sync`, `mirror`).
+    Deprecated {
+        uri: String,
+        message: String,
+    },
+    /// A skill found at its source again: the deprecation its removal set is lifted.
+    Restored {
+        uri: String,
+    },
 }
 
 /// One line of the import report.
@@ -54,9 +72,26 @@ pub struct ImportSummary {
     pub fixed: usize,
     /// Skipped skills by the code of their refusal.
     pub skipped_by: std::collections::BTreeMap<Code, usize>,
+    /// Skills deprecated because their source no longer has them.
+    pub deprecated: usize,
+    /// Skills found at their source again, their deprecation lifted.
+    pub restored: usize,
 }
 
 impl ImportSummary {
+    /// Add another run's totals (`sync` of many sources).
+    pub fn add(&mut self, other: &ImportSummary) {
+        self.imported += other.imported;
+        self.unchanged += other.unchanged;
+        self.skipped += other.skipped;
+        self.fixed += other.fixed;
+        self.deprecated += other.deprecated;
+        self.restored += other.restored;
+        for (code, n) in &other.skipped_by {
+            *self.skipped_by.entry(*code).or_default() += n;
+        }
+    }
+
     /// Count one skill's outcome.
     pub fn count(&mut self, line: &ImportLine) {
         match &line.outcome {
@@ -66,6 +101,8 @@ impl ImportSummary {
                 self.skipped += 1;
                 *self.skipped_by.entry(*code).or_default() += 1;
             }
+            ImportOutcome::Deprecated { .. } => self.deprecated += 1,
+            ImportOutcome::Restored { .. } => self.restored += 1,
         }
         if line
             .warnings
@@ -192,7 +229,7 @@ pub(super) fn skipped(dir: PathBuf, code: Code, reason: String) -> ImportLine {
     }
 }
 
-fn prepare_one(
+pub(super) fn prepare_one(
     namespace: &Namespace,
     options: &ImportOptions,
     policy: &Policy,
@@ -259,12 +296,14 @@ fn prepare_one(
     (dir, prepared)
 }
 
-fn imported_line(dir: PathBuf, published: Published) -> ImportLine {
-    let mut warnings = published.warnings.clone();
-    let name = published.version.name().as_str();
+/// The line of a skill read from a directory: [`published_line`], with a warning when the
+/// directory is not named as the skill.
+pub(super) fn imported_line(dir: PathBuf, published: Published) -> ImportLine {
+    let name = published.version.name().as_str().to_owned();
     let dir_name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-    if dir_name.as_deref() != Some(name) {
-        warnings.push(Warning::new(
+    let mut line = published_line(dir, published);
+    if dir_name.as_deref() != Some(name.as_str()) {
+        line.warnings.push(Warning::new(
             "directory_name_mismatch",
             format!(
                 "directory {:?} differs from the skill name {name:?}",
@@ -272,15 +311,20 @@ fn imported_line(dir: PathBuf, published: Published) -> ImportLine {
             ),
         ));
     }
+    line
+}
+
+/// The line of a stored (or unchanged) version, labelled `label`, with its warnings.
+pub(super) fn published_line(label: PathBuf, published: Published) -> ImportLine {
     let uri = published.uri().to_string();
     let version = published.version.version.to_string();
     ImportLine {
-        dir,
+        dir: label,
         outcome: if published.created {
             ImportOutcome::Imported { uri, version }
         } else {
             ImportOutcome::Unchanged { uri, version }
         },
-        warnings,
+        warnings: published.warnings,
     }
 }

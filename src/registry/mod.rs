@@ -25,9 +25,9 @@ mod feed;
 mod import;
 mod indexer;
 mod lifecycle;
-mod mirror;
 mod publish;
 mod read;
+mod sources;
 mod trust;
 
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ use crate::store::postgres::PgOptions;
 use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store, VersionId};
 
 pub use crate::core::Status;
-pub use crate::store::{CopyReport, Stats, VerifyReport};
+pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport};
 pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
 pub use catalog::{
     CatalogItem, MAX_SAME_NAME, ManifestFile, SkillDetail, VersionDetail, VersionSummary,
@@ -54,12 +54,12 @@ pub use catalog::{
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
-pub use mirror::MirrorItem;
 pub use publish::{Prepared, PublishRequest, Published};
 pub use read::{
     DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
     cursor_after,
 };
+pub use sources::{MirrorItem, SourceRun};
 pub use trust::{FindingsItem, RescanReport, Revocation};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.

@@ -1,6 +1,7 @@
 //! Publishing: validate a skill's files, store its blobs, then its version in one transaction.
 
 use super::Registry;
+use crate::core::provenance::Provenance;
 use crate::core::scan::{Policy, Scan, Verdict};
 use crate::core::{
     self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
@@ -59,9 +60,31 @@ pub struct Prepared {
     version: SkillVersion,
     actor: String,
     scan: Scan,
+    provenance: Option<Provenance>,
 }
 
 impl Prepared {
+    /// The version's name and version as it will be stored.
+    pub(super) fn name(&self) -> &SkillName {
+        &self.bundle.name
+    }
+
+    /// The version the bundle itself declares (frontmatter `version` or `metadata.version`).
+    pub(super) fn declared_version(&self) -> Option<&SkillVersion> {
+        self.bundle.declared_version.as_ref()
+    }
+
+    /// Store it as `version` instead (a source's changed skill: [`core::version::tracked`]).
+    pub(super) fn retarget(&mut self, version: SkillVersion) {
+        self.version = version;
+    }
+
+    /// Record where the registry read it from.
+    pub(super) fn with_provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = Some(provenance);
+        self
+    }
+
     pub(super) fn version_ref(&self) -> VersionRef {
         core::SkillRef::new(self.namespace.clone(), self.bundle.name.clone())
             .at(self.version.clone())
@@ -80,6 +103,7 @@ impl Prepared {
             published_by: &self.actor,
             scan: &self.scan,
             pending,
+            provenance: self.provenance.as_ref(),
         }
     }
 
@@ -159,6 +183,7 @@ impl Registry {
             version,
             actor: request.actor,
             scan,
+            provenance: None,
         })
     }
 

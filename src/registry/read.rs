@@ -8,6 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::{Page, Registry};
+use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
 use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, Visibility, mime};
@@ -45,6 +46,12 @@ impl SkillEntry {
 
     pub fn is_pinned(&self) -> bool {
         self.root.is_pinned()
+    }
+
+    /// Where the registry read the version from, when it read it itself (a Git repository, an
+    /// upstream server).
+    pub fn provenance(&self) -> Option<&Provenance> {
+        self.manifest.provenance.as_ref()
     }
 
     /// The skill's files (its directory and everything below it), paths relative to `root`.

@@ -24,10 +24,12 @@ pub enum Table {
     Listing,
     Tokens,
     Audit,
+    Sources,
+    SourceSkills,
 }
 
 impl Table {
-    pub const ALL: [Table; 9] = [
+    pub const ALL: [Table; 11] = [
         Table::Namespaces,
         Table::Skills,
         Table::Blobs,
@@ -37,6 +39,8 @@ impl Table {
         Table::Listing,
         Table::Tokens,
         Table::Audit,
+        Table::Sources,
+        Table::SourceSkills,
     ];
 
     /// Rows per batch: blobs are up to 16 MiB each, every other row is small.
@@ -48,12 +52,15 @@ impl Table {
     }
 }
 
-/// Where a table's export continues: after this key (an integer id, a text key, or both for the
-/// tables keyed by version and path). The start is `Key::default()`.
+/// Where a table's export continues: after this key (an integer id, a text key, both for the
+/// tables keyed by version and path, or two integers for `source_skills`). The start is
+/// `Key::default()`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Key {
     pub int: i64,
     pub text: String,
+    /// The second integer of a key of two.
+    pub int2: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -110,6 +117,7 @@ pub struct VersionRow {
     pub revoked_at: Option<String>,
     pub revoke_reason: Option<String>,
     pub pending: bool,
+    pub provenance: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -161,6 +169,27 @@ pub struct AuditRow {
     pub details: String,
 }
 
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct SourceRow {
+    pub id: i64,
+    pub namespace_id: i64,
+    pub kind: String,
+    pub location: String,
+    pub reference: String,
+    pub subpath: String,
+    pub fix: bool,
+    pub created_at: String,
+    pub synced_at: Option<String>,
+    pub revision: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct SourceSkillRow {
+    pub source_id: i64,
+    pub skill_id: i64,
+    pub removed_at: Option<String>,
+}
+
 /// Rows of one table, in key order; or the end of a copy.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Batch {
@@ -173,6 +202,8 @@ pub enum Batch {
     Listing(Vec<ListingRow>),
     Tokens(Vec<TokenRow>),
     Audit(Vec<AuditRow>),
+    Sources(Vec<SourceRow>),
+    SourceSkills(Vec<SourceSkillRow>),
     /// Every row has been sent: the target records the source's generation and catalog id (a
     /// copy is the same catalog) and commits.
     End {
@@ -193,6 +224,8 @@ impl Batch {
             Batch::Listing(r) => r.len(),
             Batch::Tokens(r) => r.len(),
             Batch::Audit(r) => r.len(),
+            Batch::Sources(r) => r.len(),
+            Batch::SourceSkills(r) => r.len(),
             Batch::End { .. } => 0,
         }
     }
@@ -205,11 +238,11 @@ impl Batch {
     pub fn last_key(&self) -> Option<Key> {
         let int = |int: i64| Key {
             int,
-            text: String::new(),
+            ..Key::default()
         };
         let text = |text: &str| Key {
-            int: 0,
             text: text.to_owned(),
+            ..Key::default()
         };
         Some(match self {
             Batch::Namespaces(r) => int(r.last()?.id),
@@ -219,14 +252,22 @@ impl Batch {
             Batch::Files(r) => r.last().map(|f| Key {
                 int: f.version_id,
                 text: f.path.clone(),
+                int2: 0,
             })?,
             Batch::Entries(r) => r.last().map(|e| Key {
                 int: e.version_id,
                 text: e.subpath.clone(),
+                int2: 0,
             })?,
             Batch::Listing(r) => text(&r.last()?.uri),
             Batch::Tokens(r) => text(&r.last()?.id),
             Batch::Audit(r) => int(r.last()?.id),
+            Batch::Sources(r) => int(r.last()?.id),
+            Batch::SourceSkills(r) => r.last().map(|m| Key {
+                int: m.source_id,
+                int2: m.skill_id,
+                ..Key::default()
+            })?,
             Batch::End { .. } => return None,
         })
     }

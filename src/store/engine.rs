@@ -1,6 +1,6 @@
 //! The [`Store`](super::Store) and [`Blobs`](super::Blobs) implementations of an engine, written
 //! once. Each engine keeps its statements in modules of the same names (`skills`, `tokens`,
-//! `audit`, `completion`, `changes`, `maintenance`, `copy`, `blobs`, `trust`) whose functions take a pool first;
+//! `audit`, `completion`, `changes`, `maintenance`, `copy`, `blobs`, `trust`, `sources`) whose functions take a pool first;
 //! [`engine_impls!`] forwards every interface method to them, queries on the engine's `read`
 //! pool and changes on its `write` pool (one pool may serve both).
 
@@ -121,6 +121,44 @@ macro_rules! engine_impls {
                 actor: &str,
             ) -> $crate::store::Result<bool> {
                 skills::withdraw(&self.$write, version, kind, reason, actor).await
+            }
+
+            async fn record_source(
+                &self,
+                namespace: &$crate::core::Namespace,
+                spec: &$crate::core::provenance::SourceSpec,
+                actor: &str,
+            ) -> $crate::store::Result<$crate::store::SourceRecord> {
+                sources::record(&self.$write, namespace, spec, actor).await
+            }
+
+            async fn sources(&self) -> $crate::store::Result<Vec<$crate::store::SourceRecord>> {
+                sources::all(&self.$read).await
+            }
+
+            async fn remove_source(
+                &self,
+                id: $crate::store::SourceId,
+                actor: &str,
+            ) -> $crate::store::Result<bool> {
+                sources::remove(&self.$write, id, actor).await
+            }
+
+            async fn source_members(
+                &self,
+                id: $crate::store::SourceId,
+            ) -> $crate::store::Result<Vec<$crate::store::SourceMember>> {
+                sources::members(&self.$read, id).await
+            }
+
+            async fn finish_source_read(
+                &self,
+                id: $crate::store::SourceId,
+                revision: Option<&str>,
+                present: &[$crate::core::SkillName],
+                removed: &[$crate::core::SkillName],
+            ) -> $crate::store::Result<()> {
+                sources::finish_read(&self.$write, id, revision, present, removed).await
             }
 
             async fn findings_page(

@@ -33,12 +33,13 @@ pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, NameMatch, NewToken, NewVersion, PublishOutcome,
-    ResolvedVersion, RevocationRecord, ScanTarget, SkillId, SkillRecord, Stats, TokenRecord,
-    VerifyReport, VersionId, VersionRecord, Withdrawal,
+    ResolvedVersion, RevocationRecord, ScanTarget, SkillId, SkillRecord, SourceId, SourceMember,
+    SourceRecord, Stats, TokenRecord, VerifyReport, VersionId, VersionRecord, Withdrawal,
 };
 
+use crate::core::provenance::SourceSpec;
 use crate::core::scan::{Scan, Verdict};
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::core::{Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
@@ -182,6 +183,37 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
         visibility: &Visibility,
     ) -> Result<Vec<RevocationRecord>>;
+
+    // ---- sources: what `skillreg sync` reads again --------------------------------------------
+
+    /// Record a source feeding `namespace` (created if new), audited when it is new; an
+    /// existing one (same namespace, kind, location, ref and directory) keeps its id and takes
+    /// the new `fix`.
+    async fn record_source(
+        &self,
+        namespace: &Namespace,
+        spec: &SourceSpec,
+        actor: &str,
+    ) -> Result<SourceRecord>;
+
+    /// Every recorded source, by id.
+    async fn sources(&self) -> Result<Vec<SourceRecord>>;
+
+    /// Forget a source, audited (its versions keep their provenance). `false` when unknown.
+    async fn remove_source(&self, id: SourceId, actor: &str) -> Result<bool>;
+
+    /// The skills a source holds, by name.
+    async fn source_members(&self, id: SourceId) -> Result<Vec<SourceMember>>;
+
+    /// Record a finished read of a source: the commit it took, the skills found there (members
+    /// again) and the members no longer found (marked removed).
+    async fn finish_source_read(
+        &self,
+        id: SourceId,
+        revision: Option<&str>,
+        present: &[SkillName],
+        removed: &[SkillName],
+    ) -> Result<()>;
 
     // ---- tokens and audit ---------------------------------------------------------------------
 

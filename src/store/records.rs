@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::StoreError;
+use crate::core::provenance::{Provenance, SourceKind, SourceSpec};
 use crate::core::scan::{Scan, Summary, Verdict};
 use crate::core::uri::SKILL_MD;
 use crate::core::{
@@ -15,6 +16,7 @@ use crate::core::{
 
 pub type SkillId = i64;
 pub type VersionId = i64;
+pub type SourceId = i64;
 
 /// A validated version to store. Its blobs are stored first, through [`super::Blobs`].
 #[derive(Clone, Copy)]
@@ -28,6 +30,8 @@ pub struct NewVersion<'a> {
     pub scan: &'a Scan,
     /// Stored pending review (its namespace requires review): never current until approved.
     pub pending: bool,
+    /// Where the registry read the bytes from, when it read them itself.
+    pub provenance: Option<&'a Provenance>,
 }
 
 /// What a publish did.
@@ -140,6 +144,8 @@ pub struct Manifest {
     pub files: Vec<FileRecord>,
     /// Sorted by subpath; never empty, the root entry (`""`) first.
     pub entries: Vec<EntryRecord>,
+    /// Where the registry read the version from, when it read it itself.
+    pub provenance: Option<Provenance>,
 }
 
 impl Manifest {
@@ -206,6 +212,28 @@ pub struct VersionRecord {
     pub revoked_at: Option<String>,
     pub revoke_reason: Option<String>,
     pub pending: bool,
+}
+
+/// A recorded source (`skillreg import git`, `skillreg mirror`), as `skillreg sync` reads it
+/// again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRecord {
+    pub id: SourceId,
+    pub namespace: Namespace,
+    pub spec: SourceSpec,
+    pub created_at: String,
+    /// When the last read of it finished.
+    pub synced_at: Option<String>,
+    /// The commit the last read took (Git).
+    pub revision: Option<String>,
+}
+
+/// A skill a source holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceMember {
+    pub name: SkillName,
+    /// No longer found at the source (and deprecated for it).
+    pub removed: bool,
 }
 
 /// One skill as the REST catalog lists it.
@@ -351,6 +379,15 @@ pub(super) mod decode {
 
     pub fn json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
         serde_json::from_str(s).map_err(|e| StoreError::corrupt(what, e))
+    }
+
+    /// A version's provenance column: `NULL` or a [`Provenance`] as JSON.
+    pub fn provenance(s: Option<&str>) -> Result<Option<Provenance>, StoreError> {
+        s.map(|s| json("stored provenance", s)).transpose()
+    }
+
+    pub fn source_kind(s: &str) -> Result<SourceKind, StoreError> {
+        SourceKind::parse(s).ok_or_else(|| StoreError::Corrupt(format!("source kind {s:?}")))
     }
 
     pub fn opt_version(s: Option<String>) -> Result<Option<SkillVersion>, StoreError> {

@@ -9,8 +9,10 @@ use super::records::decode;
 use super::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, ResolvedVersion, Result, RevocationRecord, ScanTarget,
-    SkillRecord, Stats, StoreError, TokenRecord, VerifyReport, VersionRecord, Withdrawal,
+    SkillRecord, SourceMember, SourceRecord, Stats, StoreError, TokenRecord, VerifyReport,
+    VersionRecord, Withdrawal,
 };
+use crate::core::provenance::SourceSpec;
 use crate::core::scan::Scan;
 use crate::core::version::pick_current;
 use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
@@ -84,8 +86,9 @@ impl ResolvedRow {
 
 /// A file row: (version id, path, digest, size, mode).
 pub(super) type FileRow = (i64, String, String, i64, i64);
-/// An entry row: (version id, subpath, name, description, frontmatter).
-pub(super) type EntryRow = (i64, String, String, String, String);
+/// An entry row: (version id, subpath, name, description, frontmatter, the version's
+/// provenance).
+pub(super) type EntryRow = (i64, String, String, String, String, Option<String>);
 
 /// The manifests of versions from their file and entry rows (both ordered by version).
 pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<Manifests> {
@@ -97,6 +100,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 version_id,
                 files: Vec::new(),
                 entries: Vec::new(),
+                provenance: None,
             })
             .files
             .push(FileRecord {
@@ -106,12 +110,15 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
             });
     }
-    for (version_id, subpath, name, description, frontmatter) in entries {
+    for (version_id, subpath, name, description, frontmatter, provenance) in entries {
         let Some(manifest) = manifests.get_mut(&version_id) else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no files"
             )));
         };
+        if manifest.entries.is_empty() {
+            manifest.provenance = decode::provenance(provenance.as_deref())?;
+        }
         manifest.entries.push(EntryRecord {
             subpath,
             name: decode::name(&name)?,
@@ -298,6 +305,56 @@ impl AuditRow {
     }
 }
 
+#[derive(sqlx::FromRow)]
+pub(super) struct SourceRow {
+    id: i64,
+    namespace: String,
+    kind: String,
+    location: String,
+    reference: String,
+    subpath: String,
+    fix: bool,
+    created_at: String,
+    synced_at: Option<String>,
+    revision: Option<String>,
+}
+
+impl SourceRow {
+    pub(super) fn decode(self) -> Result<SourceRecord> {
+        Ok(SourceRecord {
+            id: self.id,
+            namespace: decode::namespace(&self.namespace)?,
+            spec: SourceSpec {
+                kind: decode::source_kind(&self.kind)?,
+                location: self.location,
+                reference: Some(self.reference).filter(|r| !r.is_empty()),
+                subpath: self.subpath,
+                fix: self.fix,
+            },
+            created_at: self.created_at,
+            synced_at: self.synced_at,
+            revision: self.revision,
+        })
+    }
+}
+
+/// A source's skill: (name, removed).
+pub(super) type SourceMemberRow = (String, bool);
+
+pub(super) fn source_member((name, removed): SourceMemberRow) -> Result<SourceMember> {
+    Ok(SourceMember {
+        name: decode::name(&name)?,
+        removed,
+    })
+}
+
+/// The provenance column of a new version.
+pub(super) fn provenance_text(new: &super::NewVersion<'_>) -> Result<Option<String>> {
+    new.provenance
+        .map(|p| serde_json::to_string(p).map_err(|e| StoreError::corrupt("provenance", e)))
+        .transpose()
+}
+
 /// Decode every row of a query.
 pub(super) fn decode_all<R, T>(rows: Vec<R>, decode: impl Fn(R) -> Result<T>) -> Result<Vec<T>> {
     rows.into_iter().map(decode).collect()
@@ -442,12 +499,16 @@ pub(super) fn json_text(value: &impl serde::Serialize) -> Result<String> {
 
 /// The audit details of a publish: the content digest and every file's digest and size.
 pub(super) fn publish_details(new: &super::NewVersion<'_>) -> Value {
-    serde_json::json!({
+    let mut details = serde_json::json!({
         "content_digest": new.bundle.content_digest.to_string(),
         "files": new.bundle.files.iter().map(|f| serde_json::json!({
             "path": f.path.as_str(), "digest": f.digest.to_string(), "size": f.bytes.len(),
         })).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(p) = new.provenance {
+        details["source"] = serde_json::json!(p);
+    }
+    details
 }
 
 /// The parameters of a visibility condition: the mode (2 every namespace, 1 the public ones

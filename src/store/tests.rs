@@ -2,7 +2,9 @@
 //! default, or a real PostgreSQL database): `.ci/run` runs these once per engine.
 
 use super::testing::{self, Engine};
+use crate::core::SkillName;
 use crate::core::Visibility;
+use crate::core::provenance::{Provenance, SourceSpec};
 use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
@@ -41,6 +43,17 @@ fn v(s: &str) -> SkillVersion {
 
 /// Store a bundle the way the registry does: blobs first, then the rows.
 async fn publish(store: &dyn Engine, ns: &Namespace, b: &Bundle, version: &str) -> PublishOutcome {
+    publish_from(store, ns, b, version, None).await
+}
+
+/// [`publish`], recording where the bytes were read from.
+async fn publish_from(
+    store: &dyn Engine,
+    ns: &Namespace,
+    b: &Bundle,
+    version: &str,
+    provenance: Option<&Provenance>,
+) -> PublishOutcome {
     let blobs: Vec<(Digest, &[u8])> = b
         .files
         .iter()
@@ -55,6 +68,7 @@ async fn publish(store: &dyn Engine, ns: &Namespace, b: &Bundle, version: &str) 
             published_by: "test",
             scan: &crate::core::scan::Scan::unscanned(),
             pending: false,
+            provenance,
         })
         .await
         .unwrap()
@@ -121,6 +135,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
             published_by: "test",
             scan: &crate::core::scan::Scan::unscanned(),
             pending: false,
+            provenance: None,
         })
         .await
         .unwrap_err();
@@ -315,11 +330,38 @@ async fn all_rows(store: &dyn Engine) -> Vec<Batch> {
     rows
 }
 
+fn git_provenance(path: &str) -> Provenance {
+    Provenance::Git {
+        repository: "file:///srv/skills.git".into(),
+        reference: "main".into(),
+        commit: "3f2a9c1d0e4b5a6978877665544332211aabbccd".into(),
+        path: path.into(),
+    }
+}
+
+fn name(s: &str) -> SkillName {
+    SkillName::new(s).unwrap()
+}
+
 /// A catalog with something in every table: versions sharing a blob, a yank, a deprecation, a
-/// private namespace, a live and a revoked token, and their audit entries.
+/// private namespace, a live and a revoked token, a Git source with its skills and a version's
+/// provenance, and their audit entries.
 async fn populate(store: &dyn Engine) {
     let acme = ns("acme");
-    publish(store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    let spec = SourceSpec::git("file:///srv/skills.git", Some("main"), None, true).unwrap();
+    let source = store.record_source(&acme, &spec, "admin").await.unwrap();
+    publish_from(
+        store,
+        &acme,
+        &bundle("refunds", "one"),
+        "1.0.0",
+        Some(&git_provenance("refunds")),
+    )
+    .await;
+    store
+        .finish_source_read(source.id, Some("3f2a9c1"), &[name("refunds")], &[])
+        .await
+        .unwrap();
     publish(store, &acme, &bundle("refunds", "two"), "1.1.0").await;
     publish(store, &acme, &bundle("invoices", "one"), "0.1.0").await;
     let version = VersionRef::parse("acme", "refunds", "1.1.0").unwrap();
@@ -355,6 +397,98 @@ async fn populate(store: &dyn Engine) {
             .unwrap();
     }
     assert!(store.revoke_token("tok_gone", "admin").await.unwrap());
+}
+
+#[tokio::test]
+async fn sources_record_their_skills_and_what_was_removed() {
+    let (_dir, _location, store) = fresh().await;
+    let acme = ns("acme");
+    let spec = SourceSpec::git("file:///srv/skills.git", None, Some("skills/"), false).unwrap();
+    let source = store.record_source(&acme, &spec, "admin").await.unwrap();
+    assert_eq!(source.namespace, acme);
+    assert_eq!(source.spec, spec);
+    assert_eq!(
+        (source.synced_at.as_deref(), source.revision.as_deref()),
+        (None, None)
+    );
+    // The same source again is the same record, taking the new `fix`.
+    let fixing = SourceSpec {
+        fix: true,
+        ..spec.clone()
+    };
+    let again = store.record_source(&acme, &fixing, "admin").await.unwrap();
+    assert_eq!((again.id, again.spec.fix), (source.id, true));
+    let other = store
+        .record_source(&ns("beta"), &spec, "admin")
+        .await
+        .unwrap();
+    assert_ne!(other.id, source.id, "a source feeds one namespace");
+
+    let provenance = git_provenance("skills/refunds");
+    for skill in ["refunds", "invoices"] {
+        publish_from(
+            &*store,
+            &acme,
+            &bundle(skill, "one"),
+            "1.0.0",
+            Some(&provenance),
+        )
+        .await;
+    }
+    let version = store
+        .resolve(&SkillRef::parse("acme", "refunds").unwrap(), None)
+        .await
+        .unwrap()
+        .unwrap();
+    let manifests = store.manifests(&[version.version_id]).await.unwrap();
+    assert_eq!(manifests[&version.version_id].provenance, Some(provenance));
+
+    // Each read: the commit, the skills found and those gone; then the members as stored.
+    let read = async |commit: &str, present: &[&str], removed: &[&str]| {
+        let names = |l: &[&str]| l.iter().map(|n| name(n)).collect::<Vec<_>>();
+        store
+            .finish_source_read(source.id, Some(commit), &names(present), &names(removed))
+            .await
+            .unwrap();
+        let members = store.source_members(source.id).await.unwrap();
+        members
+            .into_iter()
+            .map(|m| (m.name.as_str().to_owned(), m.removed))
+            .collect::<Vec<_>>()
+    };
+    let member = |n: &str, removed| (n.to_owned(), removed);
+    assert_eq!(
+        read("aaa", &["refunds", "invoices"], &[]).await,
+        [member("invoices", false), member("refunds", false)]
+    );
+    assert_eq!(
+        read("bbb", &["refunds"], &["invoices"]).await,
+        [member("invoices", true), member("refunds", false)]
+    );
+    // Found again: a member once more.
+    assert_eq!(
+        read("ccc", &["invoices"], &[]).await,
+        [member("invoices", false), member("refunds", false)]
+    );
+    let recorded = &store.sources().await.unwrap()[0];
+    assert_eq!(recorded.revision.as_deref(), Some("ccc"));
+    assert!(recorded.synced_at.is_some());
+    // A skill of another namespace is never a member.
+    assert!(store.source_members(other.id).await.unwrap().is_empty());
+
+    assert!(store.remove_source(source.id, "admin").await.unwrap());
+    assert!(!store.remove_source(source.id, "admin").await.unwrap());
+    assert_eq!(store.sources().await.unwrap().len(), 1);
+    let audit = store.audit_page(0, 100).await.unwrap();
+    let actions: Vec<&str> = audit.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!(
+        actions
+            .iter()
+            .filter(|a| a.starts_with("source_"))
+            .collect::<Vec<_>>(),
+        [&"source_add", &"source_add", &"source_remove"],
+        "recording an existing source again is not a new entry"
+    );
 }
 
 #[tokio::test]

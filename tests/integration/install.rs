@@ -566,26 +566,8 @@ async fn the_reference_server_and_fastmcp_are_sources_too() {
         "review/SKILL.md",
         md("review", "Review a change.").as_bytes(),
     );
-    let t = tools();
     let reference = reference_source(folder.path(), 100);
-    let mut fastmcp = tokio::process::Command::new(&t.python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/fastmcp_server.py"))
-        .args(["--dir", folder.path().to_str().unwrap(), "--port", "0"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    tokio::io::BufReader::new(fastmcp.stdout.take().unwrap())
-        .read_line(&mut line)
-        .await
-        .unwrap();
-    let fastmcp_url = line
-        .trim()
-        .strip_prefix("listening ")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_owned();
+    let (mut fastmcp, fastmcp_url) = start_fastmcp(folder.path()).await;
 
     for source in [reference, fastmcp_url] {
         let project = TempDir::new().unwrap();
@@ -638,6 +620,29 @@ async fn the_reference_server_and_fastmcp_are_sources_too() {
         );
     }
     let _ = fastmcp.kill().await;
+}
+
+/// FastMCP serving the skills of `dir` over Streamable HTTP: the process and its MCP URL.
+async fn start_fastmcp(dir: &Path) -> (tokio::process::Child, String) {
+    let mut fastmcp = tokio::process::Command::new(&tools().python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/fastmcp_server.py"))
+        .args(["--dir", dir.to_str().unwrap(), "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(fastmcp.stdout.take().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    (fastmcp, url)
 }
 
 /// An rmcp server whose manifest announces one digest for `notes.md` and serves other bytes.
@@ -823,6 +828,39 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
         out.stdout
     );
 
+    // `sync` reads the recorded upstream again: a skill it no longer lists is deprecated.
+    std::fs::remove_dir_all(folder.path().join("review")).unwrap();
+    let out = run_cli_async(&["sync", "--namespace", "up", "--data-dir", data_dir], &[]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "deprecated skill://up/review/SKILL.md: no longer found at its source (mcp stdio:"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("0 imported, 1 unchanged, 0 skipped; 1 deprecated"),
+        "{}",
+        out.stdout
+    );
+    // FastMCP (HTTP, the 2026-07-28 era) is an upstream too.
+    let (mut fastmcp, fastmcp_url) = start_fastmcp(folder.path()).await;
+    let out = mirror(fastmcp_url.clone(), "fast").await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.ends_with("1 imported, 0 unchanged, 0 skipped\n"),
+        "{}",
+        out.stdout
+    );
+    let out = mirror(fastmcp_url, "fast").await;
+    assert!(
+        out.stdout.ends_with("0 imported, 1 unchanged, 0 skipped\n"),
+        "{out:?}"
+    );
+    let _ = fastmcp.kill().await;
+
     // What was stored is the upstream's bytes, with where they came from.
     let server = TestServer::builder()
         .sqlite()
@@ -832,9 +870,9 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
     let api = Api::new(&server);
     let (status, v) = api.get("/v1/skills/up/tips/0.1.1").await;
     assert_eq!(status, StatusCode::OK, "{v}");
-    assert!(
-        v.to_string()
-            .contains("mirrored from skill://tips/SKILL.md"),
+    assert_eq!(
+        v["source"],
+        serde_json::json!({"type": "mcp", "server": reference, "uri": "skill://tips/SKILL.md"}),
         "{v}"
     );
     let project = TempDir::new().unwrap();
@@ -852,6 +890,23 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
     assert_eq!(
         files_under(&project.path().join(".agents/skills/tips")),
         files_under(&folder.path().join("tips"))
+    );
+    let fast = TempDir::new().unwrap();
+    let out = sr(
+        fast.path(),
+        &[
+            "add",
+            "fast/tips",
+            "--from",
+            &format!("{}/mcp", server.base()),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        files_under(&fast.path().join(".agents/skills/tips")),
+        files_under(&folder.path().join("tips")),
+        "mirrored from FastMCP byte for byte"
     );
 
     // A skillreg upstream names its versions: they are kept. Two upstream skills of one name
@@ -884,7 +939,7 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
         ),
         "{out:?}"
     );
-    assert!(out.stdout.contains("skipped   skill://other/deploy/SKILL.md: skill://acme/deploy/SKILL.md is already mirrored as copy/deploy in this run [name_mismatch]"), "{out:?}");
+    assert!(out.stdout.contains("skipped   skill://other/deploy/SKILL.md: skill://acme/deploy/SKILL.md is already taken in as copy/deploy in this run [name_mismatch]"), "{out:?}");
 
     // An upstream whose bytes differ from its listing: refused whole, nothing stored.
     let url = serve_liar().await;

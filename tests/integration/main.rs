@@ -26,5 +26,6 @@ mod postgres;
 mod reliability;
 mod rest;
 mod soak;
+mod sources;
 mod trust;
 mod web;

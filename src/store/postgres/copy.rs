@@ -9,7 +9,8 @@ use crate::store::Result;
 use crate::store::copy::{self, Batch, Importer, Key, Table};
 
 /// Up to `limit` rows of `table` after `after`. Every statement is given `$1` (the integer key),
-/// `$2` (the text key) and `$3` (the limit), and reads the keys its table has.
+/// `$2` (the text key), `$3` (the limit) and `$4` (the second integer key), and reads the
+/// keys its table has.
 pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32) -> Result<Batch> {
     async fn page<R>(pool: &PgPool, sql: &'static str, after: &Key, limit: u32) -> Result<Vec<R>>
     where
@@ -19,6 +20,7 @@ pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32)
             .bind(after.int)
             .bind(&after.text)
             .bind(i64::from(limit))
+            .bind(after.int2)
             .fetch_all(pool)
             .await?)
     }
@@ -59,7 +61,7 @@ pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32)
                 pool,
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
                         published_at, published_by, yanked_at, yank_reason, verdict, findings,
-                        revoked_at, revoke_reason, pending
+                        revoked_at, revoke_reason, pending, provenance
                  FROM versions WHERE id > $1 ORDER BY id LIMIT $3",
                 after,
                 limit,
@@ -111,6 +113,27 @@ pub(super) async fn export(pool: &PgPool, table: Table, after: &Key, limit: u32)
                 pool,
                 "SELECT id, at, actor, action, namespace, name, version, details
                  FROM audit_log WHERE id > $1 ORDER BY id LIMIT $3",
+                after,
+                limit,
+            )
+            .await?,
+        ),
+        Table::Sources => Batch::Sources(
+            page(
+                pool,
+                "SELECT id, namespace_id, kind, location, reference, subpath, fix, created_at,
+                        synced_at, revision
+                 FROM sources WHERE id > $1 ORDER BY id LIMIT $3",
+                after,
+                limit,
+            )
+            .await?,
+        ),
+        Table::SourceSkills => Batch::SourceSkills(
+            page(
+                pool,
+                "SELECT source_id, skill_id, removed_at FROM source_skills
+                 WHERE (source_id, skill_id) > ($1, $4) ORDER BY source_id, skill_id LIMIT $3",
                 after,
                 limit,
             )
@@ -181,10 +204,10 @@ impl Importer for PgImport {
             Batch::Versions(rows) => sqlx::query(
                 "INSERT INTO versions (id, skill_id, version, content_digest, file_count,
                     total_size, warnings, published_at, published_by, yanked_at, yank_reason,
-                    verdict, findings, revoked_at, revoke_reason, pending)
+                    verdict, findings, revoked_at, revoke_reason, pending, provenance)
                  SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::text[], $4::text[], $5::int8[],
                     $6::int8[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-                    $12::text[], $13::text[], $14::text[], $15::text[], $16::bool[])",
+                    $12::text[], $13::text[], $14::text[], $15::text[], $16::bool[], $17::text[])",
             )
             .bind(col(rows, |r| r.id))
             .bind(col(rows, |r| r.skill_id))
@@ -201,7 +224,8 @@ impl Importer for PgImport {
             .bind(col(rows, |r| r.findings.as_str()))
             .bind(col(rows, |r| r.revoked_at.as_deref()))
             .bind(col(rows, |r| r.revoke_reason.as_deref()))
-            .bind(col(rows, |r| r.pending)),
+            .bind(col(rows, |r| r.pending))
+            .bind(col(rows, |r| r.provenance.as_deref())),
             Batch::Files(rows) => sqlx::query(
                 "INSERT INTO version_files (version_id, path, digest, size, mode)
                  SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[])",
@@ -254,6 +278,29 @@ impl Importer for PgImport {
             .bind(col(rows, |r| r.name.as_deref()))
             .bind(col(rows, |r| r.version.as_deref()))
             .bind(col(rows, |r| r.details.as_str())),
+            Batch::Sources(rows) => sqlx::query(
+                "INSERT INTO sources (id, namespace_id, kind, location, reference, subpath, fix,
+                    created_at, synced_at, revision)
+                 SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::text[], $4::text[], $5::text[],
+                    $6::text[], $7::bool[], $8::text[], $9::text[], $10::text[])",
+            )
+            .bind(col(rows, |r| r.id))
+            .bind(col(rows, |r| r.namespace_id))
+            .bind(col(rows, |r| r.kind.as_str()))
+            .bind(col(rows, |r| r.location.as_str()))
+            .bind(col(rows, |r| r.reference.as_str()))
+            .bind(col(rows, |r| r.subpath.as_str()))
+            .bind(col(rows, |r| r.fix))
+            .bind(col(rows, |r| r.created_at.as_str()))
+            .bind(col(rows, |r| r.synced_at.as_deref()))
+            .bind(col(rows, |r| r.revision.as_deref())),
+            Batch::SourceSkills(rows) => sqlx::query(
+                "INSERT INTO source_skills (source_id, skill_id, removed_at)
+                 SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::text[])",
+            )
+            .bind(col(rows, |r| r.source_id))
+            .bind(col(rows, |r| r.skill_id))
+            .bind(col(rows, |r| r.removed_at.as_deref())),
             Batch::End { .. } => return Ok(()),
         };
         query.execute(&mut *self.0).await?;
@@ -291,6 +338,7 @@ impl Importer for PgImport {
                  ('namespaces', (SELECT coalesce(max(id), 0) FROM namespaces)),
                  ('skills', (SELECT coalesce(max(id), 0) FROM skills)),
                  ('versions', (SELECT coalesce(max(id), 0) FROM versions)),
+                 ('sources', (SELECT coalesce(max(id), 0) FROM sources)),
                  ('audit_log', (SELECT coalesce(max(id), 0) FROM audit_log))) AS s (t, m)",
         )
         .execute(&mut *self.0)

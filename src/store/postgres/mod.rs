@@ -15,6 +15,7 @@ mod copy;
 mod feed;
 mod maintenance;
 mod skills;
+mod sources;
 mod tokens;
 mod trust;
 mod write;

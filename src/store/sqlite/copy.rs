@@ -10,7 +10,8 @@ use crate::store::Result;
 use crate::store::copy::{self, Batch, Importer, Key, Table};
 
 /// Up to `limit` rows of `table` after `after`. Every statement is given `?1` (the integer key),
-/// `?2` (the text key) and `?3` (the limit), and reads the keys its table has.
+/// `?2` (the text key), `?3` (the limit) and `?4` (the second integer key), and reads
+/// the keys its table has.
 pub(super) async fn export(
     pool: &SqlitePool,
     table: Table,
@@ -30,6 +31,7 @@ pub(super) async fn export(
             .bind(after.int)
             .bind(&after.text)
             .bind(i64::from(limit))
+            .bind(after.int2)
             .fetch_all(pool)
             .await?)
     }
@@ -70,7 +72,7 @@ pub(super) async fn export(
                 pool,
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
                         published_at, published_by, yanked_at, yank_reason, verdict, findings,
-                        revoked_at, revoke_reason, pending
+                        revoked_at, revoke_reason, pending, provenance
                  FROM versions WHERE id > ?1 ORDER BY id LIMIT ?3",
                 after,
                 limit,
@@ -122,6 +124,27 @@ pub(super) async fn export(
                 pool,
                 "SELECT id, at, actor, action, namespace, name, version, details
                  FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?3",
+                after,
+                limit,
+            )
+            .await?,
+        ),
+        Table::Sources => Batch::Sources(
+            page(
+                pool,
+                "SELECT id, namespace_id, kind, location, reference, subpath, fix != 0 AS fix, created_at,
+                        synced_at, revision
+                 FROM sources WHERE id > ?1 ORDER BY id LIMIT ?3",
+                after,
+                limit,
+            )
+            .await?,
+        ),
+        Table::SourceSkills => Batch::SourceSkills(
+            page(
+                pool,
+                "SELECT source_id, skill_id, removed_at FROM source_skills
+                 WHERE (source_id, skill_id) > (?1, ?4) ORDER BY source_id, skill_id LIMIT ?3",
                 after,
                 limit,
             )
@@ -220,7 +243,7 @@ impl Importer for SqliteImport {
                     tx,
                     "INSERT INTO versions (id, skill_id, version, content_digest, file_count,
                         total_size, warnings, published_at, published_by, yanked_at, yank_reason,
-                        verdict, findings, revoked_at, revoke_reason, pending) ",
+                        verdict, findings, revoked_at, revoke_reason, pending, provenance) ",
                     rows,
                     |row, r| {
                         row.push_bind(r.id)
@@ -238,7 +261,8 @@ impl Importer for SqliteImport {
                             .push_bind(&r.findings)
                             .push_bind(&r.revoked_at)
                             .push_bind(&r.revoke_reason)
-                            .push_bind(r.pending);
+                            .push_bind(r.pending)
+                            .push_bind(&r.provenance);
                     },
                 )
                 .await
@@ -321,6 +345,40 @@ impl Importer for SqliteImport {
                             .push_bind(&r.name)
                             .push_bind(&r.version)
                             .push_bind(&r.details);
+                    },
+                )
+                .await
+            }
+            Batch::Sources(rows) => {
+                insert(
+                    tx,
+                    "INSERT INTO sources (id, namespace_id, kind, location, reference, subpath, fix,
+                        created_at, synced_at, revision) ",
+                    rows,
+                    |row, r| {
+                        row.push_bind(r.id)
+                            .push_bind(r.namespace_id)
+                            .push_bind(&r.kind)
+                            .push_bind(&r.location)
+                            .push_bind(&r.reference)
+                            .push_bind(&r.subpath)
+                            .push_bind(r.fix)
+                            .push_bind(&r.created_at)
+                            .push_bind(&r.synced_at)
+                            .push_bind(&r.revision);
+                    },
+                )
+                .await
+            }
+            Batch::SourceSkills(rows) => {
+                insert(
+                    tx,
+                    "INSERT INTO source_skills (source_id, skill_id, removed_at) ",
+                    rows,
+                    |row, r| {
+                        row.push_bind(r.source_id)
+                            .push_bind(r.skill_id)
+                            .push_bind(&r.removed_at);
                     },
                 )
                 .await

@@ -14,6 +14,7 @@ mod completion;
 mod copy;
 mod maintenance;
 mod skills;
+mod sources;
 mod tokens;
 mod trust;
 mod write;

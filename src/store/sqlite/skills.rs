@@ -73,8 +73,8 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     // The version row first: when it already exists nothing else is written, so a batch can
     // leave this version out without a savepoint.
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
     )
     .bind(skill_id)
@@ -87,6 +87,7 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     .bind(new.scan.verdict.as_str())
     .bind(json_text(&new.scan.findings)?)
     .bind(new.pending)
+    .bind(rows::provenance_text(&new)?)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(version_id) = inserted else {
@@ -286,8 +287,9 @@ pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<
     .fetch_all(pool)
     .await?;
     let entries: Vec<EntryRow> = sqlx::query_as(
-        "SELECT version_id, subpath, name, description, frontmatter FROM version_entries
-         WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, subpath",
+        "SELECT e.version_id, e.subpath, e.name, e.description, e.frontmatter, v.provenance
+         FROM version_entries e JOIN versions v ON v.id = e.version_id
+         WHERE e.version_id IN (SELECT value FROM json_each(?1)) ORDER BY e.version_id, e.subpath",
     )
     .bind(&ids)
     .fetch_all(pool)

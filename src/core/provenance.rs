@@ -1,0 +1,398 @@
+//! Where a version's bytes came from, when the registry took them in itself: a Git repository
+//! (`skillreg import git`, `skillreg sync`) or another SEP-2640 server (`skillreg mirror`).
+//!
+//! A source is recorded once ([`SourceSpec`]: what `sync` reads again) and every version taken
+//! from it records its [`Provenance`] (the repository, ref and commit, or the upstream URI),
+//! stored with the version and served with it. Neither changes a byte of the skill.
+
+use std::fmt;
+
+/// Where one stored version was read from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Provenance {
+    /// A Git repository: its URL, the ref asked for (`HEAD` when none was), the commit it
+    /// resolved to, and the skill's directory in that tree (`""` at the root).
+    Git {
+        repository: String,
+        #[serde(rename = "ref")]
+        reference: String,
+        commit: String,
+        path: String,
+    },
+    /// Another SEP-2640 server (its URL, or `stdio:<command>`) and the skill's URI there.
+    Mcp { server: String, uri: String },
+}
+
+impl Provenance {
+    /// One line for people: `git https://…/skills.git main@3f2a9c1 skills/review`.
+    pub fn describe(&self) -> String {
+        match self {
+            Provenance::Git {
+                repository,
+                reference,
+                commit,
+                path,
+            } => {
+                let at = format!("{reference}@{}", short_commit(commit));
+                if path.is_empty() {
+                    format!("git {repository} {at}")
+                } else {
+                    format!("git {repository} {at} {path}")
+                }
+            }
+            Provenance::Mcp { server, uri } => format!("mcp {server} {uri}"),
+        }
+    }
+}
+
+/// The kind of a recorded source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SourceKind {
+    Git,
+    Mcp,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Git => "git",
+            SourceKind::Mcp => "mcp",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "git" => Some(SourceKind::Git),
+            "mcp" => Some(SourceKind::Mcp),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A source as recorded for `skillreg sync`: what to read, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceSpec {
+    pub kind: SourceKind,
+    /// The repository URL, or the upstream server (URL or `stdio:<command>`).
+    pub location: String,
+    /// The Git ref (branch, tag or full commit id); `None` reads the remote's `HEAD`.
+    pub reference: Option<String>,
+    /// The directory of the repository to take skills from (`""`: the whole tree).
+    pub subpath: String,
+    /// Whether `--fix` repairs each SKILL.md's frontmatter before it is validated.
+    pub fix: bool,
+}
+
+impl SourceSpec {
+    /// A Git source, its URL, ref and directory checked ([`check_git_url`], [`check_git_ref`],
+    /// [`check_subpath`]).
+    pub fn git(
+        url: &str,
+        reference: Option<&str>,
+        subpath: Option<&str>,
+        fix: bool,
+    ) -> Result<Self, String> {
+        check_git_url(url)?;
+        if let Some(r) = reference {
+            check_git_ref(r)?;
+        }
+        let subpath = check_subpath(subpath.unwrap_or(""))?;
+        Ok(SourceSpec {
+            kind: SourceKind::Git,
+            location: url.to_owned(),
+            reference: reference.map(str::to_owned),
+            subpath,
+            fix,
+        })
+    }
+
+    /// An upstream SEP-2640 server (`skillreg mirror`).
+    pub fn mcp(server: &str) -> Self {
+        SourceSpec {
+            kind: SourceKind::Mcp,
+            location: server.to_owned(),
+            reference: None,
+            subpath: String::new(),
+            fix: false,
+        }
+    }
+}
+
+impl fmt::Display for SourceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind, self.location)?;
+        if let Some(r) = &self.reference {
+            write!(f, " --ref {r}")?;
+        }
+        if !self.subpath.is_empty() {
+            write!(f, " --path {}", self.subpath)?;
+        }
+        Ok(())
+    }
+}
+
+/// The ref recorded when none was asked for: the remote's default branch.
+pub const DEFAULT_REF: &str = "HEAD";
+
+/// The first 7 hex digits of a commit id, as `git log --oneline` shows it.
+pub fn short_commit(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
+/// The build metadata of a version the registry numbered itself for a Git commit
+/// (`1.2.4+git.3f2a9c1`): it names the commit and leaves the version's precedence alone.
+pub fn git_build(commit: &str) -> String {
+    format!("git.{}", short_commit(commit))
+}
+
+/// URL schemes a Git source may use. Git's other transports (`ext::`, `fd::`, remote helpers)
+/// can run commands, and are refused here and by `GIT_ALLOW_PROTOCOL` when git runs.
+const GIT_SCHEMES: [&str; 5] = ["https", "http", "ssh", "git", "file"];
+
+/// Longest repository URL taken.
+const MAX_URL_BYTES: usize = 2048;
+
+/// Check a repository URL: `https://`, `http://`, `ssh://`, `git://` or `file://`, an scp-like
+/// `user@host:path`, or an absolute path. It is stored and served, so it may not carry a
+/// password (use a credential helper), and it may not look like a command-line option.
+pub fn check_git_url(url: &str) -> Result<(), String> {
+    if url.is_empty() {
+        return Err("the repository URL is empty".to_owned());
+    }
+    if url.len() > MAX_URL_BYTES {
+        return Err(format!(
+            "the repository URL is longer than {MAX_URL_BYTES} bytes"
+        ));
+    }
+    if url.starts_with('-') {
+        return Err(format!("{url:?} is not a repository URL"));
+    }
+    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!(
+            "{url:?}: a repository URL has no spaces or control characters"
+        ));
+    }
+    if let Some((scheme, rest)) = url.split_once("://") {
+        if !GIT_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "{url:?}: the scheme {scheme:?} is not one of {}",
+                GIT_SCHEMES.join(", ")
+            ));
+        }
+        // Over HTTP, user information is a password or a token (`https://<token>@host`);
+        // over SSH a user name alone is the norm (`ssh://git@host`).
+        let authority = rest.split('/').next().unwrap_or_default();
+        let http = scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http");
+        if authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| http || userinfo.contains(':'))
+        {
+            return Err(format!(
+                "{}: the URL carries credentials, which would be stored and served with every version; give git the credentials through a credential helper instead",
+                redact_userinfo(url)
+            ));
+        }
+        return Ok(());
+    }
+    if url.starts_with('/') {
+        return Ok(());
+    }
+    // scp-like syntax: [user@]host:path, with no slash before the colon.
+    match url.split_once(':') {
+        Some((host, path))
+            if !host.is_empty()
+                && !host.contains('/')
+                && !path.is_empty()
+                && !host.contains("::") =>
+        {
+            if path.starts_with(':') {
+                return Err(format!("{url:?} is not a repository URL"));
+            }
+            Ok(())
+        }
+        _ => Err(format!(
+            "{url:?} is not a repository URL (https://, ssh://, git://, file://, user@host:path or an absolute path)"
+        )),
+    }
+}
+
+/// `url` with the user information of its authority replaced by `***`.
+fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://***@{host}{}", &rest[end..]),
+        None => url.to_owned(),
+    }
+}
+
+/// Check a Git ref as `git check-ref-format` would take it: a branch, a tag, a full ref name or
+/// a commit id; never an option.
+pub fn check_git_ref(reference: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("{reference:?} is not a Git ref: {why}"));
+    if reference.is_empty() {
+        return bad("it is empty");
+    }
+    if reference.len() > 255 {
+        return bad("it is longer than 255 bytes");
+    }
+    if reference.starts_with('-') {
+        return bad("it starts with '-'");
+    }
+    if reference
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
+    {
+        return bad("it contains a space, a control character or one of ~^:?*[\\");
+    }
+    if reference.contains("..") || reference.contains("@{") || reference.contains("//") {
+        return bad("it contains '..', '@{' or '//'");
+    }
+    if reference.starts_with('/')
+        || reference.ends_with('/')
+        || reference.ends_with('.')
+        || reference.ends_with(".lock")
+        || reference.split('/').any(|c| c.starts_with('.'))
+    {
+        return bad("a component starts with '.', or it ends with '/', '.' or '.lock'");
+    }
+    Ok(())
+}
+
+/// Check a directory inside a repository (`--path`): relative, `/`-separated, no `.` or `..`
+/// components. Returns it without leading or trailing slashes (`""` for the whole tree).
+pub fn check_subpath(subpath: &str) -> Result<String, String> {
+    let trimmed = subpath.trim_matches('/');
+    if trimmed.is_empty() || trimmed == "." {
+        return Ok(String::new());
+    }
+    if subpath.starts_with('/') {
+        return Err(format!(
+            "--path {subpath:?} must be relative to the repository's root"
+        ));
+    }
+    if trimmed
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == ".." || c.chars().any(char::is_control))
+    {
+        return Err(format!(
+            "--path {subpath:?} must be a directory inside the repository, without '.', '..' or empty components"
+        ));
+    }
+    Ok(trimmed.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_urls_of_every_transport_but_command_running_ones_are_taken() {
+        for ok in [
+            "https://github.com/anthropics/skills.git",
+            "http://git.internal/skills",
+            "ssh://git@example.com:2222/skills.git",
+            "git://example.com/skills",
+            "file:///tmp/skills.git",
+            "git@github.com:anthropics/skills.git",
+            "/srv/git/skills.git",
+        ] {
+            assert_eq!(check_git_url(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("", "empty"),
+            ("-uhack", "not a repository URL"),
+            ("--upload-pack=touch /tmp/x", "not a repository URL"),
+            ("ext::sh -c touch% /tmp/x", "spaces"),
+            ("ext::sh", "not a repository URL"),
+            ("fd::3", "not a repository URL"),
+            ("foo::bar", "not a repository URL"),
+            ("relative/path", "not a repository URL"),
+            ("ftp://example.com/x", "the scheme \"ftp\""),
+            ("https://user:hunter2@github.com/o/r", "carries credentials"),
+            ("https://hunter2@github.com/o/r", "carries credentials"),
+            ("ssh://git:hunter2@example.com/r", "carries credentials"),
+        ] {
+            let err = check_git_url(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(
+                !err.contains("hunter2"),
+                "the password is not repeated: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn git_refs_follow_check_ref_format() {
+        for ok in [
+            "main",
+            "v1.2.0",
+            "refs/heads/release/2026",
+            "3f2a9c1d0e4b5a6978877665544332211aabbccd",
+        ] {
+            assert_eq!(check_git_ref(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "-b",
+            "a b",
+            "a..b",
+            "main~1",
+            "HEAD^",
+            "x:y",
+            "a/.hidden",
+            "branch.lock",
+            "trailing/",
+            "at@{1}",
+        ] {
+            assert!(check_git_ref(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn subpaths_stay_inside_the_tree() {
+        assert_eq!(check_subpath("").unwrap(), "");
+        assert_eq!(check_subpath("./").unwrap(), "");
+        assert_eq!(check_subpath("skills/").unwrap(), "skills");
+        assert_eq!(check_subpath("a/b").unwrap(), "a/b");
+        for bad in ["/etc", "../x", "a/../b", "a//b", "a/./b"] {
+            assert!(check_subpath(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn provenance_round_trips_and_describes_itself() {
+        let git = Provenance::Git {
+            repository: "https://example.com/s.git".into(),
+            reference: "main".into(),
+            commit: "3f2a9c1d0e4b5a6978877665544332211aabbccd".into(),
+            path: "skills/review".into(),
+        };
+        let json = serde_json::to_string(&git).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"git","repository":"https://example.com/s.git","ref":"main","commit":"3f2a9c1d0e4b5a6978877665544332211aabbccd","path":"skills/review"}"#
+        );
+        assert_eq!(serde_json::from_str::<Provenance>(&json).unwrap(), git);
+        assert_eq!(
+            git.describe(),
+            "git https://example.com/s.git main@3f2a9c1 skills/review"
+        );
+        let mcp = Provenance::Mcp {
+            server: "http://up/mcp".into(),
+            uri: "skill://a/SKILL.md".into(),
+        };
+        let back: Provenance = serde_json::from_str(&serde_json::to_string(&mcp).unwrap()).unwrap();
+        assert_eq!(back, mcp);
+        assert_eq!(git_build("3f2a9c1d0e4b"), "git.3f2a9c1");
+    }
+}

@@ -1,0 +1,336 @@
+//! Taking skills in from a recorded source: a Git repository (`skillreg import git`, `sync`) or
+//! another SEP-2640 server (`skillreg mirror`, `sync`). The source is recorded first, so that
+//! `sync` can read it again; each read is a [`SourceRun`].
+//!
+//! A run stores each skill it reads the way a source is tracked:
+//! - files equal to the highest stored version's are **unchanged** (nothing is written, even
+//!   when that version is yanked or revoked: the same bytes are not published again);
+//! - changed files become a **new version**: the one the source names when it is new and above
+//!   every stored one, else the next patch with build metadata naming the commit
+//!   ([`core::version::tracked`]), since a version never changes once stored;
+//! - every version records its [`Provenance`] (repository, ref, commit and directory, or the
+//!   upstream URI).
+//!
+//! When the run ends, the skills the source held before and no longer has are **deprecated**,
+//! never deleted (pinned installs keep working); one found there again has that deprecation
+//! lifted.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary, skipped};
+use super::{Prepared, PublishRequest, Registry};
+use crate::core::provenance::{Provenance, SourceKind, SourceSpec, git_build, short_commit};
+use crate::core::version::tracked;
+use crate::core::{Code, InputFile, Namespace, SkillName, SkillRef, SkillVersion, Warning};
+use crate::error::{Error, Result};
+use crate::source::git::Checkout;
+use crate::source::{Candidate, dir};
+use crate::store::{SourceId, SourceRecord};
+
+/// The actor of what a source run writes, as the audit log records it.
+const ACTOR: &str = "sync";
+
+/// The start of the deprecation message of a skill no longer at its source: a deprecation
+/// that starts so is the run's own, and is lifted when the skill comes back.
+const REMOVED: &str = "no longer found at its source";
+
+/// One upstream skill of a mirrored server, read and verified by the caller (every file
+/// matched the digest and size its listing announced).
+#[derive(Debug, Clone)]
+pub struct MirrorItem {
+    /// Its `SKILL.md` URI upstream.
+    pub upstream: String,
+    /// Its name upstream, if its entry gave one.
+    pub name: Option<String>,
+    /// Its files, or why the upstream's entry or bytes were refused (a file that does not
+    /// match its listed digest or size refuses the whole skill).
+    pub files: std::result::Result<Vec<InputFile>, String>,
+    /// The version the upstream names, if any: kept as it is.
+    pub version: Option<SkillVersion>,
+}
+
+impl Registry {
+    /// Record a source feeding `namespace` (or find it recorded), for `sync` to read again.
+    pub async fn record_source(
+        &self,
+        namespace: &Namespace,
+        spec: &SourceSpec,
+    ) -> Result<SourceRecord> {
+        Ok(self.store().record_source(namespace, spec, ACTOR).await?)
+    }
+
+    /// Every recorded source.
+    pub async fn sources(&self) -> Result<Vec<SourceRecord>> {
+        Ok(self.store().sources().await?)
+    }
+
+    /// Forget a source (its versions keep their provenance, its skills stay as they are).
+    pub async fn remove_source(&self, id: SourceId) -> Result<bool> {
+        Ok(self.store().remove_source(id, ACTOR).await?)
+    }
+
+    /// Start reading `source` (at `revision`, the commit of a Git source).
+    pub fn source_run(&self, source: SourceRecord, revision: Option<String>) -> SourceRun<'_> {
+        SourceRun {
+            registry: self,
+            source,
+            revision,
+            present: BTreeSet::new(),
+            seen: std::collections::BTreeMap::new(),
+            summary: ImportSummary::default(),
+        }
+    }
+
+    /// Take in every skill of a Git checkout of `source` (below its directory), calling `report`
+    /// once per skill and once per skill deprecated or restored at the end.
+    pub async fn import_checkout(
+        &self,
+        source: &SourceRecord,
+        checkout: &Checkout,
+        mut report: impl FnMut(&ImportLine),
+    ) -> Result<ImportSummary> {
+        let tree = checkout.root();
+        let start = checkout.dir(&source.spec.location, &source.spec.subpath)?;
+        let options = ImportOptions {
+            version: None,
+            fix: source.spec.fix,
+        };
+        let namespace = source.namespace.clone();
+        let policy = self.scan_policy().clone();
+        let candidates: Vec<Candidate> = dir::candidates(&[start]);
+        let prepared = tokio::task::spawn_blocking(move || {
+            candidates
+                .into_iter()
+                .map(|c| super::import::prepare_one(&namespace, &options, &policy, c))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        let mut run = self.source_run(source.clone(), Some(checkout.commit.clone()));
+        for (dir, prepared) in prepared {
+            let path = path_in_tree(&tree, &dir);
+            let label = PathBuf::from(if path.is_empty() { "." } else { path.as_str() });
+            let provenance = Provenance::Git {
+                repository: source.spec.location.clone(),
+                reference: checkout.reference.clone(),
+                commit: checkout.commit.clone(),
+                path: path.clone(),
+            };
+            let hint = dir
+                .file_name()
+                .and_then(|n| SkillName::new(&n.to_string_lossy()).ok());
+            let prepared = prepared
+                .map(|p| p.with_provenance(provenance))
+                .map_err(|mut line| {
+                    line.dir = label.clone();
+                    line
+                });
+            let line = run.take(label, prepared, false, hint).await?;
+            report(&line);
+        }
+        run.finish(report).await
+    }
+}
+
+/// `dir`'s path below `tree`, `/`-separated (`""` for the tree itself).
+fn path_in_tree(tree: &Path, dir: &Path) -> String {
+    dir.strip_prefix(tree)
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default()
+}
+
+/// One read of a recorded source: each skill taken in turn, then [`SourceRun::finish`].
+pub struct SourceRun<'a> {
+    registry: &'a Registry,
+    source: SourceRecord,
+    revision: Option<String>,
+    /// The skills found at the source in this run (read, or refused with a name).
+    present: BTreeSet<SkillName>,
+    /// Where each skill name taken in this run came from: a second skill of the same name
+    /// (another directory, another upstream namespace) would merge into the first.
+    seen: std::collections::BTreeMap<SkillName, PathBuf>,
+    pub summary: ImportSummary,
+}
+
+impl SourceRun<'_> {
+    /// Take one upstream skill of a mirrored server.
+    pub async fn take_mirrored(&mut self, item: MirrorItem) -> Result<ImportLine> {
+        let label = PathBuf::from(&item.upstream);
+        let hint = item.name.as_deref().and_then(|n| SkillName::new(n).ok());
+        let prepared = match item.files {
+            Err(reason) => Err(skipped(label.clone(), Code::IntegrityError, reason)),
+            Ok(files) => Registry::prepare(
+                PublishRequest {
+                    namespace: self.source.namespace.clone(),
+                    files,
+                    expected_name: None,
+                    version: item.version.clone(),
+                    actor: "mirror".to_owned(),
+                    warnings: Vec::new(),
+                },
+                self.registry.scan_policy(),
+            )
+            .map(|p| {
+                p.with_provenance(Provenance::Mcp {
+                    server: self.source.spec.location.clone(),
+                    uri: item.upstream.clone(),
+                })
+            })
+            .map_err(|e| skipped(label.clone(), e.code(), e.to_string())),
+        };
+        self.take(label, prepared, item.version.is_some(), hint)
+            .await
+    }
+
+    /// Store one skill read from the source (see the module documentation), `pinned` when its
+    /// version was named by the source itself and is kept as it is. `hint` names a skill that
+    /// could not be read, so that it still counts as present.
+    pub async fn take(
+        &mut self,
+        label: PathBuf,
+        prepared: std::result::Result<Prepared, ImportLine>,
+        pinned: bool,
+        hint: Option<SkillName>,
+    ) -> Result<ImportLine> {
+        let line = match prepared {
+            Err(line) => {
+                self.present.extend(hint);
+                line
+            }
+            Ok(prepared) => {
+                let name = prepared.name().clone();
+                self.present.insert(name.clone());
+                match self.seen.get(&name) {
+                    Some(first) => skipped(
+                        label,
+                        Code::NameMismatch,
+                        format!(
+                            "{} is already taken in as {}/{name} in this run",
+                            first.display(),
+                            self.source.namespace
+                        ),
+                    ),
+                    None => {
+                        self.seen.insert(name, label.clone());
+                        self.store(label, prepared, pinned).await?
+                    }
+                }
+            }
+        };
+        self.summary.count(&line);
+        Ok(line)
+    }
+
+    async fn store(
+        &self,
+        label: PathBuf,
+        mut prepared: Prepared,
+        pinned: bool,
+    ) -> Result<ImportLine> {
+        let registry = self.registry;
+        if !pinned {
+            let skill = SkillRef::new(self.source.namespace.clone(), prepared.name().clone());
+            let stored = match registry.store().skill(&skill).await? {
+                Some(record) => registry.store().versions(record.id).await?,
+                None => Vec::new(),
+            };
+            let versions: Vec<SkillVersion> = stored.iter().map(|v| v.version.clone()).collect();
+            let highest = crate::core::version::pick_current(&versions);
+            if let Some(same) = stored.iter().find(|v| {
+                Some(&v.version) == highest && v.content_digest == prepared.content_digest()
+            }) {
+                return Ok(ImportLine {
+                    dir: label,
+                    outcome: ImportOutcome::Unchanged {
+                        uri: skill.skill_md_uri().to_string(),
+                        version: same.version.to_string(),
+                    },
+                    warnings: Vec::new(),
+                });
+            }
+            let build = self.revision.as_deref().map(git_build);
+            let version = tracked(prepared.declared_version(), &versions, build.as_deref());
+            prepared.retarget(version);
+        }
+        let result = registry.publish_prepared(vec![prepared]).await?.pop();
+        Ok(match result {
+            Some(Ok(published)) if self.source.spec.kind == SourceKind::Git => {
+                super::import::imported_line(label, published)
+            }
+            Some(Ok(published)) => super::import::published_line(label, published),
+            Some(Err(Error::Storage(e))) => return Err(Error::Storage(e)),
+            Some(Err(e)) => skipped(label, e.code(), e.to_string()),
+            None => skipped(
+                label,
+                Code::InternalError,
+                "nothing was published".to_owned(),
+            ),
+        })
+    }
+
+    /// End the run: deprecate the skills the source held and no longer has, lift that
+    /// deprecation from the ones found there again, and record the read. `report` gets one
+    /// line per skill deprecated or restored.
+    pub async fn finish(mut self, mut report: impl FnMut(&ImportLine)) -> Result<ImportSummary> {
+        let registry = self.registry;
+        let store = registry.store();
+        let namespace = &self.source.namespace;
+        let members = store.source_members(self.source.id).await?;
+        let at = match (&self.revision, self.source.spec.kind) {
+            (Some(commit), SourceKind::Git) => format!(" at {}", short_commit(commit)),
+            _ => String::new(),
+        };
+        let message = format!("{REMOVED} ({}{at})", self.source.spec);
+        let mut removed = Vec::new();
+        let mut changed = false;
+        for member in members {
+            let skill = SkillRef::new(namespace.clone(), member.name.clone());
+            let here = self.present.contains(&member.name);
+            let line = if !here && !member.removed {
+                removed.push(member.name.clone());
+                store.set_deprecated(&skill, Some(&message), ACTOR).await?;
+                ImportOutcome::Deprecated {
+                    uri: skill.skill_md_uri().to_string(),
+                    message: message.clone(),
+                }
+            } else if here && member.removed {
+                let ours = store
+                    .skill(&skill)
+                    .await?
+                    .and_then(|s| s.deprecation_message)
+                    .is_some_and(|m| m.starts_with(REMOVED));
+                if !ours {
+                    continue;
+                }
+                store.set_deprecated(&skill, None, ACTOR).await?;
+                ImportOutcome::Restored {
+                    uri: skill.skill_md_uri().to_string(),
+                }
+            } else {
+                continue;
+            };
+            changed = true;
+            let line = ImportLine {
+                dir: PathBuf::from(member.name.as_str()),
+                outcome: line,
+                warnings: Vec::<Warning>::new(),
+            };
+            self.summary.count(&line);
+            report(&line);
+        }
+        if changed {
+            registry.notify_changed();
+        }
+        let present: Vec<SkillName> = self.present.into_iter().collect();
+        store
+            .finish_source_read(self.source.id, self.revision.as_deref(), &present, &removed)
+            .await?;
+        Ok(self.summary)
+    }
+}
