@@ -4,7 +4,7 @@ default scan policy and with scanning off (`SKILLREG_SCAN_POLICY='*=off'`), alte
 both see the same machine, and the ratio of their medians.
 
     python3 benches/e2e/scan_cost.py --skillreg target/release/skillreg \\
-        --corpus ../shared/corpus/real --rounds 5
+        --corpus ../shared/corpus/real --rounds 5 [--baseline OLD_BINARY] [--no-publish]
 
 - import: `skillreg import --fix` of the whole corpus into a fresh data directory (one
   process: read, fix, validate, scan, store).
@@ -139,6 +139,10 @@ def main() -> None:
     ap.add_argument("--import-dir", help="import this folder of skills instead of the corpus "
                     "(e.g. `skillreg-bench generate --skills 10000 --export DIR`); publish still "
                     "sends the corpus")
+    ap.add_argument("--baseline", help="another skillreg binary (an earlier build): its imports "
+                    "alternate with the others in the same rounds, and the import with scanning "
+                    "is also compared with the baseline's import without it")
+    ap.add_argument("--no-publish", action="store_true", help="time imports only")
     args = ap.parse_args()
     import_dir = args.import_dir or args.corpus
     dirs = skill_dirs(args.corpus)
@@ -151,22 +155,36 @@ def main() -> None:
             archives.append((name, pack(d)))
     print(f"corpus: {len(dirs)} skill directories; {len(archives)} archives with distinct names")
     imports = {k: [] for k in POLICIES}
+    baseline = {k: [] for k in POLICIES}
     publishes = {k: [] for k in POLICIES}
     stored = {}
     for r in range(args.rounds):
         order = list(POLICIES.items()) if r % 2 == 0 else list(reversed(POLICIES.items()))
         for label, policy in order:
             imports[label].append(time_import(args.skillreg, import_dir, policy))
-            seconds, n = time_publish(args.skillreg, archives, policy)
-            publishes[label].append(seconds)
-            stored[label] = n
+            if args.baseline:
+                baseline[label].append(time_import(args.baseline, import_dir, policy))
+            if not args.no_publish:
+                seconds, n = time_publish(args.skillreg, archives, policy)
+                publishes[label].append(seconds)
+                stored[label] = n
     imported = len(skill_dirs(import_dir)) if args.import_dir else len(dirs)
-    for what, runs, count in [("import", imports, imported), ("publish", publishes, None)]:
-        medians = {k: statistics.median(v) for k, v in runs.items()}
+    runs = [("import", imports, imported)]
+    if args.baseline:
+        runs.append(("baseline", baseline, imported))
+    if not args.no_publish:
+        runs.append(("publish", publishes, None))
+    medians_of = {}
+    for what, timings, count in runs:
+        medians = {k: statistics.median(v) for k, v in timings.items()}
+        medians_of[what] = medians
         for label, median in medians.items():
             n = count if count is not None else stored[label]
-            print(f"{what:8} {label:9} median {median:6.2f} s over {len(runs[label])} runs, {n / median:7.1f} skills/s")
+            print(f"{what:8} {label:9} median {median:6.2f} s over {len(timings[label])} runs, {n / median:7.1f} skills/s")
         print(f"{what:8} throughput with scanning / without: {medians['scan off'] / medians['scan on']:.2f}")
+    if args.baseline:
+        print("import with scanning / baseline import without it: "
+              f"{medians_of['baseline']['scan off'] / medians_of['import']['scan on']:.2f}")
 
 
 if __name__ == "__main__":

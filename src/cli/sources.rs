@@ -367,7 +367,7 @@ async fn read_upstream(
     } else {
         Progress::bar("mirroring", entries.len() as u64)
     };
-    let mut run = registry.source_run(source.clone(), None);
+    let mut run = registry.source_run(source.clone(), None).await?;
     for (i, entry) in entries.into_iter().enumerate() {
         let item = match entry {
             Err(e) => MirrorItem {

@@ -71,15 +71,36 @@ impl Registry {
     }
 
     /// Start reading `source` (at `revision`, the commit of a Git source).
-    pub fn source_run(&self, source: SourceRecord, revision: Option<String>) -> SourceRun<'_> {
-        SourceRun {
+    pub async fn source_run(
+        &self,
+        source: SourceRecord,
+        revision: Option<String>,
+    ) -> Result<SourceRun<'_>> {
+        let claimed = self
+            .store()
+            .source_claims(&source.namespace)
+            .await?
+            .into_iter()
+            .filter(|(_, id)| *id != source.id)
+            .collect();
+        let others = self
+            .store()
+            .sources()
+            .await?
+            .into_iter()
+            .filter(|s| s.id != source.id)
+            .map(|s| (s.id, s.spec.to_string()))
+            .collect();
+        Ok(SourceRun {
             registry: self,
             source,
             revision,
             present: BTreeSet::new(),
             seen: std::collections::BTreeMap::new(),
+            claimed,
+            others,
             summary: ImportSummary::default(),
-        }
+        })
     }
 
     /// Take in every skill of a Git checkout of `source` (below its directory), calling `report`
@@ -107,7 +128,9 @@ impl Registry {
         })
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-        let mut run = self.source_run(source.clone(), Some(checkout.commit.clone()));
+        let mut run = self
+            .source_run(source.clone(), Some(checkout.commit.clone()))
+            .await?;
         for (dir, prepared) in prepared {
             let path = path_in_tree(&tree, &dir);
             let label = PathBuf::from(if path.is_empty() { "." } else { path.as_str() });
@@ -155,6 +178,11 @@ pub struct SourceRun<'a> {
     /// Where each skill name taken in this run came from: a second skill of the same name
     /// (another directory, another upstream namespace) would merge into the first.
     seen: std::collections::BTreeMap<SkillName, PathBuf>,
+    /// Skills of the namespace another source holds: taking them too would make the two
+    /// sources publish over each other on every sync.
+    claimed: std::collections::BTreeMap<SkillName, SourceId>,
+    /// The other sources, described.
+    others: std::collections::BTreeMap<SourceId, String>,
     pub summary: ImportSummary,
 }
 
@@ -200,11 +228,25 @@ impl SourceRun<'_> {
     ) -> Result<ImportLine> {
         let line = match prepared {
             Err(line) => {
-                self.present.extend(hint);
+                self.present
+                    .extend(hint.filter(|n| !self.claimed.contains_key(n)));
                 line
             }
             Ok(prepared) => {
                 let name = prepared.name().clone();
+                if let Some(other) = self.claimed.get(&name) {
+                    let line = skipped(
+                        label,
+                        Code::NameMismatch,
+                        format!(
+                            "{}/{name} is taken in from another source (#{other}: {}); a skill has one source",
+                            self.source.namespace,
+                            self.others.get(other).map_or("", String::as_str)
+                        ),
+                    );
+                    self.summary.count(&line);
+                    return Ok(line);
+                }
                 self.present.insert(name.clone());
                 match self.seen.get(&name) {
                     Some(first) => skipped(

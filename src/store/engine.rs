@@ -151,6 +151,14 @@ macro_rules! engine_impls {
                 sources::members(&self.$read, id).await
             }
 
+            async fn source_claims(
+                &self,
+                namespace: &$crate::core::Namespace,
+            ) -> $crate::store::Result<Vec<($crate::core::SkillName, $crate::store::SourceId)>>
+            {
+                sources::claims(&self.$read, namespace).await
+            }
+
             async fn finish_source_read(
                 &self,
                 id: $crate::store::SourceId,

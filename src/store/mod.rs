@@ -205,6 +205,9 @@ pub trait Store: Send + Sync + 'static {
     /// The skills a source holds, by name.
     async fn source_members(&self, id: SourceId) -> Result<Vec<SourceMember>>;
 
+    /// The skills of `namespace` that a source holds (not removed from it), with the source.
+    async fn source_claims(&self, namespace: &Namespace) -> Result<Vec<(SkillName, SourceId)>>;
+
     /// Record a finished read of a source: the commit it took, the skills found there (members
     /// again) and the members no longer found (marked removed).
     async fn finish_source_read(

@@ -423,6 +423,20 @@ async fn import_git_reads_refs_as_asked_and_refuses_what_it_cannot_read() {
         "{}",
         out.stdout
     );
+    // A second source feeding the same skill into the namespace is refused: the two would
+    // publish over each other on every sync.
+    let out = storage
+        .cli(&["import", "git", &repo.url, "--ref", "main", "-n", "tagged"])
+        .await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains(&format!(
+            "skipped   .: tagged/root-skill is taken in from another source (#1: git {} --ref v1); a skill has one source [name_mismatch]",
+            repo.url
+        )),
+        "{}",
+        out.stdout
+    );
     let out = storage
         .cli(&["import", "git", &repo.url, "--ref", &first, "-n", "pinned"])
         .await;

@@ -6,6 +6,7 @@ use sqlx::PgPool;
 use super::write::{self, Target};
 use crate::core::provenance::SourceSpec;
 use crate::core::{Namespace, SkillName};
+use crate::store::records::decode;
 use crate::store::rows::{SourceMemberRow, SourceRow, decode_all, source_member};
 use crate::store::{Result, SourceMember, SourceRecord, StoreError};
 
@@ -125,6 +126,21 @@ pub(super) async fn members(pool: &PgPool, id: i64) -> Result<Vec<SourceMember>>
     .fetch_all(pool)
     .await?;
     decode_all(rows, source_member)
+}
+
+pub(super) async fn claims(pool: &PgPool, namespace: &Namespace) -> Result<Vec<(SkillName, i64)>> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT k.name, m.source_id
+         FROM source_skills m
+         JOIN skills k ON k.id = m.skill_id
+         JOIN namespaces n ON n.id = k.namespace_id
+         WHERE n.name = $1 AND m.removed_at IS NULL
+         ORDER BY k.name, m.source_id",
+    )
+    .bind(namespace.as_str())
+    .fetch_all(pool)
+    .await?;
+    decode_all(rows, |(name, id)| Ok((decode::name(&name)?, id)))
 }
 
 pub(super) async fn finish_read(
