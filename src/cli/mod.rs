@@ -765,7 +765,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             reads_need_token: false,
             index_max_skills: config.index_json_max_skills,
         };
-        let service = SkillServer::new(registry.clone(), options)
+        let service = SkillServer::new(registry.clone(), options, Default::default())
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::mcp::{McpOptions, SkillServer};
+use crate::mcp::{Entries, McpOptions, PageSlot, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
@@ -60,8 +60,9 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         Duration::from_secs(config.mcp_session_idle_secs),
     ));
     session_manager.sweep(shutdown.child_token());
+    let entries = Arc::new(Entries::default());
     let mcp = StreamableHttpService::new(
-        move || Ok(SkillServer::new(registry.clone(), options)),
+        move || Ok(SkillServer::new(registry.clone(), options, entries.clone())),
         session_manager,
         mcp_config,
     );
@@ -69,6 +70,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
     // caller sees); when reads need a token, anonymous callers are refused here.
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn(splice_pages))
         .layer(middleware::from_fn_with_state(
             session_limits,
             sessions::gate,
@@ -104,6 +106,76 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
             guard::check_origin,
         ))
         .layer(middleware::from_fn(observe))
+}
+
+/// Put a `skills/list` page's serialized entries into rmcp's response (see `mcp::entries`): for
+/// a `skills/list` request, the handler leaves them in the request's [`PageSlot`] and answers
+/// with an empty `skills` array, and the response is completed here once rmcp has written it
+/// (a JSON body, or a 2025-era session's SSE stream, which ends with the response).
+async fn splice_pages(request: Request, next: Next) -> Response {
+    let (mut request, lists) = lists_skills(request).await;
+    if !lists {
+        return next.run(request).await;
+    }
+    let slot = PageSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let (mut parts, body) = next.run(request).await.into_parts();
+    let body = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(body) => body,
+        Err(e) => return ApiError::from(Error::Internal(e.to_string())).into_response(),
+    };
+    let Some(entries) = slot.take() else {
+        // An error, answered as rmcp wrote it.
+        return Response::from_parts(parts, axum::body::Body::from(body));
+    };
+    let Some(body) = crate::mcp::entries::splice(&body, &entries) else {
+        // rmcp wrote the response in a shape the splice does not know: a bug to fix, never a
+        // page answered without its skills.
+        tracing::error!("a skills/list response could not take its entries");
+        return ApiError::from(Error::Internal(
+            "the skills/list response could not be assembled".to_owned(),
+        ))
+        .into_response();
+    };
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+/// The longest request body read to learn whether a 2025-era request is `skills/list`.
+const PEEK_BODY_BYTES: usize = 16 * 1024;
+
+/// Whether `request` calls `skills/list`: its `Mcp-Method` header says so (2026-07-28), or, with
+/// no such header (2025-11-25), its JSON-RPC body does (a small body is read and put back; any
+/// other is served without the splice, through rmcp's typed result).
+async fn lists_skills(request: Request) -> (Request, bool) {
+    if let Some(method) = request.headers().get("mcp-method") {
+        let lists = method.as_bytes() == b"skills/list";
+        return (request, lists);
+    }
+    let small = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|n| n <= PEEK_BODY_BYTES);
+    if request.method() != axum::http::Method::POST || !small {
+        return (request, false);
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, PEEK_BODY_BYTES).await else {
+        return (Request::from_parts(parts, axum::body::Body::empty()), false);
+    };
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    let lists = serde_json::from_slice::<Method<'_>>(&bytes)
+        .is_ok_and(|m| m.method.as_deref() == Some("skills/list"));
+    (
+        Request::from_parts(parts, axum::body::Body::from(bytes)),
+        lists,
+    )
 }
 
 /// Authenticate the caller for the handlers behind (the MCP surface), refusing anonymous

@@ -7,10 +7,12 @@
 //! read-only: nothing reachable over MCP changes the catalog.
 
 pub mod compat;
+pub mod entries;
 pub mod params;
 pub mod search_tool;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -21,13 +23,12 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig, Skill, SkillFrontmatter, SkillResource, SkillResources,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
-use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
 use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
@@ -35,7 +36,9 @@ use crate::core::uri::{
 };
 use crate::core::{Code, McpKind, Principal, SkillUri, Visibility, mime};
 use crate::error::Error;
-use crate::registry::{Registry, SkillEntry};
+use crate::registry::Registry;
+use entries::scan_meta;
+pub use entries::{Entries, PageSlot};
 pub use search_tool::SEARCH_TOOL;
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
@@ -63,20 +66,24 @@ pub struct McpOptions {
     pub index_max_skills: usize,
 }
 
-/// The rmcp handler. Cheap to clone: one per MCP session.
+/// The rmcp handler. Cheap to clone: one per MCP session, sharing the serialized entries.
 #[derive(Clone)]
 pub struct SkillServer {
     registry: Registry,
     reads_need_token: bool,
     index_max_skills: usize,
+    entries: Arc<Entries>,
 }
 
 impl SkillServer {
-    pub fn new(registry: Registry, options: McpOptions) -> Self {
+    /// A handler for one session; `entries` is the process's one cache of serialized entries
+    /// (`Arc::default()` once, then cloned into every session).
+    pub fn new(registry: Registry, options: McpOptions, entries: Arc<Entries>) -> Self {
         Self {
             registry,
             reads_need_token: options.reads_need_token,
             index_max_skills: options.index_max_skills,
+            entries,
         }
     }
 
@@ -135,85 +142,6 @@ fn to_mcp(err: Error, uri_of_read: Option<&str>) -> ErrorData {
 
 fn parse_uri(uri: &str) -> Result<SkillUri, Error> {
     SkillUri::parse(uri).map_err(|e| Error::invalid_uri(uri, e))
-}
-
-/// A skill entry on the wire: frontmatter verbatim, every file with its digest and size, and
-/// `_meta` with the version, and deprecation or yank when they apply.
-fn skill(entry: SkillEntry) -> Skill {
-    let root = entry.root.to_string();
-    let resources = entry
-        .files()
-        .iter()
-        .map(|f| {
-            SkillResource::new(
-                SkillUri::append(&root, &f.path),
-                f.digest.to_string(),
-                f.size,
-            )
-        })
-        .collect();
-    let uri = entry.uri().to_string();
-    let source = entry.provenance().map(source_meta);
-    let mut extra = entry.frontmatter;
-    let name = take_string(&mut extra, "name");
-    let description = take_string(&mut extra, "description");
-    let mut frontmatter = SkillFrontmatter::new(name, description);
-    frontmatter.extra = extra;
-    let mut meta = Map::new();
-    meta.insert(
-        format!("{META_PREFIX}version"),
-        Value::String(entry.version.to_string()),
-    );
-    if let Some(message) = entry.deprecation {
-        meta.insert(
-            format!("{META_PREFIX}deprecated"),
-            serde_json::json!({ "message": message }),
-        );
-    }
-    if let Some(reason) = entry.yanked {
-        meta.insert(
-            format!("{META_PREFIX}yanked"),
-            serde_json::json!({ "reason": reason }),
-        );
-    }
-    meta.insert(format!("{META_PREFIX}scan"), scan_meta(&entry.scan));
-    if let Some(source) = source {
-        meta.insert(format!("{META_PREFIX}source"), source);
-    }
-    Skill::new(uri, frontmatter, SkillResources::Files(resources))
-        .with_meta(rmcp::model::MetaObject(meta))
-}
-
-/// A version's content scan as hosts see it in `_meta` (`dev.skillreg/scan`): the verdict
-/// (`clean`, `flagged`, `blocked` or `unscanned`) and the findings per severity.
-fn scan_meta(summary: &Summary) -> Value {
-    serde_json::json!({ "verdict": summary.verdict, "counts": summary.counts })
-}
-
-/// Where a version was read from as hosts see it in `_meta` (`dev.skillreg/source`):
-/// `{"type":"git","repository","ref","commit","path"}` or `{"type":"mcp","server","uri"}`.
-fn source_meta(provenance: &Provenance) -> Value {
-    match provenance {
-        Provenance::Git {
-            repository,
-            reference,
-            commit,
-            path,
-        } => serde_json::json!({
-            "type": "git", "repository": repository, "ref": reference, "commit": commit, "path": path,
-        }),
-        Provenance::Mcp { server, uri } => {
-            serde_json::json!({ "type": "mcp", "server": server, "uri": uri })
-        }
-    }
-}
-
-/// `name` and `description` are checked strings in every stored frontmatter.
-fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
-    match map.remove(key) {
-        Some(Value::String(s)) => s,
-        _ => String::new(),
-    }
 }
 
 fn ttl(pinned: bool) -> u64 {
@@ -302,10 +230,21 @@ impl ServerHandler for SkillServer {
                 .list_skills(&viewer, cursor.as_deref())
                 .await
                 .map_err(|e| to_mcp(e, None))?;
-            let mut result =
-                ListSkillsResult::with_all_items(page.items.into_iter().map(skill).collect())
-                    .with_ttl_ms(CURRENT_TTL_MS)
-                    .with_cache_scope(cache_scope);
+            // Over HTTP the transport splices the serialized entries into the response.
+            let slot = ctx
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<PageSlot>());
+            let skills = match slot {
+                Some(slot) => {
+                    slot.fill(self.entries.page(&page.items));
+                    Vec::new()
+                }
+                None => page.items.iter().map(entries::skill).collect(),
+            };
+            let mut result = ListSkillsResult::with_all_items(skills)
+                .with_ttl_ms(CURRENT_TTL_MS)
+                .with_cache_scope(cache_scope);
             result.next_cursor = page.next_cursor;
             Ok(result)
         })
@@ -334,7 +273,7 @@ impl ServerHandler for SkillServer {
             .await
             .map_err(|e| to_mcp(e, None))?;
             let pinned = entry.is_pinned();
-            Ok(GetSkillResult::new(skill(entry))
+            Ok(GetSkillResult::new(entries::skill(&entry))
                 .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(cache_scope))
         })

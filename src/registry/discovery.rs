@@ -50,7 +50,7 @@ impl Registry {
             DiscoveryScope::Skill(skill) => {
                 let entry = self.get_skill(viewer, &skill.skill_md_uri()).await?;
                 let description = entry
-                    .frontmatter
+                    .frontmatter()
                     .get("description")
                     .and_then(|d| d.as_str())
                     .unwrap_or_default()

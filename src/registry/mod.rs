@@ -43,10 +43,10 @@ use crate::core::{Digest, Namespace, Principal, SkillRef, SkillVersion, Visibili
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
 use crate::store::postgres::PgOptions;
-use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store, VersionId};
+use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store};
 
 pub use crate::core::Status;
-pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport};
+pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport, VersionId};
 pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
 pub use catalog::{
     CatalogItem, MAX_SAME_NAME, ManifestFile, SkillDetail, VersionDetail, VersionSummary,

@@ -13,7 +13,7 @@ use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
 use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
-use crate::store::{FileRecord, ListingRecord, Manifest};
+use crate::store::{FileRecord, ListingRecord, Manifest, VersionId};
 
 /// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every
 /// file with its digest and size.
@@ -23,7 +23,9 @@ pub struct SkillEntry {
     pub root: SkillUri,
     /// `""` for the root skill, else the nested skill's directory below `root`.
     pub subpath: String,
-    pub frontmatter: Map<String, Value>,
+    /// The version the entry belongs to: with `subpath` and whether `root` is pinned, what the
+    /// entry's immutable part is a function of.
+    pub version_id: VersionId,
     pub version: SkillVersion,
     /// The deprecation message when the skill is deprecated.
     pub deprecation: Option<String>,
@@ -32,9 +34,16 @@ pub struct SkillEntry {
     /// The version's scan verdict and findings per severity.
     pub scan: Summary,
     manifest: Arc<Manifest>,
+    /// The index of this skill's entry in `manifest.entries`.
+    entry: usize,
 }
 
 impl SkillEntry {
+    /// The frontmatter as the author wrote it (JSON types), `name` and `description` included.
+    pub fn frontmatter(&self) -> &Map<String, Value> {
+        &self.manifest.entries[self.entry].frontmatter
+    }
+
     /// The URI of the skill's SKILL.md.
     pub fn uri(&self) -> SkillUri {
         if self.subpath.is_empty() {
@@ -150,15 +159,18 @@ impl Registry {
                 .get(&row.version_id)
                 .cloned()
                 .ok_or_else(|| super::no_manifest(row.version_id))?;
+            let entry = entry_index(&manifest, &row.subpath)
+                .ok_or_else(|| super::no_manifest(row.version_id))?;
             items.push(SkillEntry {
                 root: row.skill.root_uri(None),
                 subpath: row.subpath,
-                frontmatter: row.frontmatter,
+                version_id: row.version_id,
                 version: row.version,
                 deprecation: row.deprecation,
                 yanked: None,
                 scan: row.scan,
                 manifest,
+                entry,
             });
         }
         Ok(Page { items, next_cursor })
@@ -180,20 +192,17 @@ impl Registry {
             .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
             .await?
             .ok_or_else(not_found)?;
-        let entry = manifest
-            .entries
-            .iter()
-            .find(|e| e.subpath == subpath)
-            .ok_or_else(not_found)?;
+        let entry = entry_index(&manifest, subpath).ok_or_else(not_found)?;
         Ok(SkillEntry {
             root: uri.skill_ref().root_uri(uri.version.as_ref()),
             subpath: subpath.to_owned(),
-            frontmatter: entry.frontmatter.clone(),
+            version_id: resolved.version_id,
             version: resolved.version,
             deprecation: resolved.deprecation,
             yanked: resolved.yanked,
             scan: resolved.scan,
             manifest,
+            entry,
         })
     }
 
@@ -402,6 +411,11 @@ impl Registry {
         crate::metrics::search(started);
         Ok(hits)
     }
+}
+
+/// Where the skill at `subpath` is in a manifest's entries (a handful: most versions have one).
+fn entry_index(manifest: &Manifest, subpath: &str) -> Option<usize> {
+    manifest.entries.iter().position(|e| e.subpath == subpath)
 }
 
 /// The path of the SKILL.md of the entry at `subpath`.

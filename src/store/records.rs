@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::StoreError;
 use crate::core::provenance::{Provenance, SourceKind, SourceSpec};
-use crate::core::scan::{Scan, Summary, Verdict};
+use crate::core::scan::{Counts, Scan, Severity, Summary, Verdict};
 use crate::core::uri::SKILL_MD;
 use crate::core::{
     Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, VersionRef,
@@ -54,7 +54,6 @@ pub struct ListingRecord {
     pub subpath: String,
     pub name: SkillName,
     pub description: String,
-    pub frontmatter: Map<String, Value>,
     pub version: SkillVersion,
     /// The deprecation message when the skill is deprecated.
     pub deprecation: Option<String>,
@@ -413,6 +412,23 @@ pub(super) mod decode {
                 .ok_or_else(|| StoreError::Corrupt(format!("verdict {verdict:?}")))?,
             findings: json("stored findings", findings)?,
         })
+    }
+
+    /// A version's verdict and findings per severity, without decoding the findings' text (a
+    /// listing page needs only the counts of each of its versions).
+    pub fn summary(verdict: &str, findings: &str) -> Result<Summary, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct SeverityOf {
+            severity: Severity,
+        }
+        let verdict = Verdict::parse(verdict)
+            .ok_or_else(|| StoreError::Corrupt(format!("verdict {verdict:?}")))?;
+        let findings: Vec<SeverityOf> = json("stored findings", findings)?;
+        let mut counts = Counts::new();
+        for f in findings {
+            *counts.entry(f.severity).or_default() += 1;
+        }
+        Ok(Summary { verdict, counts })
     }
 
     /// The message of a deprecation: `Some` exactly when the skill is deprecated.

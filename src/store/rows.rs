@@ -17,7 +17,9 @@ use crate::core::scan::Scan;
 use crate::core::version::pick_current;
 use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 
-#[derive(sqlx::FromRow)]
+/// A listing row: from columns (PostgreSQL), or from a JSON object of the same fields (SQLite
+/// returns a whole page as one JSON array).
+#[derive(sqlx::FromRow, serde::Deserialize)]
 pub(super) struct ListingRow {
     uri: String,
     namespace: String,
@@ -26,7 +28,6 @@ pub(super) struct ListingRow {
     subpath: String,
     name: String,
     description: String,
-    frontmatter: String,
     version: String,
     deprecation_message: Option<String>,
     deprecated: bool,
@@ -39,10 +40,9 @@ impl ListingRow {
         Ok(ListingRecord {
             skill: decode::skill(&self.namespace, &self.skill)?,
             name: decode::name(&self.name)?,
-            frontmatter: decode::json("stored frontmatter", &self.frontmatter)?,
             version: decode::version(&self.version)?,
             deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
-            scan: decode::scan(&self.verdict, &self.findings)?.summary(),
+            scan: decode::summary(&self.verdict, &self.findings)?,
             uri: self.uri,
             version_id: self.version_id,
             subpath: self.subpath,
@@ -77,7 +77,7 @@ impl ResolvedRow {
             yanked: decode::deprecation(self.yanked, self.yank_reason),
             deprecation: decode::deprecation(self.deprecated, self.deprecation_message),
             private: self.private,
-            scan: decode::scan(&self.verdict, &self.findings)?.summary(),
+            scan: decode::summary(&self.verdict, &self.findings)?,
             revoked: decode::deprecation(self.revoked, self.revoke_reason),
             pending: self.pending,
         })

@@ -118,7 +118,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
     assert_eq!(page.len(), 1);
     assert_eq!(page[0].uri, "skill://acme/refunds/SKILL.md");
     assert_eq!(page[0].version, v("1.1.0"));
-    assert_eq!(page[0].frontmatter["description"], "Does refunds things.");
+    assert_eq!(page[0].description, "Does refunds things.");
 
     let digests = store
         .content_digests(&[skill.clone().at(v("1.0.0")), skill.clone().at(v("9.9.9"))])
@@ -231,12 +231,22 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
     for statement in [
         "UPDATE version_entries SET frontmatter = '{not json'",
         "UPDATE versions SET warnings = 'nope'",
+        "UPDATE versions SET findings = '[{\"severity\":\"dire\"}]'",
     ] {
         testing::execute(&location, statement, statement).await;
     }
     let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     assert_eq!(err.code(), crate::core::Code::StorageError);
+    let current = store
+        .resolve(&SkillRef::parse("acme", "refunds").unwrap(), None)
+        .await;
+    assert!(
+        matches!(current, Err(StoreError::Corrupt(_))),
+        "{current:?}"
+    );
+    let err = store.manifests(&[1]).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     let skill = store
         .skill(&SkillRef::parse("acme", "refunds").unwrap())
         .await

@@ -207,7 +207,7 @@ pub(super) async fn list_page(
     let (mode, names) = visibility_args(visibility);
     let rows: Vec<ListingRow> = sqlx::query_as(concat!(
         "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
-                e.description, e.frontmatter, v.version, s.deprecation_message,
+                e.description, v.version, s.deprecation_message,
                 s.deprecated_at IS NOT NULL AS deprecated, v.verdict, v.findings
          FROM listing l
          JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath

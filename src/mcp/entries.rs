@@ -1,0 +1,271 @@
+//! Skill entries on the wire, and `skills/list` pages put together from entries serialized once.
+//!
+//! A version never changes, so most of its entry (`uri`, the frontmatter verbatim, every
+//! resource with its digest and size, and the `_meta` that is the version's own: its version
+//! and where it came from) is the same bytes for as long as the version exists. Those bytes are
+//! serialized on first use and kept in a bounded cache keyed by version and subpath, shared by
+//! every session; what varies per moment (deprecation, yank, the scan verdict, which a rescan
+//! may change) is written per request after them.
+//!
+//! rmcp serializes every result it is handed, so a page of cached bytes cannot travel through
+//! its typed `ListSkillsResult`. Over HTTP the transport puts a [`PageSlot`] in the request's
+//! extensions; the handler fills it with the page's entries and returns the result with an empty
+//! `skills` array, and the transport [`splice`]s the entries into rmcp's serialized response.
+//! Where there is no slot (stdio), the page goes through rmcp as typed values. Both ways give
+//! the same bytes: `tests/integration/mcp_protocol.rs` compares them.
+
+use std::io::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{MetaObject, Skill, SkillFrontmatter, SkillResource, SkillResources};
+use serde_json::{Map, Value};
+
+use super::META_PREFIX;
+use crate::core::SkillUri;
+use crate::core::provenance::Provenance;
+use crate::core::scan::Summary;
+use crate::registry::SkillEntry;
+use crate::registry::VersionId;
+use crate::registry::cache::Cache;
+
+/// Total bytes of serialized entries kept (about 50,000 typical entries).
+const ENTRY_CACHE_BYTES: usize = 64 << 20;
+/// An entry larger than this (thousands of files) is serialized on every use instead.
+const ENTRY_MAX_BYTES: usize = 1 << 20;
+
+/// A skill entry as rmcp's typed `Skill`: frontmatter verbatim, every file with its digest and
+/// size, and `_meta` with the version, its source, and deprecation, yank and the scan.
+pub fn skill(entry: &SkillEntry) -> Skill {
+    let mut meta = own_meta(entry);
+    meta.extend(moment_meta(entry));
+    skill_with(entry, meta)
+}
+
+fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
+    let root = entry.root.to_string();
+    let resources = entry
+        .files()
+        .iter()
+        .map(|f| {
+            SkillResource::new(
+                SkillUri::append(&root, &f.path),
+                f.digest.to_string(),
+                f.size,
+            )
+        })
+        .collect();
+    let mut extra = entry.frontmatter().clone();
+    let name = take_string(&mut extra, "name");
+    let description = take_string(&mut extra, "description");
+    let mut frontmatter = SkillFrontmatter::new(name, description);
+    frontmatter.extra = extra;
+    Skill::new(
+        entry.uri().to_string(),
+        frontmatter,
+        SkillResources::Files(resources),
+    )
+    .with_meta(MetaObject(meta))
+}
+
+/// The version's own `_meta`, which never changes: its version, and where it was read from.
+fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(
+        format!("{META_PREFIX}version"),
+        Value::String(entry.version.to_string()),
+    );
+    if let Some(provenance) = entry.provenance() {
+        meta.insert(format!("{META_PREFIX}source"), source_meta(provenance));
+    }
+    meta
+}
+
+/// What varies per moment: deprecation, yank and the scan verdict (always last).
+fn moment_meta(entry: &SkillEntry) -> Map<String, Value> {
+    let mut meta = Map::new();
+    if let Some(message) = &entry.deprecation {
+        meta.insert(
+            format!("{META_PREFIX}deprecated"),
+            serde_json::json!({ "message": message }),
+        );
+    }
+    if let Some(reason) = &entry.yanked {
+        meta.insert(
+            format!("{META_PREFIX}yanked"),
+            serde_json::json!({ "reason": reason }),
+        );
+    }
+    meta.insert(format!("{META_PREFIX}scan"), scan_meta(&entry.scan));
+    meta
+}
+
+/// A version's content scan as hosts see it in `_meta` (`dev.skillreg/scan`): the verdict
+/// (`clean`, `flagged`, `blocked` or `unscanned`) and the findings per severity.
+pub fn scan_meta(summary: &Summary) -> Value {
+    serde_json::json!({ "verdict": summary.verdict, "counts": summary.counts })
+}
+
+/// Where a version was read from as hosts see it in `_meta` (`dev.skillreg/source`):
+/// `{"type":"git","repository","ref","commit","path"}` or `{"type":"mcp","server","uri"}`.
+fn source_meta(provenance: &Provenance) -> Value {
+    match provenance {
+        Provenance::Git {
+            repository,
+            reference,
+            commit,
+            path,
+        } => serde_json::json!({
+            "type": "git", "repository": repository, "ref": reference, "commit": commit, "path": path,
+        }),
+        Provenance::Mcp { server, uri } => {
+            serde_json::json!({ "type": "mcp", "server": server, "uri": uri })
+        }
+    }
+}
+
+/// `name` and `description` are checked strings in every stored frontmatter.
+fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
+    match map.remove(key) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// The serialized entries of current versions, by version and subpath; one per process (every
+/// MCP session shares it). Never invalidated: a version's entry is the same bytes for as long
+/// as the version exists.
+pub struct Entries {
+    cache: Cache<(VersionId, String), Arc<[u8]>>,
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Self {
+            cache: Cache::weighed(ENTRY_CACHE_BYTES, ENTRY_MAX_BYTES, None, |b| b.len()),
+        }
+    }
+}
+
+impl Entries {
+    /// The entries of a page of current versions, as the elements of a JSON array (without the
+    /// brackets).
+    pub fn page(&self, entries: &[SkillEntry]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(entries.len() * 1536);
+        for (i, entry) in entries.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&self.own_part(entry));
+            close_entry(&mut out, entry);
+        }
+        out
+    }
+
+    /// The immutable part of a current entry, from the cache or serialized now.
+    fn own_part(&self, entry: &SkillEntry) -> Arc<[u8]> {
+        debug_assert!(!entry.is_pinned(), "pages list current versions");
+        let key = (entry.version_id, entry.subpath.clone());
+        if let Some(body) = self.cache.get(&key) {
+            return body;
+        }
+        let body: Arc<[u8]> = open_entry(&skill_with(entry, own_meta(entry))).into();
+        self.cache.insert(key, body.clone());
+        body
+    }
+}
+
+/// A `Skill` whose `_meta` holds the version's own part, serialized and left open:
+/// `{"uri":…,"frontmatter":…,"resources":[…],"_meta":{"dev.skillreg/version":…` (serde writes
+/// `_meta` last, and the version first in it).
+fn open_entry(skill: &Skill) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(skill).expect("a skill entry serializes");
+    debug_assert!(bytes.ends_with(b"}}"));
+    bytes.truncate(bytes.len() - 2);
+    bytes
+}
+
+/// The per-moment members of an entry's `_meta`, then the closing braces.
+fn close_entry(out: &mut Vec<u8>, entry: &SkillEntry) {
+    for (key, value) in moment_meta(entry) {
+        out.push(b',');
+        serde_json::to_writer(&mut *out, &key).expect("a string serializes");
+        out.push(b':');
+        serde_json::to_writer(&mut *out, &value).expect("a JSON value serializes");
+    }
+    let _ = out.write_all(b"}}");
+}
+
+/// Where a handler leaves a page of serialized entries for the HTTP transport to [`splice`] into
+/// the response. Present in a request's extensions only when the transport will splice.
+#[derive(Clone, Default)]
+pub struct PageSlot(Arc<Mutex<Option<Vec<u8>>>>);
+
+impl PageSlot {
+    pub fn fill(&self, entries: Vec<u8>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(entries);
+    }
+
+    pub fn take(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// The end of a serialized JSON-RPC response to `skills/list` whose `skills` were left to the
+/// transport: rmcp writes `skills` as the result's last field.
+const EMPTY_SKILLS_END: &[u8] = b"\"skills\":[]}}";
+
+/// `body` (a JSON-RPC response, or the SSE stream a 2025-era session answers a POST with,
+/// whose last event carries the response) with `entries` put into its empty `skills` array.
+/// `None` when `body` does not end as rmcp writes such a response.
+pub fn splice(body: &[u8], entries: &[u8]) -> Option<Vec<u8>> {
+    let end = body
+        .windows(EMPTY_SKILLS_END.len())
+        .rposition(|w| w == EMPTY_SKILLS_END)?;
+    // After the response only its SSE event's own fields may follow (`id: …`, blank lines).
+    let rest = &body[end + EMPTY_SKILLS_END.len()..];
+    let event_tail = rest.split(|&b| b == b'\n').all(|line| {
+        let line = line.trim_ascii();
+        line.is_empty() || line.starts_with(b"id:") || line.starts_with(b"retry:")
+    });
+    if !event_tail {
+        return None;
+    }
+    let at = end + b"\"skills\":[".len();
+    let mut out = Vec::with_capacity(body.len() + entries.len());
+    out.extend_from_slice(&body[..at]);
+    out.extend_from_slice(entries);
+    out.extend_from_slice(&body[at..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splice_fills_the_empty_skills_array_only() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[]}}"#;
+        assert_eq!(
+            splice(body, br#"{"a":1},{"b":2}"#).unwrap(),
+            br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[{"a":1},{"b":2}]}}"#
+        );
+        let sse = b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[]}}\nid: 1/0\n\n";
+        assert_eq!(
+            splice(sse, b"{}").unwrap(),
+            b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[{}]}}\nid: 1/0\n\n"
+        );
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#[..],
+            b"data: {\"result\":{\"skills\":[]}}\ndata: {\"more\":1}\n\n",
+            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[],"ttlMs":1}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[{"a":1}]}}"#,
+        ] {
+            assert_eq!(
+                splice(other, b"{}"),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+}
