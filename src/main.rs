@@ -7,8 +7,7 @@ async fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     // `serve` sets up logging from its configuration; every other command logs human-readable.
-    if !matches!(cli.command, skillreg::cli::Command::Serve(_)) {
-        skillreg::cli::init_logging(skillreg::config::LogFormat::Human);
-    }
+    let _log = (!matches!(cli.command, skillreg::cli::Command::Serve(_)))
+        .then(|| skillreg::cli::init_logging(skillreg::config::LogFormat::Human));
     skillreg::cli::run(cli).await
 }

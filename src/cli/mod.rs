@@ -660,53 +660,135 @@ pub const MAX_LOG_RECORD: usize = 16 * 1024;
 /// What is kept of a record longer than [`MAX_LOG_RECORD`].
 const LOG_RECORD_KEPT: usize = 1024;
 
+/// How long a log record may wait before it is written.
+const LOG_FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
+/// Bytes of records waiting at most: past this, the next record writes them all itself.
+const LOG_BUFFER_BYTES: usize = 1 << 20;
+
 /// Set up logging on stderr (stdout carries MCP in stdio mode). `SKILLREG_LOG` filters
-/// (default [`DEFAULT_LOG_FILTER`]); each record is at most [`MAX_LOG_RECORD`] bytes.
-pub fn init_logging(format: LogFormat) {
+/// (default [`DEFAULT_LOG_FILTER`]); each record is at most [`MAX_LOG_RECORD`] bytes. Records
+/// are written in order, in batches, by a thread of their own (see [`LogBuffer`]); keep the
+/// guard until the process ends: dropping it writes what is left.
+pub fn init_logging(format: LogFormat) -> LogGuard {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SKILLREG_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
+    let buffer = LogBuffer::start();
     let builder = tracing_subscriber::fmt()
         .with_writer(BoundedStderr {
             json: format == LogFormat::Json,
+            buffer: buffer.clone(),
         })
         .with_env_filter(filter);
     let _ = match format {
         LogFormat::Human => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
+    LogGuard(buffer)
+}
+
+/// Writes the log records still waiting when dropped.
+#[must_use = "dropping the guard writes the waiting log records; keep it until the end"]
+pub struct LogGuard(std::sync::Arc<LogBuffer>);
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        self.0.flush();
+    }
+}
+
+/// Log records waiting to be written to stderr. A request appends its record under a lock and
+/// goes on: no system call and no thread to wake (a per-request `write` to stderr cost several
+/// percent of a small read's CPU); a thread writes whatever has gathered every
+/// [`LOG_FLUSH_EVERY`], so under load one `write` carries many records. When
+/// [`LOG_BUFFER_BYTES`] are waiting (stderr not keeping up), the next record writes them itself.
+struct LogBuffer {
+    waiting: std::sync::Mutex<Vec<u8>>,
+    /// Held while a batch is taken and written, so that batches reach stderr in order.
+    writing: std::sync::Mutex<()>,
+}
+
+impl LogBuffer {
+    fn start() -> std::sync::Arc<Self> {
+        let buffer = std::sync::Arc::new(Self {
+            waiting: std::sync::Mutex::new(Vec::new()),
+            writing: std::sync::Mutex::new(()),
+        });
+        let weak = std::sync::Arc::downgrade(&buffer);
+        let _ = std::thread::Builder::new()
+            .name("skillreg-log".to_owned())
+            .spawn(move || {
+                while let Some(buffer) = weak.upgrade() {
+                    buffer.flush();
+                    drop(buffer);
+                    std::thread::sleep(LOG_FLUSH_EVERY);
+                }
+            });
+        buffer
+    }
+
+    fn push(&self, record: &[u8]) {
+        let full = {
+            let mut waiting = lock(&self.waiting);
+            waiting.extend_from_slice(record);
+            waiting.len() >= LOG_BUFFER_BYTES
+        };
+        if full {
+            self.flush();
+        }
+    }
+
+    /// Write every waiting record (a failure to log is nobody's failure to report).
+    fn flush(&self) {
+        use std::io::Write as _;
+        let _writing = lock(&self.writing);
+        let batch = std::mem::take(&mut *lock(&self.waiting));
+        if !batch.is_empty() {
+            let _ = std::io::stderr().lock().write_all(&batch);
+        }
+    }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Stderr, one record per writer: the fmt layer formats a whole record, then writes it with one
 /// `write_all`.
 struct BoundedStderr {
     json: bool,
+    buffer: std::sync::Arc<LogBuffer>,
 }
 
 impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BoundedStderr {
-    type Writer = BoundedRecord;
+    type Writer = BoundedRecord<'a>;
 
     fn make_writer(&'a self) -> Self::Writer {
-        BoundedRecord { json: self.json }
+        BoundedRecord {
+            json: self.json,
+            buffer: &self.buffer,
+        }
     }
 }
 
-struct BoundedRecord {
+struct BoundedRecord<'a> {
     json: bool,
+    buffer: &'a LogBuffer,
 }
 
-impl std::io::Write for BoundedRecord {
+impl std::io::Write for BoundedRecord<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut stderr = std::io::stderr().lock();
         if buf.len() <= MAX_LOG_RECORD {
-            stderr.write_all(buf)?;
+            self.buffer.push(buf);
         } else {
-            stderr.write_all(cut_record(buf, self.json).as_bytes())?;
+            self.buffer.push(cut_record(buf, self.json).as_bytes());
         }
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
+        Ok(())
     }
 }
 
@@ -735,7 +817,7 @@ fn cut_record(record: &[u8], json: bool) -> String {
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = args.config;
     config.check()?;
-    init_logging(config.log_format);
+    let _log = init_logging(config.log_format);
     tracing::debug!(?config, "configuration");
     let registry = Registry::builder_for(&config.storage)?
         .page_size(config.page_size)
