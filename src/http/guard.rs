@@ -6,9 +6,8 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -89,30 +88,30 @@ fn host_name(host: &str) -> &str {
         .map_or(host, |(h, _)| h)
 }
 
-/// Refuse (403) a request whose `Host` is not allowed, or that carries an `Origin` that is not:
-/// a page on another site, or a DNS-rebinding name, reads nothing here.
-pub async fn check_origin(
-    State(origins): State<Arc<Origins>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .or_else(|| request.uri().authority().map(|a| a.as_str()));
-    if let Some(host) = host
-        && !origins.host_allowed(host)
-    {
-        return forbidden("the Host header names a host this registry does not serve");
-    }
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| origins.origin_allowed(o));
-        if !allowed {
-            return forbidden("requests from this Origin are not allowed");
+impl Origins {
+    /// The 403 for a request whose `Host` is not allowed, or that carries an `Origin` that is
+    /// not: a page on another site, or a DNS-rebinding name, reads nothing here.
+    pub fn refuse(&self, request: &Request) -> Option<Response> {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .or_else(|| request.uri().authority().map(|a| a.as_str()));
+        if let Some(host) = host
+            && !self.host_allowed(host)
+        {
+            return Some(forbidden(
+                "the Host header names a host this registry does not serve",
+            ));
         }
+        if let Some(origin) = request.headers().get(header::ORIGIN) {
+            let allowed = origin.to_str().is_ok_and(|o| self.origin_allowed(o));
+            if !allowed {
+                return Some(forbidden("requests from this Origin are not allowed"));
+            }
+        }
+        None
     }
-    next.run(request).await
 }
 
 fn forbidden(message: &'static str) -> Response {
@@ -202,44 +201,46 @@ fn too_many(retry_after: u64) -> Response {
     response
 }
 
-/// Throttle failed authentication everywhere and REST writes per client and per credential.
-pub async fn rate_limit(
-    State(limits): State<Arc<RateLimits>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let client = super::serve::client_ip(&request);
-    if let Some(retry) = limits.blocked_for(client) {
-        return too_many(retry);
-    }
-    let is_write = request.uri().path().starts_with("/v1/")
-        && matches!(
-            *request.method(),
-            Method::PUT | Method::POST | Method::DELETE | Method::PATCH
-        );
-    if is_write && let Some(writes) = &limits.writes {
-        if let Some(retry) = wait(writes, &format!("client {client}")) {
-            return too_many(retry);
+impl RateLimits {
+    /// The 429 for a request over a limit: a client that spent its failed-authentication
+    /// quota (whatever it sends), or a REST write over the per-client or per-credential quota.
+    pub fn refuse(&self, client: IpAddr, request: &Request) -> Option<Response> {
+        if let Some(retry) = self.blocked_for(client) {
+            return Some(too_many(retry));
         }
-        let credential = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|v| Digest::of(v.as_bytes()).hex());
-        if let Some(credential) = credential
-            && let Some(retry) = wait(writes, &format!("credential {credential}"))
+        let is_write = request.uri().path().starts_with("/v1/")
+            && matches!(
+                *request.method(),
+                Method::PUT | Method::POST | Method::DELETE | Method::PATCH
+            );
+        if is_write && let Some(writes) = &self.writes {
+            if let Some(retry) = wait(writes, &format!("client {client}")) {
+                return Some(too_many(retry));
+            }
+            let credential = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .map(|v| Digest::of(v.as_bytes()).hex());
+            if let Some(credential) = credential
+                && let Some(retry) = wait(writes, &format!("credential {credential}"))
+            {
+                return Some(too_many(retry));
+            }
+        }
+        None
+    }
+
+    /// Count a 401 against `client`'s failed-authentication quota; the answer that spends it
+    /// becomes a 429, and the client is refused until the quota refills.
+    pub fn after(&self, client: IpAddr, response: Response) -> Response {
+        if response.status() == StatusCode::UNAUTHORIZED
+            && let Some(failures) = &self.auth_failures
+            && let Some(retry) = wait(failures, &client)
         {
+            self.blocked()
+                .insert(client, Instant::now() + Duration::from_secs(retry));
             return too_many(retry);
         }
+        response
     }
-    let response = next.run(request).await;
-    if response.status() == StatusCode::UNAUTHORIZED
-        && let Some(failures) = &limits.auth_failures
-        && let Some(retry) = wait(failures, &client)
-    {
-        limits
-            .blocked()
-            .insert(client, Instant::now() + Duration::from_secs(retry));
-        return too_many(retry);
-    }
-    response
 }

@@ -94,26 +94,26 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(clawhub::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            time_limit(timeout, req, next)
-        }))
         .layer(middleware::from_fn_with_state(
-            rate_limits,
-            guard::rate_limit,
+            Arc::new(Front {
+                origins: guard::Origins::new(config),
+                limits: rate_limits,
+                timeout,
+            }),
+            front,
         ))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(guard::Origins::new(config)),
-            guard::check_origin,
-        ))
-        .layer(middleware::from_fn(observe))
 }
 
 /// Put a `skills/list` page's serialized entries into rmcp's response (see `mcp::entries`): for
-/// a `skills/list` request, the handler leaves them in the request's [`PageSlot`] and answers
-/// with an empty `skills` array, and the response is completed here once rmcp has written it
-/// (a JSON body, or a 2025-era session's SSE stream, which ends with the response).
-async fn splice_pages(request: Request, next: Next) -> Response {
-    let (mut request, lists) = lists_skills(request).await;
+/// a `skills/list` request (as `sessions::gate` read its method), the handler leaves them in
+/// the request's [`PageSlot`] and answers with an empty `skills` array, and the response is
+/// completed here once rmcp has written it (a JSON body, or a 2025-era session's SSE stream,
+/// which ends with the response).
+async fn splice_pages(mut request: Request, next: Next) -> Response {
+    let lists = request
+        .extensions()
+        .get::<sessions::McpMethod>()
+        .is_some_and(|m| m.0 == "skills/list");
     if !lists {
         return next.run(request).await;
     }
@@ -141,52 +141,42 @@ async fn splice_pages(request: Request, next: Next) -> Response {
     Response::from_parts(parts, axum::body::Body::from(body))
 }
 
-/// The longest request body read to learn whether a 2025-era request is `skills/list`.
-const PEEK_BODY_BYTES: usize = 16 * 1024;
-
-/// Whether `request` calls `skills/list`: its `Mcp-Method` header says so (2026-07-28), or, with
-/// no such header (2025-11-25), its JSON-RPC body does (a small body is read and put back; any
-/// other is served without the splice, through rmcp's typed result).
-async fn lists_skills(request: Request) -> (Request, bool) {
-    if let Some(method) = request.headers().get("mcp-method") {
-        let lists = method.as_bytes() == b"skills/list";
-        return (request, lists);
-    }
-    let small = request
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .is_some_and(|n| n <= PEEK_BODY_BYTES);
-    if request.method() != axum::http::Method::POST || !small {
-        return (request, false);
-    }
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, PEEK_BODY_BYTES).await else {
-        return (Request::from_parts(parts, axum::body::Body::empty()), false);
-    };
-    #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    let lists = serde_json::from_slice::<Method<'_>>(&bytes)
-        .is_ok_and(|m| m.method.as_deref() == Some("skills/list"));
-    (
-        Request::from_parts(parts, axum::body::Body::from(bytes)),
-        lists,
-    )
-}
-
 /// Authenticate the caller for the handlers behind (the MCP surface), refusing anonymous
 /// callers when reads require a token.
 async fn authenticate_reader(_: Reader, request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
+/// What every request passes before a route, as one layer (each `from_fn` layer costs a
+/// boxed future and a clone of the router per request): its log line and metrics, the Host and
+/// Origin allow-lists and the rate limits (`guard`), then the time limit.
+struct Front {
+    origins: guard::Origins,
+    limits: Arc<guard::RateLimits>,
+    timeout: Duration,
+}
+
+async fn front(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
+    observe(request, async |request: Request| {
+        if let Some(refused) = front.origins.refuse(&request) {
+            return refused;
+        }
+        let client = serve::client_ip(&request);
+        if let Some(refused) = front.limits.refuse(client, &request) {
+            return refused;
+        }
+        let response = time_limit(front.timeout, request, next).await;
+        front.limits.after(client, response)
+    })
+    .await
+}
+
 /// One log line and metrics per request, and an `x-request-id` on every response (the caller's,
 /// when it sent a sane one). Headers are never logged: they carry tokens.
-async fn observe(request: Request, next: Next) -> Response {
+async fn observe<F: Future<Output = Response>>(
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let started = std::time::Instant::now();
     let method = request.method().clone();
@@ -218,7 +208,7 @@ async fn observe(request: Request, next: Next) -> Response {
             },
             str::to_owned,
         );
-    let mut response = next.run(request).await;
+    let mut response = next(request).await;
     let status = response.status().as_u16();
     crate::metrics::http(method.as_str(), &route, status, started);
     tracing::info!(

@@ -270,9 +270,15 @@ struct Message {
     params: Option<serde_json::Value>,
 }
 
+/// The JSON-RPC method of a POST to `/mcp`, as the gate read it from the body (in the request's
+/// extensions for the layers behind it).
+#[derive(Debug, Clone)]
+pub struct McpMethod(pub String);
+
 /// The gate in front of `/mcp`: refuse requests whose parameters have the wrong types
 /// (`-32602`), admit `initialize` requests within the session caps, register the sessions they
-/// open, and mark the sessions that send requests.
+/// open, and mark the sessions that send requests. It reads every POST's body whole (as rmcp
+/// does), and leaves its method in the request's extensions ([`McpMethod`]).
 pub async fn gate(
     State(limits): State<Arc<SessionLimits>>,
     request: Request,
@@ -314,7 +320,10 @@ pub async fn gate(
         crate::metrics::error(crate::core::Code::InvalidRequest.as_str());
         return axum::Json(crate::mcp::params::invalid_params_error(id, &problem)).into_response();
     }
-    let request = Request::from_parts(parts, Body::from(bytes));
+    let mut request = Request::from_parts(parts, Body::from(bytes));
+    if let Some(m) = &method {
+        request.extensions_mut().insert(McpMethod(m.clone()));
+    }
     if let Some(id) = &session {
         if method.as_deref() != Some("notifications/initialized") {
             limits.touch(id);

@@ -204,17 +204,21 @@ impl SkillServer {
 }
 
 impl ServerHandler for SkillServer {
+    /// Built once: rmcp asks for it on every stateless request.
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_completions()
-            .enable_resources()
-            .enable_tools()
-            .enable_resources_list_changed()
-            .enable_skills_with_directory_read()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("skillreg", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        static INFO: std::sync::LazyLock<ServerConfig> = std::sync::LazyLock::new(|| {
+            let capabilities = ServerCapabilities::builder()
+                .enable_completions()
+                .enable_resources()
+                .enable_tools()
+                .enable_resources_list_changed()
+                .enable_skills_with_directory_read()
+                .build();
+            ServerConfig::new(capabilities)
+                .with_server_info(Implementation::new("skillreg", env!("CARGO_PKG_VERSION")))
+                .with_instructions(INSTRUCTIONS)
+        });
+        INFO.clone()
     }
 
     async fn list_skills(
