@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::mcp::{Entries, McpOptions, PageSlot, SkillServer};
+use crate::mcp::{McpOptions, PageSlot, Shared, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
@@ -60,9 +60,9 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         Duration::from_secs(config.mcp_session_idle_secs),
     ));
     session_manager.sweep(shutdown.child_token());
-    let entries = Arc::new(Entries::default());
+    let shared = Arc::new(Shared::default());
     let mcp = StreamableHttpService::new(
-        move || Ok(SkillServer::new(registry.clone(), options, entries.clone())),
+        move || Ok(SkillServer::new(registry.clone(), options, shared.clone())),
         session_manager,
         mcp_config,
     );

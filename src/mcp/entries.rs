@@ -198,14 +198,14 @@ fn close_entry(out: &mut Vec<u8>, entry: &SkillEntry) {
 /// Where a handler leaves a page of serialized entries for the HTTP transport to [`splice`] into
 /// the response. Present in a request's extensions only when the transport will splice.
 #[derive(Clone, Default)]
-pub struct PageSlot(Arc<Mutex<Option<Vec<u8>>>>);
+pub struct PageSlot(Arc<Mutex<Option<Arc<[u8]>>>>);
 
 impl PageSlot {
-    pub fn fill(&self, entries: Vec<u8>) {
+    pub fn fill(&self, entries: Arc<[u8]>) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(entries);
     }
 
-    pub fn take(&self) -> Option<Vec<u8>> {
+    pub fn take(&self) -> Option<Arc<[u8]>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 }

@@ -29,6 +29,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use crate::core::Digest;
 use crate::core::scan::Summary;
 use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
@@ -37,8 +38,10 @@ use crate::core::uri::{
 use crate::core::{Code, McpKind, Principal, SkillUri, Visibility, mime};
 use crate::error::Error;
 use crate::registry::Registry;
+use crate::registry::cache::Cache;
+use entries::Entries;
+pub use entries::PageSlot;
 use entries::scan_meta;
-pub use entries::{Entries, PageSlot};
 pub use search_tool::SEARCH_TOOL;
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
@@ -66,25 +69,120 @@ pub struct McpOptions {
     pub index_max_skills: usize,
 }
 
-/// The rmcp handler. Cheap to clone: one per MCP session, sharing the serialized entries.
+/// The rmcp handler. Cheap to clone: one per MCP session, sharing [`Shared`].
 #[derive(Clone)]
 pub struct SkillServer {
     registry: Registry,
     reads_need_token: bool,
     index_max_skills: usize,
-    entries: Arc<Entries>,
+    shared: Arc<Shared>,
+}
+
+/// Bytes of base64 text of binary files kept (as the registry keeps their bytes).
+const BASE64_CACHE_BYTES: usize = 64 << 20;
+/// A file whose base64 text is longer than this is encoded on every read.
+const BASE64_MAX_BYTES: usize = 2 << 20;
+
+/// What every MCP session of a process shares: wire bytes computed once, since what they are
+/// made of never changes (a version's entry; a file's bytes, addressed by their digest).
+pub struct Shared {
+    entries: Entries,
+    /// A binary file's `blob` text, by its digest.
+    base64: Cache<Digest, Arc<str>>,
+    /// `skills/list` pages as served, by who asks and from where: a page of the current
+    /// catalog is the same bytes until the catalog changes, so it is kept like the registry's
+    /// resolutions ([`Registry::current_epoch`]).
+    pages: Cache<(Visibility, Option<String>), Arc<ServedPage>>,
+}
+
+/// Bytes of `skills/list` pages kept.
+const PAGE_CACHE_BYTES: usize = 32 << 20;
+
+/// A `skills/list` page as served: its entries serialized, and its cursor.
+struct ServedPage {
+    epoch: u64,
+    made: std::time::Instant,
+    entries: Arc<[u8]>,
+    next_cursor: Option<String>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            entries: Entries::default(),
+            base64: Cache::weighed(BASE64_CACHE_BYTES, BASE64_MAX_BYTES, None, |s| s.len()),
+            pages: Cache::weighed(PAGE_CACHE_BYTES, PAGE_CACHE_BYTES / 16, None, |p| {
+                p.entries.len()
+            }),
+        }
+    }
+}
+
+impl Shared {
+    /// The base64 text of the file whose bytes are `bytes` (hashing to `digest`).
+    fn base64(&self, digest: Digest, bytes: &[u8]) -> Arc<str> {
+        if let Some(text) = self.base64.get(&digest) {
+            return text;
+        }
+        let text: Arc<str> = STANDARD.encode(bytes).into();
+        self.base64.insert(digest, text.clone());
+        text
+    }
+}
+
+/// A file as `resources/read` serves it.
+struct ReadFile {
+    uri: String,
+    mime_type: String,
+    bytes: Arc<Vec<u8>>,
+    /// The digest of stored bytes (`None` for what is made up per request: `index.json`,
+    /// FastMCP's manifest).
+    digest: Option<Digest>,
+    pinned: bool,
+    scan: Option<Summary>,
 }
 
 impl SkillServer {
-    /// A handler for one session; `entries` is the process's one cache of serialized entries
-    /// (`Arc::default()` once, then cloned into every session).
-    pub fn new(registry: Registry, options: McpOptions, entries: Arc<Entries>) -> Self {
+    /// A handler for one session; `shared` is made once per process (`Arc::default()`), then
+    /// cloned into every session.
+    pub fn new(registry: Registry, options: McpOptions, shared: Arc<Shared>) -> Self {
         Self {
             registry,
             reads_need_token: options.reads_need_token,
             index_max_skills: options.index_max_skills,
-            entries,
+            shared,
         }
+    }
+
+    /// A `skills/list` page as `viewer` is served it from `cursor`: kept from an earlier request
+    /// while nothing changed, else read and serialized now.
+    async fn served_page(
+        &self,
+        viewer: Visibility,
+        cursor: Option<String>,
+    ) -> Result<Arc<ServedPage>, ErrorData> {
+        let (epoch, ttl) = self.registry.current_epoch();
+        let key = (viewer, cursor);
+        if let Some(page) = self.shared.pages.get(&key)
+            && page.epoch == epoch
+            && page.made.elapsed() < ttl
+        {
+            return Ok(page);
+        }
+        let made = std::time::Instant::now();
+        let page = self
+            .registry
+            .list_skills(&key.0, key.1.as_deref())
+            .await
+            .map_err(|e| to_mcp(e, None))?;
+        let served = Arc::new(ServedPage {
+            epoch,
+            made,
+            entries: self.shared.entries.page(&page.items).into(),
+            next_cursor: page.next_cursor,
+        });
+        self.shared.pages.insert(key, served.clone());
+        Ok(served)
     }
 
     /// Who is asking: over HTTP, the principal the transport authenticated for this request
@@ -153,11 +251,7 @@ fn ttl(pinned: bool) -> u64 {
 }
 
 impl SkillServer {
-    async fn read(
-        &self,
-        viewer: &Visibility,
-        raw: &str,
-    ) -> Result<(String, String, Vec<u8>, bool, Option<Summary>), Error> {
+    async fn read(&self, viewer: &Visibility, raw: &str) -> Result<ReadFile, Error> {
         if raw == INDEX_JSON {
             let summaries = self
                 .registry
@@ -167,36 +261,36 @@ impl SkillServer {
                 )
                 .await?;
             let index = compat::index_json(summaries, self.index_max_skills);
-            return Ok((
-                INDEX_JSON.to_owned(),
-                "application/json".to_owned(),
-                index.to_string().into_bytes(),
-                false,
-                None,
-            ));
+            return Ok(ReadFile {
+                uri: INDEX_JSON.to_owned(),
+                mime_type: "application/json".to_owned(),
+                bytes: Arc::new(index.to_string().into_bytes()),
+                digest: None,
+                pinned: false,
+                scan: None,
+            });
         }
         let uri = parse_uri(raw)?;
         match self.registry.read(viewer, &uri).await {
-            Ok(file) => {
-                let pinned = file.is_pinned();
-                Ok((
-                    file.uri.to_string(),
-                    file.mime_type,
-                    std::sync::Arc::unwrap_or_clone(file.bytes),
-                    pinned,
-                    Some(file.scan),
-                ))
-            }
+            Ok(file) => Ok(ReadFile {
+                uri: file.uri.to_string(),
+                pinned: file.is_pinned(),
+                mime_type: file.mime_type,
+                bytes: file.bytes,
+                digest: Some(file.digest),
+                scan: Some(file.scan),
+            }),
             // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
             Err(e) if e.code() == Code::FileNotFound && uri.path() == FASTMCP_MANIFEST => {
                 let files = self.registry.files_of(viewer, &uri).await?.ok_or(e)?;
-                Ok((
-                    uri.to_string(),
-                    "application/json".to_owned(),
-                    compat::fastmcp_manifest(&uri.name, &files),
-                    uri.is_pinned(),
-                    None,
-                ))
+                Ok(ReadFile {
+                    uri: uri.to_string(),
+                    mime_type: "application/json".to_owned(),
+                    bytes: Arc::new(compat::fastmcp_manifest(&uri.name, &files)),
+                    digest: None,
+                    pinned: uri.is_pinned(),
+                    scan: None,
+                })
             }
             Err(e) => Err(e),
         }
@@ -229,27 +323,31 @@ impl ServerHandler for SkillServer {
         observed("skills/list", async {
             let (viewer, cache_scope) = self.caller(&ctx);
             let cursor = request.and_then(|r| r.cursor);
-            let page = self
-                .registry
-                .list_skills(&viewer, cursor.as_deref())
-                .await
-                .map_err(|e| to_mcp(e, None))?;
             // Over HTTP the transport splices the serialized entries into the response.
             let slot = ctx
                 .extensions
                 .get::<axum::http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<PageSlot>());
-            let skills = match slot {
+            let (skills, next_cursor) = match slot {
                 Some(slot) => {
-                    slot.fill(self.entries.page(&page.items));
-                    Vec::new()
+                    let page = self.served_page(viewer, cursor).await?;
+                    slot.fill(page.entries.clone());
+                    (Vec::new(), page.next_cursor.clone())
                 }
-                None => page.items.iter().map(entries::skill).collect(),
+                None => {
+                    let page = self
+                        .registry
+                        .list_skills(&viewer, cursor.as_deref())
+                        .await
+                        .map_err(|e| to_mcp(e, None))?;
+                    let skills = page.items.iter().map(entries::skill).collect();
+                    (skills, page.next_cursor)
+                }
             };
             let mut result = ListSkillsResult::with_all_items(skills)
                 .with_ttl_ms(CURRENT_TTL_MS)
                 .with_cache_scope(cache_scope);
-            result.next_cursor = page.next_cursor;
+            result.next_cursor = next_cursor;
             Ok(result)
         })
         .await
@@ -291,25 +389,31 @@ impl ServerHandler for SkillServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         observed("resources/read", async {
             let (viewer, cache_scope) = self.caller(&ctx);
-            let (uri, mime_type, bytes, pinned, scan) = self
+            let file = self
                 .read(&viewer, &request.uri)
                 .await
                 .map_err(|e| to_mcp(e, Some(&request.uri)))?;
-            let text = (mime::is_textual(&mime_type))
-                .then(|| std::str::from_utf8(&bytes).ok())
+            let text = (mime::is_textual(&file.mime_type))
+                .then(|| std::str::from_utf8(&file.bytes).ok())
                 .flatten();
             let mut contents = match text {
-                Some(text) => ResourceContents::text(text, &uri),
-                None => ResourceContents::blob(STANDARD.encode(&bytes), &uri),
+                Some(text) => ResourceContents::text(text, &file.uri),
+                None => {
+                    let base64 = match file.digest {
+                        Some(digest) => self.shared.base64(digest, &file.bytes).to_string(),
+                        None => STANDARD.encode(&*file.bytes),
+                    };
+                    ResourceContents::blob(base64, &file.uri)
+                }
             }
-            .with_mime_type(&mime_type);
-            if let Some(scan) = scan {
+            .with_mime_type(&file.mime_type);
+            if let Some(scan) = file.scan {
                 let mut meta = Map::new();
                 meta.insert(format!("{META_PREFIX}scan"), scan_meta(&scan));
                 contents = contents.with_meta(rmcp::model::MetaObject(meta));
             }
             Ok(ReadResourceResult::new(vec![contents])
-                .with_ttl_ms(ttl(pinned))
+                .with_ttl_ms(ttl(file.pinned))
                 .with_cache_scope(cache_scope)
                 .into())
         })

@@ -14,7 +14,9 @@
 //! process imports into the same data directory is served by the next request, and a new version
 //! of an existing skill within [`RESOLVE_TTL`]. When storage announces every change (PostgreSQL's
 //! change feed), resolutions are dropped when a change is heard and kept for up to
-//! [`FEED_RESOLVE_TTL`] otherwise.
+//! [`FEED_RESOLVE_TTL`] otherwise. A transport that keeps its own answers about what is current
+//! (the MCP surface keeps `skills/list` pages as served) follows the same rule through
+//! [`Registry::current_epoch`].
 
 mod access;
 pub mod cache;
@@ -170,6 +172,11 @@ struct Inner {
     heavy: tokio::sync::Semaphore,
     /// The private namespaces, for filtering search hits (refreshed like resolutions).
     private: cache::Cache<(), Arc<std::collections::HashSet<Namespace>>>,
+    /// Bumped whenever the short-lived caches are dropped: an answer about what is current,
+    /// kept by a transport with the epoch it was made in, is stale once the epoch moved.
+    epoch: std::sync::atomic::AtomicU64,
+    /// How long an answer about what is current may be kept when nothing is heard.
+    current_ttl: Duration,
     changes: broadcast::Sender<()>,
     /// The search index, when this process keeps one (the server does; imports do not).
     search: Option<Arc<SearchIndex>>,
@@ -357,6 +364,8 @@ impl Registry {
                     std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),
                 private: cache::Cache::counted(1, Some(resolve_ttl)),
+                epoch: std::sync::atomic::AtomicU64::new(0),
+                current_ttl: resolve_ttl,
                 changes,
                 search,
                 index_lock: tokio::sync::Mutex::new(IndexState::default()),
@@ -410,9 +419,23 @@ impl Registry {
     /// Drop every cached answer about what is current (resolutions, completions, the private
     /// namespaces); manifests and file bytes never change and stay.
     fn drop_current(&self) {
+        self.inner
+            .epoch
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         self.inner.resolved.clear();
         self.inner.completions.clear();
         self.inner.private.clear();
+    }
+
+    /// Which generation of answers about what is current this process is at, and how long one
+    /// may be kept: a transport that keeps such an answer (a `skills/list` page as served) may
+    /// serve it again while the epoch is the same and it is younger than the duration, as the
+    /// registry does with its own resolutions.
+    pub fn current_epoch(&self) -> (u64, Duration) {
+        (
+            self.inner.epoch.load(std::sync::atomic::Ordering::Acquire),
+            self.inner.current_ttl,
+        )
     }
 
     /// After a change (made here, or announced by another process): drop the short-lived
