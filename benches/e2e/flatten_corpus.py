@@ -21,20 +21,9 @@ import re
 import shutil
 import sys
 
+from scan_cost import frontmatter_name  # the same reading of a SKILL.md's `name`
+
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-
-
-def frontmatter_name(skill_md: str) -> str | None:
-    with open(skill_md, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
-    if not lines or lines[0].strip() != "---":
-        return None
-    for line in lines[1:]:
-        if line.strip() == "---":
-            return None
-        if line.startswith("name:"):
-            return line[len("name:"):].strip().strip("'\"")
-    return None
 
 
 def main() -> int:
@@ -55,7 +44,7 @@ def main() -> int:
         if any(d.startswith(t + os.sep) for t in taken.values()):
             skipped["inside another skill"] += 1
             continue
-        name = frontmatter_name(os.path.join(d, "SKILL.md"))
+        name = frontmatter_name(d)
         if not name or len(name) > 64 or not NAME.fullmatch(name):
             skipped["invalid name"] += 1
             continue
