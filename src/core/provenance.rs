@@ -24,28 +24,6 @@ pub enum Provenance {
     Mcp { server: String, uri: String },
 }
 
-impl Provenance {
-    /// One line for people: `git https://…/skills.git main@3f2a9c1 skills/review`.
-    pub fn describe(&self) -> String {
-        match self {
-            Provenance::Git {
-                repository,
-                reference,
-                commit,
-                path,
-            } => {
-                let at = format!("{reference}@{}", short_commit(commit));
-                if path.is_empty() {
-                    format!("git {repository} {at}")
-                } else {
-                    format!("git {repository} {at} {path}")
-                }
-            }
-            Provenance::Mcp { server, uri } => format!("mcp {server} {uri}"),
-        }
-    }
-}
-
 /// The kind of a recorded source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SourceKind {
@@ -370,7 +348,7 @@ mod tests {
     }
 
     #[test]
-    fn provenance_round_trips_and_describes_itself() {
+    fn provenance_round_trips() {
         let git = Provenance::Git {
             repository: "https://example.com/s.git".into(),
             reference: "main".into(),
@@ -383,10 +361,6 @@ mod tests {
             r#"{"type":"git","repository":"https://example.com/s.git","ref":"main","commit":"3f2a9c1d0e4b5a6978877665544332211aabbccd","path":"skills/review"}"#
         );
         assert_eq!(serde_json::from_str::<Provenance>(&json).unwrap(), git);
-        assert_eq!(
-            git.describe(),
-            "git https://example.com/s.git main@3f2a9c1 skills/review"
-        );
         let mcp = Provenance::Mcp {
             server: "http://up/mcp".into(),
             uri: "skill://a/SKILL.md".into(),

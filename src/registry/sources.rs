@@ -140,8 +140,10 @@ impl Registry {
                 commit: checkout.commit.clone(),
                 path: path.clone(),
             };
-            let hint = dir
-                .file_name()
+            // The tree's own directory is a temporary name, never the skill's.
+            let hint = (!path.is_empty())
+                .then(|| dir.file_name())
+                .flatten()
                 .and_then(|n| SkillName::new(&n.to_string_lossy()).ok());
             let prepared = prepared
                 .map(|p| p.with_provenance(provenance))
@@ -334,19 +336,27 @@ impl SourceRun<'_> {
         for member in members {
             let skill = SkillRef::new(namespace.clone(), member.name.clone());
             let here = self.present.contains(&member.name);
+            let deprecation = || async {
+                Ok::<_, Error>(
+                    store
+                        .skill(&skill)
+                        .await?
+                        .and_then(|s| s.deprecation_message),
+                )
+            };
             let line = if !here && !member.removed {
                 removed.push(member.name.clone());
+                // A deprecation someone set by hand says more than ours: it is kept.
+                if deprecation().await?.is_some() {
+                    continue;
+                }
                 store.set_deprecated(&skill, Some(&message), ACTOR).await?;
                 ImportOutcome::Deprecated {
                     uri: skill.skill_md_uri().to_string(),
                     message: message.clone(),
                 }
             } else if here && member.removed {
-                let ours = store
-                    .skill(&skill)
-                    .await?
-                    .and_then(|s| s.deprecation_message)
-                    .is_some_and(|m| m.starts_with(REMOVED));
+                let ours = deprecation().await?.is_some_and(|m| m.starts_with(REMOVED));
                 if !ours {
                     continue;
                 }

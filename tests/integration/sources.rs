@@ -13,6 +13,7 @@ use crate::common::{
     CliOutput, Modern, TestServer, fresh_postgres, postgres_by_default, run_cli_async,
 };
 use crate::rest::Api;
+use skillreg::core::Principal;
 
 /// A work tree and the bare repository it pushes to (what `import git` reads).
 struct Repo {
@@ -333,6 +334,35 @@ async fn import_git_takes_a_repository_and_sync_follows_its_changes() {
     assert_eq!(
         skill(&server, "acme/review").await["current_version"],
         "2.0.0"
+    );
+
+    // A deprecation set by hand is the operator's: a removal keeps it, a return keeps it.
+    let tips = skillreg::core::SkillRef::parse("acme", "tips").unwrap();
+    server
+        .registry
+        .set_deprecated(&Principal::Admin, &tips, Some("use review"))
+        .await
+        .unwrap();
+    drop(server);
+    std::fs::remove_dir_all(repo.work.join("skills/tips")).unwrap();
+    repo.commit("tips removed again");
+    let out = storage.cli(&["sync"]).await;
+    assert!(
+        !out.stdout.contains("deprecated skill://acme/tips"),
+        "{}",
+        out.stdout
+    );
+    repo.write(
+        "skills/tips/SKILL.md",
+        &skill_md("tips", "Tips for writing.", "allowed-tools: Read\n"),
+    );
+    repo.commit("tips back again");
+    let out = storage.cli(&["sync"]).await;
+    assert!(!out.stdout.contains("restored"), "{}", out.stdout);
+    let server = storage.server().await;
+    assert_eq!(
+        skill(&server, "acme/tips").await["deprecation_message"],
+        "use review"
     );
 }
 
