@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::{Method, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -66,18 +66,14 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         session_manager,
         mcp_config,
     );
-    // Every MCP request is authenticated (the handler reads the principal to know what the
-    // caller sees); when reads need a token, anonymous callers are refused here.
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn(splice_pages))
         .layer(middleware::from_fn_with_state(
-            session_limits,
-            sessions::gate,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            authenticate_reader,
+            Arc::new(McpFront {
+                state: state.clone(),
+                sessions: session_limits,
+            }),
+            mcp_front,
         ));
     let operator = Router::new()
         .route("/readyz", get(readyz))
@@ -104,19 +100,36 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         ))
 }
 
-/// Put a `skills/list` page's serialized entries into rmcp's response (see `mcp::entries`): for
-/// a `skills/list` request (as `sessions::gate` read its method), the handler leaves them in
-/// the request's [`PageSlot`] and answers with an empty `skills` array, and the response is
-/// completed here once rmcp has written it (a JSON body, or a 2025-era session's SSE stream,
-/// which ends with the response).
-async fn splice_pages(mut request: Request, next: Next) -> Response {
-    let lists = request
-        .extensions()
-        .get::<sessions::McpMethod>()
-        .is_some_and(|m| m.0 == "skills/list");
-    if !lists {
-        return next.run(request).await;
+/// What `/mcp` adds to [`front`], as one layer: the caller is authenticated (the handler reads
+/// the principal to know what the caller sees; when reads need a token, anonymous callers are
+/// refused here), then the session gate reads the JSON-RPC method (`sessions::gate`), and a
+/// `skills/list` page is spliced into rmcp's response ([`splice_page`]).
+struct McpFront {
+    state: AppState,
+    sessions: Arc<sessions::SessionLimits>,
+}
+
+async fn mcp_front(State(mcp): State<Arc<McpFront>>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    if let Err(refused) = Reader::from_request_parts(&mut parts, &mcp.state).await {
+        return refused.into_response();
     }
+    let request = Request::from_parts(parts, body);
+    sessions::gate(&mcp.sessions, request, async |request, method| {
+        if method.as_deref() == Some("skills/list") {
+            splice_page(request, next).await
+        } else {
+            next.run(request).await
+        }
+    })
+    .await
+}
+
+/// Put a `skills/list` page's serialized entries into rmcp's response (see `mcp::entries`): the
+/// handler leaves them in the request's [`PageSlot`] and answers with an empty `skills` array,
+/// and the response is completed here once rmcp has written it (a JSON body, or a 2025-era
+/// session's SSE stream, which ends with the response).
+async fn splice_page(mut request: Request, next: Next) -> Response {
     let slot = PageSlot::default();
     request.extensions_mut().insert(slot.clone());
     let (mut parts, body) = next.run(request).await.into_parts();
@@ -139,12 +152,6 @@ async fn splice_pages(mut request: Request, next: Next) -> Response {
     };
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
     Response::from_parts(parts, axum::body::Body::from(body))
-}
-
-/// Authenticate the caller for the handlers behind (the MCP surface), refusing anonymous
-/// callers when reads require a token.
-async fn authenticate_reader(_: Reader, request: Request, next: Next) -> Response {
-    next.run(request).await
 }
 
 /// What every request passes before a route, as one layer (each `from_fn` layer costs a

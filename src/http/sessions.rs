@@ -9,7 +9,8 @@
 //!   closed after `idle` without requests (rmcp's keep-alive).
 //!
 //! [`CountedSessions`] wraps rmcp's in-memory session manager to learn when sessions end;
-//! [`limit_sessions`] is the middleware in front of `/mcp` that admits, registers and marks them.
+//! [`gate`], part of `/mcp`'s one middleware (`http::mcp_front`), admits, registers and marks
+//! them.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -17,9 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_core::Stream;
 use http_body_util::BodyExt as _;
@@ -270,19 +270,15 @@ struct Message {
     params: Option<serde_json::Value>,
 }
 
-/// The JSON-RPC method of a POST to `/mcp`, as the gate read it from the body (in the request's
-/// extensions for the layers behind it).
-#[derive(Debug, Clone)]
-pub struct McpMethod(pub String);
-
 /// The gate in front of `/mcp`: refuse requests whose parameters have the wrong types
 /// (`-32602`), admit `initialize` requests within the session caps, register the sessions they
 /// open, and mark the sessions that send requests. It reads every POST's body whole (as rmcp
-/// does), and leaves its method in the request's extensions ([`McpMethod`]).
-pub async fn gate(
-    State(limits): State<Arc<SessionLimits>>,
+/// does) and hands the request on with the JSON-RPC method it read (`None` for a GET, a
+/// DELETE, or a body that is no single request).
+pub async fn gate<F: Future<Output = Response>>(
+    limits: &SessionLimits,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request, Option<String>) -> F,
 ) -> Response {
     let client = super::serve::client_ip(&request);
     let session = request
@@ -297,7 +293,7 @@ pub async fn gate(
             // A standalone SSE stream: the session is in use.
             limits.touch(id);
         }
-        return next.run(request).await;
+        return next(request, None).await;
     }
     // Read the body (rmcp reads it whole too) to see which method this is.
     let (parts, body) = request.into_parts();
@@ -309,7 +305,6 @@ pub async fn gate(
         Err(_) => return ApiError(Error::BodyTooLarge(MAX_PEEK_BODY)).into_response(),
     };
     let message = serde_json::from_slice::<Message>(&bytes).ok();
-    let method = message.as_ref().and_then(|m| m.method.clone());
     if let Some(Message {
         id: Some(id),
         method: Some(m),
@@ -320,18 +315,16 @@ pub async fn gate(
         crate::metrics::error(crate::core::Code::InvalidRequest.as_str());
         return axum::Json(crate::mcp::params::invalid_params_error(id, &problem)).into_response();
     }
-    let mut request = Request::from_parts(parts, Body::from(bytes));
-    if let Some(m) = &method {
-        request.extensions_mut().insert(McpMethod(m.clone()));
-    }
+    let method = message.and_then(|m| m.method);
+    let request = Request::from_parts(parts, Body::from(bytes));
     if let Some(id) = &session {
         if method.as_deref() != Some("notifications/initialized") {
             limits.touch(id);
         }
-        return next.run(request).await;
+        return next(request, method).await;
     }
     if method.as_deref() != Some("initialize") {
-        return next.run(request).await;
+        return next(request, method).await;
     }
     if !limits.admit(client) {
         crate::metrics::error(crate::core::Code::TooManySessions.as_str());
@@ -341,7 +334,7 @@ pub async fn gate(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
         return response;
     }
-    let response = next.run(request).await;
+    let response = next(request, method).await;
     let id = response
         .headers()
         .get(SESSION_HEADER)
