@@ -28,8 +28,8 @@ use crate::registry::SkillEntry;
 use crate::registry::VersionId;
 use crate::registry::cache::Cache;
 
-/// Total bytes of serialized entries kept (about 50,000 typical entries).
-const ENTRY_CACHE_BYTES: usize = 64 << 20;
+/// Total bytes of serialized entries kept (about 25,000 typical entries: a 1k catalog whole).
+const ENTRY_CACHE_BYTES: usize = 32 << 20;
 /// An entry larger than this (thousands of files) is serialized on every use instead.
 const ENTRY_MAX_BYTES: usize = 1 << 20;
 

@@ -96,7 +96,7 @@ pub struct Shared {
 }
 
 /// Bytes of `skills/list` pages kept.
-const PAGE_CACHE_BYTES: usize = 32 << 20;
+const PAGE_CACHE_BYTES: usize = 16 << 20;
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
 struct ServedPage {
