@@ -292,21 +292,34 @@ pub(super) async fn resolve(
 
 pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<Manifests> {
     let ids = write::json_text(&version_ids)?;
-    let files: Vec<FileRow> = sqlx::query_as(
-        "SELECT version_id, path, digest, size, mode FROM version_files
-         WHERE version_id IN (SELECT value FROM json_each(?1)) ORDER BY version_id, path",
+    // Each query's rows come back as one row holding a JSON array of them (as a listing page
+    // does): a page's hundred manifests are several hundred file rows.
+    let files: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(version_id, path, digest, size, mode)
+                                 ORDER BY version_id, path)
+         FROM version_files WHERE version_id IN (SELECT value FROM json_each(?1))",
     )
     .bind(&ids)
-    .fetch_all(pool)
+    .fetch_one(pool)
     .await?;
-    let entries: Vec<EntryRow> = sqlx::query_as(
-        "SELECT e.version_id, e.subpath, e.name, e.description, e.frontmatter, v.provenance
+    let entries: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(e.version_id, e.subpath, e.name, e.description,
+                                            e.frontmatter, v.provenance)
+                                 ORDER BY e.version_id, e.subpath)
          FROM version_entries e JOIN versions v ON v.id = e.version_id
-         WHERE e.version_id IN (SELECT value FROM json_each(?1)) ORDER BY e.version_id, e.subpath",
+         WHERE e.version_id IN (SELECT value FROM json_each(?1))",
     )
     .bind(&ids)
-    .fetch_all(pool)
+    .fetch_one(pool)
     .await?;
+    let files: Vec<FileRow> = match files {
+        Some(files) => decode::json("a manifest's files", &files)?,
+        None => Vec::new(),
+    };
+    let entries: Vec<EntryRow> = match entries {
+        Some(entries) => decode::json("a manifest's entries", &entries)?,
+        None => Vec::new(),
+    };
     rows::manifests(files, entries)
 }
 
