@@ -63,7 +63,7 @@ fn catalog() -> Catalog {
             .expect("open registry");
         if temp.is_some() {
             let n = if full { 1000 } else { 200 };
-            synthetic::generate(&registry, 0, n, |_| {})
+            synthetic::generate(&registry, 0, n, None, |_| {})
                 .await
                 .expect("generate");
         }
@@ -189,7 +189,7 @@ fn benches(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     version += 1;
-                    let (ns, files) = synthetic_skill(spread.next());
+                    let (ns, files) = synthetic_skill(spread.next(), None);
                     let v = SkillVersion::parse(&format!("2.0.{version}")).expect("version");
                     PublishRequest {
                         namespace: ns,
@@ -207,7 +207,7 @@ fn benches(c: &mut Criterion) {
     }
     group.bench_function("validate one bundle", |b| {
         b.iter_batched(
-            || synthetic_skill(spread.next()).1,
+            || synthetic_skill(spread.next(), None).1,
             |files| skillreg::core::bundle::validate(files).expect("valid"),
             BatchSize::SmallInput,
         )

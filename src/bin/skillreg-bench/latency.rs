@@ -12,6 +12,7 @@ use skillreg::registry::Registry;
 use crate::synthetic::{
     BINARY_EVERY, NOUNS, Rng, TOPICS, VERBS, synthetic_name, synthetic_namespace,
 };
+use crate::vocabulary::Vocabulary;
 
 /// Latency percentiles of one operation.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -38,7 +39,13 @@ fn summarize(operation: &str, mut samples: Vec<Duration>) -> Latency {
 
 /// Time the read paths in-process against a catalog made by [`generate`]. Inputs are drawn
 /// before each timed call, so only the registry's work is measured.
-pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Latency>> {
+/// With `vocabulary`, search queries are drawn from its real descriptions (for a catalog
+/// generated from it); otherwise from the built-in word lists.
+pub async fn latency(
+    registry: &Registry,
+    iterations: usize,
+    vocabulary: Option<&Vocabulary>,
+) -> Result<Vec<Latency>> {
     let mut rng = Rng(42);
     let mut results = Vec::new();
     let stats = registry.stats().await?;
@@ -97,26 +104,39 @@ pub async fn latency(registry: &Registry, iterations: usize) -> Result<Vec<Laten
         ]);
         registry.complete(&ALL, "path", "", &ctx).await?
     });
-    measure!(
-        "search: 4-word query",
-        format!(
+    let (query, label) = match vocabulary {
+        Some(_) => (
+            "search: 2-4 words of a real description",
+            "search: 2-4 words of a real description, in a namespace",
+        ),
+        None => (
+            "search: 4-word query",
+            "search: 4-word query in a namespace",
+        ),
+    };
+    let words = |rng: &mut Rng, four: bool| match vocabulary {
+        Some(v) => v.query(rng),
+        None if four => format!(
             "{} {} {} {}",
             rng.pick(NOUNS),
             rng.pick(TOPICS),
             rng.pick(VERBS),
             rng.pick(NOUNS)
         ),
-        |q| registry.search(&ALL, &q, None, 10).await?
-    );
+        None => format!(
+            "{} {} {}",
+            rng.pick(NOUNS),
+            rng.pick(TOPICS),
+            rng.pick(NOUNS)
+        ),
+    };
+    measure!(query, words(&mut rng, true), |q| registry
+        .search(&ALL, &q, None, 10)
+        .await?);
     measure!(
-        "search: 4-word query in a namespace",
+        label,
         (
-            format!(
-                "{} {} {}",
-                rng.pick(NOUNS),
-                rng.pick(TOPICS),
-                rng.pick(NOUNS)
-            ),
+            words(&mut rng, false),
             synthetic_namespace(rng.next() % 1000)
         ),
         |(q, ns)| registry.search(&ALL, &q, Some(&ns), 10).await?

@@ -4,13 +4,19 @@
 
 mod latency;
 mod synthetic;
+mod vocabulary;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use skillreg::registry::{Registry, RegistryBuilder};
 use skillreg::store::postgres::PgOptions;
+
+/// The allocator of the `skillreg` binary, so that in-process latencies are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -38,6 +44,10 @@ enum Command {
         /// publishing them: the same catalog for peers that serve a directory.
         #[arg(long, value_name = "DIR")]
         export: Option<PathBuf>,
+        /// Draw descriptions and bodies from the words of the SKILL.md files under DIR, at their
+        /// frequencies (e.g. ../shared/corpus/real), instead of the built-in word lists.
+        #[arg(long, value_name = "DIR")]
+        vocabulary_from: Option<PathBuf>,
         #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
         data_dir: PathBuf,
         /// Publish into this PostgreSQL database (`postgres://…`) instead of the data
@@ -59,6 +69,10 @@ enum Command {
         iterations: usize,
         #[arg(long)]
         json: bool,
+        /// Search with queries drawn from the descriptions of the SKILL.md files under DIR (for
+        /// a catalog generated with the same --vocabulary-from), instead of the built-in words.
+        #[arg(long, value_name = "DIR")]
+        vocabulary_from: Option<PathBuf>,
         #[arg(long, env = "SKILLREG_DATA_DIR", default_value = "skillreg-data")]
         data_dir: PathBuf,
         /// Read from this PostgreSQL database instead of the data directory's SQLite database.
@@ -87,15 +101,29 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The vocabulary under `dir`, when one is named.
+fn vocabulary(
+    dir: Option<&std::path::Path>,
+) -> anyhow::Result<Option<Arc<vocabulary::Vocabulary>>> {
+    let Some(dir) = dir else { return Ok(None) };
+    let vocabulary = vocabulary::Vocabulary::read(dir)
+        .map_err(|e| anyhow::anyhow!("reading a vocabulary under {}: {e}", dir.display()))?;
+    eprintln!("vocabulary: {}", vocabulary.summary());
+    Ok(Some(Arc::new(vocabulary)))
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Generate {
             skills,
             from,
             export: Some(dir),
+            vocabulary_from,
             ..
         } => {
-            let written = synthetic::export(&dir, from, from + skills)
+            let words = vocabulary(vocabulary_from.as_deref())?;
+            let words = words.as_deref().map(|w| w as &dyn synthetic::Words);
+            let written = synthetic::export(&dir, from, from + skills, words)
                 .map_err(|e| anyhow::anyhow!("writing skills under {}: {e}", dir.display()))?;
             println!("wrote {written} skills under {}", dir.display());
         }
@@ -103,9 +131,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             skills,
             from,
             export: None,
+            vocabulary_from,
             data_dir,
             database_url,
-        } => generate(&data_dir, database_url.as_deref(), from, skills).await?,
+        } => {
+            let words =
+                vocabulary(vocabulary_from.as_deref())?.map(|w| w as Arc<dyn synthetic::Words>);
+            generate(&data_dir, database_url.as_deref(), from, skills, words).await?;
+        }
         Command::Names { numbers } => {
             for i in numbers {
                 println!(
@@ -118,15 +151,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Latency {
             iterations,
             json,
+            vocabulary_from,
             data_dir,
             database_url,
         } => {
+            let words = vocabulary(vocabulary_from.as_deref())?;
             let registry = builder(&data_dir, database_url.as_deref())
                 .search()
                 .open()
                 .await?;
             registry.catch_up_search().await?;
-            let results = latency::latency(&registry, iterations).await?;
+            let results = latency::latency(&registry, iterations, words.as_deref()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
             } else {
@@ -151,10 +186,11 @@ async fn generate(
     database_url: Option<&str>,
     from: u64,
     skills: u64,
+    words: Option<Arc<dyn synthetic::Words>>,
 ) -> anyhow::Result<()> {
     let registry = builder(data_dir, database_url).open().await?;
     let started = std::time::Instant::now();
-    let created = synthetic::generate(&registry, from, from + skills, |done| {
+    let created = synthetic::generate(&registry, from, from + skills, words, |done| {
         if done % 100_000 == 0 {
             eprintln!("{done} skills, {:.0} s", started.elapsed().as_secs_f64());
         }

@@ -83,6 +83,15 @@ pub const TOPICS: &[&str] = &[
     "contract clauses",
 ];
 
+/// Where a skill's description and body come from, when not from the built-in word lists
+/// (`vocabulary.rs` reads them from real skills).
+pub trait Words: Send + Sync {
+    /// One description (a sentence or more).
+    fn description(&self, rng: &mut Rng) -> String;
+    /// A SKILL.md body after its title, in lines.
+    fn body(&self, rng: &mut Rng) -> String;
+}
+
 /// Deterministic pseudo-random numbers (xorshift64*); also the tests' source of random input.
 pub struct Rng(pub u64);
 
@@ -165,33 +174,46 @@ pub fn synthetic_namespace(i: u64) -> Namespace {
 }
 
 /// One synthetic skill: unique name, description and SKILL.md; extra files from the shared pool.
-pub fn synthetic_skill(i: u64) -> (Namespace, Vec<InputFile>) {
+/// The description and body are drawn from `words` when given, else from the built-in lists;
+/// names, namespaces and the other files are the same either way.
+pub fn synthetic_skill(i: u64, words: Option<&dyn Words>) -> (Namespace, Vec<InputFile>) {
     let name = synthetic_name(i);
     let mut rng = skill_rng(i);
     for _ in 0..3 {
         rng.next();
     }
     let namespace = synthetic_namespace(i);
-    let topic = rng.pick(TOPICS);
-    let description = format!(
-        "{} {} for {topic}. Use when the user asks to {} {} or to check {topic} before a release.",
-        capitalize(rng.pick(ADJECTIVES)),
-        rng.pick(NOUNS),
-        rng.pick(&["draft", "review", "plan", "fix", "summarize", "migrate"]),
-        rng.pick(NOUNS),
-    );
+    let description = match words {
+        // Quoted: a drawn description may hold what YAML would read otherwise (`: `, `#`).
+        Some(words) => format!("\"{}\"", capitalize(&words.description(&mut rng))),
+        None => {
+            let topic = rng.pick(TOPICS);
+            format!(
+                "{} {} for {topic}. Use when the user asks to {} {} or to check {topic} before a release.",
+                capitalize(rng.pick(ADJECTIVES)),
+                rng.pick(NOUNS),
+                rng.pick(&["draft", "review", "plan", "fix", "summarize", "migrate"]),
+                rng.pick(NOUNS),
+            )
+        }
+    };
     let mut body = format!(
         "---\nname: {name}\ndescription: {description}\nmetadata:\n  owner: {namespace}\n---\n# {name}\n\n"
     );
-    for step in 1..=(3 + rng.next() % 6) {
-        body.push_str(&format!(
-            "{step}. {} the {} of the {} and record the {} in the {}.\n",
-            capitalize(rng.pick(&["Read", "Check", "Compare", "Update", "List"])),
-            rng.pick(NOUNS),
-            rng.pick(TOPICS),
-            rng.pick(NOUNS),
-            rng.pick(NOUNS)
-        ));
+    match words {
+        Some(words) => body.push_str(&words.body(&mut rng)),
+        None => {
+            for step in 1..=(3 + rng.next() % 6) {
+                body.push_str(&format!(
+                    "{step}. {} the {} of the {} and record the {} in the {}.\n",
+                    capitalize(rng.pick(&["Read", "Check", "Compare", "Update", "List"])),
+                    rng.pick(NOUNS),
+                    rng.pick(TOPICS),
+                    rng.pick(NOUNS),
+                    rng.pick(NOUNS)
+                ));
+            }
+        }
     }
     let mut files = vec![InputFile::regular("SKILL.md", body)];
     if i.is_multiple_of(BINARY_EVERY) {
@@ -223,16 +245,18 @@ pub async fn generate(
     registry: &Registry,
     from: u64,
     to: u64,
+    words: Option<std::sync::Arc<dyn Words>>,
     mut progress: impl FnMut(u64),
 ) -> Result<u64> {
     const BATCH: u64 = 1000;
     let prepare = |start: u64| {
         let policy = registry.scan_policy().clone();
+        let words = words.clone();
         tokio::task::spawn_blocking(move || {
             let version = SkillVersion::parse("1.0.0").expect("valid version");
             (start..(start + BATCH).min(to))
                 .map(|i| {
-                    let (ns, files) = synthetic_skill(i);
+                    let (ns, files) = synthetic_skill(i, words.as_deref());
                     Registry::prepare(
                         PublishRequest {
                             namespace: ns,
@@ -270,9 +294,14 @@ pub async fn generate(
 
 /// Write synthetic skills `from..to` as a directory tree `dir/<name>/...` (for peers that serve
 /// skills from a folder, and for `skillreg import`).
-pub fn export(dir: &std::path::Path, from: u64, to: u64) -> std::io::Result<u64> {
+pub fn export(
+    dir: &std::path::Path,
+    from: u64,
+    to: u64,
+    words: Option<&dyn Words>,
+) -> std::io::Result<u64> {
     for i in from..to {
-        let (_, files) = synthetic_skill(i);
+        let (_, files) = synthetic_skill(i, words);
         let root = dir.join(synthetic_name(i));
         for file in files {
             let path = root.join(&file.path);
