@@ -551,6 +551,16 @@ pub(super) const CANDIDATES: i64 = 500;
 /// Completion totals count at most this many matches.
 pub(super) const COUNT_CAP: i64 = super::COMPLETION_COUNT_CAP as i64;
 
+/// How name completion across namespaces applies what a caller sees. A caller who sees only a
+/// few named namespaces is answered namespace by namespace, on `(namespace_id, name)`; any other
+/// caller by one scan in name order that skips the namespaces it may not see (the private ones
+/// it holds no token for, or every one beyond its few).
+pub(super) fn namespace_by_namespace(visibility: &Visibility) -> bool {
+    /// Beyond this many named namespaces a scan in name order finds its matches sooner.
+    const FEW: usize = 16;
+    matches!(visibility, Visibility::Only(named) if named.len() <= FEW)
+}
+
 /// `[lo, hi)` covering every ASCII name that starts with `prefix` (names are ASCII).
 pub(super) fn prefix_range(prefix: &str) -> (String, String) {
     (

@@ -283,6 +283,66 @@ async fn completion_ranks_the_exact_match_first_and_counts() {
 }
 
 #[tokio::test]
+async fn completion_across_namespaces_counts_what_the_caller_sees() {
+    let (_dir, _location, store) = fresh().await;
+    for (namespace, name) in [
+        ("acme", "pdf"),
+        ("acme", "pdf-tools"),
+        ("beta", "pdf"),
+        ("secret", "pdf-plans"),
+        ("secret", "png"),
+    ] {
+        publish(&*store, &ns(namespace), &bundle(name, name), "1.0.0").await;
+    }
+    store
+        .set_private(&ns("secret"), true, "admin")
+        .await
+        .unwrap();
+    let names = |visibility: Visibility| {
+        let store = &store;
+        async move {
+            let (mut names, total) = store
+                .complete_names(None, "pdf", 10, &visibility)
+                .await
+                .unwrap();
+            // The exact match ranks first; the rest by recency, which ties here.
+            assert_eq!(names.first().map(String::as_str), Some("pdf"), "{names:?}");
+            names.sort();
+            (names, total)
+        }
+    };
+    let all = ["pdf", "pdf-plans", "pdf-tools"]
+        .map(str::to_owned)
+        .to_vec();
+    let public = ["pdf", "pdf-tools"].map(str::to_owned).to_vec();
+    // Distinct names, but the total counts skills: "pdf" is in two namespaces.
+    assert_eq!(names(Visibility::All).await, (all.clone(), 4));
+    assert_eq!(names(Visibility::public()).await, (public, 3));
+    let also = Visibility::Public {
+        also: vec![ns("secret")],
+    };
+    assert_eq!(names(also).await, (all, 4));
+    let only = |names: &[&str]| Visibility::Only(names.iter().map(|n| ns(n)).collect());
+    let beta_and_secret = (["pdf", "pdf-plans"].map(str::to_owned).to_vec(), 2);
+    assert_eq!(names(only(&["beta", "secret"])).await, beta_and_secret);
+    // Seeing many named namespaces is answered by the other plan, with the same result.
+    let many: Vec<String> = (0..20).map(|i| format!("team-{i}")).collect();
+    let mut named: Vec<&str> = many.iter().map(String::as_str).collect();
+    named.extend(["beta", "secret"]);
+    assert_eq!(names(only(&named)).await, beta_and_secret);
+    let (names, total) = store
+        .complete_names(None, "p", 10, &only(&["secret"]))
+        .await
+        .unwrap();
+    assert_eq!((names.len(), total), (2, 2), "{names:?}");
+    let (names, total) = store
+        .complete_names(None, "p", 10, &only(&[]))
+        .await
+        .unwrap();
+    assert_eq!((names, total), (Vec::<String>::new(), 0));
+}
+
+#[tokio::test]
 async fn verify_finds_bytes_that_no_longer_match_their_digest() {
     let (dir, location, store) = fresh().await;
     publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;

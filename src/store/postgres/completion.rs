@@ -7,7 +7,7 @@ use sqlx::PgPool;
 use super::write::{visibility_args, visible};
 use crate::core::{Namespace, Visibility};
 use crate::store::Result;
-use crate::store::rows::{CANDIDATES, COUNT_CAP, count, prefix_range};
+use crate::store::rows::{CANDIDATES, COUNT_CAP, count, namespace_by_namespace, prefix_range};
 
 /// Up to `limit` visible namespaces starting with `prefix`: the exact match first, then by most
 /// recent publish; and how many start with it (counted up to the cap).
@@ -48,6 +48,67 @@ pub(super) async fn namespaces(
     .fetch_one(pool)
     .await?;
     Ok((names, count(total)?))
+}
+
+/// The ranking and the count of name completion across namespaces, as
+/// [`namespace_by_namespace`] chooses. Neither reads a skills row or a namespace row per match:
+/// - `seen`: each namespace the caller sees is range-scanned on `(namespace_id, name)`, the
+///   ranking taking at most the candidates from each;
+/// - `hidden`: one range scan of `skills_by_name (name, last_published_at, namespace_id)`,
+///   skipping the ids of the namespaces the caller may not see.
+///
+/// Parameters: `$1`, `$2` the visibility (as [`visibility_args`] gives it), `$3`, `$4` the
+/// name range, then the ranking's `$5` prefix, `$6` candidates, `$7` limit, or the count's
+/// `$5` cap. As the SQLite store's, whose planner finds the per-namespace scans itself.
+macro_rules! across_sql {
+    (seen) => {
+        (
+            concat!(
+                "SELECT name FROM (SELECT m.name, m.last_published_at FROM namespaces n
+                                   CROSS JOIN LATERAL (
+                                       SELECT s.name, s.last_published_at FROM skills s
+                                       WHERE s.namespace_id = n.id AND s.name >= $3 AND s.name < $4
+                                       ORDER BY s.name LIMIT $6) AS m
+                                   WHERE ",
+                visible!("n", "$1", "$2"),
+                " ORDER BY m.name LIMIT $6) AS c",
+                across_sql!(rank)
+            ),
+            concat!(
+                "SELECT count(*) FROM (SELECT 1 FROM skills s
+                                       WHERE s.name >= $3 AND s.name < $4
+                                       AND s.namespace_id = ANY(ARRAY(
+                                           SELECT n.id FROM namespaces n WHERE ",
+                visible!("n", "$1", "$2"),
+                ")) LIMIT $5) AS c"
+            ),
+        )
+    };
+    (hidden) => {
+        (
+            concat!(
+                "SELECT name FROM (SELECT s.name, s.last_published_at FROM skills s
+                                   WHERE s.name >= $3 AND s.name < $4
+                                   AND s.namespace_id NOT IN (
+                                       SELECT n.id FROM namespaces n WHERE NOT ",
+                visible!("n", "$1", "$2"),
+                ") ORDER BY s.name LIMIT $6) AS c",
+                across_sql!(rank)
+            ),
+            concat!(
+                "SELECT count(*) FROM (SELECT 1 FROM skills s
+                                       WHERE s.name >= $3 AND s.name < $4
+                                       AND s.namespace_id NOT IN (
+                                           SELECT n.id FROM namespaces n WHERE NOT ",
+                visible!("n", "$1", "$2"),
+                ") LIMIT $5) AS c"
+            ),
+        )
+    };
+    (rank) => {
+        " GROUP BY name ORDER BY name = $5 DESC, max(last_published_at) DESC NULLS LAST, name
+          LIMIT $7"
+    };
 }
 
 /// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across every
@@ -99,43 +160,54 @@ pub(super) async fn names(
             .await?;
             (names, total)
         }
+        None if namespace_by_namespace(visibility) => {
+            across(pool, across_sql!(seen), &lo, &hi, prefix, limit, visibility).await?
+        }
         None => {
-            let (mode, visible_names) = visibility_args(visibility);
-            let names = sqlx::query_scalar(concat!(
-                "SELECT name FROM (SELECT s.name, s.last_published_at FROM skills s
-                                   JOIN namespaces n ON n.id = s.namespace_id
-                                   WHERE s.name >= $1 AND s.name < $2 AND ",
-                visible!("n", "$6", "$7"),
-                " ORDER BY s.name LIMIT $4) AS c
-                 GROUP BY name
-                 ORDER BY name = $3 DESC, max(last_published_at) DESC NULLS LAST, name
-                 LIMIT $5"
-            ))
-            .bind(&lo)
-            .bind(&hi)
-            .bind(prefix)
-            .bind(CANDIDATES)
-            .bind(i64::from(limit))
-            .bind(mode)
-            .bind(&visible_names)
-            .fetch_all(pool)
-            .await?;
-            let total = sqlx::query_scalar(concat!(
-                "SELECT count(*) FROM (SELECT 1 FROM skills s
-                                       JOIN namespaces n ON n.id = s.namespace_id
-                                       WHERE s.name >= $1 AND s.name < $2 AND ",
-                visible!("n", "$4", "$5"),
-                " LIMIT $3) AS c"
-            ))
-            .bind(&lo)
-            .bind(&hi)
-            .bind(COUNT_CAP)
-            .bind(mode)
-            .bind(&visible_names)
-            .fetch_one(pool)
-            .await?;
-            (names, total)
+            across(
+                pool,
+                across_sql!(hidden),
+                &lo,
+                &hi,
+                prefix,
+                limit,
+                visibility,
+            )
+            .await?
         }
     };
     Ok((names, count(total)?))
+}
+
+/// Name completion across the namespaces `visibility` sees, with the statements of
+/// [`across_sql!`].
+async fn across(
+    pool: &PgPool,
+    (rank, total): (&'static str, &'static str),
+    lo: &str,
+    hi: &str,
+    prefix: &str,
+    limit: u32,
+    visibility: &Visibility,
+) -> Result<(Vec<String>, i64)> {
+    let (mode, visible_names) = visibility_args(visibility);
+    let names = sqlx::query_scalar(rank)
+        .bind(mode)
+        .bind(&visible_names)
+        .bind(lo)
+        .bind(hi)
+        .bind(prefix)
+        .bind(CANDIDATES)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await?;
+    let total = sqlx::query_scalar(total)
+        .bind(mode)
+        .bind(&visible_names)
+        .bind(lo)
+        .bind(hi)
+        .bind(COUNT_CAP)
+        .fetch_one(pool)
+        .await?;
+    Ok((names, total))
 }
