@@ -90,6 +90,79 @@ pub(super) type FileRow = (i64, String, String, i64, i64);
 /// provenance).
 pub(super) type EntryRow = (i64, String, String, String, String, Option<String>);
 
+/// A version's manifest as one JSON value on its row (SQLite's `versions.manifest`): its files
+/// `(path, digest, size, mode)` by path, then its entries `(subpath, name, description,
+/// frontmatter as JSON text)` by subpath.
+pub(super) type ManifestColumn = (
+    Vec<(String, String, i64, i64)>,
+    Vec<(String, String, String, String)>,
+);
+
+/// The manifest column of a version about to be stored.
+pub(super) fn manifest_column(new: &super::NewVersion<'_>) -> Result<String> {
+    let files = new
+        .bundle
+        .files
+        .iter()
+        .map(|f| {
+            (
+                f.path.to_string(),
+                f.digest.to_string(),
+                f.bytes.len() as i64,
+                i64::from(f.mode),
+            )
+        })
+        .collect();
+    let entries = new
+        .bundle
+        .entries
+        .iter()
+        .map(|e| {
+            Ok((
+                e.subpath.clone(),
+                e.name.to_string(),
+                e.description.clone(),
+                json_text(&e.frontmatter)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let column: ManifestColumn = (files, entries);
+    json_text(&column)
+}
+
+/// The manifests of versions from their manifest columns: `(version id, manifest, provenance)`.
+pub(super) fn manifests_of_columns(
+    columns: Vec<(i64, Option<ManifestColumn>, Option<String>)>,
+) -> Result<Manifests> {
+    let mut files = Vec::new();
+    let mut entries = Vec::new();
+    for (version_id, column, provenance) in columns {
+        let Some((version_files, version_entries)) = column else {
+            return Err(StoreError::Corrupt(format!(
+                "version {version_id} has no manifest"
+            )));
+        };
+        files.extend(
+            version_files
+                .into_iter()
+                .map(|(path, digest, size, mode)| (version_id, path, digest, size, mode)),
+        );
+        entries.extend(version_entries.into_iter().map(
+            |(subpath, name, description, frontmatter)| {
+                (
+                    version_id,
+                    subpath,
+                    name,
+                    description,
+                    frontmatter,
+                    provenance.clone(),
+                )
+            },
+        ));
+    }
+    manifests(files, entries)
+}
+
 /// The manifests of versions from their file and entry rows (both ordered by version).
 pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<Manifests> {
     let mut manifests = Manifests::new();

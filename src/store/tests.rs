@@ -235,6 +235,13 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
     ] {
         testing::execute(&location, statement, statement).await;
     }
+    // SQLite serves manifests from the version's manifest column (as its entries give it).
+    testing::execute(
+        &location,
+        "UPDATE versions SET manifest = json_set(manifest, '$[1][0][3]', '{not json')",
+        "SELECT 1",
+    )
+    .await;
     let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     assert_eq!(err.code(), crate::core::Code::StorageError);
@@ -370,6 +377,46 @@ async fn verify_finds_bytes_that_no_longer_match_their_digest() {
             assert!(!backup.exists());
         }
     }
+}
+
+#[tokio::test]
+async fn verify_finds_a_manifest_column_that_differs_from_the_files() {
+    let (_dir, location, store) = fresh().await;
+    if !matches!(location, Location::Sqlite(_)) {
+        return; // only SQLite keeps a version's manifest on its row
+    }
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &ns("acme"), &bundle("invoices", "one"), "1.0.0").await;
+    let clean = store.verify(&|_| {}).await.unwrap();
+    assert!(clean.is_clean(), "{:?}", clean.problems);
+    // Clean: the manifest columns written at publish are what the files and entries give. So
+    // are those the migration and `skillreg migrate` fill in.
+    testing::execute(&location, "UPDATE versions SET manifest = NULL", "SELECT 1").await;
+    let fill = super::sqlite::skills::FILL_MANIFESTS;
+    let migration = include_str!("../../migrations/sqlite/0010_version_manifest.sql");
+    assert!(
+        migration.contains(fill),
+        "the migration fills as `migrate` does"
+    );
+    testing::execute(&location, fill, "SELECT 1").await;
+    let filled = store.verify(&|_| {}).await.unwrap();
+    assert!(filled.is_clean(), "{:?}", filled.problems);
+    let manifests = store.manifests(&[1, 2]).await.unwrap();
+    assert_eq!(manifests[&2].root().name.as_str(), "invoices");
+    testing::execute(
+        &location,
+        "UPDATE versions SET manifest = json_set(manifest, '$[0][0][2]', 1)
+         WHERE id = (SELECT max(id) FROM versions)",
+        "SELECT 1",
+    )
+    .await;
+    let damaged = store.verify(&|_| {}).await.unwrap();
+    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
+    assert!(
+        damaged.problems[0].contains("manifest column"),
+        "{:?}",
+        damaged.problems
+    );
 }
 
 #[test]
@@ -677,12 +724,26 @@ async fn verify_finds_a_version_whose_files_do_not_give_its_content_digest() {
 
     let report = store.verify(&|_| {}).await.unwrap();
 
-    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    // SQLite also finds the version's manifest column no longer what its file rows give.
+    let sqlite = matches!(location, Location::Sqlite(_));
+    assert_eq!(
+        report.problems.len(),
+        1 + usize::from(sqlite),
+        "{:?}",
+        report.problems
+    );
     assert!(
         report.problems[0].contains("content digest"),
         "{:?}",
         report.problems
     );
+    if sqlite {
+        assert!(
+            report.problems[1].contains("manifest column"),
+            "{:?}",
+            report.problems
+        );
+    }
 }
 
 #[test]

@@ -103,6 +103,14 @@ pub(super) async fn verify(
         .fetch_all(pool)
         .await?,
     );
+    for version_id in sqlx::query_scalar::<_, i64>(super::skills::STALE_MANIFESTS)
+        .fetch_all(pool)
+        .await?
+    {
+        scrub.problem(format!(
+            "version {version_id}: its manifest column differs from its files and entries"
+        ));
+    }
     scrub.stale_listing(
         sqlx::query_scalar(
             "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id

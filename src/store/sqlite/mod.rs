@@ -13,7 +13,7 @@ mod changes;
 mod completion;
 mod copy;
 mod maintenance;
-mod skills;
+pub(in crate::store) mod skills;
 mod sources;
 mod tokens;
 mod trust;

@@ -8,7 +8,7 @@ use super::write::{
 use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::store::records::decode;
 use crate::store::rows::{
-    self, CatalogRow, EntryRow, FileRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
+    self, CatalogRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
 };
 use crate::store::{
     CatalogRecord, ListingRecord, Manifests, NameMatch, NewVersion, PublishOutcome,
@@ -73,8 +73,8 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     // The version row first: when it already exists nothing else is written, so a batch can
     // leave this version out without a savepoint.
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, manifest)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
     )
     .bind(skill_id)
@@ -88,6 +88,7 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     .bind(json_text(&new.scan.findings)?)
     .bind(new.pending)
     .bind(rows::provenance_text(&new)?)
+    .bind(rows::manifest_column(&new)?)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(version_id) = inserted else {
@@ -291,37 +292,49 @@ pub(super) async fn resolve(
 }
 
 pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<Manifests> {
-    let ids = write::json_text(&version_ids)?;
-    // Each query's rows come back as one row holding a JSON array of them (as a listing page
-    // does): a page's hundred manifests are several hundred file rows.
-    let files: Option<String> = sqlx::query_scalar(
-        "SELECT json_group_array(json_array(version_id, path, digest, size, mode)
-                                 ORDER BY version_id, path)
-         FROM version_files WHERE version_id IN (SELECT value FROM json_each(?1))",
+    // One row per version (its manifest column), the page's rows as one JSON row (as a listing
+    // page comes back).
+    let columns: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(id, json(manifest), provenance))
+         FROM versions WHERE id IN (SELECT value FROM json_each(?1))",
     )
-    .bind(&ids)
+    .bind(write::json_text(&version_ids)?)
     .fetch_one(pool)
     .await?;
-    let entries: Option<String> = sqlx::query_scalar(
-        "SELECT json_group_array(json_array(e.version_id, e.subpath, e.name, e.description,
-                                            e.frontmatter, v.provenance)
-                                 ORDER BY e.version_id, e.subpath)
-         FROM version_entries e JOIN versions v ON v.id = e.version_id
-         WHERE e.version_id IN (SELECT value FROM json_each(?1))",
-    )
-    .bind(&ids)
-    .fetch_one(pool)
-    .await?;
-    let files: Vec<FileRow> = match files {
-        Some(files) => decode::json("a manifest's files", &files)?,
+    let columns = match columns {
+        Some(columns) => decode::json("versions' manifests", &columns)?,
         None => Vec::new(),
     };
-    let entries: Vec<EntryRow> = match entries {
-        Some(entries) => decode::json("a manifest's entries", &entries)?,
-        None => Vec::new(),
-    };
-    rows::manifests(files, entries)
+    rows::manifests_of_columns(columns)
 }
+
+/// A version's manifest column as its files and entries give it (in a statement on `versions`).
+macro_rules! manifest_of_rows {
+    () => {
+        "json_array(
+    (SELECT json_group_array(json_array(f.path, f.digest, f.size, f.mode) ORDER BY f.path)
+     FROM version_files f WHERE f.version_id = versions.id),
+    (SELECT json_group_array(json_array(e.subpath, e.name, e.description, e.frontmatter)
+                             ORDER BY e.subpath)
+     FROM version_entries e WHERE e.version_id = versions.id))"
+    };
+}
+
+/// Fill the manifest column of every version that has none (versions copied in by `skillreg
+/// migrate`) from its files and entries. As migrations/sqlite/0010, which fills it for versions
+/// published before the column.
+pub(in crate::store) const FILL_MANIFESTS: &str = concat!(
+    "UPDATE versions SET manifest = ",
+    manifest_of_rows!(),
+    "\nWHERE manifest IS NULL"
+);
+
+/// Versions whose manifest column is not what their files and entries give (`skillreg verify`).
+pub(super) const STALE_MANIFESTS: &str = concat!(
+    "SELECT id FROM versions WHERE json(manifest) IS NOT json(",
+    manifest_of_rows!(),
+    ") ORDER BY id"
+);
 
 pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
     let row: Option<SkillRow> = sqlx::query_as(
