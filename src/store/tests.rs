@@ -380,7 +380,7 @@ async fn verify_finds_bytes_that_no_longer_match_their_digest() {
 }
 
 #[tokio::test]
-async fn verify_finds_a_manifest_column_that_differs_from_the_files() {
+async fn verify_finds_derived_columns_that_differ_from_their_record() {
     let (_dir, location, store) = fresh().await;
     if !matches!(location, Location::Sqlite(_)) {
         return; // only SQLite keeps a version's manifest on its row
@@ -403,6 +403,45 @@ async fn verify_finds_a_manifest_column_that_differs_from_the_files() {
     assert!(filled.is_clean(), "{:?}", filled.problems);
     let manifests = store.manifests(&[1, 2]).await.unwrap();
     assert_eq!(manifests[&2].root().name.as_str(), "invoices");
+    // Likewise the entry name and description on listing rows.
+    testing::execute(
+        &location,
+        "UPDATE listing SET name = NULL, description = NULL",
+        "SELECT 1",
+    )
+    .await;
+    let fill = super::sqlite::write::FILL_LISTING;
+    let migration = include_str!("../../migrations/sqlite/0011_listing_entry_text.sql");
+    assert!(
+        migration.contains(fill),
+        "the migration fills as `migrate` does"
+    );
+    testing::execute(&location, fill, "SELECT 1").await;
+    let filled = store.verify(&|_| {}).await.unwrap();
+    assert!(filled.is_clean(), "{:?}", filled.problems);
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(page[1].description, "Does refunds things.");
+    testing::execute(
+        &location,
+        "UPDATE listing SET description = 'Something else.' WHERE uri LIKE '%/invoices/%'",
+        "SELECT 1",
+    )
+    .await;
+    let damaged = store.verify(&|_| {}).await.unwrap();
+    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
+    assert!(
+        damaged.problems[0].contains("skill://acme/invoices/SKILL.md"),
+        "{:?}",
+        damaged.problems
+    );
+    testing::execute(&location, fill, "SELECT 1").await;
+    testing::execute(
+        &location,
+        "UPDATE listing SET description = (SELECT e.description FROM version_entries e
+             WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)",
+        "SELECT 1",
+    )
+    .await;
     testing::execute(
         &location,
         "UPDATE versions SET manifest = json_set(manifest, '$[0][0][2]', 1)

@@ -400,9 +400,9 @@ impl Importer for SqliteImport {
 
     async fn finish(mut self, generation: i64, catalog_id: i64) -> Result<()> {
         // Derived from the files and entries copied in: SQLite's alone.
-        sqlx::query(super::skills::FILL_MANIFESTS)
-            .execute(&mut *self.0)
-            .await?;
+        for fill in [super::skills::FILL_MANIFESTS, super::write::FILL_LISTING] {
+            sqlx::query(fill).execute(&mut *self.0).await?;
+        }
         // AUTOINCREMENT ids (the audit log's) already follow the largest one inserted.
         sqlx::query(
             "UPDATE meta SET value = CASE key WHEN 'generation' THEN ?1 ELSE ?2 END

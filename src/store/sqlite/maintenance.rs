@@ -111,6 +111,14 @@ pub(super) async fn verify(
             "version {version_id}: its manifest column differs from its files and entries"
         ));
     }
+    for uri in sqlx::query_scalar::<_, String>(super::write::STALE_LISTING_TEXT)
+        .fetch_all(pool)
+        .await?
+    {
+        scrub.problem(format!(
+            "listing {uri}: its name or description differs from its entry's"
+        ));
+    }
     scrub.stale_listing(
         sqlx::query_scalar(
             "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id

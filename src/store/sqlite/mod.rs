@@ -17,7 +17,7 @@ pub(in crate::store) mod skills;
 mod sources;
 mod tokens;
 mod trust;
-mod write;
+pub(in crate::store) mod write;
 
 use std::path::Path;
 use std::str::FromStr;

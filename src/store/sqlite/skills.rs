@@ -223,10 +223,9 @@ pub(super) async fn list_page(
                 'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
                 'findings', findings) ORDER BY uri)
          FROM (SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath,
-                      e.name, e.description, v.version, s.deprecation_message,
+                      l.name, l.description, v.version, s.deprecation_message,
                       s.deprecated_at IS NOT NULL AS deprecated, v.verdict, v.findings
                FROM listing l
-               JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
                JOIN versions v ON v.id = l.version_id
                JOIN skills s ON s.id = l.skill_id
                JOIN namespaces n ON n.id = s.namespace_id

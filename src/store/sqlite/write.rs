@@ -154,6 +154,17 @@ pub(super) struct Published<'a> {
     pub generation: i64,
 }
 
+/// Set listing rows' entry name and description from `version_entries` (in an UPDATE of
+/// `listing`, followed by which rows).
+macro_rules! listing_text {
+    () => {
+        "UPDATE listing SET (name, description) =
+    (SELECT e.name, e.description FROM version_entries e
+     WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)
+"
+    };
+}
+
 /// Recompute a skill's current version and rewrite its listing rows, inside `tx`. For a publish,
 /// also stamp the skill's generation and publish time in the same statement, and take the new
 /// version's entries from the caller instead of reading them back.
@@ -218,5 +229,18 @@ pub(super) async fn refresh_current(
         });
         insert.build().execute(&mut *tx).await?;
     }
+    sqlx::query(concat!(listing_text!(), "WHERE skill_id = ?1"))
+        .bind(skill_id)
+        .execute(&mut *tx)
+        .await?;
     Ok(())
 }
+
+/// Fill the entry name and description of every listing row that has none (rows copied in by
+/// `skillreg migrate`). As migrations/sqlite/0011, which fills them for rows written before.
+pub(in crate::store) const FILL_LISTING: &str = concat!(listing_text!(), "WHERE name IS NULL");
+
+/// Listing rows whose name or description is not their entry's (`skillreg verify`).
+pub(super) const STALE_LISTING_TEXT: &str = "SELECT l.uri FROM listing l
+     LEFT JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
+     WHERE l.name IS NOT e.name OR l.description IS NOT e.description ORDER BY l.uri";
