@@ -383,7 +383,7 @@ async fn verify_finds_bytes_that_no_longer_match_their_digest() {
 async fn verify_finds_derived_columns_that_differ_from_their_record() {
     let (_dir, location, store) = fresh().await;
     if !matches!(location, Location::Sqlite(_)) {
-        return; // only SQLite keeps a version's manifest on its row
+        return; // only SQLite keeps manifests on version rows and entry text on listing rows
     }
     publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
     publish(&*store, &ns("acme"), &bundle("invoices", "one"), "1.0.0").await;
@@ -391,34 +391,35 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
     assert!(clean.is_clean(), "{:?}", clean.problems);
     // Clean: the manifest columns written at publish are what the files and entries give. So
     // are those the migration and `skillreg migrate` fill in.
-    testing::execute(&location, "UPDATE versions SET manifest = NULL", "SELECT 1").await;
-    let fill = super::sqlite::skills::FILL_MANIFESTS;
-    let migration = include_str!("../../migrations/sqlite/0010_version_manifest.sql");
-    assert!(
-        migration.contains(fill),
-        "the migration fills as `migrate` does"
-    );
-    testing::execute(&location, fill, "SELECT 1").await;
-    let filled = store.verify(&|_| {}).await.unwrap();
-    assert!(filled.is_clean(), "{:?}", filled.problems);
-    let manifests = store.manifests(&[1, 2]).await.unwrap();
-    assert_eq!(manifests[&2].root().name.as_str(), "invoices");
-    // Likewise the entry name and description on listing rows.
-    testing::execute(
-        &location,
-        "UPDATE listing SET name = NULL, description = NULL",
-        "SELECT 1",
+    // Cleared, then filled again as the migration that added them and `skillreg migrate` fill
+    // them: clean again.
+    let refill = |clear: &'static str, fill: &'static str, migration: &'static str| {
+        let (location, store) = (&location, &store);
+        async move {
+            assert!(
+                migration.contains(fill),
+                "the migration fills as `migrate` does"
+            );
+            testing::execute(location, clear, "SELECT 1").await;
+            testing::execute(location, fill, "SELECT 1").await;
+            let filled = store.verify(&|_| {}).await.unwrap();
+            assert!(filled.is_clean(), "{:?}", filled.problems);
+        }
+    };
+    refill(
+        "UPDATE versions SET manifest = NULL",
+        super::sqlite::skills::FILL_MANIFESTS,
+        include_str!("../../migrations/sqlite/0010_version_manifest.sql"),
     )
     .await;
-    let fill = super::sqlite::write::FILL_LISTING;
-    let migration = include_str!("../../migrations/sqlite/0011_listing_entry_text.sql");
-    assert!(
-        migration.contains(fill),
-        "the migration fills as `migrate` does"
-    );
-    testing::execute(&location, fill, "SELECT 1").await;
-    let filled = store.verify(&|_| {}).await.unwrap();
-    assert!(filled.is_clean(), "{:?}", filled.problems);
+    let manifests = store.manifests(&[1, 2]).await.unwrap();
+    assert_eq!(manifests[&2].root().name.as_str(), "invoices");
+    refill(
+        "UPDATE listing SET name = NULL, description = NULL",
+        super::sqlite::write::FILL_LISTING,
+        include_str!("../../migrations/sqlite/0011_listing_entry_text.sql"),
+    )
+    .await;
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].description, "Does refunds things.");
     testing::execute(
@@ -434,7 +435,6 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
         "{:?}",
         damaged.problems
     );
-    testing::execute(&location, fill, "SELECT 1").await;
     testing::execute(
         &location,
         "UPDATE listing SET description = (SELECT e.description FROM version_entries e
