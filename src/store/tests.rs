@@ -151,7 +151,18 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     let (_dir, _location, store) = fresh().await;
     let acme = ns("acme");
     publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
-    publish(&*store, &acme, &bundle("refunds", "two"), "2.0.0").await;
+    let second = bundle::validate(vec![InputFile::regular(
+        "SKILL.md",
+        "---\nname: refunds\ndescription: Refunds, the second way.\n---\ntwo\n",
+    )])
+    .unwrap();
+    publish(&*store, &acme, &second, "2.0.0").await;
+    let listed = || async {
+        let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+        (page[0].version.to_string(), page[0].description.clone())
+    };
+    let listed_two = ("2.0.0".to_owned(), "Refunds, the second way.".to_owned());
+    assert_eq!(listed().await, listed_two);
     let two = VersionRef::parse("acme", "refunds", "2.0.0").unwrap();
     let generation = store.generation().await.unwrap();
     assert!(
@@ -163,6 +174,9 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     assert!(store.generation().await.unwrap() > generation);
     let current = store.resolve(&two.skill, None).await.unwrap().unwrap();
     assert_eq!(current.version, v("1.0.0"));
+    // The listing row is rewritten from the version now current, its description included.
+    let listed_one = ("1.0.0".to_owned(), "Does refunds things.".to_owned());
+    assert_eq!(listed().await, listed_one);
     let yanked = store
         .resolve(&two.skill, Some(&two.version))
         .await

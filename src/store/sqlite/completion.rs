@@ -52,7 +52,7 @@ pub(super) async fn namespaces(
 /// The ranking and the count of name completion across namespaces, as
 /// [`namespace_by_namespace`] chooses. Neither reads a skills row or a namespace row per match:
 /// - `seen`: the ids of the namespaces the caller sees, which the planner range-scans one by one
-///   on `(namespace_id, name)`;
+///   on `(namespace_id, name)` (as `EXPLAIN QUERY PLAN` shows it on SQLite 3.40 at 1M skills);
 /// - `hidden`: one range scan of `skills_by_name (name, last_published_at, namespace_id)`,
 ///   skipping the ids of the namespaces the caller may not see.
 ///

@@ -107,11 +107,11 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
     };
 
     insert_files(tx, version_id, new).await?;
-    let subpaths = insert_entries(tx, version_id, new).await?;
+    insert_entries(tx, version_id, new).await?;
     let generation = write::next_generation(tx).await?;
     let published = Published {
         version_id,
-        subpaths: &subpaths.iter().map(String::as_str).collect::<Vec<_>>(),
+        entries: &new.bundle.entries,
         generation,
     };
     write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
@@ -155,12 +155,12 @@ async fn insert_files(
     Ok(())
 }
 
-/// Insert the version's entries; returns their subpaths.
+/// Insert the version's entries.
 async fn insert_entries(
     tx: &mut SqliteConnection,
     version_id: i64,
     new: NewVersion<'_>,
-) -> Result<Vec<String>> {
+) -> Result<()> {
     let entries = &new.bundle.entries;
     let frontmatters = entries
         .iter()
@@ -180,7 +180,7 @@ async fn insert_entries(
         });
         insert.build().execute(&mut *tx).await?;
     }
-    Ok(entries.iter().map(|e| e.subpath.clone()).collect())
+    Ok(())
 }
 
 pub(super) async fn content_digests(

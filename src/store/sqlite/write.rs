@@ -148,21 +148,10 @@ pub(super) async fn touch(tx: &mut SqliteConnection, skill_id: i64) -> Result<i6
 /// A version being published, as [`refresh_current`] needs it.
 pub(super) struct Published<'a> {
     pub version_id: i64,
-    /// Its entries' subpaths (not read back when it becomes current).
-    pub subpaths: &'a [&'a str],
+    /// Its entries (not read back when it becomes current).
+    pub entries: &'a [crate::core::Entry],
     /// The generation to stamp the skill with, with the publish time.
     pub generation: i64,
-}
-
-/// Set listing rows' entry name and description from `version_entries` (in an UPDATE of
-/// `listing`, followed by which rows).
-macro_rules! listing_text {
-    () => {
-        "UPDATE listing SET (name, description) =
-    (SELECT e.name, e.description FROM version_entries e
-     WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)
-"
-    };
 }
 
 /// Recompute a skill's current version and rewrite its listing rows, inside `tx`. For a publish,
@@ -204,41 +193,56 @@ pub(super) async fn refresh_current(
     let Some(version_id) = current else {
         return Ok(());
     };
-    let subpaths: Vec<String> = match published {
+    // Each entry's subpath, name and description: the listing row carries the last two.
+    let entries: Vec<(String, String, String)> = match published {
         Some(Published {
             version_id: known_id,
-            subpaths,
+            entries,
             ..
-        }) if known_id == version_id => subpaths.iter().map(|s| (*s).to_owned()).collect(),
+        }) if known_id == version_id => entries
+            .iter()
+            .map(|e| (e.subpath.clone(), e.name.to_string(), e.description.clone()))
+            .collect(),
         _ => {
-            sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = ?1")
-                .bind(version_id)
-                .fetch_all(&mut *tx)
-                .await?
+            sqlx::query_as(
+                "SELECT subpath, name, description FROM version_entries WHERE version_id = ?1",
+            )
+            .bind(version_id)
+            .fetch_all(&mut *tx)
+            .await?
         }
     };
-    let rows = listing_rows(skill, subpaths);
+    let (subpaths, texts): (Vec<String>, Vec<(String, String)>) = entries
+        .into_iter()
+        .map(|(subpath, name, description)| (subpath, (name, description)))
+        .unzip();
+    let rows: Vec<_> = listing_rows(skill, subpaths)
+        .into_iter()
+        .zip(texts)
+        .collect();
     for chunk in pow2_chunks(&rows) {
-        let mut insert =
-            QueryBuilder::new("INSERT INTO listing (uri, skill_id, version_id, subpath) ");
-        insert.push_values(chunk, |mut row, (uri, subpath)| {
+        let mut insert = QueryBuilder::new(
+            "INSERT INTO listing (uri, skill_id, version_id, subpath, name, description) ",
+        );
+        insert.push_values(chunk, |mut row, ((uri, subpath), (name, description))| {
             row.push_bind(uri.as_str())
                 .push_bind(skill_id)
                 .push_bind(version_id)
-                .push_bind(subpath.as_str());
+                .push_bind(subpath.as_str())
+                .push_bind(name.as_str())
+                .push_bind(description.as_str());
         });
         insert.build().execute(&mut *tx).await?;
     }
-    sqlx::query(concat!(listing_text!(), "WHERE skill_id = ?1"))
-        .bind(skill_id)
-        .execute(&mut *tx)
-        .await?;
     Ok(())
 }
 
 /// Fill the entry name and description of every listing row that has none (rows copied in by
 /// `skillreg migrate`). As migrations/sqlite/0011, which fills them for rows written before.
-pub(in crate::store) const FILL_LISTING: &str = concat!(listing_text!(), "WHERE name IS NULL");
+pub(in crate::store) const FILL_LISTING: &str = "UPDATE listing SET (name, description) =
+    (SELECT e.name, e.description FROM version_entries e
+     WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)
+WHERE name IS NULL";
 
 /// Listing rows whose name or description is not their entry's (`skillreg verify`).
 pub(super) const STALE_LISTING_TEXT: &str = "SELECT l.uri FROM listing l
