@@ -120,11 +120,22 @@ async fn a_published_version_resolves_lists_and_reads_back() {
     assert_eq!(page[0].version, v("1.1.0"));
     assert_eq!(page[0].description, "Does refunds things.");
 
+    // One answer per version asked for, in the order asked, whatever matches.
+    let elsewhere = SkillRef::parse("other", "refunds").unwrap();
     let digests = store
-        .content_digests(&[skill.clone().at(v("1.0.0")), skill.clone().at(v("9.9.9"))])
+        .content_digests(&[
+            skill.clone().at(v("9.9.9")),
+            skill.clone().at(v("1.1.0")),
+            elsewhere.at(v("1.0.0")),
+            skill.clone().at(v("1.0.0")),
+        ])
         .await
         .unwrap();
-    assert_eq!(digests, [Some(b1.content_digest), None]);
+    assert_eq!(
+        digests,
+        [None, Some(b2.content_digest), None, Some(b1.content_digest)]
+    );
+    assert!(store.content_digests(&[]).await.unwrap().is_empty());
     // Different content under an existing version is refused, and nothing is written.
     let before = store.stats().await.unwrap();
     let err = store

@@ -180,20 +180,33 @@ pub(super) async fn content_digests(
     pool: &PgPool,
     versions: &[VersionRef],
 ) -> Result<Vec<Option<Digest>>> {
-    let mut out = Vec::with_capacity(versions.len());
-    for v in versions {
-        let digest: Option<String> = sqlx::query_scalar(
-            "SELECT v.content_digest FROM versions v
-             JOIN skills s ON s.id = v.skill_id
-             JOIN namespaces n ON n.id = s.namespace_id
-             WHERE n.name = $1 AND s.name = $2 AND v.version = $3",
-        )
-        .bind(v.namespace().as_str())
-        .bind(v.name().as_str())
-        .bind(v.version.to_string())
-        .fetch_optional(pool)
-        .await?;
-        out.push(digest.as_deref().map(decode::digest).transpose()?);
+    if versions.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One statement for the whole batch (an import asks for 256 at a time).
+    let namespaces: Vec<&str> = versions.iter().map(|v| v.namespace().as_str()).collect();
+    let names: Vec<&str> = versions.iter().map(|v| v.name().as_str()).collect();
+    let numbers: Vec<String> = versions.iter().map(|v| v.version.to_string()).collect();
+    let found: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT w.i, v.content_digest
+         FROM UNNEST($1::text[], $2::text[], $3::text[]) WITH ORDINALITY
+              AS w (namespace, name, version, i)
+         JOIN namespaces n ON n.name = w.namespace
+         JOIN skills s ON s.namespace_id = n.id AND s.name = w.name
+         JOIN versions v ON v.skill_id = s.id AND v.version = w.version",
+    )
+    .bind(&namespaces)
+    .bind(&names)
+    .bind(&numbers)
+    .fetch_all(pool)
+    .await?;
+    let mut out = vec![None; versions.len()];
+    for (i, digest) in found {
+        let slot = usize::try_from(i - 1)
+            .ok()
+            .and_then(|i| out.get_mut(i))
+            .ok_or_else(|| StoreError::Corrupt(format!("content digest of version {i}")))?;
+        *slot = Some(decode::digest(&digest)?);
     }
     Ok(out)
 }

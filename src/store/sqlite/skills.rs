@@ -187,20 +187,42 @@ pub(super) async fn content_digests(
     pool: &SqlitePool,
     versions: &[VersionRef],
 ) -> Result<Vec<Option<Digest>>> {
-    let mut out = Vec::with_capacity(versions.len());
-    for v in versions {
-        let digest: Option<String> = sqlx::query_scalar(
-            "SELECT v.content_digest FROM versions v
-             JOIN skills s ON s.id = v.skill_id
-             JOIN namespaces n ON n.id = s.namespace_id
-             WHERE n.name = ?1 AND s.name = ?2 AND v.version = ?3",
-        )
-        .bind(v.namespace().as_str())
-        .bind(v.name().as_str())
-        .bind(v.version.to_string())
-        .fetch_optional(pool)
-        .await?;
-        out.push(digest.as_deref().map(decode::digest).transpose()?);
+    if versions.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One statement for the whole batch (an import asks for 256 at a time): the versions as a
+    // JSON array of `[namespace, name, version]`, the matches back as one JSON row of
+    // `[index, digest]`.
+    let wanted: Vec<[String; 3]> = versions
+        .iter()
+        .map(|v| {
+            [
+                v.namespace().as_str().to_owned(),
+                v.name().as_str().to_owned(),
+                v.version.to_string(),
+            ]
+        })
+        .collect();
+    let found: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(w.key, v.content_digest))
+         FROM json_each(?1) w
+         JOIN namespaces n ON n.name = w.value ->> 0
+         JOIN skills s ON s.namespace_id = n.id AND s.name = w.value ->> 1
+         JOIN versions v ON v.skill_id = s.id AND v.version = w.value ->> 2",
+    )
+    .bind(json_text(&wanted)?)
+    .fetch_one(pool)
+    .await?;
+    let found: Vec<(usize, String)> = match found {
+        Some(found) => decode::json("content digests", &found)?,
+        None => Vec::new(),
+    };
+    let mut out = vec![None; versions.len()];
+    for (i, digest) in found {
+        let slot = out
+            .get_mut(i)
+            .ok_or_else(|| StoreError::Corrupt(format!("content digest of version {i}")))?;
+        *slot = Some(decode::digest(&digest)?);
     }
     Ok(out)
 }
