@@ -380,6 +380,15 @@ pub(super) mod decode {
         serde_json::from_str(s).map_err(|e| StoreError::corrupt(what, e))
     }
 
+    /// Rows that came back as one JSON array (SQLite's `json_group_array`, which answers `[]`
+    /// over no rows; `NULL` is read as no rows too).
+    pub fn json_rows<T: serde::de::DeserializeOwned>(
+        what: &str,
+        s: Option<&str>,
+    ) -> Result<Vec<T>, StoreError> {
+        s.map_or_else(|| Ok(Vec::new()), |s| json(what, s))
+    }
+
     /// A version's provenance column: `NULL` or a [`Provenance`] as JSON.
     pub fn provenance(s: Option<&str>) -> Result<Option<Provenance>, StoreError> {
         s.map(|s| json("stored provenance", s)).transpose()

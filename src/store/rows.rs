@@ -15,7 +15,7 @@ use super::{
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::Scan;
 use crate::core::version::pick_current;
-use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::core::{Digest, SkillRef, SkillVersion, VersionRef, Visibility};
 
 /// A listing row: from columns (PostgreSQL), or from a JSON object of the same fields (SQLite
 /// returns a whole page as one JSON array).
@@ -534,6 +534,22 @@ impl Target<'_> {
             Self::Version(s, v) => (Some(s.namespace.as_str()), Some(s.name.as_str()), Some(v)),
         }
     }
+}
+
+/// The content digests of `len` versions asked for together, from the `(position, digest)` of
+/// those that exist ([`crate::store::Store::content_digests`]).
+pub(super) fn digests_by_position(
+    len: usize,
+    found: impl IntoIterator<Item = (usize, String)>,
+) -> Result<Vec<Option<Digest>>> {
+    let mut out = vec![None; len];
+    for (i, digest) in found {
+        let slot = out
+            .get_mut(i)
+            .ok_or_else(|| StoreError::Corrupt(format!("content digest of version {i}")))?;
+        *slot = Some(decode::digest(&digest)?);
+    }
+    Ok(out)
 }
 
 /// The current version among a skill's non-yanked `(id, version)` rows.

@@ -200,15 +200,11 @@ pub(super) async fn content_digests(
     .bind(&numbers)
     .fetch_all(pool)
     .await?;
-    let mut out = vec![None; versions.len()];
-    for (i, digest) in found {
-        let slot = usize::try_from(i - 1)
-            .ok()
-            .and_then(|i| out.get_mut(i))
-            .ok_or_else(|| StoreError::Corrupt(format!("content digest of version {i}")))?;
-        *slot = Some(decode::digest(&digest)?);
-    }
-    Ok(out)
+    // ORDINALITY counts from 1.
+    let found = found
+        .into_iter()
+        .map(|(i, digest)| (usize::try_from(i - 1).unwrap_or(usize::MAX), digest));
+    rows::digests_by_position(versions.len(), found)
 }
 
 pub(super) async fn list_page(

@@ -213,18 +213,8 @@ pub(super) async fn content_digests(
     .bind(json_text(&wanted)?)
     .fetch_one(pool)
     .await?;
-    let found: Vec<(usize, String)> = match found {
-        Some(found) => decode::json("content digests", &found)?,
-        None => Vec::new(),
-    };
-    let mut out = vec![None; versions.len()];
-    for (i, digest) in found {
-        let slot = out
-            .get_mut(i)
-            .ok_or_else(|| StoreError::Corrupt(format!("content digest of version {i}")))?;
-        *slot = Some(decode::digest(&digest)?);
-    }
-    Ok(out)
+    let found: Vec<(usize, String)> = decode::json_rows("content digests", found.as_deref())?;
+    rows::digests_by_position(versions.len(), found)
 }
 
 pub(super) async fn list_page(
@@ -261,10 +251,7 @@ pub(super) async fn list_page(
     .bind(names)
     .fetch_one(pool)
     .await?;
-    let rows: Vec<ListingRow> = match page {
-        Some(page) => decode::json("a listing page", &page)?,
-        None => Vec::new(),
-    };
+    let rows: Vec<ListingRow> = decode::json_rows("a listing page", page.as_deref())?;
     decode_all(rows, ListingRow::decode)
 }
 
@@ -322,10 +309,7 @@ pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<
     .bind(write::json_text(&version_ids)?)
     .fetch_one(pool)
     .await?;
-    let columns = match columns {
-        Some(columns) => decode::json("versions' manifests", &columns)?,
-        None => Vec::new(),
-    };
+    let columns = decode::json_rows("versions' manifests", columns.as_deref())?;
     rows::manifests_of_columns(columns)
 }
 
