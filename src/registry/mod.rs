@@ -71,11 +71,11 @@ pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
 /// The same, when storage announces every change (a change heard drops the cache at once; the
 /// limit only bounds what a missed announcement could leave stale).
 pub const FEED_RESOLVE_TTL: Duration = Duration::from_secs(30);
-/// Manifests kept in memory; the cache is emptied when it grows past this.
+/// Manifests kept in memory (the least recently used leave first).
 const MANIFEST_CACHE_LIMIT: usize = 20_000;
-/// Completions kept at most (the cache is emptied when full).
+/// Completions kept at most.
 const COMPLETION_CACHE_LIMIT: usize = 10_000;
-/// Resolutions kept at most (the cache is emptied when full).
+/// Resolutions kept at most.
 const RESOLVE_CACHE_LIMIT: usize = 50_000;
 /// Memory for cached file bytes.
 const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
@@ -84,7 +84,7 @@ const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
 /// Blobs up to this size are verified on the async worker that reads them; larger ones on a
 /// blocking thread (hashing 1 MiB takes about a millisecond).
 const HASH_INLINE_BYTES: usize = 256 * 1024;
-/// Archive digests kept at most (32 bytes each; the cache is emptied when full).
+/// Archive digests kept at most (32 bytes each).
 const ARCHIVE_DIGEST_CACHE_LIMIT: usize = 200_000;
 /// Memory for exported archives (a version's export never changes).
 const EXPORT_CACHE_BYTES: usize = 64 * 1024 * 1024;
