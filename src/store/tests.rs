@@ -214,6 +214,27 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     let changed = store.changed_since(generation, 0, 10).await.unwrap();
     assert_eq!(changed.len(), 1);
     assert_eq!(changed[0].deprecation.as_deref(), Some("use b"));
+    // The page shows the deprecation and, after a rescan, the current version's new verdict.
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(page[0].deprecation.as_deref(), Some("use b"));
+    assert_eq!(page[0].scan.verdict, crate::core::scan::Verdict::Unscanned);
+    let targets = store.scan_targets(0, 10).await.unwrap();
+    let one = targets
+        .into_iter()
+        .find(|t| t.version.version == v("1.0.0"))
+        .unwrap();
+    let clean = crate::core::scan::Policy::default().judge(Vec::new());
+    store.set_scans(&[(one, clean)], "admin").await.unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(page[0].scan.verdict, crate::core::scan::Verdict::Clean);
+    assert!(
+        store
+            .set_deprecated(&two.skill, None, "admin")
+            .await
+            .unwrap()
+    );
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(page[0].deprecation, None);
 }
 
 #[tokio::test]
@@ -260,7 +281,14 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
     ] {
         testing::execute(&location, statement, statement).await;
     }
-    // SQLite serves manifests from the version's manifest column (as its entries give it).
+    // SQLite lists the listing row's copy of the findings, and serves manifests from the
+    // version's manifest column (as its entries give it).
+    testing::execute(
+        &location,
+        "UPDATE listing SET findings = '[{\"severity\":\"dire\"}]'",
+        "SELECT 1",
+    )
+    .await;
     testing::execute(
         &location,
         "UPDATE versions SET manifest = json_set(manifest, '$[1][0][3]', '{not json')",
@@ -447,6 +475,37 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
     .await;
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].description, "Does refunds things.");
+    refill(
+        "UPDATE listing SET namespace_id = NULL, skill = NULL, version = NULL, verdict = NULL,
+             findings = NULL, deprecated = NULL, deprecation_message = NULL",
+        super::sqlite::write::FILL_LISTING_VERSION,
+        include_str!("../../migrations/sqlite/0012_listing_version_columns.sql"),
+    )
+    .await;
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(page[1].skill.name.as_str(), "refunds");
+    assert_eq!(page[1].version, v("1.0.0"));
+    testing::execute(
+        &location,
+        "UPDATE listing SET verdict = 'blocked' WHERE uri LIKE '%/refunds/%'",
+        "SELECT 1",
+    )
+    .await;
+    let damaged = store.verify(&|_| {}).await.unwrap();
+    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
+    assert!(
+        damaged.problems[0].contains("skill://acme/refunds/SKILL.md")
+            && damaged.problems[0].contains("copy of the skill and version"),
+        "{:?}",
+        damaged.problems
+    );
+    testing::execute(&location, "UPDATE listing SET skill = NULL", "SELECT 1").await;
+    testing::execute(
+        &location,
+        super::sqlite::write::FILL_LISTING_VERSION,
+        "SELECT 1",
+    )
+    .await;
     testing::execute(
         &location,
         "UPDATE listing SET description = 'Something else.' WHERE uri LIKE '%/invoices/%'",

@@ -400,7 +400,11 @@ impl Importer for SqliteImport {
 
     async fn finish(mut self, generation: i64, catalog_id: i64) -> Result<()> {
         // Derived from the files and entries copied in: SQLite's alone.
-        for fill in [super::skills::FILL_MANIFESTS, super::write::FILL_LISTING] {
+        for fill in [
+            super::skills::FILL_MANIFESTS,
+            super::write::FILL_LISTING,
+            super::write::FILL_LISTING_VERSION,
+        ] {
             sqlx::query(fill).execute(&mut *self.0).await?;
         }
         // AUTOINCREMENT ids (the audit log's) already follow the largest one inserted.

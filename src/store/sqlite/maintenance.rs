@@ -119,6 +119,14 @@ pub(super) async fn verify(
             "listing {uri}: its name or description differs from its entry's"
         ));
     }
+    for uri in sqlx::query_scalar::<_, String>(super::write::STALE_LISTING_VERSION)
+        .fetch_all(pool)
+        .await?
+    {
+        scrub.problem(format!(
+            "listing {uri}: its copy of the skill and version differs from theirs"
+        ));
+    }
     scrub.stale_listing(
         sqlx::query_scalar(
             "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id

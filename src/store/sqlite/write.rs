@@ -142,6 +142,7 @@ pub(super) async fn touch(tx: &mut SqliteConnection, skill_id: i64) -> Result<i6
         .bind(skill_id)
         .execute(&mut *tx)
         .await?;
+    copy_listing_version(tx, skill_id).await?;
     Ok(generation)
 }
 
@@ -234,8 +235,49 @@ pub(super) async fn refresh_current(
         });
         insert.build().execute(&mut *tx).await?;
     }
+    copy_listing_version(tx, skill_id).await
+}
+
+/// The listing's copy of each row's skill and version (migrations/sqlite/0012), set from
+/// `skills` and `versions` for the rows `$which` picks.
+macro_rules! copy_listing_version {
+    ($which:literal) => {
+        concat!(
+            "UPDATE listing SET (namespace_id, skill, version, verdict, findings, deprecated,
+                    deprecation_message) =
+    (SELECT s.namespace_id, s.name, v.version, v.verdict, v.findings,
+            s.deprecated_at IS NOT NULL, s.deprecation_message
+     FROM versions v JOIN skills s ON s.id = v.skill_id WHERE v.id = listing.version_id)
+",
+            $which
+        )
+    };
+}
+
+/// Bring a skill's listing rows' copy of it and its current version up to date: after they are
+/// written, and in [`touch`], which every other change to a skill or its versions ends with.
+async fn copy_listing_version(tx: &mut SqliteConnection, skill_id: i64) -> Result<()> {
+    sqlx::query(copy_listing_version!("WHERE skill_id = ?1"))
+        .bind(skill_id)
+        .execute(&mut *tx)
+        .await?;
     Ok(())
 }
+
+/// Fill the copy of every listing row that has none (rows copied in by `skillreg migrate`). As
+/// migrations/sqlite/0012, which fills it for rows written before.
+pub(in crate::store) const FILL_LISTING_VERSION: &str =
+    copy_listing_version!("WHERE skill IS NULL");
+
+/// Listing rows whose copy of their skill and version is not what `skills` and `versions` hold
+/// (`skillreg verify`).
+pub(super) const STALE_LISTING_VERSION: &str = "SELECT l.uri FROM listing l
+     LEFT JOIN versions v ON v.id = l.version_id LEFT JOIN skills s ON s.id = v.skill_id
+     WHERE (l.namespace_id, l.skill, l.version, l.verdict, l.findings, l.deprecated,
+            l.deprecation_message)
+        IS NOT (s.namespace_id, s.name, v.version, v.verdict, v.findings,
+                s.deprecated_at IS NOT NULL, s.deprecation_message)
+     ORDER BY l.uri";
 
 /// Fill the entry name and description of every listing row that has none (rows copied in by
 /// `skillreg migrate`). As migrations/sqlite/0011, which fills them for rows written before.
