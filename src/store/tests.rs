@@ -485,61 +485,44 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].skill.name.as_str(), "refunds");
     assert_eq!(page[1].version, v("1.0.0"));
-    testing::execute(
-        &location,
+    // Damaged, each in turn: `verify` reports that one row, and says what differs.
+    let damaged = |damage: &'static str, repair: &'static str, wanted: [&'static str; 2]| {
+        let (location, store) = (&location, &store);
+        async move {
+            testing::execute(location, damage, "SELECT 1").await;
+            let problems = store.verify(&|_| {}).await.unwrap().problems;
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(
+                wanted.iter().all(|w| problems[0].contains(w)),
+                "{problems:?}"
+            );
+            testing::execute(location, repair, "SELECT 1").await;
+        }
+    };
+    damaged(
         "UPDATE listing SET verdict = 'blocked' WHERE uri LIKE '%/refunds/%'",
-        "SELECT 1",
+        "UPDATE listing SET verdict = (SELECT v.verdict FROM versions v
+             WHERE v.id = listing.version_id)",
+        [
+            "skill://acme/refunds/SKILL.md",
+            "copy of the skill and version",
+        ],
     )
     .await;
-    let damaged = store.verify(&|_| {}).await.unwrap();
-    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
-    assert!(
-        damaged.problems[0].contains("skill://acme/refunds/SKILL.md")
-            && damaged.problems[0].contains("copy of the skill and version"),
-        "{:?}",
-        damaged.problems
-    );
-    testing::execute(&location, "UPDATE listing SET skill = NULL", "SELECT 1").await;
-    testing::execute(
-        &location,
-        super::sqlite::write::FILL_LISTING_VERSION,
-        "SELECT 1",
-    )
-    .await;
-    testing::execute(
-        &location,
+    damaged(
         "UPDATE listing SET description = 'Something else.' WHERE uri LIKE '%/invoices/%'",
-        "SELECT 1",
-    )
-    .await;
-    let damaged = store.verify(&|_| {}).await.unwrap();
-    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
-    assert!(
-        damaged.problems[0].contains("skill://acme/invoices/SKILL.md"),
-        "{:?}",
-        damaged.problems
-    );
-    testing::execute(
-        &location,
         "UPDATE listing SET description = (SELECT e.description FROM version_entries e
              WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)",
-        "SELECT 1",
+        ["skill://acme/invoices/SKILL.md", "name or description"],
     )
     .await;
-    testing::execute(
-        &location,
+    damaged(
         "UPDATE versions SET manifest = json_set(manifest, '$[0][0][2]', 1)
          WHERE id = (SELECT max(id) FROM versions)",
         "SELECT 1",
+        ["version 2", "manifest column"],
     )
     .await;
-    let damaged = store.verify(&|_| {}).await.unwrap();
-    assert_eq!(damaged.problems.len(), 1, "{:?}", damaged.problems);
-    assert!(
-        damaged.problems[0].contains("manifest column"),
-        "{:?}",
-        damaged.problems
-    );
 }
 
 #[test]
