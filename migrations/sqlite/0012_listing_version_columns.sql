@@ -1,8 +1,8 @@
 -- Each listing row carries what a skills/list page shows of its skill and version besides the
 -- entry: the namespace id, the skill's name and deprecation, the version and its scan (which
 -- `skills` and `versions` stay the record of). A page then reads the listing's own rows, one
--- range in URI order, and the small namespaces table: at 1M skills the rows of `skills` and
--- `versions` it looked up one by one were most of the pages it read. Kept current by every
+-- range in URI order, and the small namespaces table, instead of looking up a `skills` and a
+-- `versions` row per entry, which lie far apart in a 1M catalog. Kept current by every
 -- write to a skill (store::sqlite::write: after the listing rows are written, and in `touch`);
 -- filled here for rows written before, and by `skillreg migrate` for rows copied in (the same
 -- statement).
