@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::mcp::{McpOptions, PageSlot, Shared, SkillServer};
+use crate::mcp::{Codec, McpOptions, PageSlot, Shared, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
@@ -40,6 +40,8 @@ pub use serve::ConnectionLimits;
 /// The application router. Background tasks it starts (session sweeping, rate-limit pruning)
 /// stop when `shutdown` is cancelled.
 pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) -> Router {
+    // `/mcp` serves `skills/list` pages from entries the store keeps serialized.
+    registry.keep_entries(Arc::new(Codec));
     let state = AppState::new(registry.clone(), config);
     // The Host and Origin rules are one middleware on the whole router (`guard`), not rmcp's.
     let mcp_config = StreamableHttpServerConfig::default()

@@ -24,9 +24,9 @@ use super::META_PREFIX;
 use crate::core::SkillUri;
 use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
-use crate::registry::SkillEntry;
 use crate::registry::VersionId;
 use crate::registry::cache::Cache;
+use crate::registry::{EntryCodec, Listed, SkillEntry};
 
 /// Total bytes of serialized entries kept (about 25,000 typical entries: a 1k catalog whole).
 const ENTRY_CACHE_BYTES: usize = 32 << 20;
@@ -82,20 +82,32 @@ fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
 
 /// What varies per moment: deprecation, yank and the scan verdict (always last).
 fn moment_meta(entry: &SkillEntry) -> Map<String, Value> {
+    moment_meta_of(
+        entry.deprecation.as_deref(),
+        entry.yanked.as_deref(),
+        &entry.scan,
+    )
+}
+
+fn moment_meta_of(
+    deprecation: Option<&str>,
+    yanked: Option<&str>,
+    scan: &Summary,
+) -> Map<String, Value> {
     let mut meta = Map::new();
-    if let Some(message) = &entry.deprecation {
+    if let Some(message) = deprecation {
         meta.insert(
             format!("{META_PREFIX}deprecated"),
             serde_json::json!({ "message": message }),
         );
     }
-    if let Some(reason) = &entry.yanked {
+    if let Some(reason) = yanked {
         meta.insert(
             format!("{META_PREFIX}yanked"),
             serde_json::json!({ "reason": reason }),
         );
     }
-    meta.insert(format!("{META_PREFIX}scan"), scan_meta(&entry.scan));
+    meta.insert(format!("{META_PREFIX}scan"), scan_meta(scan));
     meta
 }
 
@@ -135,7 +147,7 @@ fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
 /// MCP session shares it). Never invalidated: a version's entry is the same bytes for as long
 /// as the version exists.
 pub struct Entries {
-    cache: Cache<(VersionId, String), Arc<[u8]>>,
+    cache: Cache<(VersionId, String), Arc<str>>,
 }
 
 impl Default for Entries {
@@ -148,45 +160,79 @@ impl Default for Entries {
 
 impl Entries {
     /// The entries of a page of current versions, as the elements of a JSON array (without the
-    /// brackets).
-    pub fn page(&self, entries: &[SkillEntry]) -> Vec<u8> {
+    /// brackets): the immutable part as the store kept it, or from the cache, or serialized now,
+    /// then what varies per moment.
+    pub fn page(&self, entries: &[Listed]) -> Vec<u8> {
         let mut out = Vec::with_capacity(entries.len() * 1536);
-        for (i, entry) in entries.iter().enumerate() {
+        for (i, listed) in entries.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(&self.own_part(entry));
-            close_entry(&mut out, entry);
+            let moment = match listed {
+                Listed::Kept {
+                    own,
+                    deprecation,
+                    scan,
+                } => {
+                    out.extend_from_slice(own.as_bytes());
+                    moment_meta_of(deprecation.as_deref(), None, scan)
+                }
+                Listed::Built(entry) => {
+                    out.extend_from_slice(self.own_part(entry).as_bytes());
+                    moment_meta(entry)
+                }
+            };
+            close_entry(&mut out, moment);
         }
         out
     }
 
     /// The immutable part of a current entry, from the cache or serialized now.
-    fn own_part(&self, entry: &SkillEntry) -> Arc<[u8]> {
+    fn own_part(&self, entry: &SkillEntry) -> Arc<str> {
         debug_assert!(!entry.is_pinned(), "pages list current versions");
         let key = (entry.version_id, entry.subpath.clone());
         if let Some(body) = self.cache.get(&key) {
             return body;
         }
-        let body: Arc<[u8]> = open_entry(&skill_with(entry, own_meta(entry))).into();
+        let body: Arc<str> = own_part(entry).into();
         self.cache.insert(key, body.clone());
         body
     }
 }
 
-/// A `Skill` whose `_meta` holds the version's own part, serialized and left open:
+/// The version's own part of a current entry: a `Skill` whose `_meta` holds its version and
+/// source, serialized and left open:
 /// `{"uri":…,"frontmatter":…,"resources":[…],"_meta":{"dev.skillreg/version":…` (serde writes
-/// `_meta` last, and the version first in it).
-fn open_entry(skill: &Skill) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(skill).expect("a skill entry serializes");
-    debug_assert!(bytes.ends_with(b"}}"));
-    bytes.truncate(bytes.len() - 2);
-    bytes
+/// `_meta` last, and the version first in it). Compact JSON, so one line.
+fn own_part(entry: &SkillEntry) -> String {
+    let mut text = serde_json::to_string(&skill_with(entry, own_meta(entry)))
+        .expect("a skill entry serializes");
+    debug_assert!(text.ends_with("}}"));
+    text.truncate(text.len() - 2);
+    text
+}
+
+/// The serialization of [`own_part`], which the store keeps with each listing row.
+pub struct Codec;
+
+/// Bump whenever [`own_part`] writes other bytes for some entry (a field added, renamed or
+/// reordered in `Skill` or in the version's own `_meta`, or an rmcp upgrade that does so): the
+/// entries kept in the previous format are then dropped and serialized again.
+const CODEC_FORMAT: i64 = 1;
+
+impl EntryCodec for Codec {
+    fn format(&self) -> i64 {
+        CODEC_FORMAT
+    }
+
+    fn serialize(&self, entry: &SkillEntry) -> String {
+        own_part(entry)
+    }
 }
 
 /// The per-moment members of an entry's `_meta`, then the closing braces.
-fn close_entry(out: &mut Vec<u8>, entry: &SkillEntry) {
-    for (key, value) in moment_meta(entry) {
+fn close_entry(out: &mut Vec<u8>, moment: Map<String, Value>) {
+    for (key, value) in moment {
         out.push(b',');
         serde_json::to_writer(&mut *out, &key).expect("a string serializes");
         out.push(b':');

@@ -40,8 +40,8 @@ use crate::error::Error;
 use crate::registry::Registry;
 use crate::registry::cache::Cache;
 use entries::Entries;
-pub use entries::PageSlot;
 use entries::scan_meta;
+pub use entries::{Codec, PageSlot};
 pub use search_tool::SEARCH_TOOL;
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
@@ -172,7 +172,7 @@ impl SkillServer {
         let made = std::time::Instant::now();
         let page = self
             .registry
-            .list_skills(&key.0, key.1.as_deref())
+            .list_entries(&key.0, key.1.as_deref())
             .await
             .map_err(|e| to_mcp(e, None))?;
         let served = Arc::new(ServedPage {

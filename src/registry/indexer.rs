@@ -1,6 +1,7 @@
 //! Keeps the search index in step with storage: one task, woken after every local change and
 //! every two seconds (to see changes other processes, such as an import, made), indexes every
-//! skill whose generation stamp is newer than the index's.
+//! skill whose generation stamp is newer than the index's. The same task then serializes the
+//! listing entries the store keeps (`entries.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +46,13 @@ pub(super) async fn run(
             }
             Ok(false) => {}
             Err(e) => tracing::warn!(error = %e, "search index update failed; retrying"),
+        }
+        // Then the entries the store keeps serialized (`entries.rs`), a bounded amount at a
+        // time, so the index never waits long behind a large fill.
+        match registry.serialize_entries().await {
+            Ok(true) => wake.notify_one(),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "serializing listing entries failed; retrying"),
         }
     }
 }

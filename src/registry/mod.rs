@@ -23,6 +23,7 @@ pub mod cache;
 mod catalog;
 mod complete;
 mod discovery;
+mod entries;
 mod feed;
 mod import;
 mod indexer;
@@ -55,6 +56,7 @@ pub use catalog::{
 };
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
+pub use entries::{EntryCodec, Listed};
 pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
 pub use publish::{Prepared, PublishRequest, Published};
 pub use read::{
@@ -198,6 +200,8 @@ struct Inner {
     admin_hash: Option<Digest>,
     /// What scan findings do to a version.
     policy: Policy,
+    /// How the serving transport serializes entries for the store to keep, once registered.
+    codec: entries::Codec,
 }
 
 /// How to open a registry.
@@ -376,6 +380,7 @@ impl Registry {
                 tasks: std::sync::Mutex::new(Vec::new()),
                 admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
                 policy,
+                codec: entries::Codec::default(),
             }),
         };
         let mut tasks = Vec::new();

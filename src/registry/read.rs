@@ -150,29 +150,13 @@ impl Registry {
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<SkillEntry>> {
-        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
+        let (rows, next_cursor) = self.listing_page(viewer, cursor, false).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in rows {
-            let manifest = manifests
-                .get(&row.version_id)
-                .cloned()
-                .ok_or_else(|| super::no_manifest(row.version_id))?;
-            let entry = entry_index(&manifest, &row.subpath)
-                .ok_or_else(|| super::no_manifest(row.version_id))?;
-            items.push(SkillEntry {
-                root: row.skill.root_uri(None),
-                subpath: row.subpath,
-                version_id: row.version_id,
-                version: row.version,
-                deprecation: row.deprecation,
-                yanked: None,
-                scan: row.scan,
-                manifest,
-                entry,
-            });
-        }
+        let items = rows
+            .into_iter()
+            .map(|row| listed_entry(row, &manifests))
+            .collect::<Result<_>>()?;
         Ok(Page { items, next_cursor })
     }
 
@@ -310,7 +294,7 @@ impl Registry {
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<SkillMdResource>> {
-        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
+        let (rows, next_cursor) = self.listing_page(viewer, cursor, false).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
         let mut items = Vec::with_capacity(rows.len());
@@ -339,7 +323,7 @@ impl Registry {
     ) -> Result<Vec<SkillSummary>> {
         Ok(self
             .store()
-            .list_page("", limit, viewer)
+            .list_page("", limit, viewer, false)
             .await?
             .into_iter()
             .map(|r| SkillSummary {
@@ -350,17 +334,19 @@ impl Registry {
             .collect())
     }
 
-    /// One page of the listing after `cursor`, and the cursor of the next page.
-    async fn listing_page(
+    /// One page of the listing after `cursor` (with the rows' kept serialized entries when
+    /// `serialized`), and the cursor of the next page.
+    pub(super) async fn listing_page(
         &self,
         viewer: &Visibility,
         cursor: Option<&str>,
+        serialized: bool,
     ) -> Result<(Vec<ListingRecord>, Option<String>)> {
         let after = decode_cursor(cursor)?;
         let page_size = self.inner.page_size as usize;
         let mut rows = self
             .store()
-            .list_page(&after, self.inner.page_size + 1, viewer)
+            .list_page(&after, self.inner.page_size + 1, viewer, serialized)
             .await?;
         let more = rows.len() > page_size;
         rows.truncate(page_size);
@@ -411,6 +397,30 @@ impl Registry {
         crate::metrics::search(started);
         Ok(hits)
     }
+}
+
+/// The current entry a listing row names, from its version's manifest (which `manifests` holds).
+pub(super) fn listed_entry(
+    row: ListingRecord,
+    manifests: &std::collections::HashMap<VersionId, Arc<Manifest>>,
+) -> Result<SkillEntry> {
+    let manifest = manifests
+        .get(&row.version_id)
+        .cloned()
+        .ok_or_else(|| super::no_manifest(row.version_id))?;
+    let entry =
+        entry_index(&manifest, &row.subpath).ok_or_else(|| super::no_manifest(row.version_id))?;
+    Ok(SkillEntry {
+        root: row.skill.root_uri(None),
+        subpath: row.subpath,
+        version_id: row.version_id,
+        version: row.version,
+        deprecation: row.deprecation,
+        yanked: None,
+        scan: row.scan,
+        manifest,
+        entry,
+    })
 }
 
 /// Where the skill at `subpath` is in a manifest's entries (a handful: most versions have one).

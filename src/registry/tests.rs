@@ -398,3 +398,111 @@ async fn completion_sees_a_publish_at_once() {
         ["acme"]
     );
 }
+
+/// A codec that writes the entry's URI and version, and its own format number.
+struct Tagged(i64);
+
+impl super::EntryCodec for Tagged {
+    fn format(&self) -> i64 {
+        self.0
+    }
+
+    fn serialize(&self, entry: &super::SkillEntry) -> String {
+        format!("{}|{}|{}", self.0, entry.uri(), entry.version)
+    }
+}
+
+/// Each entry of a page as what the codec kept (`kept:…`) or as built (`built:<uri> <version>`),
+/// with its deprecation.
+async fn listed(registry: &Registry) -> Vec<String> {
+    let page = registry.list_entries(&Visibility::All, None).await.unwrap();
+    page.items
+        .into_iter()
+        .map(|item| match item {
+            super::Listed::Kept {
+                own, deprecation, ..
+            } => format!("kept:{own} {deprecation:?}"),
+            super::Listed::Built(e) => {
+                format!("built:{} {} {:?}", e.uri(), e.version, e.deprecation)
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn pages_serve_the_entries_the_codec_serialized_once_filled() {
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
+    for name in ["invoices", "refunds"] {
+        registry
+            .publish(request("acme", name, "one", "1.0.0"))
+            .await
+            .unwrap();
+    }
+    let built = [
+        "built:skill://acme/invoices/SKILL.md 1.0.0 None",
+        "built:skill://acme/refunds/SKILL.md 1.0.0 None",
+    ];
+    // Without a codec nothing is serialized; with one, nothing is read before the fill.
+    assert!(!registry.serialize_entries().await.unwrap());
+    registry.keep_entries(std::sync::Arc::new(Tagged(5)));
+    assert_eq!(listed(&registry).await, built);
+    assert!(!registry.serialize_entries().await.unwrap());
+    if !matches!(location, Location::Sqlite(_)) {
+        // PostgreSQL keeps no serialized entries: pages stay built.
+        assert_eq!(listed(&registry).await, built);
+        return;
+    }
+    assert_eq!(
+        listed(&registry).await,
+        [
+            "kept:5|skill://acme/invoices/SKILL.md|1.0.0 None",
+            "kept:5|skill://acme/refunds/SKILL.md|1.0.0 None",
+        ]
+    );
+    // What varies per moment comes with the row, not the kept bytes; a new version is built
+    // until the next fill.
+    registry
+        .set_deprecated(
+            &Principal::Admin,
+            &SkillRef::parse("acme", "invoices").unwrap(),
+            Some("gone"),
+        )
+        .await
+        .unwrap();
+    registry
+        .publish(request("acme", "refunds", "two", "2.0.0"))
+        .await
+        .unwrap();
+    assert_eq!(
+        listed(&registry).await,
+        [
+            "kept:5|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
+            "built:skill://acme/refunds/SKILL.md 2.0.0 None",
+        ]
+    );
+    registry.serialize_entries().await.unwrap();
+    assert_eq!(
+        listed(&registry).await[1],
+        "kept:5|skill://acme/refunds/SKILL.md|2.0.0 None"
+    );
+    registry.close().await;
+    // A build that serializes differently never serves the old bytes: it drops them at its
+    // first fill and serializes again.
+    let registry = builder(&dir, &location).open().await.unwrap();
+    registry.keep_entries(std::sync::Arc::new(Tagged(6)));
+    assert!(
+        listed(&registry)
+            .await
+            .iter()
+            .all(|e| e.starts_with("built:"))
+    );
+    registry.serialize_entries().await.unwrap();
+    assert_eq!(
+        listed(&registry).await,
+        [
+            "kept:6|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
+            "kept:6|skill://acme/refunds/SKILL.md|2.0.0 None",
+        ]
+    );
+}

@@ -37,8 +37,27 @@ macro_rules! engine_impls {
                 after: &str,
                 limit: u32,
                 visibility: &$crate::core::Visibility,
+                serialized: bool,
             ) -> $crate::store::Result<Vec<$crate::store::ListingRecord>> {
-                skills::list_page(&self.$read, after, limit, visibility).await
+                skills::list_page(&self.$read, after, limit, visibility, serialized).await
+            }
+
+            async fn serialized_format(&self, format: i64) -> $crate::store::Result<()> {
+                skills::serialized_format(&self.$read, &self.$write, format).await
+            }
+
+            async fn unserialized(
+                &self,
+                limit: u32,
+            ) -> $crate::store::Result<Vec<$crate::store::ListingRecord>> {
+                skills::unserialized(&self.$read, limit).await
+            }
+
+            async fn keep_serialized(
+                &self,
+                entries: &[$crate::store::SerializedEntry],
+            ) -> $crate::store::Result<u64> {
+                skills::keep_serialized(&self.$write, entries).await
             }
 
             async fn resolve(

@@ -33,8 +33,9 @@ pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, NameMatch, NewToken, NewVersion, PublishOutcome,
-    ResolvedVersion, RevocationRecord, ScanTarget, SkillId, SkillRecord, SourceId, SourceMember,
-    SourceRecord, Stats, TokenRecord, VerifyReport, VersionId, VersionRecord, Withdrawal,
+    ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry, SkillId, SkillRecord, SourceId,
+    SourceMember, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId, VersionRecord,
+    Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
@@ -65,13 +66,27 @@ pub trait Store: Send + Sync + 'static {
     async fn content_digests(&self, versions: &[VersionRef]) -> Result<Vec<Option<Digest>>>;
 
     /// One page of the current catalog that `visibility` sees: entries whose listing URI is
-    /// after `after`, in URI order.
+    /// after `after`, in URI order; with their kept serialized entries when `serialized`.
     async fn list_page(
         &self,
         after: &str,
         limit: u32,
         visibility: &Visibility,
+        serialized: bool,
     ) -> Result<Vec<ListingRecord>>;
+
+    /// Make `format` the format of kept serialized entries: when the kept ones are in another
+    /// (a build that serializes entries differently), drop them all. An engine that keeps none
+    /// (PostgreSQL) does nothing.
+    async fn serialized_format(&self, format: i64) -> Result<()>;
+
+    /// Up to `limit` listing rows, in URI order, that keep no serialized entry (empty on an
+    /// engine that keeps none).
+    async fn unserialized(&self, limit: u32) -> Result<Vec<ListingRecord>>;
+
+    /// Keep each serialized entry with its listing row, where the row still lists its version
+    /// and keeps none yet; returns how many were kept. A body with a newline is refused.
+    async fn keep_serialized(&self, entries: &[SerializedEntry]) -> Result<u64>;
 
     /// The current version of a skill (`version == None`) or one pinned version.
     async fn resolve(

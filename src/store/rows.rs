@@ -47,6 +47,7 @@ impl ListingRow {
             version_id: self.version_id,
             subpath: self.subpath,
             description: self.description,
+            serialized: None,
         })
     }
 }

@@ -114,7 +114,10 @@ async fn a_published_version_resolves_lists_and_reads_back() {
         b1.files[0].bytes
     );
 
-    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
     assert_eq!(page.len(), 1);
     assert_eq!(page[0].uri, "skill://acme/refunds/SKILL.md");
     assert_eq!(page[0].version, v("1.1.0"));
@@ -169,7 +172,10 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     .unwrap();
     publish(&*store, &acme, &second, "2.0.0").await;
     let listed = || async {
-        let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+        let page = store
+            .list_page("", 10, &Visibility::All, false)
+            .await
+            .unwrap();
         (page[0].version.to_string(), page[0].description.clone())
     };
     let listed_two = ("2.0.0".to_owned(), "Refunds, the second way.".to_owned());
@@ -215,7 +221,10 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     assert_eq!(changed.len(), 1);
     assert_eq!(changed[0].deprecation.as_deref(), Some("use b"));
     // The page shows the deprecation and, after a rescan, the current version's new verdict.
-    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
     assert_eq!(page[0].deprecation.as_deref(), Some("use b"));
     assert_eq!(page[0].scan.verdict, crate::core::scan::Verdict::Unscanned);
     let targets = store.scan_targets(0, 10).await.unwrap();
@@ -225,7 +234,10 @@ async fn yanking_moves_the_current_version_and_is_audited() {
         .unwrap();
     let clean = crate::core::scan::Policy::default().judge(Vec::new());
     store.set_scans(&[(one, clean)], "admin").await.unwrap();
-    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
     assert_eq!(page[0].scan.verdict, crate::core::scan::Verdict::Clean);
     assert!(
         store
@@ -233,7 +245,10 @@ async fn yanking_moves_the_current_version_and_is_audited() {
             .await
             .unwrap()
     );
-    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
     assert_eq!(page[0].deprecation, None);
 }
 
@@ -295,7 +310,10 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
         "SELECT 1",
     )
     .await;
-    let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
+    let err = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     assert_eq!(err.code(), crate::core::Code::StorageError);
     let current = store
@@ -473,7 +491,10 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
         include_str!("../../migrations/sqlite/0011_listing_entry_text.sql"),
     )
     .await;
-    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
     assert_eq!(page[1].description, "Does refunds things.");
     refill(
         "UPDATE listing SET namespace_id = NULL, skill = NULL, version = NULL, verdict = NULL,
@@ -482,7 +503,10 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
         include_str!("../../migrations/sqlite/0012_listing_version_columns.sql"),
     )
     .await;
-    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
     assert_eq!(page[1].skill.name.as_str(), "refunds");
     assert_eq!(page[1].version, v("1.0.0"));
     // Damaged, each in turn: `verify` reports that one row, and says what differs.
@@ -523,6 +547,192 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
         ["version 2", "manifest column"],
     )
     .await;
+}
+
+#[tokio::test]
+async fn kept_serialized_entries_follow_their_listing_row() {
+    use crate::store::SerializedEntry;
+    let (_dir, location, store) = fresh().await;
+    let acme = ns("acme");
+    publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &acme, &bundle("invoices", "one"), "1.0.0").await;
+    let serialized = |page: &[crate::store::ListingRecord]| -> Vec<Option<String>> {
+        page.iter().map(|r| r.serialized.clone()).collect()
+    };
+    let waiting = store.unserialized(10).await.unwrap();
+    if !matches!(location, Location::Sqlite(_)) {
+        // PostgreSQL keeps none: nothing waits, nothing is kept, every page is built.
+        assert!(waiting.is_empty());
+        let page = store
+            .list_page("", 10, &Visibility::All, true)
+            .await
+            .unwrap();
+        let entry = SerializedEntry {
+            uri: page[0].uri.clone(),
+            version_id: page[0].version_id,
+            body: "{}".into(),
+        };
+        assert_eq!(store.keep_serialized(&[entry]).await.unwrap(), 0);
+        store.serialized_format(1).await.unwrap();
+        assert_eq!(serialized(&page), [None, None]);
+        return;
+    }
+    store.serialized_format(1).await.unwrap();
+    let uris: Vec<&str> = waiting.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://acme/invoices/SKILL.md",
+            "skill://acme/refunds/SKILL.md"
+        ]
+    );
+    let keep = |row: &crate::store::ListingRecord, version_id, body: &str| SerializedEntry {
+        uri: row.uri.clone(),
+        version_id,
+        body: body.to_owned(),
+    };
+    let (invoices, refunds) = (&waiting[0], &waiting[1]);
+    // A body with a newline is refused, and nothing of its batch is kept.
+    let err = store
+        .keep_serialized(&[
+            keep(invoices, invoices.version_id, "{\"a\":1"),
+            keep(refunds, refunds.version_id, "{\n"),
+        ])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("newline"), "{err}");
+    assert_eq!(store.unserialized(10).await.unwrap().len(), 2);
+    // Kept only where the row still lists the version the bytes were made for.
+    let kept = store
+        .keep_serialized(&[
+            keep(invoices, invoices.version_id, "{\"a\":1"),
+            keep(refunds, 99, "{\"stale\":1"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(kept, 1);
+    let page = store
+        .list_page("", 10, &Visibility::All, true)
+        .await
+        .unwrap();
+    assert_eq!(serialized(&page), [Some("{\"a\":1".to_owned()), None]);
+    let page = store
+        .list_page("", 10, &Visibility::All, false)
+        .await
+        .unwrap();
+    assert_eq!(serialized(&page), [None, None]);
+    let waiting = store.unserialized(10).await.unwrap();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].skill.name.as_str(), "refunds");
+    // A row keeps one entry: a second is left out.
+    let again = keep(invoices, invoices.version_id, "{\"b\":2");
+    assert_eq!(store.keep_serialized(&[again]).await.unwrap(), 0);
+    // A new current version drops the row's entry with the row; withdrawing a version that is
+    // not current keeps it, since the row still lists the same version.
+    let refunds_id = refunds.version_id;
+    let kept = keep(refunds, refunds_id, "{\"r\":1");
+    assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
+    publish(&*store, &acme, &bundle("invoices", "two"), "1.1.0").await;
+    publish(&*store, &acme, &bundle("refunds", "old"), "0.9.0").await;
+    let old = VersionRef::parse("acme", "refunds", "0.9.0").unwrap();
+    assert!(
+        store
+            .withdraw(&old, Withdrawal::Yank, Some("old"), "admin")
+            .await
+            .unwrap()
+    );
+    let page = store
+        .list_page("", 10, &Visibility::All, true)
+        .await
+        .unwrap();
+    assert_eq!(serialized(&page), [None, Some("{\"r\":1".to_owned())]);
+    assert_eq!(page[0].version, v("1.1.0"));
+    assert!(store.verify(&|_| {}).await.unwrap().is_clean());
+    // The same format keeps what is kept; another drops it all.
+    store.serialized_format(1).await.unwrap();
+    assert_eq!(store.unserialized(10).await.unwrap().len(), 1);
+    store.serialized_format(2).await.unwrap();
+    assert_eq!(store.unserialized(10).await.unwrap().len(), 2);
+    let page = store
+        .list_page("", 10, &Visibility::All, true)
+        .await
+        .unwrap();
+    assert_eq!(serialized(&page), [None, None]);
+    // `verify` reports a row naming an entry that is not kept, and an entry nobody names.
+    let kept = keep(&page[1], page[1].version_id, "{\"r\":2");
+    assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
+    testing::execute(
+        &location,
+        "UPDATE listing SET entry_id = entry_id + 1000 WHERE entry_id IS NOT NULL",
+        "SELECT 1",
+    )
+    .await;
+    let problems = store.verify(&|_| {}).await.unwrap().problems;
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].contains("skill://acme/refunds/SKILL.md"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].contains("belong to no listing row"),
+        "{problems:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_page_and_the_fill_read_ranges_never_whole_tables() {
+    let (_dir, location, store) = fresh().await;
+    let Location::Sqlite(dir) = &location else {
+        return; // the statements are SQLite's
+    };
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.join(super::sqlite::DB_FILE).display()
+    ))
+    .await
+    .unwrap();
+    let plan = |sql: &'static str| {
+        let pool = &pool;
+        async move {
+            let rows: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")))
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            rows.into_iter().map(|r| r.3).collect::<Vec<_>>()
+        }
+    };
+    let page = plan(super::sqlite::skills::LISTING_PAGE).await;
+    for wanted in [
+        "SEARCH l USING PRIMARY KEY (uri>?)",
+        "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)",
+        "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+    ] {
+        assert!(
+            page.iter().any(|d| d.starts_with(wanted)),
+            "{wanted}: {page:?}"
+        );
+    }
+    let fill = plan(super::sqlite::skills::UNSERIALIZED).await;
+    assert!(
+        fill.iter()
+            .any(|d| d == "SCAN l USING INDEX listing_unserialized"),
+        "{fill:?}"
+    );
+    // No table is scanned whole: only the partial index, the visibility list and the subquery.
+    for plan in [&page, &fill] {
+        let scans: Vec<&String> = plan
+            .iter()
+            .filter(|d| {
+                ["SCAN l", "SCAN n", "SCAN e"]
+                    .iter()
+                    .any(|t| d.starts_with(t))
+            })
+            .filter(|d| !d.contains("USING INDEX listing_unserialized"))
+            .collect();
+        assert!(scans.is_empty(), "{plan:?}");
+    }
 }
 
 #[test]
@@ -758,11 +968,17 @@ async fn a_copy_to_the_other_engine_holds_every_row_and_takes_new_ones() {
     assert_eq!(
         listing(
             "target",
-            target.list_page("", 10, &Visibility::All).await.unwrap()
+            target
+                .list_page("", 10, &Visibility::All, false)
+                .await
+                .unwrap()
         ),
         listing(
             "source",
-            source.list_page("", 10, &Visibility::All).await.unwrap()
+            source
+                .list_page("", 10, &Visibility::All, false)
+                .await
+                .unwrap()
         )
     );
     assert_eq!(

@@ -148,6 +148,79 @@ async fn list_get_and_read_the_seed_on_both_eras() {
 }
 
 #[tokio::test]
+async fn entries_kept_serialized_are_served_as_built_on_both_eras() {
+    use skillreg::core::{Principal, SkillRef, Visibility};
+    use skillreg::registry::Listed;
+    let server = TestServer::builder().seeded().start().await;
+    publish(
+        &server,
+        "acme",
+        "1.0.0",
+        vec![
+            InputFile::regular("SKILL.md", skill_md("tools", "Tool skill.")),
+            InputFile::regular("notes/(odd) name \u{fc}.md", "odd"),
+            InputFile::regular("sub/inner/SKILL.md", skill_md("inner", "Inner skill.")),
+        ],
+    )
+    .await;
+    // Every row serialized (the indexer task may have done some already), then a change, so
+    // no page served before is kept.
+    while server.registry.serialize_entries().await.unwrap() {}
+    let tools = SkillRef::parse("acme", "tools").unwrap();
+    server
+        .registry
+        .set_deprecated(&Principal::Admin, &tools, Some("use hammers"))
+        .await
+        .unwrap();
+    let page = server
+        .registry
+        .list_entries(&Visibility::All, None)
+        .await
+        .unwrap();
+    let kept = page
+        .items
+        .iter()
+        .filter(|e| matches!(e, Listed::Kept { .. }))
+        .count();
+    // SQLite keeps every row's entry; PostgreSQL keeps none and builds them.
+    let expected = if server.database_url.is_none() { 5 } else { 0 };
+    assert_eq!((kept, page.items.len()), (expected, 5));
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    for era in ["2026-07-28", "2025-11-25"] {
+        let call = async |method: &str, params: Value| match era {
+            "2026-07-28" => modern.call(method, params).await,
+            _ => legacy.call(method, params).await,
+        };
+        let list = call("skills/list", json!({})).await;
+        let skills = list["result"]["skills"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"));
+        assert_eq!(skills.len(), 5, "{era}");
+        for skill in skills {
+            let got = call("skills/get", json!({"uri": skill["uri"]})).await;
+            assert_eq!(
+                &got["result"]["skill"], skill,
+                "{era}: as skills/get builds it"
+            );
+        }
+        let deprecated: Vec<&str> = skills
+            .iter()
+            .filter(|s| s["_meta"]["dev.skillreg/deprecated"]["message"] == "use hammers")
+            .map(|s| s["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            deprecated,
+            [
+                "skill://acme/tools/SKILL.md",
+                "skill://acme/tools/sub/inner/SKILL.md"
+            ],
+            "{era}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn pagination_is_keyset_and_atomic_and_bad_cursors_fail() {
     let server = TestServer::builder().page_size(4).start().await;
     for i in 0..10 {

@@ -207,11 +207,14 @@ pub(super) async fn content_digests(
     rows::digests_by_position(versions.len(), found)
 }
 
+/// PostgreSQL keeps no serialized entries (it reads the tables of record): its pages are built
+/// by the registry, so `_serialized` changes nothing.
 pub(super) async fn list_page(
     pool: &PgPool,
     after: &str,
     limit: u32,
     visibility: &Visibility,
+    _serialized: bool,
 ) -> Result<Vec<ListingRecord>> {
     let (mode, names) = visibility_args(visibility);
     let rows: Vec<ListingRow> = sqlx::query_as(concat!(
@@ -234,6 +237,24 @@ pub(super) async fn list_page(
     .fetch_all(pool)
     .await?;
     decode_all(rows, ListingRow::decode)
+}
+
+/// No serialized entries are kept here, in any format.
+pub(super) async fn serialized_format(_read: &PgPool, _write: &PgPool, _format: i64) -> Result<()> {
+    Ok(())
+}
+
+/// No listing row keeps a serialized entry, and none is waiting for one.
+pub(super) async fn unserialized(_pool: &PgPool, _limit: u32) -> Result<Vec<ListingRecord>> {
+    Ok(Vec::new())
+}
+
+/// Nothing is kept: every page is built.
+pub(super) async fn keep_serialized(
+    _pool: &PgPool,
+    _entries: &[crate::store::SerializedEntry],
+) -> Result<u64> {
+    Ok(0)
 }
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.

@@ -127,6 +127,24 @@ pub(super) async fn verify(
             "listing {uri}: its copy of the skill and version differs from theirs"
         ));
     }
+    for uri in sqlx::query_scalar::<_, String>(super::write::DANGLING_LISTING_ENTRIES)
+        .fetch_all(pool)
+        .await?
+    {
+        scrub.problem(format!(
+            "listing {uri}: it names a serialized entry that is not kept"
+        ));
+    }
+    let orphans = sqlx::query_scalar::<_, i64>(super::write::ORPHAN_LISTING_ENTRIES)
+        .fetch_all(pool)
+        .await?;
+    if !orphans.is_empty() {
+        scrub.problem(format!(
+            "{} serialized entries belong to no listing row (the first: {})",
+            orphans.len(),
+            orphans[0]
+        ));
+    }
     scrub.stale_listing(
         sqlx::query_scalar(
             "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id

@@ -217,41 +217,184 @@ pub(super) async fn content_digests(
     rows::digests_by_position(versions.len(), found)
 }
 
+/// A page of listing rows as one row: the rows as a JSON array, and their kept serialized
+/// entries joined by newlines (an empty line for a row that keeps none), both in URI order.
+/// `$body` is the serialized entry's column; `$from` follows `FROM listing l`: it joins
+/// `namespaces n` (and what `$body` reads), and picks the rows (ordered by `l.uri`, limited).
+macro_rules! listing_page_sql {
+    ($body:literal, $from:expr) => {
+        concat!(
+            "SELECT json_group_array(json_object(
+                'uri', uri, 'namespace', namespace, 'skill', skill, 'version_id', version_id,
+                'subpath', subpath, 'name', name, 'description', description, 'version', version,
+                'deprecation_message', deprecation_message,
+                'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
+                'findings', findings) ORDER BY uri),
+                group_concat(coalesce(body, ''), char(10) ORDER BY uri)
+         FROM (SELECT l.uri, n.name AS namespace, l.skill, l.version_id, l.subpath, l.name,
+                      l.description, l.version, l.deprecation_message, l.deprecated, l.verdict,
+                      l.findings, ",
+            $body,
+            " AS body
+               FROM listing l ",
+            $from,
+            ")"
+        )
+    };
+}
+
+/// A page of the listing after `?1`, `?2` rows, visible by `?3` and `?4`, with the kept entries
+/// when `?5`: one range of listing rows, and a rowid lookup per row into the namespaces and the
+/// entries.
+pub(in crate::store) const LISTING_PAGE: &str = listing_page_sql!(
+    "e.body",
+    concat!(
+        "JOIN namespaces n ON n.id = l.namespace_id
+         LEFT JOIN listing_entries e ON ?5 AND e.id = l.entry_id
+         WHERE l.uri > ?1 AND ",
+        visible!("n", "?3", "?4"),
+        " ORDER BY l.uri LIMIT ?2"
+    )
+);
+
+/// Up to `?1` listing rows that keep no serialized entry, in URI order: a range of the partial
+/// index that holds just them.
+pub(in crate::store) const UNSERIALIZED: &str = listing_page_sql!(
+    "NULL",
+    "INDEXED BY listing_unserialized JOIN namespaces n ON n.id = l.namespace_id
+         WHERE l.entry_id IS NULL ORDER BY l.uri LIMIT ?1"
+);
+
 pub(super) async fn list_page(
     pool: &SqlitePool,
     after: &str,
     limit: u32,
     visibility: &Visibility,
+    serialized: bool,
 ) -> Result<Vec<ListingRecord>> {
     let (mode, names) = visibility_args(visibility)?;
     // The page comes back as one row holding a JSON array of its rows: sqlx hands each row of a
     // result from SQLite's worker thread to the caller separately, and on a 100-row page those
     // handoffs cost more than the query. The listing rows carry their skill and version
-    // (migrations/sqlite/0012): the page is one range of them, plus the namespaces.
-    let page: Option<String> = sqlx::query_scalar(concat!(
-        "SELECT json_group_array(json_object(
-                'uri', uri, 'namespace', namespace, 'skill', skill, 'version_id', version_id,
-                'subpath', subpath, 'name', name, 'description', description, 'version', version,
-                'deprecation_message', deprecation_message,
-                'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
-                'findings', findings) ORDER BY uri)
-         FROM (SELECT l.uri, n.name AS namespace, l.skill, l.version_id, l.subpath, l.name,
-                      l.description, l.version, l.deprecation_message, l.deprecated, l.verdict,
-                      l.findings
-               FROM listing l
-               JOIN namespaces n ON n.id = l.namespace_id
-               WHERE l.uri > ?1 AND ",
-        visible!("n", "?3", "?4"),
-        " ORDER BY l.uri LIMIT ?2)"
-    ))
-    .bind(after)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(names)
-    .fetch_one(pool)
-    .await?;
-    let rows: Vec<ListingRow> = decode::json_rows("a listing page", page.as_deref())?;
-    decode_all(rows, ListingRow::decode)
+    // (migrations/sqlite/0012) and their serialized entries (0013): the page is one range of
+    // them, the namespaces, and the entries (filled in URI order, so mostly one range too).
+    let page: (Option<String>, Option<String>) = sqlx::query_as(LISTING_PAGE)
+        .bind(after)
+        .bind(i64::from(limit))
+        .bind(mode)
+        .bind(names)
+        .bind(serialized)
+        .fetch_one(pool)
+        .await?;
+    listing_of_page(page)
+}
+
+/// The rows of a [`listing_page_sql!`] row, each with its serialized entry when it keeps one.
+fn listing_of_page((rows, bodies): (Option<String>, Option<String>)) -> Result<Vec<ListingRecord>> {
+    let rows: Vec<ListingRow> = decode::json_rows("a listing page", rows.as_deref())?;
+    let mut records = decode_all(rows, ListingRow::decode)?;
+    let bodies = bodies.unwrap_or_default();
+    if records.is_empty() {
+        return Ok(records);
+    }
+    let mut lines = bodies.split('\n');
+    for record in &mut records {
+        let line = lines
+            .next()
+            .ok_or_else(|| StoreError::corrupt("a listing page", "fewer entries than rows"))?;
+        record.serialized = (!line.is_empty()).then(|| line.to_owned());
+    }
+    if lines.next().is_some() {
+        return Err(StoreError::corrupt(
+            "a listing page",
+            "more entries than rows",
+        ));
+    }
+    Ok(records)
+}
+
+/// The format of kept serialized entries (`meta.entry_format`), made `format`: when it is
+/// another, every kept entry is dropped first. Read first, so that a read-only database whose
+/// entries are in `format` already is never written.
+pub(super) async fn serialized_format(
+    read: &SqlitePool,
+    write: &SqlitePool,
+    format: i64,
+) -> Result<()> {
+    const FORMAT: &str = "SELECT value FROM meta WHERE key = 'entry_format'";
+    let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(read).await?;
+    if kept == format {
+        return Ok(());
+    }
+    let mut tx = WriteTx::begin(write).await?;
+    let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(&mut *tx).await?;
+    if kept != format {
+        tracing::info!(
+            kept,
+            format,
+            "serialized entries are in another format: dropping them to serialize again"
+        );
+        for statement in [
+            "UPDATE listing SET entry_id = NULL WHERE entry_id IS NOT NULL",
+            "DELETE FROM listing_entries",
+        ] {
+            sqlx::query(statement).execute(&mut *tx).await?;
+        }
+        sqlx::query("UPDATE meta SET value = ?1 WHERE key = 'entry_format'")
+            .bind(format)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await
+}
+
+/// Listing rows that keep no serialized entry, in URI order (through the partial index
+/// `listing_unserialized`, which holds just them).
+pub(super) async fn unserialized(pool: &SqlitePool, limit: u32) -> Result<Vec<ListingRecord>> {
+    let page = sqlx::query_as(UNSERIALIZED)
+        .bind(i64::from(limit))
+        .fetch_one(pool)
+        .await?;
+    listing_of_page(page)
+}
+
+/// Keep each entry with its listing row, in one transaction; an entry whose row no longer lists
+/// its version, or keeps one already, is left out. No generation is bumped: a page served with
+/// or without the kept entry is the same bytes.
+pub(super) async fn keep_serialized(
+    pool: &SqlitePool,
+    entries: &[crate::store::SerializedEntry],
+) -> Result<u64> {
+    if let Some(bad) = entries.iter().find(|e| e.body.contains('\n')) {
+        return Err(StoreError::Unsupported(format!(
+            "the serialized entry of {} holds a newline",
+            bad.uri
+        )));
+    }
+    let mut tx = WriteTx::begin(pool).await?;
+    let mut kept = 0;
+    for entry in entries {
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO listing_entries (body)
+             SELECT ?1 FROM listing WHERE uri = ?2 AND version_id = ?3 AND entry_id IS NULL
+             RETURNING id",
+        )
+        .bind(&entry.body)
+        .bind(&entry.uri)
+        .bind(entry.version_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(id) = id {
+            sqlx::query("UPDATE listing SET entry_id = ?1 WHERE uri = ?2")
+                .bind(id)
+                .bind(&entry.uri)
+                .execute(&mut *tx)
+                .await?;
+            kept += 1;
+        }
+    }
+    tx.commit().await?;
+    Ok(kept)
 }
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.

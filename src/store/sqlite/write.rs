@@ -155,7 +155,8 @@ pub(super) struct Published<'a> {
     pub generation: i64,
 }
 
-/// Recompute a skill's current version and rewrite its listing rows, inside `tx`. For a publish,
+/// Recompute a skill's current version and rewrite its listing rows (those of another version),
+/// inside `tx`. For a publish,
 /// also stamp the skill's generation and publish time in the same statement, and take the new
 /// version's entries from the caller instead of reading them back.
 pub(super) async fn refresh_current(
@@ -187,8 +188,11 @@ pub(super) async fn refresh_current(
     }
     .execute(&mut *tx)
     .await?;
-    sqlx::query("DELETE FROM listing WHERE skill_id = ?1")
+    // Rows that list the current version already stay, with their serialized entries
+    // (migrations/sqlite/0013); the trigger drops those of the rows deleted.
+    sqlx::query("DELETE FROM listing WHERE skill_id = ?1 AND version_id IS NOT ?2")
         .bind(skill_id)
+        .bind(current)
         .execute(&mut *tx)
         .await?;
     let Some(version_id) = current else {
@@ -233,6 +237,7 @@ pub(super) async fn refresh_current(
                 .push_bind(name.as_str())
                 .push_bind(description.as_str());
         });
+        insert.push(" ON CONFLICT (uri) DO NOTHING");
         insert.build().execute(&mut *tx).await?;
     }
     copy_listing_version(tx, skill_id).await
@@ -285,6 +290,17 @@ pub(in crate::store) const FILL_LISTING: &str = "UPDATE listing SET (name, descr
     (SELECT e.name, e.description FROM version_entries e
      WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)
 WHERE name IS NULL";
+
+/// Listing rows naming a serialized entry that is not kept (`skillreg verify`).
+pub(super) const DANGLING_LISTING_ENTRIES: &str = "SELECT l.uri FROM listing l
+     WHERE l.entry_id IS NOT NULL AND NOT EXISTS
+       (SELECT 1 FROM listing_entries e WHERE e.id = l.entry_id)
+     ORDER BY l.uri";
+
+/// Serialized entries no listing row names (`skillreg verify`).
+/// (`NOT IN` a subquery SQLite builds once: listing has no index by `entry_id`.)
+pub(super) const ORPHAN_LISTING_ENTRIES: &str = "SELECT id FROM listing_entries
+     WHERE id NOT IN (SELECT entry_id FROM listing WHERE entry_id IS NOT NULL) ORDER BY id";
 
 /// Listing rows whose name or description is not their entry's (`skillreg verify`).
 pub(super) const STALE_LISTING_TEXT: &str = "SELECT l.uri FROM listing l

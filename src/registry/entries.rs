@@ -1,0 +1,176 @@
+//! Skill entries serialized once and kept by the store, so that a `skills/list` page of a large
+//! catalog is a range of listing rows and a concatenation.
+//!
+//! What a current entry says of its version never changes, but its wire shape is the transport's
+//! business, not the registry's. So the transport that serves pages registers an [`EntryCodec`]
+//! ([`Registry::keep_entries`]); the registry has it serialize each listing row's entry in the
+//! background ([`Registry::serialize_entries`], run by the indexer task) and hands the store the
+//! bytes to keep with the row ([`Store::keep_serialized`]). The store treats them as opaque and
+//! drops them with the row. A page then comes back with each row's kept bytes, and only the rows
+//! without (new, or waiting for the fill) are built from manifests: both give the same bytes.
+//!
+//! An engine may keep none (PostgreSQL): every page is then built, as without a codec.
+//!
+//! [`Store::keep_serialized`]: crate::store::Store::keep_serialized
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::read::listed_entry;
+use super::{Page, Registry, SkillEntry};
+use crate::core::Visibility;
+use crate::core::scan::Summary;
+use crate::error::Result;
+use crate::store::SerializedEntry;
+
+/// Listing rows serialized per batch (one transaction each).
+const FILL_BATCH: u32 = 500;
+/// Batches per run of the fill: the indexer task comes back at once while rows remain, and
+/// keeps the search index current in between.
+const FILL_BATCHES_PER_RUN: usize = 20;
+
+/// How a transport serializes the part of a current skill entry that is its version's own.
+pub trait EntryCodec: Send + Sync + 'static {
+    /// Changes whenever [`EntryCodec::serialize`] would write other bytes for some entry: kept
+    /// entries in another format are dropped and serialized again.
+    fn format(&self) -> i64;
+
+    /// The entry's own part (everything but what varies per moment: deprecation, yank, the
+    /// scan), as one line of JSON text: no newline.
+    fn serialize(&self, entry: &SkillEntry) -> String;
+}
+
+/// One entry of a `skills/list` page: kept serialized by the store, or built now.
+pub enum Listed {
+    Kept {
+        /// What the registered [`EntryCodec`] wrote for the entry.
+        own: String,
+        /// The deprecation message when the skill is deprecated.
+        deprecation: Option<String>,
+        /// The version's scan verdict and findings per severity.
+        scan: Summary,
+    },
+    Built(SkillEntry),
+}
+
+/// The registered codec, and whether the store's kept entries are known to be in its format.
+#[derive(Default)]
+pub(super) struct Codec {
+    codec: std::sync::OnceLock<Arc<dyn EntryCodec>>,
+    state: AtomicU8,
+}
+
+/// The store's kept entries may be in another format: not read until the fill has checked.
+const UNCHECKED: u8 = 0;
+/// The store's kept entries are in the codec's format.
+const CHECKED: u8 = 1;
+/// Storage cannot keep entries (read-only): pages are built.
+const OFF: u8 = 2;
+
+impl Codec {
+    /// The codec, once the store's kept entries are in its format.
+    fn ready(&self) -> bool {
+        self.state.load(Ordering::Acquire) == CHECKED
+    }
+}
+
+impl Registry {
+    /// Have `codec` serialize each current entry once, for the store to keep: from now on a
+    /// page reads the kept bytes of every row that has them. A second codec is ignored (there is
+    /// one wire shape per process).
+    pub fn keep_entries(&self, codec: Arc<dyn EntryCodec>) {
+        if self.inner.codec.codec.set(codec).is_err() {
+            tracing::debug!("an entry codec is registered already: keeping the first");
+        }
+        if let Some(wake) = &self.inner.wake_indexer {
+            wake.notify_one();
+        }
+    }
+
+    /// One page of the current entries `viewer` sees, each kept serialized where the store has
+    /// it, else built (reading only those rows' manifests).
+    pub async fn list_entries(
+        &self,
+        viewer: &Visibility,
+        cursor: Option<&str>,
+    ) -> Result<Page<Listed>> {
+        let (rows, next_cursor) = self
+            .listing_page(viewer, cursor, self.inner.codec.ready())
+            .await?;
+        let ids: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.serialized.is_none())
+            .map(|r| r.version_id)
+            .collect();
+        let manifests = self.manifests(&ids).await?;
+        let items = rows
+            .into_iter()
+            .map(|mut row| match row.serialized.take() {
+                Some(own) => Ok(Listed::Kept {
+                    own,
+                    deprecation: row.deprecation,
+                    scan: row.scan,
+                }),
+                None => listed_entry(row, &manifests).map(Listed::Built),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Page { items, next_cursor })
+    }
+
+    /// Serialize, with the registered codec, the entries of listing rows that keep none, and
+    /// have the store keep them: up to a bounded number of batches. Returns whether rows may
+    /// remain. Without a codec, or on storage that cannot keep entries, does nothing.
+    pub async fn serialize_entries(&self) -> Result<bool> {
+        let codec = &self.inner.codec;
+        let Some(encoder) = codec.codec.get() else {
+            return Ok(false);
+        };
+        if codec.state.load(Ordering::Acquire) == UNCHECKED {
+            match self.store().serialized_format(encoder.format()).await {
+                Ok(()) => codec.state.store(CHECKED, Ordering::Release),
+                Err(e) if e.code() == crate::core::Code::StorageReadOnly => {
+                    tracing::info!("storage is read-only: skills/list pages are built per request");
+                    codec.state.store(OFF, Ordering::Release);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !codec.ready() {
+            return Ok(false);
+        }
+        for _ in 0..FILL_BATCHES_PER_RUN {
+            let rows = self.store().unserialized(FILL_BATCH).await?;
+            if rows.is_empty() {
+                return Ok(false);
+            }
+            let last = rows.len() < FILL_BATCH as usize;
+            // Read straight from the store, as the indexer does: a fill must not flush the
+            // serving cache.
+            let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
+            let manifests = self
+                .store()
+                .manifests(&ids)
+                .await?
+                .into_iter()
+                .map(|(id, m)| (id, Arc::new(m)))
+                .collect();
+            let kept: Vec<SerializedEntry> = rows
+                .into_iter()
+                .map(|row| {
+                    let (uri, version_id) = (row.uri.clone(), row.version_id);
+                    let entry = listed_entry(row, &manifests)?;
+                    Ok(SerializedEntry {
+                        uri,
+                        version_id,
+                        body: encoder.serialize(&entry),
+                    })
+                })
+                .collect::<Result<_>>()?;
+            self.store().keep_serialized(&kept).await?;
+            if last {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
