@@ -58,6 +58,8 @@ pub enum Listed {
 pub(super) struct Codec {
     codec: std::sync::OnceLock<Arc<dyn EntryCodec>>,
     state: AtomicU8,
+    /// Entries kept since the fill last found rows waiting, and when it did (for its log).
+    fill: std::sync::Mutex<Option<(u64, std::time::Instant)>>,
 }
 
 /// The store's kept entries may be in another format: not read until the fill has checked.
@@ -71,6 +73,29 @@ impl Codec {
     /// The codec, once the store's kept entries are in its format.
     fn ready(&self) -> bool {
         self.state.load(Ordering::Acquire) == CHECKED
+    }
+
+    /// Count `kept` entries towards the fill under way. A fill longer than one batch (after a
+    /// migration, or a codec format change) is logged when it starts and when it is `done`, so
+    /// an operator sees why pages are built meanwhile; the entry or two a publish adds are not.
+    fn filled(&self, kept: u64, done: bool) {
+        let mut fill = self.fill.lock().unwrap_or_else(|e| e.into_inner());
+        if done && fill.is_none() {
+            return;
+        }
+        let (total, began) = fill.get_or_insert_with(|| {
+            tracing::info!("serializing the listing's skills/list entries, in the background");
+            (0, std::time::Instant::now())
+        });
+        *total += kept;
+        if done {
+            tracing::info!(
+                entries = *total,
+                seconds = began.elapsed().as_secs_f64(),
+                "skills/list entries serialized and kept"
+            );
+            *fill = None;
+        }
     }
 }
 
@@ -141,6 +166,7 @@ impl Registry {
         for _ in 0..FILL_BATCHES_PER_RUN {
             let rows = self.store().unserialized(FILL_BATCH).await?;
             if rows.is_empty() {
+                codec.filled(0, true);
                 return Ok(false);
             }
             let last = rows.len() < FILL_BATCH as usize;
@@ -166,7 +192,8 @@ impl Registry {
                     })
                 })
                 .collect::<Result<_>>()?;
-            self.store().keep_serialized(&kept).await?;
+            let count = self.store().keep_serialized(&kept).await?;
+            codec.filled(count, last);
             if last {
                 return Ok(false);
             }

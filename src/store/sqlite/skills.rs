@@ -329,11 +329,14 @@ pub(super) async fn serialized_format(
     let mut tx = WriteTx::begin(write).await?;
     let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(&mut *tx).await?;
     if kept != format {
-        tracing::info!(
-            kept,
-            format,
-            "serialized entries are in another format: dropping them to serialize again"
-        );
+        // 0: none was ever kept (the fill's own log says it starts).
+        if kept != 0 {
+            tracing::info!(
+                kept_format = kept,
+                format,
+                "serialized entries are in another format: dropping them to serialize again"
+            );
+        }
         for statement in [
             "UPDATE listing SET entry_id = NULL WHERE entry_id IS NOT NULL",
             "DELETE FROM listing_entries",
