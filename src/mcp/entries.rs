@@ -160,8 +160,8 @@ impl Default for Entries {
 
 impl Entries {
     /// The entries of a page of current versions, as the elements of a JSON array (without the
-    /// brackets): the immutable part as the store kept it, or from the cache, or serialized now,
-    /// then what varies per moment.
+    /// brackets): the immutable part as the registry has it (through the registered [`Codec`]),
+    /// or, without a codec, from this cache or serialized now; then what varies per moment.
     pub fn page(&self, entries: &[Listed]) -> Vec<u8> {
         let mut out = Vec::with_capacity(entries.len() * 1536);
         for (i, listed) in entries.iter().enumerate() {

@@ -1,30 +1,39 @@
 //! Skill entries serialized once and kept by the store, so that a `skills/list` page of a large
-//! catalog is a range of listing rows and a concatenation.
+//! catalog is a range of listing rows, a lookup of their kept bytes and a concatenation.
 //!
 //! What a current entry says of its version never changes, but its wire shape is the transport's
 //! business, not the registry's. So the transport that serves pages registers an [`EntryCodec`]
 //! ([`Registry::keep_entries`]); the registry has it serialize each listing row's entry in the
 //! background ([`Registry::serialize_entries`], run by the indexer task) and hands the store the
 //! bytes to keep with the row ([`Store::keep_serialized`]). The store treats them as opaque and
-//! drops them with the row. A page then comes back with each row's kept bytes, and only the rows
-//! without (new, or waiting for the fill) are built from manifests: both give the same bytes.
+//! drops them with the row. A page ([`Registry::list_entries`]) takes each entry's bytes from a
+//! bounded cache, else from the store's kept bytes, else serializes the entry now (a new row, or
+//! one the fill has not reached): all three give the same bytes. A catalog that fits the cache
+//! is then served from memory, and a page deep in a large one reads its kept bytes in one lookup
+//! instead of decoding and serializing its manifests.
 //!
-//! An engine may keep none (PostgreSQL): every page is then built, as without a codec.
+//! An engine may keep none (PostgreSQL): every entry is then serialized when first listed, and
+//! cached.
 //!
 //! [`Store::keep_serialized`]: crate::store::Store::keep_serialized
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use super::cache::Cache;
 use super::read::listed_entry;
-use super::{Page, Registry, SkillEntry};
+use super::{Page, Registry, SkillEntry, VersionId};
 use crate::core::Visibility;
 use crate::core::scan::Summary;
 use crate::error::Result;
-use crate::store::SerializedEntry;
+use crate::store::{ListingRecord, SerializedEntry};
 
 /// Listing rows serialized per batch (one transaction each).
 const FILL_BATCH: u32 = 500;
+/// Total bytes of serialized entries cached (about 18,000 synthetic entries; a 1k catalog whole).
+const CACHE_BYTES: usize = 32 << 20;
+/// An entry larger than this is not cached (it is still kept by the store).
+const CACHE_MAX_ENTRY_BYTES: usize = 1 << 20;
 /// Batches per run of the fill: the indexer task comes back at once while rows remain, and
 /// keeps the search index current in between.
 const FILL_BATCHES_PER_RUN: usize = 20;
@@ -40,26 +49,40 @@ pub trait EntryCodec: Send + Sync + 'static {
     fn serialize(&self, entry: &SkillEntry) -> String;
 }
 
-/// One entry of a `skills/list` page: kept serialized by the store, or built now.
+/// One entry of a `skills/list` page: serialized by the registered codec (now, or once and
+/// kept), or built, when no codec is registered.
 pub enum Listed {
     Kept {
         /// What the registered [`EntryCodec`] wrote for the entry.
-        own: String,
+        own: Arc<str>,
         /// The deprecation message when the skill is deprecated.
         deprecation: Option<String>,
         /// The version's scan verdict and findings per severity.
         scan: Summary,
     },
-    Built(SkillEntry),
+    Built(Box<SkillEntry>),
 }
 
 /// The registered codec, and whether the store's kept entries are known to be in its format.
-#[derive(Default)]
 pub(super) struct Codec {
     codec: std::sync::OnceLock<Arc<dyn EntryCodec>>,
     state: AtomicU8,
+    /// The entries served lately, by version and subpath, as the codec wrote them: never
+    /// invalidated, since a version's entry is the same bytes for as long as the version exists.
+    cache: Cache<(VersionId, String), Arc<str>>,
     /// Entries kept since the fill last found rows waiting, and when it did (for its log).
     fill: std::sync::Mutex<Option<(u64, std::time::Instant)>>,
+}
+
+impl Default for Codec {
+    fn default() -> Self {
+        Self {
+            codec: Default::default(),
+            state: AtomicU8::new(UNCHECKED),
+            cache: Cache::weighed(CACHE_BYTES, CACHE_MAX_ENTRY_BYTES, None, |b| b.len()),
+            fill: Default::default(),
+        }
+    }
 }
 
 /// The store's kept entries may be in another format: not read until the fill has checked.
@@ -112,31 +135,80 @@ impl Registry {
         }
     }
 
-    /// One page of the current entries `viewer` sees, each kept serialized where the store has
-    /// it, else built (reading only those rows' manifests).
+    /// One page of the current entries `viewer` sees. With a codec, each entry's own part comes
+    /// from the cache, else from the store's kept bytes, else is built from its manifest and
+    /// serialized now; without one, every entry is built.
     pub async fn list_entries(
         &self,
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<Listed>> {
-        let (rows, next_cursor) = self
-            .listing_page(viewer, cursor, self.inner.codec.ready())
-            .await?;
+        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
+        let codec = &self.inner.codec;
+        let Some(encoder) = codec.codec.get() else {
+            let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
+            let manifests = self.manifests(&ids).await?;
+            let items = rows
+                .into_iter()
+                .map(|row| listed_entry(row, &manifests).map(|e| Listed::Built(Box::new(e))))
+                .collect::<Result<_>>()?;
+            return Ok(Page { items, next_cursor });
+        };
+        let key = |row: &ListingRecord| (row.version_id, row.subpath.clone());
+        let mut own: Vec<Option<Arc<str>>> =
+            rows.iter().map(|row| codec.cache.get(&key(row))).collect();
+        if codec.ready() {
+            let missing: Vec<&str> = rows
+                .iter()
+                .zip(&own)
+                .filter(|(_, own)| own.is_none())
+                .map(|(row, _)| row.uri.as_str())
+                .collect();
+            if !missing.is_empty() {
+                for kept in self.store().serialized(&missing).await? {
+                    // Kept for the version the row listed when this page read it, or not used.
+                    let Ok(at) = rows.binary_search_by(|r| r.uri.as_str().cmp(&kept.uri)) else {
+                        continue;
+                    };
+                    if rows[at].version_id == kept.version_id {
+                        let body: Arc<str> = kept.body.into();
+                        codec.cache.insert(key(&rows[at]), body.clone());
+                        own[at] = Some(body);
+                    }
+                }
+            }
+        }
         let ids: Vec<i64> = rows
             .iter()
-            .filter(|r| r.serialized.is_none())
-            .map(|r| r.version_id)
+            .zip(&own)
+            .filter(|(_, own)| own.is_none())
+            .map(|(row, _)| row.version_id)
             .collect();
-        let manifests = self.manifests(&ids).await?;
+        let manifests = if ids.is_empty() {
+            Default::default()
+        } else {
+            self.manifests(&ids).await?
+        };
         let items = rows
             .into_iter()
-            .map(|mut row| match row.serialized.take() {
+            .zip(own)
+            .map(|(row, own)| match own {
                 Some(own) => Ok(Listed::Kept {
                     own,
                     deprecation: row.deprecation,
                     scan: row.scan,
                 }),
-                None => listed_entry(row, &manifests).map(Listed::Built),
+                None => {
+                    let key = key(&row);
+                    let entry = listed_entry(row, &manifests)?;
+                    let own: Arc<str> = encoder.serialize(&entry).into();
+                    codec.cache.insert(key, own.clone());
+                    Ok(Listed::Kept {
+                        own,
+                        deprecation: entry.deprecation,
+                        scan: entry.scan,
+                    })
+                }
             })
             .collect::<Result<_>>()?;
         Ok(Page { items, next_cursor })

@@ -150,7 +150,7 @@ impl Registry {
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<SkillEntry>> {
-        let (rows, next_cursor) = self.listing_page(viewer, cursor, false).await?;
+        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
         let items = rows
@@ -294,7 +294,7 @@ impl Registry {
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<SkillMdResource>> {
-        let (rows, next_cursor) = self.listing_page(viewer, cursor, false).await?;
+        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
         let mut items = Vec::with_capacity(rows.len());
@@ -323,7 +323,7 @@ impl Registry {
     ) -> Result<Vec<SkillSummary>> {
         Ok(self
             .store()
-            .list_page("", limit, viewer, false)
+            .list_page("", limit, viewer)
             .await?
             .into_iter()
             .map(|r| SkillSummary {
@@ -334,19 +334,17 @@ impl Registry {
             .collect())
     }
 
-    /// One page of the listing after `cursor` (with the rows' kept serialized entries when
-    /// `serialized`), and the cursor of the next page.
+    /// One page of the listing after `cursor`, and the cursor of the next page.
     pub(super) async fn listing_page(
         &self,
         viewer: &Visibility,
         cursor: Option<&str>,
-        serialized: bool,
     ) -> Result<(Vec<ListingRecord>, Option<String>)> {
         let after = decode_cursor(cursor)?;
         let page_size = self.inner.page_size as usize;
         let mut rows = self
             .store()
-            .list_page(&after, self.inner.page_size + 1, viewer, serialized)
+            .list_page(&after, self.inner.page_size + 1, viewer)
             .await?;
         let more = rows.len() > page_size;
         rows.truncate(page_size);

@@ -399,8 +399,19 @@ async fn completion_sees_a_publish_at_once() {
     );
 }
 
-/// A codec that writes the entry's URI and version, and its own format number.
-struct Tagged(i64);
+/// A codec that writes the entry's URI and version, and its own format number, and counts the
+/// entries it serialized.
+struct Tagged(i64, std::sync::atomic::AtomicUsize);
+
+impl Tagged {
+    fn new(format: i64) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self(format, 0.into()))
+    }
+
+    fn calls(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
 
 impl super::EntryCodec for Tagged {
     fn format(&self) -> i64 {
@@ -408,11 +419,12 @@ impl super::EntryCodec for Tagged {
     }
 
     fn serialize(&self, entry: &super::SkillEntry) -> String {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!("{}|{}|{}", self.0, entry.uri(), entry.version)
     }
 }
 
-/// Each entry of a page as what the codec kept (`kept:…`) or as built (`built:<uri> <version>`),
+/// Each entry of a page as the codec wrote it (`kept:…`) or as built (`built:<uri> <version>`),
 /// with its deprecation.
 async fn listed(registry: &Registry) -> Vec<String> {
     let page = registry.list_entries(&Visibility::All, None).await.unwrap();
@@ -430,8 +442,9 @@ async fn listed(registry: &Registry) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn pages_serve_the_entries_the_codec_serialized_once_filled() {
+async fn pages_serve_the_entries_the_codec_serialized_once() {
     let (dir, location) = fresh().await;
+    let sqlite = matches!(location, Location::Sqlite(_));
     let registry = builder(&dir, &location).open().await.unwrap();
     for name in ["invoices", "refunds"] {
         registry
@@ -439,29 +452,40 @@ async fn pages_serve_the_entries_the_codec_serialized_once_filled() {
             .await
             .unwrap();
     }
-    let built = [
-        "built:skill://acme/invoices/SKILL.md 1.0.0 None",
-        "built:skill://acme/refunds/SKILL.md 1.0.0 None",
-    ];
-    // Without a codec nothing is serialized; with one, nothing is read before the fill.
-    assert!(!registry.serialize_entries().await.unwrap());
-    registry.keep_entries(std::sync::Arc::new(Tagged(5)));
-    assert_eq!(listed(&registry).await, built);
-    assert!(!registry.serialize_entries().await.unwrap());
-    if !matches!(location, Location::Sqlite(_)) {
-        // PostgreSQL keeps no serialized entries: pages stay built.
-        assert_eq!(listed(&registry).await, built);
-        return;
-    }
+    // Without a codec every entry is built, and nothing is serialized.
     assert_eq!(
         listed(&registry).await,
         [
-            "kept:5|skill://acme/invoices/SKILL.md|1.0.0 None",
-            "kept:5|skill://acme/refunds/SKILL.md|1.0.0 None",
+            "built:skill://acme/invoices/SKILL.md 1.0.0 None",
+            "built:skill://acme/refunds/SKILL.md 1.0.0 None",
         ]
     );
-    // What varies per moment comes with the row, not the kept bytes; a new version is built
-    // until the next fill.
+    assert!(!registry.serialize_entries().await.unwrap());
+    // With one, a page's entries are serialized once, then served from the cache.
+    let five = Tagged::new(5);
+    registry.keep_entries(five.clone());
+    let kept = [
+        "kept:5|skill://acme/invoices/SKILL.md|1.0.0 None",
+        "kept:5|skill://acme/refunds/SKILL.md|1.0.0 None",
+    ];
+    assert_eq!(listed(&registry).await, kept);
+    assert_eq!(listed(&registry).await, kept);
+    assert_eq!(five.calls(), 2);
+    // The fill serializes for the store (past the cache); PostgreSQL keeps nothing.
+    assert!(!registry.serialize_entries().await.unwrap());
+    assert_eq!(five.calls(), if sqlite { 4 } else { 2 });
+    registry.close().await;
+
+    // A new process with an empty cache reads the kept entries, serializing none (SQLite), or
+    // serializes each once (PostgreSQL).
+    let registry = builder(&dir, &location).open().await.unwrap();
+    let five = Tagged::new(5);
+    registry.keep_entries(five.clone());
+    assert!(!registry.serialize_entries().await.unwrap());
+    assert_eq!(listed(&registry).await, kept);
+    assert_eq!(five.calls(), if sqlite { 0 } else { 2 });
+    // What varies per moment comes with the row, not the kept bytes; a new version is
+    // serialized when first listed, and kept at the next fill.
     registry
         .set_deprecated(
             &Principal::Admin,
@@ -474,35 +498,38 @@ async fn pages_serve_the_entries_the_codec_serialized_once_filled() {
         .publish(request("acme", "refunds", "two", "2.0.0"))
         .await
         .unwrap();
-    assert_eq!(
-        listed(&registry).await,
-        [
-            "kept:5|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
-            "built:skill://acme/refunds/SKILL.md 2.0.0 None",
-        ]
-    );
+    let later = [
+        "kept:5|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
+        "kept:5|skill://acme/refunds/SKILL.md|2.0.0 None",
+    ];
+    assert_eq!(listed(&registry).await, later);
+    assert_eq!(five.calls(), if sqlite { 1 } else { 3 });
     registry.serialize_entries().await.unwrap();
-    assert_eq!(
-        listed(&registry).await[1],
-        "kept:5|skill://acme/refunds/SKILL.md|2.0.0 None"
-    );
+    assert_eq!(five.calls(), if sqlite { 2 } else { 3 });
     registry.close().await;
+
     // A build that serializes differently never serves the old bytes: it drops them at its
     // first fill and serializes again.
     let registry = builder(&dir, &location).open().await.unwrap();
-    registry.keep_entries(std::sync::Arc::new(Tagged(6)));
+    let six = Tagged::new(6);
+    registry.keep_entries(six.clone());
+    registry.serialize_entries().await.unwrap();
+    let six_kept = [
+        "kept:6|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
+        "kept:6|skill://acme/refunds/SKILL.md|2.0.0 None",
+    ];
+    assert_eq!(listed(&registry).await, six_kept);
+    assert_eq!(six.calls(), 2);
+    // Before its first fill, a build does not trust the kept bytes: it serializes them itself.
+    registry.close().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
+    let seven = Tagged::new(7);
+    registry.keep_entries(seven.clone());
     assert!(
         listed(&registry)
             .await
             .iter()
-            .all(|e| e.starts_with("built:"))
+            .all(|e| e.starts_with("kept:7|"))
     );
-    registry.serialize_entries().await.unwrap();
-    assert_eq!(
-        listed(&registry).await,
-        [
-            "kept:6|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
-            "kept:6|skill://acme/refunds/SKILL.md|2.0.0 None",
-        ]
-    );
+    assert_eq!(seven.calls(), 2);
 }

@@ -37,9 +37,15 @@ macro_rules! engine_impls {
                 after: &str,
                 limit: u32,
                 visibility: &$crate::core::Visibility,
-                serialized: bool,
             ) -> $crate::store::Result<Vec<$crate::store::ListingRecord>> {
-                skills::list_page(&self.$read, after, limit, visibility, serialized).await
+                skills::list_page(&self.$read, after, limit, visibility).await
+            }
+
+            async fn serialized(
+                &self,
+                uris: &[&str],
+            ) -> $crate::store::Result<Vec<$crate::store::SerializedEntry>> {
+                skills::serialized(&self.$read, uris).await
             }
 
             async fn serialized_format(&self, format: i64) -> $crate::store::Result<()> {

@@ -66,14 +66,17 @@ pub trait Store: Send + Sync + 'static {
     async fn content_digests(&self, versions: &[VersionRef]) -> Result<Vec<Option<Digest>>>;
 
     /// One page of the current catalog that `visibility` sees: entries whose listing URI is
-    /// after `after`, in URI order; with their kept serialized entries when `serialized`.
+    /// after `after`, in URI order.
     async fn list_page(
         &self,
         after: &str,
         limit: u32,
         visibility: &Visibility,
-        serialized: bool,
     ) -> Result<Vec<ListingRecord>>;
+
+    /// The kept serialized entries of the listing rows at `uris` that keep one, each with the
+    /// version its row lists (empty on an engine that keeps none).
+    async fn serialized(&self, uris: &[&str]) -> Result<Vec<SerializedEntry>>;
 
     /// Make `format` the format of kept serialized entries: when the kept ones are in another
     /// (a build that serializes entries differently), drop them all. An engine that keeps none

@@ -58,11 +58,6 @@ pub struct ListingRecord {
     /// The deprecation message when the skill is deprecated.
     pub deprecation: Option<String>,
     pub scan: Summary,
-    /// The entry as the registry had it serialized and kept ([`Store::keep_serialized`]), when
-    /// the page was asked for it and the engine keeps one for this row.
-    ///
-    /// [`Store::keep_serialized`]: super::Store::keep_serialized
-    pub serialized: Option<String>,
 }
 
 /// The serialized entry of a listing row, to be kept with it while the row lists `version_id`.

@@ -47,7 +47,6 @@ impl ListingRow {
             version_id: self.version_id,
             subpath: self.subpath,
             description: self.description,
-            serialized: None,
         })
     }
 }

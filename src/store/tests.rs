@@ -114,10 +114,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
         b1.files[0].bytes
     );
 
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page.len(), 1);
     assert_eq!(page[0].uri, "skill://acme/refunds/SKILL.md");
     assert_eq!(page[0].version, v("1.1.0"));
@@ -172,10 +169,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     .unwrap();
     publish(&*store, &acme, &second, "2.0.0").await;
     let listed = || async {
-        let page = store
-            .list_page("", 10, &Visibility::All, false)
-            .await
-            .unwrap();
+        let page = store.list_page("", 10, &Visibility::All).await.unwrap();
         (page[0].version.to_string(), page[0].description.clone())
     };
     let listed_two = ("2.0.0".to_owned(), "Refunds, the second way.".to_owned());
@@ -221,10 +215,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
     assert_eq!(changed.len(), 1);
     assert_eq!(changed[0].deprecation.as_deref(), Some("use b"));
     // The page shows the deprecation and, after a rescan, the current version's new verdict.
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[0].deprecation.as_deref(), Some("use b"));
     assert_eq!(page[0].scan.verdict, crate::core::scan::Verdict::Unscanned);
     let targets = store.scan_targets(0, 10).await.unwrap();
@@ -234,10 +225,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
         .unwrap();
     let clean = crate::core::scan::Policy::default().judge(Vec::new());
     store.set_scans(&[(one, clean)], "admin").await.unwrap();
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[0].scan.verdict, crate::core::scan::Verdict::Clean);
     assert!(
         store
@@ -245,10 +233,7 @@ async fn yanking_moves_the_current_version_and_is_audited() {
             .await
             .unwrap()
     );
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[0].deprecation, None);
 }
 
@@ -310,10 +295,7 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
         "SELECT 1",
     )
     .await;
-    let err = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap_err();
+    let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
     assert_eq!(err.code(), crate::core::Code::StorageError);
     let current = store
@@ -491,10 +473,7 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
         include_str!("../../migrations/sqlite/0011_listing_entry_text.sql"),
     )
     .await;
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].description, "Does refunds things.");
     refill(
         "UPDATE listing SET namespace_id = NULL, skill = NULL, version = NULL, verdict = NULL,
@@ -503,10 +482,7 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
         include_str!("../../migrations/sqlite/0012_listing_version_columns.sql"),
     )
     .await;
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].skill.name.as_str(), "refunds");
     assert_eq!(page[1].version, v("1.0.0"));
     // Damaged, each in turn: `verify` reports that one row, and says what differs.
@@ -556,17 +532,29 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     let acme = ns("acme");
     publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
     publish(&*store, &acme, &bundle("invoices", "one"), "1.0.0").await;
-    let serialized = |page: &[crate::store::ListingRecord]| -> Vec<Option<String>> {
-        page.iter().map(|r| r.serialized.clone()).collect()
+    // Each row's kept entry, asked for in reverse (and with a URI no row has): the answer names
+    // the row it belongs to, and the version that row lists.
+    let serialized = async |page: &[crate::store::ListingRecord]| -> Vec<Option<String>> {
+        let mut uris: Vec<&str> = page.iter().rev().map(|r| r.uri.as_str()).collect();
+        uris.insert(1, "skill://acme/nobody/SKILL.md");
+        let kept = store.serialized(&uris).await.unwrap();
+        page.iter()
+            .map(|row| {
+                let mut found = kept.iter().filter(|k| k.uri == row.uri);
+                let body = found.next().map(|k| {
+                    assert_eq!(k.version_id, row.version_id, "{k:?}");
+                    k.body.clone()
+                });
+                assert!(found.next().is_none(), "one entry per row");
+                body
+            })
+            .collect()
     };
     let waiting = store.unserialized(10).await.unwrap();
     if !matches!(location, Location::Sqlite(_)) {
         // PostgreSQL keeps none: nothing waits, nothing is kept, every page is built.
         assert!(waiting.is_empty());
-        let page = store
-            .list_page("", 10, &Visibility::All, true)
-            .await
-            .unwrap();
+        let page = store.list_page("", 10, &Visibility::All).await.unwrap();
         let entry = SerializedEntry {
             uri: page[0].uri.clone(),
             version_id: page[0].version_id,
@@ -574,7 +562,7 @@ async fn kept_serialized_entries_follow_their_listing_row() {
         };
         assert_eq!(store.keep_serialized(&[entry]).await.unwrap(), 0);
         store.serialized_format(1).await.unwrap();
-        assert_eq!(serialized(&page), [None, None]);
+        assert_eq!(serialized(&page).await, [None, None]);
         return;
     }
     store.serialized_format(1).await.unwrap();
@@ -611,16 +599,8 @@ async fn kept_serialized_entries_follow_their_listing_row() {
         .await
         .unwrap();
     assert_eq!(kept, 1);
-    let page = store
-        .list_page("", 10, &Visibility::All, true)
-        .await
-        .unwrap();
-    assert_eq!(serialized(&page), [Some("{\"a\":1".to_owned()), None]);
-    let page = store
-        .list_page("", 10, &Visibility::All, false)
-        .await
-        .unwrap();
-    assert_eq!(serialized(&page), [None, None]);
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(serialized(&page).await, [Some("{\"a\":1".to_owned()), None]);
     let waiting = store.unserialized(10).await.unwrap();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].skill.name.as_str(), "refunds");
@@ -641,11 +621,8 @@ async fn kept_serialized_entries_follow_their_listing_row() {
             .await
             .unwrap()
     );
-    let page = store
-        .list_page("", 10, &Visibility::All, true)
-        .await
-        .unwrap();
-    assert_eq!(serialized(&page), [None, Some("{\"r\":1".to_owned())]);
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(serialized(&page).await, [None, Some("{\"r\":1".to_owned())]);
     assert_eq!(page[0].version, v("1.1.0"));
     assert!(store.verify(&|_| {}).await.unwrap().is_clean());
     // The same format keeps what is kept; another drops it all.
@@ -653,11 +630,8 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     assert_eq!(store.unserialized(10).await.unwrap().len(), 1);
     store.serialized_format(2).await.unwrap();
     assert_eq!(store.unserialized(10).await.unwrap().len(), 2);
-    let page = store
-        .list_page("", 10, &Visibility::All, true)
-        .await
-        .unwrap();
-    assert_eq!(serialized(&page), [None, None]);
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(serialized(&page).await, [None, None]);
     // `verify` reports a row naming an entry that is not kept, and an entry nobody names.
     let kept = keep(&page[1], page[1].version_id, "{\"r\":2");
     assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
@@ -704,14 +678,16 @@ async fn a_page_and_the_fill_read_ranges_never_whole_tables() {
         }
     };
     let page = plan(super::sqlite::skills::LISTING_PAGE).await;
-    for wanted in [
-        "SEARCH l USING PRIMARY KEY (uri>?)",
-        "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)",
-        "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+    let kept = plan(super::sqlite::skills::KEPT_ENTRIES).await;
+    for (plan, wanted) in [
+        (&page, "SEARCH l USING PRIMARY KEY (uri>?)"),
+        (&page, "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"),
+        (&kept, "SEARCH l USING PRIMARY KEY (uri=?)"),
+        (&kept, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ] {
         assert!(
-            page.iter().any(|d| d.starts_with(wanted)),
-            "{wanted}: {page:?}"
+            plan.iter().any(|d| d.starts_with(wanted)),
+            "{wanted}: {plan:?}"
         );
     }
     let fill = plan(super::sqlite::skills::UNSERIALIZED).await;
@@ -720,8 +696,9 @@ async fn a_page_and_the_fill_read_ranges_never_whole_tables() {
             .any(|d| d == "SCAN l USING INDEX listing_unserialized"),
         "{fill:?}"
     );
-    // No table is scanned whole: only the partial index, the visibility list and the subquery.
-    for plan in [&page, &fill] {
+    // No table is scanned whole: only the partial index, the visibility list, the subquery and
+    // the URIs asked for.
+    for plan in [&page, &kept, &fill] {
         let scans: Vec<&String> = plan
             .iter()
             .filter(|d| {
@@ -968,17 +945,11 @@ async fn a_copy_to_the_other_engine_holds_every_row_and_takes_new_ones() {
     assert_eq!(
         listing(
             "target",
-            target
-                .list_page("", 10, &Visibility::All, false)
-                .await
-                .unwrap()
+            target.list_page("", 10, &Visibility::All).await.unwrap()
         ),
         listing(
             "source",
-            source
-                .list_page("", 10, &Visibility::All, false)
-                .await
-                .unwrap()
+            source.list_page("", 10, &Visibility::All).await.unwrap()
         )
     );
     assert_eq!(

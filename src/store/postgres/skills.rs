@@ -207,14 +207,11 @@ pub(super) async fn content_digests(
     rows::digests_by_position(versions.len(), found)
 }
 
-/// PostgreSQL keeps no serialized entries (it reads the tables of record): its pages are built
-/// by the registry, so `_serialized` changes nothing.
 pub(super) async fn list_page(
     pool: &PgPool,
     after: &str,
     limit: u32,
     visibility: &Visibility,
-    _serialized: bool,
 ) -> Result<Vec<ListingRecord>> {
     let (mode, names) = visibility_args(visibility);
     let rows: Vec<ListingRow> = sqlx::query_as(concat!(
@@ -237,6 +234,15 @@ pub(super) async fn list_page(
     .fetch_all(pool)
     .await?;
     decode_all(rows, ListingRow::decode)
+}
+
+/// PostgreSQL keeps no serialized entries (it reads the tables of record): its pages are built
+/// by the registry.
+pub(super) async fn serialized(
+    _pool: &PgPool,
+    _uris: &[&str],
+) -> Result<Vec<crate::store::SerializedEntry>> {
+    Ok(Vec::new())
 }
 
 /// No serialized entries are kept here, in any format.

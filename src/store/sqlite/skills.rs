@@ -217,25 +217,20 @@ pub(super) async fn content_digests(
     rows::digests_by_position(versions.len(), found)
 }
 
-/// A page of listing rows as one row: the rows as a JSON array, and their kept serialized
-/// entries joined by newlines (an empty line for a row that keeps none), both in URI order.
-/// `$body` is the serialized entry's column; `$from` follows `FROM listing l`: it joins
-/// `namespaces n` (and what `$body` reads), and picks the rows (ordered by `l.uri`, limited).
+/// A page of listing rows as one row, a JSON array in URI order. `$from` follows
+/// `FROM listing l`: it joins `namespaces n`, and picks the rows (ordered by `l.uri`, limited).
 macro_rules! listing_page_sql {
-    ($body:literal, $from:expr) => {
+    ($from:expr) => {
         concat!(
             "SELECT json_group_array(json_object(
                 'uri', uri, 'namespace', namespace, 'skill', skill, 'version_id', version_id,
                 'subpath', subpath, 'name', name, 'description', description, 'version', version,
                 'deprecation_message', deprecation_message,
                 'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
-                'findings', findings) ORDER BY uri),
-                group_concat(coalesce(body, ''), char(10) ORDER BY uri)
+                'findings', findings) ORDER BY uri)
          FROM (SELECT l.uri, n.name AS namespace, l.skill, l.version_id, l.subpath, l.name,
                       l.description, l.version, l.deprecation_message, l.deprecated, l.verdict,
-                      l.findings, ",
-            $body,
-            " AS body
+                      l.findings
                FROM listing l ",
             $from,
             ")"
@@ -243,74 +238,96 @@ macro_rules! listing_page_sql {
     };
 }
 
-/// A page of the listing after `?1`, `?2` rows, visible by `?3` and `?4`, with the kept entries
-/// when `?5`: one range of listing rows, and a rowid lookup per row into the namespaces and the
-/// entries.
-pub(in crate::store) const LISTING_PAGE: &str = listing_page_sql!(
-    "e.body",
-    concat!(
-        "JOIN namespaces n ON n.id = l.namespace_id
-         LEFT JOIN listing_entries e ON ?5 AND e.id = l.entry_id
-         WHERE l.uri > ?1 AND ",
-        visible!("n", "?3", "?4"),
-        " ORDER BY l.uri LIMIT ?2"
-    )
-);
+/// A page of the listing after `?1`, `?2` rows, visible by `?3` and `?4`: one range of listing
+/// rows, and a rowid lookup per row into the namespaces.
+pub(in crate::store) const LISTING_PAGE: &str = listing_page_sql!(concat!(
+    "JOIN namespaces n ON n.id = l.namespace_id
+     WHERE l.uri > ?1 AND ",
+    visible!("n", "?3", "?4"),
+    " ORDER BY l.uri LIMIT ?2"
+));
 
 /// Up to `?1` listing rows that keep no serialized entry, in URI order: a range of the partial
 /// index that holds just them.
 pub(in crate::store) const UNSERIALIZED: &str = listing_page_sql!(
-    "NULL",
     "INDEXED BY listing_unserialized JOIN namespaces n ON n.id = l.namespace_id
          WHERE l.entry_id IS NULL ORDER BY l.uri LIMIT ?1"
 );
+
+/// The kept entries of the listing rows at the URIs of the JSON array `?1`, each as one line
+/// `<position in ?1> <version id> <body>` (a body holds no newline): one primary-key lookup per
+/// row, and one rowid lookup per entry. The row and its entry are read in one statement, so each
+/// body is the one kept for the version beside it.
+pub(in crate::store) const KEPT_ENTRIES: &str =
+    "SELECT group_concat(u.key || ' ' || l.version_id || ' ' || e.body, char(10))
+     FROM json_each(?1) u
+     JOIN listing l ON l.uri = u.value
+     JOIN listing_entries e ON e.id = l.entry_id";
 
 pub(super) async fn list_page(
     pool: &SqlitePool,
     after: &str,
     limit: u32,
     visibility: &Visibility,
-    serialized: bool,
 ) -> Result<Vec<ListingRecord>> {
     let (mode, names) = visibility_args(visibility)?;
     // The page comes back as one row holding a JSON array of its rows: sqlx hands each row of a
     // result from SQLite's worker thread to the caller separately, and on a 100-row page those
     // handoffs cost more than the query. The listing rows carry their skill and version
-    // (migrations/sqlite/0012) and their serialized entries (0013): the page is one range of
-    // them, the namespaces, and the entries (filled in URI order, so mostly one range too).
-    let page: (Option<String>, Option<String>) = sqlx::query_as(LISTING_PAGE)
+    // (migrations/sqlite/0012): the page is one range of them, and the namespaces.
+    let page: Option<String> = sqlx::query_scalar(LISTING_PAGE)
         .bind(after)
         .bind(i64::from(limit))
         .bind(mode)
         .bind(names)
-        .bind(serialized)
         .fetch_one(pool)
         .await?;
     listing_of_page(page)
 }
 
-/// The rows of a [`listing_page_sql!`] row, each with its serialized entry when it keeps one.
-fn listing_of_page((rows, bodies): (Option<String>, Option<String>)) -> Result<Vec<ListingRecord>> {
+/// The rows of a [`listing_page_sql!`] row.
+fn listing_of_page(rows: Option<String>) -> Result<Vec<ListingRecord>> {
     let rows: Vec<ListingRow> = decode::json_rows("a listing page", rows.as_deref())?;
-    let mut records = decode_all(rows, ListingRow::decode)?;
-    let bodies = bodies.unwrap_or_default();
-    if records.is_empty() {
-        return Ok(records);
+    decode_all(rows, ListingRow::decode)
+}
+
+/// The kept entries of the listing rows at `uris` that keep one (migrations/sqlite/0013).
+pub(super) async fn serialized(
+    pool: &SqlitePool,
+    uris: &[&str],
+) -> Result<Vec<crate::store::SerializedEntry>> {
+    if uris.is_empty() {
+        return Ok(Vec::new());
     }
-    let mut lines = bodies.split('\n');
-    for record in &mut records {
-        let line = lines
-            .next()
-            .ok_or_else(|| StoreError::corrupt("a listing page", "fewer entries than rows"))?;
-        record.serialized = (!line.is_empty()).then(|| line.to_owned());
-    }
-    if lines.next().is_some() {
-        return Err(StoreError::corrupt(
-            "a listing page",
-            "more entries than rows",
-        ));
-    }
-    Ok(records)
+    let array = serde_json::to_string(uris).map_err(|e| StoreError::Unsupported(e.to_string()))?;
+    let lines: Option<String> = sqlx::query_scalar(KEPT_ENTRIES)
+        .bind(array)
+        .fetch_one(pool)
+        .await?;
+    let lines = lines.unwrap_or_default();
+    lines
+        .split('\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let bad = || StoreError::corrupt("a kept entry", "not <position> <version> <body>");
+            let mut parts = line.splitn(3, ' ');
+            let (Some(at), Some(id), Some(body)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(bad());
+            };
+            let uri = at
+                .parse::<usize>()
+                .ok()
+                .and_then(|at| uris.get(at))
+                .ok_or_else(bad)?;
+            let version_id = id.parse().map_err(|_| bad())?;
+            Ok(crate::store::SerializedEntry {
+                uri: (*uri).to_owned(),
+                version_id,
+                body: body.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// The format of kept serialized entries (`meta.entry_format`), made `format`: when it is
@@ -354,7 +371,7 @@ pub(super) async fn serialized_format(
 /// Listing rows that keep no serialized entry, in URI order (through the partial index
 /// `listing_unserialized`, which holds just them).
 pub(super) async fn unserialized(pool: &SqlitePool, limit: u32) -> Result<Vec<ListingRecord>> {
-    let page = sqlx::query_as(UNSERIALIZED)
+    let page = sqlx::query_scalar(UNSERIALIZED)
         .bind(i64::from(limit))
         .fetch_one(pool)
         .await?;
