@@ -143,17 +143,20 @@ impl Registry {
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<Listed>> {
-        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let codec = &self.inner.codec;
         let Some(encoder) = codec.codec.get() else {
-            let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
-            let manifests = self.manifests(&ids).await?;
-            let items = rows
-                .into_iter()
-                .map(|row| listed_entry(row, &manifests).map(|e| Listed::Built(Box::new(e))))
-                .collect::<Result<_>>()?;
-            return Ok(Page { items, next_cursor });
+            let page = self.list_skills(viewer, cursor).await?;
+            return Ok(Page {
+                items: page
+                    .items
+                    .into_iter()
+                    .map(Box::new)
+                    .map(Listed::Built)
+                    .collect(),
+                next_cursor: page.next_cursor,
+            });
         };
+        let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let key = |row: &ListingRecord| (row.version_id, row.subpath.clone());
         let mut own: Vec<Option<Arc<str>>> =
             rows.iter().map(|row| codec.cache.get(&key(row))).collect();
