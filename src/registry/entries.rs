@@ -167,17 +167,15 @@ impl Registry {
                 .filter(|(_, own)| own.is_none())
                 .map(|(row, _)| row.uri.as_str())
                 .collect();
-            if !missing.is_empty() {
-                for kept in self.store().serialized(&missing).await? {
-                    // Kept for the version the row listed when this page read it, or not used.
-                    let Ok(at) = rows.binary_search_by(|r| r.uri.as_str().cmp(&kept.uri)) else {
-                        continue;
-                    };
-                    if rows[at].version_id == kept.version_id {
-                        let body: Arc<str> = kept.body.into();
-                        codec.cache.insert(key(&rows[at]), body.clone());
-                        own[at] = Some(body);
-                    }
+            for kept in self.store().serialized(&missing).await? {
+                // Kept for the version the row listed when this page read it, or not used.
+                let Ok(at) = rows.binary_search_by(|r| r.uri.as_str().cmp(&kept.uri)) else {
+                    continue;
+                };
+                if rows[at].version_id == kept.version_id {
+                    let body: Arc<str> = kept.body.into();
+                    codec.cache.insert(key(&rows[at]), body.clone());
+                    own[at] = Some(body);
                 }
             }
         }
@@ -187,11 +185,7 @@ impl Registry {
             .filter(|(_, own)| own.is_none())
             .map(|(row, _)| row.version_id)
             .collect();
-        let manifests = if ids.is_empty() {
-            Default::default()
-        } else {
-            self.manifests(&ids).await?
-        };
+        let manifests = self.manifests(&ids).await?;
         let items = rows
             .into_iter()
             .zip(own)
@@ -229,7 +223,9 @@ impl Registry {
             match self.store().serialized_format(encoder.format()).await {
                 Ok(()) => codec.state.store(CHECKED, Ordering::Release),
                 Err(e) if e.code() == crate::core::Code::StorageReadOnly => {
-                    tracing::info!("storage is read-only: skills/list pages are built per request");
+                    tracing::info!(
+                        "storage is read-only: skills/list entries are serialized when first listed"
+                    );
                     codec.state.store(OFF, Ordering::Release);
                 }
                 Err(e) => return Err(e.into()),

@@ -255,7 +255,8 @@ pub(in crate::store) const UNSERIALIZED: &str = listing_page_sql!(
 );
 
 /// The kept entries of the listing rows at the URIs of the JSON array `?1`, each as one line
-/// `<position in ?1> <version id> <body>` (a body holds no newline): one primary-key lookup per
+/// `<position in ?1> <version id> <body>` (a body holds no newline; lines, not a JSON array, so
+/// that about 180 KB of JSON text per page is not escaped and parsed again): one primary-key lookup per
 /// row, and one rowid lookup per entry. The row and its entry are read in one statement, so each
 /// body is the one kept for the version beside it.
 pub(in crate::store) const KEPT_ENTRIES: &str =
@@ -299,7 +300,7 @@ pub(super) async fn serialized(
     if uris.is_empty() {
         return Ok(Vec::new());
     }
-    let array = serde_json::to_string(uris).map_err(|e| StoreError::Unsupported(e.to_string()))?;
+    let array = json_text(&uris)?;
     let lines: Option<String> = sqlx::query_scalar(KEPT_ENTRIES)
         .bind(array)
         .fetch_one(pool)

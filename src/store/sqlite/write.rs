@@ -156,9 +156,8 @@ pub(super) struct Published<'a> {
 }
 
 /// Recompute a skill's current version and rewrite its listing rows (those of another version),
-/// inside `tx`. For a publish,
-/// also stamp the skill's generation and publish time in the same statement, and take the new
-/// version's entries from the caller instead of reading them back.
+/// inside `tx`. For a publish, also stamp the skill's generation and publish time in the same
+/// statement, and take the new version's entries from the caller instead of reading them back.
 pub(super) async fn refresh_current(
     tx: &mut SqliteConnection,
     skill_id: i64,
