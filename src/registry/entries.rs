@@ -10,7 +10,9 @@
 //! bounded cache, else from the store's kept bytes, else serializes the entry now (a new row, or
 //! one the fill has not reached): all three give the same bytes. A catalog that fits the cache
 //! is then served from memory, and a page deep in a large one reads its kept bytes in one lookup
-//! instead of decoding and serializing its manifests.
+//! instead of decoding and serializing its manifests: by the entry id each row named when the
+//! page read it, which names those bytes and no others, ever (a row changed since has nothing
+//! under its old id, and its entry is built).
 //!
 //! An engine may keep none (PostgreSQL): every entry is then serialized when first listed, and
 //! cached.
@@ -26,7 +28,7 @@ use super::{Page, Registry, SkillEntry, VersionId};
 use crate::core::Visibility;
 use crate::core::scan::Summary;
 use crate::error::Result;
-use crate::store::{ListingRecord, SerializedEntry};
+use crate::store::{EntryId, ListingRecord, SerializedEntry};
 
 /// Listing rows serialized per batch (one transaction each).
 const FILL_BATCH: u32 = 500;
@@ -161,19 +163,17 @@ impl Registry {
         let mut own: Vec<Option<Arc<str>>> =
             rows.iter().map(|row| codec.cache.get(&key(row))).collect();
         if codec.ready() {
-            let missing: Vec<&str> = rows
+            // The kept entries the rows named when this page read them: an id names one body
+            // ever, so each is the row's, or gone.
+            let (at, ids): (Vec<usize>, Vec<EntryId>) = rows
                 .iter()
                 .zip(&own)
-                .filter(|(_, own)| own.is_none())
-                .map(|(row, _)| row.uri.as_str())
-                .collect();
-            for kept in self.store().serialized(&missing).await? {
-                // Kept for the version the row listed when this page read it, or not used.
-                let Ok(at) = rows.binary_search_by(|r| r.uri.as_str().cmp(&kept.uri)) else {
-                    continue;
-                };
-                if rows[at].version_id == kept.version_id {
-                    let body: Arc<str> = kept.body.into();
+                .enumerate()
+                .filter_map(|(at, (row, own))| Some((at, row.entry.filter(|_| own.is_none())?)))
+                .unzip();
+            for (at, body) in at.into_iter().zip(self.store().serialized(&ids).await?) {
+                if let Some(body) = body {
+                    let body: Arc<str> = body.into();
                     codec.cache.insert(key(&rows[at]), body.clone());
                     own[at] = Some(body);
                 }

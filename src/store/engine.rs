@@ -43,9 +43,9 @@ macro_rules! engine_impls {
 
             async fn serialized(
                 &self,
-                uris: &[&str],
-            ) -> $crate::store::Result<Vec<$crate::store::SerializedEntry>> {
-                skills::serialized(&self.$read, uris).await
+                entries: &[$crate::store::EntryId],
+            ) -> $crate::store::Result<Vec<Option<String>>> {
+                skills::serialized(&self.$read, entries).await
             }
 
             async fn serialized_format(&self, format: i64) -> $crate::store::Result<()> {

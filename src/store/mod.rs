@@ -31,7 +31,7 @@ use async_trait::async_trait;
 pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
+    AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, NameMatch, NewToken, NewVersion, PublishOutcome,
     ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry, SkillId, SkillRecord, SourceId,
     SourceMember, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId, VersionRecord,
@@ -74,9 +74,9 @@ pub trait Store: Send + Sync + 'static {
         visibility: &Visibility,
     ) -> Result<Vec<ListingRecord>>;
 
-    /// The kept serialized entries of the listing rows at `uris` that keep one, each with the
-    /// version its row lists (empty on an engine that keeps none).
-    async fn serialized(&self, uris: &[&str]) -> Result<Vec<SerializedEntry>>;
+    /// The bytes of the kept serialized entries `entries` (as listing rows name them), by
+    /// position: `None` for one no longer kept (its row has changed since it was read).
+    async fn serialized(&self, entries: &[EntryId]) -> Result<Vec<Option<String>>>;
 
     /// Make `format` the format of kept serialized entries: when the kept ones are in another
     /// (a build that serializes entries differently), drop them all. An engine that keeps none

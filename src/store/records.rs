@@ -16,6 +16,9 @@ use crate::core::{
 
 pub type SkillId = i64;
 pub type VersionId = i64;
+/// A serialized entry the store keeps: it names those bytes and no others, ever (an id is never
+/// given twice), so a row read with it and the bytes read by it later agree.
+pub type EntryId = i64;
 pub type SourceId = i64;
 
 /// A validated version to store. Its blobs are stored first, through [`super::Blobs`].
@@ -58,6 +61,8 @@ pub struct ListingRecord {
     /// The deprecation message when the skill is deprecated.
     pub deprecation: Option<String>,
     pub scan: Summary,
+    /// The serialized entry the store keeps for the row, if it keeps one (SQLite).
+    pub entry: Option<EntryId>,
 }
 
 /// The serialized entry of a listing row, to be kept with it while the row lists `version_id`.

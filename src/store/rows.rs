@@ -33,6 +33,10 @@ pub(super) struct ListingRow {
     deprecated: bool,
     verdict: String,
     findings: String,
+    /// Only SQLite keeps serialized entries.
+    #[sqlx(default)]
+    #[serde(default)]
+    entry_id: Option<i64>,
 }
 
 impl ListingRow {
@@ -47,6 +51,7 @@ impl ListingRow {
             version_id: self.version_id,
             subpath: self.subpath,
             description: self.description,
+            entry: self.entry_id,
         })
     }
 }

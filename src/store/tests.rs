@@ -527,28 +527,31 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
 
 #[tokio::test]
 async fn kept_serialized_entries_follow_their_listing_row() {
-    use crate::store::SerializedEntry;
+    use crate::store::{EntryId, SerializedEntry};
     let (_dir, location, store) = fresh().await;
     let acme = ns("acme");
     publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
     publish(&*store, &acme, &bundle("invoices", "one"), "1.0.0").await;
-    // Each row's kept entry, asked for in reverse (and with a URI no row has): the answer names
-    // the row it belongs to, and the version that row lists.
+    // Each row's kept entry, by the id the row names, asked for in reverse (and with an id
+    // nothing has): the answer is by position, and every id a row names is kept.
     let serialized = async |page: &[crate::store::ListingRecord]| -> Vec<Option<String>> {
-        let mut uris: Vec<&str> = page.iter().rev().map(|r| r.uri.as_str()).collect();
-        uris.insert(1, "skill://acme/nobody/SKILL.md");
-        let kept = store.serialized(&uris).await.unwrap();
-        page.iter()
-            .map(|row| {
-                let mut found = kept.iter().filter(|k| k.uri == row.uri);
-                let body = found.next().map(|k| {
-                    assert_eq!(k.version_id, row.version_id, "{k:?}");
-                    k.body.clone()
-                });
-                assert!(found.next().is_none(), "one entry per row");
-                body
-            })
-            .collect()
+        let named: Vec<(usize, EntryId)> = page
+            .iter()
+            .enumerate()
+            .rev()
+            .filter_map(|(at, row)| Some((at, row.entry?)))
+            .collect();
+        let mut ids: Vec<EntryId> = named.iter().map(|&(_, id)| id).collect();
+        let nobody = ids.len().min(1);
+        ids.insert(nobody, EntryId::MAX);
+        let mut bodies = store.serialized(&ids).await.unwrap();
+        assert_eq!(bodies.len(), ids.len(), "one answer per id");
+        assert_eq!(bodies.remove(nobody), None, "an id nothing has");
+        let mut by_row = vec![None; page.len()];
+        for ((at, _), body) in named.into_iter().zip(bodies) {
+            by_row[at] = Some(body.expect("a row names only an entry that is kept"));
+        }
+        by_row
     };
     let waiting = store.unserialized(10).await.unwrap();
     if !matches!(location, Location::Sqlite(_)) {
@@ -624,6 +627,24 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(serialized(&page).await, [None, Some("{\"r\":1".to_owned())]);
     assert_eq!(page[0].version, v("1.1.0"));
+    // An id is never given twice, not even the largest after its entry is dropped: a page that
+    // read a row's id before a publish finds nothing by it after, never another row's bytes.
+    let dropped = page[1]
+        .entry
+        .expect("refunds keeps an entry, the last kept");
+    publish(&*store, &acme, &bundle("refunds", "three"), "2.0.0").await;
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert_eq!(page[1].entry, None, "the new row keeps none yet");
+    let kept = keep(&page[1], page[1].version_id, "{\"r\":3");
+    assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
+    let page = store.list_page("", 10, &Visibility::All).await.unwrap();
+    assert!(
+        page[1].entry.unwrap() > dropped,
+        "{:?} {dropped}",
+        page[1].entry
+    );
+    assert_eq!(store.serialized(&[dropped]).await.unwrap(), [None]);
+    assert_eq!(serialized(&page).await, [None, Some("{\"r\":3".to_owned())]);
     assert!(store.verify(&|_| {}).await.unwrap().is_clean());
     // The same format keeps what is kept; another drops it all.
     store.serialized_format(1).await.unwrap();
@@ -635,13 +656,12 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     // `verify` reports a row naming an entry that is not kept, and an entry nobody names.
     let kept = keep(&page[1], page[1].version_id, "{\"r\":2");
     assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
-    testing::execute(
-        &location,
-        "UPDATE listing SET entry_id = entry_id + 1000 WHERE entry_id IS NOT NULL",
-        "SELECT 1",
-    )
-    .await;
-    let problems = store.verify(&|_| {}).await.unwrap().problems;
+    let damaged = async |sql: &str| {
+        testing::execute(&location, sql, "SELECT 1").await;
+        store.verify(&|_| {}).await.unwrap().problems
+    };
+    let problems =
+        damaged("UPDATE listing SET entry_id = entry_id + 1000 WHERE entry_id IS NOT NULL").await;
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(
         problems[0].contains("skill://acme/refunds/SKILL.md"),
@@ -651,6 +671,33 @@ async fn kept_serialized_entries_follow_their_listing_row() {
         problems[1].contains("belong to no listing row"),
         "{problems:?}"
     );
+    // And an id past the last one given out, which the next fill would give again.
+    let problems = damaged("UPDATE meta SET value = 0 WHERE key = 'last_entry_id'").await;
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems[2].contains("given twice"), "{problems:?}");
+}
+
+/// SQLite plans a bare bound `LIMIT ?N` with the value bound, so a statement that has one is
+/// prepared again on every execution (each binds its limit anew): a tenth of a `skills/list`
+/// page's CPU time went to that. Every SQLite statement binds its limit as `LIMIT +?N`.
+#[test]
+fn no_sqlite_statement_binds_a_bare_limit() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/sqlite");
+    let mut bare = Vec::new();
+    for file in std::fs::read_dir(&dir).unwrap() {
+        let path = file.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap().to_ascii_uppercase();
+        let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+        for (n, line) in code.enumerate() {
+            if line
+                .match_indices("LIMIT")
+                .any(|(at, _)| line[at + 5..].trim_start().starts_with('?'))
+            {
+                bare.push(format!("{}, code line {}: {line}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(bare.is_empty(), "a bare LIMIT ?N at {bare:?}");
 }
 
 #[tokio::test]
@@ -682,7 +729,6 @@ async fn a_page_and_the_fill_read_ranges_never_whole_tables() {
     for (plan, wanted) in [
         (&page, "SEARCH l USING PRIMARY KEY (uri>?)"),
         (&page, "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"),
-        (&kept, "SEARCH l USING PRIMARY KEY (uri=?)"),
         (&kept, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ] {
         assert!(
@@ -697,7 +743,8 @@ async fn a_page_and_the_fill_read_ranges_never_whole_tables() {
         "{fill:?}"
     );
     // No table is scanned whole: only the partial index, the visibility list, the subquery and
-    // the URIs asked for.
+    // the ids asked for; the kept entries are read without the listing.
+    assert!(kept.iter().all(|d| !d.contains(" l ")), "{kept:?}");
     for plan in [&page, &kept, &fill] {
         let scans: Vec<&String> = plan
             .iter()

@@ -240,9 +240,9 @@ pub(super) async fn list_page(
 /// by the registry.
 pub(super) async fn serialized(
     _pool: &PgPool,
-    _uris: &[&str],
-) -> Result<Vec<crate::store::SerializedEntry>> {
-    Ok(Vec::new())
+    entries: &[crate::store::EntryId],
+) -> Result<Vec<Option<String>>> {
+    Ok(vec![None; entries.len()])
 }
 
 /// No serialized entries are kept here, in any format.

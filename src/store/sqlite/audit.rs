@@ -8,7 +8,7 @@ use crate::store::{AuditRecord, Result};
 pub(super) async fn page(pool: &SqlitePool, after: i64, limit: u32) -> Result<Vec<AuditRecord>> {
     let rows: Vec<AuditRow> = sqlx::query_as(
         "SELECT id, at, actor, action, namespace, name, version, details
-         FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?2",
+         FROM audit_log WHERE id > ?1 ORDER BY id LIMIT +?2",
     )
     .bind(after)
     .bind(i64::from(limit))

@@ -38,7 +38,7 @@ pub(super) async fn since(
              (SELECT id FROM versions WHERE skill_id = s.id AND revoked_at IS NULL AND pending = 0
               ORDER BY published_at DESC, id DESC LIMIT 1))
          WHERE s.updated_gen > ?1 AND s.id > ?2
-         ORDER BY s.id LIMIT ?3",
+         ORDER BY s.id LIMIT +?3",
     )
     .bind(since)
     .bind(after_id)

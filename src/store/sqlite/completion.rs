@@ -22,8 +22,8 @@ pub(super) async fn namespaces(
         "SELECT name FROM (SELECT n.name, n.last_published_at FROM namespaces n
                            WHERE n.name >= ?1 AND n.name < ?2 AND ",
         visible!("n", "?6", "?7"),
-        " ORDER BY n.name LIMIT ?4)
-         ORDER BY name = ?3 DESC, last_published_at DESC, name LIMIT ?5"
+        " ORDER BY n.name LIMIT +?4)
+         ORDER BY name = ?3 DESC, last_published_at DESC, name LIMIT +?5"
     ))
     .bind(&lo)
     .bind(&hi)
@@ -37,7 +37,7 @@ pub(super) async fn namespaces(
     let total: i64 = sqlx::query_scalar(concat!(
         "SELECT count(*) FROM (SELECT 1 FROM namespaces n WHERE n.name >= ?1 AND n.name < ?2 AND ",
         visible!("n", "?4", "?5"),
-        " LIMIT ?3)"
+        " LIMIT +?3)"
     ))
     .bind(&lo)
     .bind(&hi)
@@ -75,9 +75,9 @@ macro_rules! across_sql {
                 " (SELECT n.id FROM namespaces n WHERE ",
                 $not,
                 visible!("n", "?1", "?2"),
-                ") ORDER BY s.name LIMIT ?6)
+                ") ORDER BY s.name LIMIT +?6)
                  GROUP BY name ORDER BY name = ?5 DESC, max(last_published_at) DESC, name
-                 LIMIT ?7"
+                 LIMIT +?7"
             ),
             concat!(
                 "SELECT count(*) FROM (SELECT 1 FROM skills s
@@ -86,7 +86,7 @@ macro_rules! across_sql {
                 " (SELECT n.id FROM namespaces n WHERE ",
                 $not,
                 visible!("n", "?1", "?2"),
-                ") LIMIT ?5)"
+                ") LIMIT +?5)"
             ),
         )
     };
@@ -120,8 +120,8 @@ pub(super) async fn names(
             let names = sqlx::query_scalar(
                 "SELECT name FROM (SELECT name, last_published_at FROM skills
                                    WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
-                                   ORDER BY name LIMIT ?5)
-                 ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT ?6",
+                                   ORDER BY name LIMIT +?5)
+                 ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT +?6",
             )
             .bind(&lo)
             .bind(&hi)
@@ -134,7 +134,7 @@ pub(super) async fn names(
             let total = sqlx::query_scalar(
                 "SELECT count(*) FROM (SELECT 1 FROM skills
                                        WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
-                                       LIMIT ?4)",
+                                       LIMIT +?4)",
             )
             .bind(&lo)
             .bind(&hi)

@@ -40,7 +40,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT id, name, created_at, last_published_at, private, review_required FROM namespaces
-                 WHERE id > ?1 ORDER BY id LIMIT ?3",
+                 WHERE id > ?1 ORDER BY id LIMIT +?3",
                 after,
                 limit,
             )
@@ -51,7 +51,7 @@ pub(super) async fn export(
                 pool,
                 "SELECT id, namespace_id, name, created_at, current_version_id, deprecated_at,
                         deprecation_message, updated_gen, last_published_at
-                 FROM skills WHERE id > ?1 ORDER BY id LIMIT ?3",
+                 FROM skills WHERE id > ?1 ORDER BY id LIMIT +?3",
                 after,
                 limit,
             )
@@ -61,7 +61,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT digest, size, data FROM blobs
-                 WHERE digest > ?2 ORDER BY digest LIMIT ?3",
+                 WHERE digest > ?2 ORDER BY digest LIMIT +?3",
                 after,
                 limit,
             )
@@ -73,7 +73,7 @@ pub(super) async fn export(
                 "SELECT id, skill_id, version, content_digest, file_count, total_size, warnings,
                         published_at, published_by, yanked_at, yank_reason, verdict, findings,
                         revoked_at, revoke_reason, pending, provenance
-                 FROM versions WHERE id > ?1 ORDER BY id LIMIT ?3",
+                 FROM versions WHERE id > ?1 ORDER BY id LIMIT +?3",
                 after,
                 limit,
             )
@@ -83,7 +83,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT version_id, path, digest, size, mode FROM version_files
-                 WHERE (version_id, path) > (?1, ?2) ORDER BY version_id, path LIMIT ?3",
+                 WHERE (version_id, path) > (?1, ?2) ORDER BY version_id, path LIMIT +?3",
                 after,
                 limit,
             )
@@ -93,7 +93,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT version_id, subpath, name, description, frontmatter FROM version_entries
-                 WHERE (version_id, subpath) > (?1, ?2) ORDER BY version_id, subpath LIMIT ?3",
+                 WHERE (version_id, subpath) > (?1, ?2) ORDER BY version_id, subpath LIMIT +?3",
                 after,
                 limit,
             )
@@ -103,7 +103,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT uri, skill_id, version_id, subpath FROM listing
-                 WHERE uri > ?2 ORDER BY uri LIMIT ?3",
+                 WHERE uri > ?2 ORDER BY uri LIMIT +?3",
                 after,
                 limit,
             )
@@ -113,7 +113,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT id, hash, description, namespaces, actions, created_at, revoked_at
-                 FROM tokens WHERE id > ?2 ORDER BY id LIMIT ?3",
+                 FROM tokens WHERE id > ?2 ORDER BY id LIMIT +?3",
                 after,
                 limit,
             )
@@ -123,7 +123,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT id, at, actor, action, namespace, name, version, details
-                 FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?3",
+                 FROM audit_log WHERE id > ?1 ORDER BY id LIMIT +?3",
                 after,
                 limit,
             )
@@ -134,7 +134,7 @@ pub(super) async fn export(
                 pool,
                 "SELECT id, namespace_id, kind, location, reference, subpath, fix != 0 AS fix, created_at,
                         synced_at, revision
-                 FROM sources WHERE id > ?1 ORDER BY id LIMIT ?3",
+                 FROM sources WHERE id > ?1 ORDER BY id LIMIT +?3",
                 after,
                 limit,
             )
@@ -144,7 +144,7 @@ pub(super) async fn export(
             page(
                 pool,
                 "SELECT source_id, skill_id, removed_at FROM source_skills
-                 WHERE (source_id, skill_id) > (?1, ?4) ORDER BY source_id, skill_id LIMIT ?3",
+                 WHERE (source_id, skill_id) > (?1, ?4) ORDER BY source_id, skill_id LIMIT +?3",
                 after,
                 limit,
             )

@@ -145,6 +145,15 @@ pub(super) async fn verify(
             orphans[0]
         ));
     }
+    let (last, given): (i64, Option<i64>) = sqlx::query_as(super::write::ENTRY_IDS)
+        .fetch_one(pool)
+        .await?;
+    if let Some(given) = given.filter(|&given| given > last) {
+        scrub.problem(format!(
+            "a serialized entry id ({given}) is past meta.last_entry_id ({last}): an id may be \
+             given twice"
+        ));
+    }
     scrub.stale_listing(
         sqlx::query_scalar(
             "SELECT l.uri FROM listing l JOIN skills s ON s.id = l.skill_id

@@ -217,8 +217,9 @@ pub(super) async fn content_digests(
     rows::digests_by_position(versions.len(), found)
 }
 
-/// A page of listing rows as one row, a JSON array in URI order. `$from` follows
-/// `FROM listing l`: it joins `namespaces n`, and picks the rows (ordered by `l.uri`, limited).
+/// A page of listing rows as one row, a JSON array (sorted by [`listing_of_page`]). `$from`
+/// follows `FROM listing l`: it joins `namespaces n`, and picks the rows (ordered by `l.uri`,
+/// limited).
 macro_rules! listing_page_sql {
     ($from:expr) => {
         concat!(
@@ -227,10 +228,10 @@ macro_rules! listing_page_sql {
                 'subpath', subpath, 'name', name, 'description', description, 'version', version,
                 'deprecation_message', deprecation_message,
                 'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
-                'findings', findings) ORDER BY uri)
+                'findings', findings, 'entry_id', entry_id))
          FROM (SELECT l.uri, n.name AS namespace, l.skill, l.version_id, l.subpath, l.name,
                       l.description, l.version, l.deprecation_message, l.deprecated, l.verdict,
-                      l.findings
+                      l.findings, l.entry_id
                FROM listing l ",
             $from,
             ")"
@@ -244,26 +245,25 @@ pub(in crate::store) const LISTING_PAGE: &str = listing_page_sql!(concat!(
     "JOIN namespaces n ON n.id = l.namespace_id
      WHERE l.uri > ?1 AND ",
     visible!("n", "?3", "?4"),
-    " ORDER BY l.uri LIMIT ?2"
+    " ORDER BY l.uri LIMIT +?2"
 ));
 
 /// Up to `?1` listing rows that keep no serialized entry, in URI order: a range of the partial
 /// index that holds just them.
 pub(in crate::store) const UNSERIALIZED: &str = listing_page_sql!(
     "INDEXED BY listing_unserialized JOIN namespaces n ON n.id = l.namespace_id
-         WHERE l.entry_id IS NULL ORDER BY l.uri LIMIT ?1"
+         WHERE l.entry_id IS NULL ORDER BY l.uri LIMIT +?1"
 );
 
-/// The kept entries of the listing rows at the URIs of the JSON array `?1`, each as one line
-/// `<position in ?1> <version id> <body>` (a body holds no newline; lines, not a JSON array, so
-/// that about 180 KB of JSON text per page is not escaped and parsed again): one primary-key lookup per
-/// row, and one rowid lookup per entry. The row and its entry are read in one statement, so each
-/// body is the one kept for the version beside it.
+/// The kept entries whose ids are the JSON array `?1`, each as one line `<position in ?1>
+/// <body>` (a body holds no newline; lines, not a JSON array, so that about 180 KB of JSON text
+/// per page is not escaped and parsed again): one rowid lookup per entry, and the entries a fill
+/// kept in URI order lie in URI order. The listing is not read again: an id names one body ever
+/// (see [`keep_serialized`]), so the body found is the one kept for the row that named it.
 pub(in crate::store) const KEPT_ENTRIES: &str =
-    "SELECT group_concat(u.key || ' ' || l.version_id || ' ' || e.body, char(10))
+    "SELECT group_concat(u.key || ' ' || e.body, char(10))
      FROM json_each(?1) u
-     JOIN listing l ON l.uri = u.value
-     JOIN listing_entries e ON e.id = l.entry_id";
+     JOIN listing_entries e ON e.id = u.value";
 
 pub(super) async fn list_page(
     pool: &SqlitePool,
@@ -286,49 +286,43 @@ pub(super) async fn list_page(
     listing_of_page(page)
 }
 
-/// The rows of a [`listing_page_sql!`] row.
+/// The rows of a [`listing_page_sql!`] row, in URI order. The aggregate takes them in the
+/// order of its subquery, which SQLite does not promise: they are sorted here (a pass over rows
+/// already in order) rather than by an `ORDER BY` in the aggregate, which sorts them again in a
+/// temporary b-tree and took about 40% of the statement's time.
 fn listing_of_page(rows: Option<String>) -> Result<Vec<ListingRecord>> {
     let rows: Vec<ListingRow> = decode::json_rows("a listing page", rows.as_deref())?;
-    decode_all(rows, ListingRow::decode)
+    let mut records = decode_all(rows, ListingRow::decode)?;
+    records.sort_by(|a, b| a.uri.cmp(&b.uri));
+    Ok(records)
 }
 
-/// The kept entries of the listing rows at `uris` that keep one (migrations/sqlite/0013).
+/// The bytes of the kept entries `ids`, by position (migrations/sqlite/0013).
 pub(super) async fn serialized(
     pool: &SqlitePool,
-    uris: &[&str],
-) -> Result<Vec<crate::store::SerializedEntry>> {
-    if uris.is_empty() {
-        return Ok(Vec::new());
+    ids: &[crate::store::EntryId],
+) -> Result<Vec<Option<String>>> {
+    let mut bodies = vec![None; ids.len()];
+    if ids.is_empty() {
+        return Ok(bodies);
     }
-    let array = json_text(&uris)?;
     let lines: Option<String> = sqlx::query_scalar(KEPT_ENTRIES)
-        .bind(array)
+        .bind(json_text(&ids)?)
         .fetch_one(pool)
         .await?;
-    let lines = lines.unwrap_or_default();
-    lines
-        .split('\n')
-        .filter(|line| !line.is_empty())
-        .map(|line| {
-            let bad = || StoreError::corrupt("a kept entry", "not <position> <version> <body>");
-            let mut parts = line.splitn(3, ' ');
-            let (Some(at), Some(id), Some(body)) = (parts.next(), parts.next(), parts.next())
-            else {
-                return Err(bad());
-            };
-            let uri = at
-                .parse::<usize>()
-                .ok()
-                .and_then(|at| uris.get(at))
-                .ok_or_else(bad)?;
-            let version_id = id.parse().map_err(|_| bad())?;
-            Ok(crate::store::SerializedEntry {
-                uri: (*uri).to_owned(),
-                version_id,
-                body: body.to_owned(),
-            })
-        })
-        .collect()
+    for line in lines.as_deref().unwrap_or_default().split('\n') {
+        if line.is_empty() {
+            continue;
+        }
+        let slot = line
+            .split_once(' ')
+            .and_then(|(at, body)| Some((bodies.get_mut(at.parse::<usize>().ok()?)?, body)));
+        let Some((slot, body)) = slot else {
+            return Err(StoreError::corrupt("a kept entry", "not <position> <body>"));
+        };
+        *slot = Some(body.to_owned());
+    }
+    Ok(bodies)
 }
 
 /// The format of kept serialized entries (`meta.entry_format`), made `format`: when it is
@@ -381,7 +375,8 @@ pub(super) async fn unserialized(pool: &SqlitePool, limit: u32) -> Result<Vec<Li
 
 /// Keep each entry with its listing row, in one transaction; an entry whose row no longer lists
 /// its version, or keeps one already, is left out. No generation is bumped: a page served with
-/// or without the kept entry is the same bytes.
+/// or without the kept entry is the same bytes. The entries' ids are taken from
+/// `meta.last_entry_id` (migrations/sqlite/0014), so none is ever given twice.
 pub(super) async fn keep_serialized(
     pool: &SqlitePool,
     entries: &[crate::store::SerializedEntry],
@@ -392,14 +387,26 @@ pub(super) async fn keep_serialized(
             bad.uri
         )));
     }
+    if entries.is_empty() {
+        return Ok(0);
+    }
+    let count = i64::try_from(entries.len()).unwrap_or(i64::MAX);
     let mut tx = WriteTx::begin(pool).await?;
+    let last: i64 = sqlx::query_scalar(
+        "UPDATE meta SET value = value + ?1 WHERE key = 'last_entry_id' RETURNING value",
+    )
+    .bind(count)
+    .fetch_one(&mut *tx)
+    .await?;
+    let first = last - count + 1;
     let mut kept = 0;
-    for entry in entries {
+    for (entry, id) in entries.iter().zip(first..) {
         let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO listing_entries (body)
-             SELECT ?1 FROM listing WHERE uri = ?2 AND version_id = ?3 AND entry_id IS NULL
+            "INSERT INTO listing_entries (id, body)
+             SELECT ?1, ?2 FROM listing WHERE uri = ?3 AND version_id = ?4 AND entry_id IS NULL
              RETURNING id",
         )
+        .bind(id)
         .bind(&entry.body)
         .bind(&entry.uri)
         .bind(entry.version_id)
@@ -579,7 +586,7 @@ pub(super) async fn catalog_page(
          LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
          WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3) AND ",
         visible!("n", "?5", "?6"),
-        " ORDER BY n.name, s.name LIMIT ?4"
+        " ORDER BY n.name, s.name LIMIT +?4"
     ))
     .bind(namespace.map(Namespace::as_str))
     .bind(after_ns)
@@ -616,7 +623,7 @@ pub(super) async fn catalog_by_name(
          LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
          WHERE s.name >= ?1 AND s.name < ?2 AND (s.name, n.name) > (?3, ?4) AND ",
         visible!("n", "?6", "?7"),
-        " ORDER BY s.name, n.name LIMIT ?5"
+        " ORDER BY s.name, n.name LIMIT +?5"
     ))
     .bind(from)
     .bind(to)

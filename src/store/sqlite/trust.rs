@@ -37,7 +37,7 @@ pub(super) async fn findings_page(
     let rows: Vec<TrustRow> = sqlx::query_as(concat!(
         trust_sql!("WHERE v.id > ?1 AND (?2 IS NULL OR v.verdict = ?2) AND "),
         visible!("n", "?4", "?5"),
-        " ORDER BY v.id LIMIT ?3"
+        " ORDER BY v.id LIMIT +?3"
     ))
     .bind(after)
     .bind(verdict.map(Verdict::as_str))
@@ -54,7 +54,7 @@ pub(super) async fn scan_targets(
     after: i64,
     limit: u32,
 ) -> Result<Vec<ScanTarget>> {
-    let rows: Vec<TrustRow> = sqlx::query_as(trust_sql!("WHERE v.id > ?1 ORDER BY v.id LIMIT ?2"))
+    let rows: Vec<TrustRow> = sqlx::query_as(trust_sql!("WHERE v.id > ?1 ORDER BY v.id LIMIT +?2"))
         .bind(after)
         .bind(i64::from(limit))
         .fetch_all(pool)
@@ -101,7 +101,7 @@ pub(super) async fn revocations(
     let rows: Vec<TrustRow> = sqlx::query_as(concat!(
         trust_sql!("WHERE v.revoked_at IS NOT NULL AND (v.revoked_at, v.id) > (?1, ?2) AND "),
         visible!("n", "?4", "?5"),
-        " ORDER BY v.revoked_at, v.id LIMIT ?3"
+        " ORDER BY v.revoked_at, v.id LIMIT +?3"
     ))
     .bind(after.0)
     .bind(after.1)

@@ -301,6 +301,10 @@ pub(super) const DANGLING_LISTING_ENTRIES: &str = "SELECT l.uri FROM listing l
 pub(super) const ORPHAN_LISTING_ENTRIES: &str = "SELECT id FROM listing_entries
      WHERE id NOT IN (SELECT entry_id FROM listing WHERE entry_id IS NOT NULL) ORDER BY id";
 
+/// The last serialized entry id given out, and the largest kept (`skillreg verify`: never more).
+pub(super) const ENTRY_IDS: &str = "SELECT (SELECT value FROM meta WHERE key = 'last_entry_id'),
+            (SELECT max(id) FROM listing_entries)";
+
 /// Listing rows whose name or description is not their entry's (`skillreg verify`).
 pub(super) const STALE_LISTING_TEXT: &str = "SELECT l.uri FROM listing l
      LEFT JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
