@@ -140,11 +140,17 @@ impl SkillUri {
             None => None,
         };
         let name = SkillName::new(&first).map_err(UriError::Name)?;
-        let rest: Vec<String> = segments.collect::<Result<_, _>>()?;
+        let mut rest = String::new();
+        for segment in segments {
+            if !rest.is_empty() {
+                rest.push('/');
+            }
+            rest.push_str(&segment?);
+        }
         let target = if rest.is_empty() {
             Target::Root
         } else {
-            Target::Path(rest.join("/"))
+            Target::Path(rest)
         };
         let uri = Self {
             namespace,
@@ -153,9 +159,14 @@ impl SkillUri {
             target,
         };
         // Percent-encoding can make the canonical form up to 3x longer than the input; refuse a
-        // URI whose canonical form could not itself be parsed back (found by fuzzing).
-        if uri.to_string().len() > MAX_URI_BYTES {
-            return Err(UriError::TooLong);
+        // URI whose canonical form could not itself be parsed back (found by fuzzing). Only an
+        // input over a third of the limit can have such a form.
+        if s.len() > MAX_URI_BYTES / 3 {
+            let mut length = Length::default();
+            fmt::write(&mut length, format_args!("{uri}")).expect("counting never fails");
+            if length.0 > MAX_URI_BYTES {
+                return Err(UriError::TooLong);
+            }
         }
         Ok(uri)
     }
@@ -166,24 +177,55 @@ impl SkillUri {
         name: &SkillName,
         version: Option<&SkillVersion>,
     ) -> String {
-        match version {
-            Some(v) => format!(
-                "{SCHEME_PREFIX}{namespace}/@{}/{name}",
-                encode_segment(&v.to_string())
-            ),
-            None => format!("{SCHEME_PREFIX}{namespace}/{name}"),
-        }
+        let mut root = String::new();
+        write_root(&mut root, namespace, name, version).expect("a String takes any text");
+        root
     }
 
     /// The URI of `path` (a `/`-separated relative path) below a root from [`SkillUri::root`].
     pub fn append(root: &str, path: &str) -> String {
         let mut out = String::with_capacity(root.len() + path.len() + 8);
         out.push_str(root);
-        for segment in path.split('/') {
-            out.push('/');
-            out.push_str(&encode_segment(segment));
-        }
+        write_path(&mut out, path).expect("a String takes any text");
         out
+    }
+}
+
+/// A skill root as [`SkillUri::format_root`] spells it, written to `out`.
+fn write_root(
+    out: &mut impl fmt::Write,
+    namespace: &Namespace,
+    name: &SkillName,
+    version: Option<&SkillVersion>,
+) -> fmt::Result {
+    out.write_str(SCHEME_PREFIX)?;
+    out.write_str(namespace.as_str())?;
+    if let Some(v) = version {
+        write!(out, "/@{}", utf8_percent_encode(&v.to_string(), SEGMENT))?;
+    }
+    out.write_char('/')?;
+    out.write_str(name.as_str())
+}
+
+/// Each `/`-separated segment of `path`, percent-encoded, after a `/`.
+fn write_path(out: &mut impl fmt::Write, path: &str) -> fmt::Result {
+    for segment in path.split('/') {
+        out.write_char('/')?;
+        for chunk in utf8_percent_encode(segment, SEGMENT) {
+            out.write_str(chunk)?;
+        }
+    }
+    Ok(())
+}
+
+/// Counts what is written to it: the length of a canonical form without building it.
+#[derive(Default)]
+struct Length(usize);
+
+impl fmt::Write for Length {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 += s.len();
+        Ok(())
     }
 }
 
@@ -222,10 +264,10 @@ impl UriError {
 
 impl fmt::Display for SkillUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let root = Self::format_root(&self.namespace, &self.name, self.version.as_ref());
+        write_root(f, &self.namespace, &self.name, self.version.as_ref())?;
         match &self.target {
-            Target::Root => f.write_str(&root),
-            Target::Path(p) => f.write_str(&Self::append(&root, p)),
+            Target::Root => Ok(()),
+            Target::Path(p) => write_path(f, p),
         }
     }
 }
@@ -255,6 +297,13 @@ fn encode_segment(segment: &str) -> String {
 fn decode_segment(segment: &str) -> Result<String, UriError> {
     if segment.is_empty() {
         return Err(UriError::EmptySegment);
+    }
+    if !segment.contains('%') {
+        // Nothing to decode (the common case).
+        if segment.contains(['\\', '\0']) || segment == "." || segment == ".." {
+            return Err(UriError::UnsafeSegment);
+        }
+        return Ok(segment.to_owned());
     }
     // percent_decode_str passes a malformed escape through literally; refuse it instead.
     let bytes = segment.as_bytes();
@@ -365,6 +414,9 @@ mod tests {
             ("skill://acme/x/a%2fb", UriError::UnsafeSegment),
             ("skill://acme/x/a%5cb", UriError::UnsafeSegment),
             ("skill://acme/x/a%00b", UriError::UnsafeSegment),
+            ("skill://acme/x/a\\b", UriError::UnsafeSegment),
+            ("skill://acme/x/a\0b", UriError::UnsafeSegment),
+            ("skill://acme/x/./SKILL.md", UriError::UnsafeSegment),
             ("skill://acme/x/a%zz", UriError::Encoding),
             ("skill://acme/x/a%e", UriError::Encoding),
             ("skill://acme/x/%ff", UriError::Encoding),
