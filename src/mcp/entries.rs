@@ -36,9 +36,22 @@ const ENTRY_MAX_BYTES: usize = 1 << 20;
 /// A skill entry as rmcp's typed `Skill`: frontmatter verbatim, every file with its digest and
 /// size, and `_meta` with the version, its source, and deprecation, yank and the scan.
 pub fn skill(entry: &SkillEntry) -> Skill {
-    let mut meta = own_meta(entry);
-    meta.extend(moment_meta(entry));
-    skill_with(entry, meta)
+    with_moment(own_skill(entry), entry)
+}
+
+/// A skill entry without what varies per moment: what [`Entries::skill`] keeps.
+fn own_skill(entry: &SkillEntry) -> Skill {
+    skill_with(entry, own_meta(entry))
+}
+
+/// `skill` with what varies per moment added to its `_meta`, after the version's own members.
+fn with_moment(mut skill: Skill, entry: &SkillEntry) -> Skill {
+    let moment = moment_meta(entry);
+    match &mut skill.meta {
+        Some(MetaObject(meta)) => meta.extend(moment),
+        None => skill.meta = Some(MetaObject(moment)),
+    }
+    skill
 }
 
 fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
@@ -148,17 +161,52 @@ fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
 /// as the version exists.
 pub struct Entries {
     cache: Cache<(VersionId, String), Arc<str>>,
+    /// `skills/get` answers' entries without what varies per moment, typed (rmcp serializes
+    /// what a handler returns), by version, subpath and whether the URI is pinned (the URIs in
+    /// an entry name the version as it was asked for).
+    typed: Cache<(VersionId, String, bool), Typed>,
+}
+
+/// A kept [`own_skill`], with its weight: its serialized length, twice (a typed entry holds its
+/// text in many allocations).
+#[derive(Clone)]
+struct Typed {
+    skill: Arc<Skill>,
+    weight: usize,
 }
 
 impl Default for Entries {
     fn default() -> Self {
         Self {
             cache: Cache::weighed(ENTRY_CACHE_BYTES, ENTRY_MAX_BYTES, None, |b| b.len()),
+            typed: Cache::weighed(ENTRY_CACHE_BYTES, ENTRY_MAX_BYTES, None, |t| t.weight),
         }
     }
 }
 
 impl Entries {
+    /// A `skills/get` entry: its version's own part made once and kept, then what varies per
+    /// moment. The same as [`skill`] makes.
+    pub fn skill(&self, entry: &SkillEntry) -> Skill {
+        let key = (entry.version_id, entry.subpath.clone(), entry.is_pinned());
+        let own = match self.typed.get(&key) {
+            Some(kept) => kept.skill,
+            None => {
+                let skill = Arc::new(own_skill(entry));
+                let weight = 2 * serde_json::to_vec(&*skill).map_or(usize::MAX, |b| b.len());
+                self.typed.insert(
+                    key,
+                    Typed {
+                        skill: skill.clone(),
+                        weight,
+                    },
+                );
+                skill
+            }
+        };
+        with_moment(Skill::clone(&own), entry)
+    }
+
     /// The entries of a page of current versions, as the elements of a JSON array (without the
     /// brackets): the immutable part as the registry has it (through the registered [`Codec`]),
     /// or, without a codec, from this cache or serialized now; then what varies per moment.

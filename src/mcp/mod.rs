@@ -207,14 +207,22 @@ impl SkillServer {
 }
 
 /// Run one MCP method and record its outcome and latency.
-async fn observed<T>(
+///
+/// The work is boxed as it is handed over: rmcp's request future holds the future of whichever
+/// handler it calls, so it is as large as the largest of them, and it is moved several times
+/// per request (into its task, then the task's cell). A box keeps that a pointer, whatever a
+/// handler awaits.
+fn observed<'a, T: 'a>(
     method: &'static str,
-    work: impl Future<Output = Result<T, ErrorData>>,
-) -> Result<T, ErrorData> {
-    let started = std::time::Instant::now();
-    let result = work.await;
-    crate::metrics::mcp(method, result.is_ok(), started);
-    result
+    work: impl Future<Output = Result<T, ErrorData>> + Send + 'a,
+) -> impl Future<Output = Result<T, ErrorData>> + Send + 'a {
+    let work = Box::pin(work);
+    async move {
+        let started = std::time::Instant::now();
+        let result = work.await;
+        crate::metrics::mcp(method, result.is_ok(), started);
+        result
+    }
 }
 
 /// An error as MCP reports it: the kind and message its row of the error-code table gives, with
@@ -375,7 +383,7 @@ impl ServerHandler for SkillServer {
             .await
             .map_err(|e| to_mcp(e, None))?;
             let pinned = entry.is_pinned();
-            Ok(GetSkillResult::new(entries::skill(&entry))
+            Ok(GetSkillResult::new(self.shared.entries.skill(&entry))
                 .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(cache_scope))
         })

@@ -932,7 +932,16 @@ async fn mcp_follows_publish_yank_and_deprecate() {
     )
     .await;
 
-    // Deprecation: still listed, says so; frontmatter untouched.
+    // Deprecation: still listed, says so; frontmatter untouched. `skills/get` keeps each
+    // version's part of an entry: this one, from before the deprecation, must not hide it.
+    let before = mcp
+        .call("skills/get", json!({"uri": "skill://acme/flow/SKILL.md"}))
+        .await;
+    assert!(
+        before["result"]["skill"]["_meta"]
+            .get("dev.skillreg/deprecated")
+            .is_none()
+    );
     let (status, _) = api
         .send(
             reqwest::Method::POST,
@@ -952,6 +961,13 @@ async fn mcp_follows_publish_yank_and_deprecate() {
         entry["frontmatter"],
         json!({"name": "flow", "description": "v1"})
     );
+    let got = mcp
+        .call("skills/get", json!({"uri": "skill://acme/flow/SKILL.md"}))
+        .await;
+    assert_eq!(
+        &got["result"]["skill"], entry,
+        "skills/get answers the listed entry"
+    );
     let (_, listed) = api.get("/v1/skills").await;
     assert_eq!(listed["items"][0]["deprecated"], true);
     api.send(
@@ -967,6 +983,10 @@ async fn mcp_follows_publish_yank_and_deprecate() {
             .get("dev.skillreg/deprecated")
             .is_none()
     );
+    let got = mcp
+        .call("skills/get", json!({"uri": "skill://acme/flow/SKILL.md"}))
+        .await;
+    assert_eq!(got["result"]["skill"], list["result"]["skills"][0]);
 
     let (status, body) = api
         .send(
