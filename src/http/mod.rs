@@ -68,15 +68,14 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         session_manager,
         mcp_config,
     );
-    let mcp_routes = Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(
-            Arc::new(McpFront {
-                state: state.clone(),
-                sessions: session_limits,
-            }),
-            mcp_front,
-        ));
+    let mcp_routes = Router::new().route_service(
+        "/mcp",
+        McpEndpoint(Arc::new(McpFront {
+            state: state.clone(),
+            sessions: session_limits,
+            mcp,
+        })),
+    );
     let operator = Router::new()
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -102,58 +101,92 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         ))
 }
 
-/// What `/mcp` adds to [`front`], as one layer: the caller is authenticated (the handler reads
-/// the principal to know what the caller sees; when reads need a token, anonymous callers are
-/// refused here), then the session gate reads the JSON-RPC method (`sessions::gate`), and a
-/// `skills/list` page is spliced into rmcp's response ([`splice_page`]).
+/// `/mcp`: rmcp's Streamable HTTP service behind what the registry adds to [`front`], as one
+/// service rather than a layer (a `from_fn` layer costs every request a clone of the route it
+/// wraps and a boxed `Next`): the caller is authenticated (the handler reads the principal to
+/// know what the caller sees; when reads need a token, anonymous callers are refused here), then
+/// the session gate reads the JSON-RPC method (`sessions::gate`), and a `skills/list` page is
+/// spliced into rmcp's response ([`McpFront::splice_page`]).
+#[derive(Clone)]
+struct McpEndpoint(Arc<McpFront>);
+
 struct McpFront {
     state: AppState,
     sessions: Arc<sessions::SessionLimits>,
+    mcp: StreamableHttpService<SkillServer, sessions::CountedSessions>,
 }
 
-async fn mcp_front(State(mcp): State<Arc<McpFront>>, request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    if let Err(refused) = Reader::from_request_parts(&mut parts, &mcp.state).await {
-        return refused.into_response();
+impl tower::Service<Request> for McpEndpoint {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_core::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
     }
-    let request = Request::from_parts(parts, body);
-    sessions::gate(&mcp.sessions, request, async |request, method| {
-        if method.as_deref() == Some("skills/list") {
-            splice_page(request, next).await
-        } else {
-            next.run(request).await
-        }
-    })
-    .await
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let front = self.0.clone();
+        Box::pin(async move { Ok(front.serve(request).await) })
+    }
 }
 
-/// Put a `skills/list` page's serialized entries into rmcp's response (see `mcp::entries`): the
-/// handler leaves them in the request's [`PageSlot`] and answers with an empty `skills` array,
-/// and the response is completed here once rmcp has written it (a JSON body, or a 2025-era
-/// session's SSE stream, which ends with the response).
-async fn splice_page(mut request: Request, next: Next) -> Response {
-    let slot = PageSlot::default();
-    request.extensions_mut().insert(slot.clone());
-    let (mut parts, body) = next.run(request).await.into_parts();
-    let body = match axum::body::to_bytes(body, usize::MAX).await {
-        Ok(body) => body,
-        Err(e) => return ApiError::from(Error::Internal(e.to_string())).into_response(),
-    };
-    let Some(entries) = slot.take() else {
-        // An error, answered as rmcp wrote it.
-        return Response::from_parts(parts, axum::body::Body::from(body));
-    };
-    let Some(body) = crate::mcp::entries::splice(&body, &entries) else {
-        // rmcp wrote the response in a shape the splice does not know: a bug to fix, never a
-        // page answered without its skills.
-        tracing::error!("a skills/list response could not take its entries");
-        return ApiError::from(Error::Internal(
-            "the skills/list response could not be assembled".to_owned(),
-        ))
-        .into_response();
-    };
-    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-    Response::from_parts(parts, axum::body::Body::from(body))
+impl McpFront {
+    async fn serve(&self, request: Request) -> Response {
+        let (mut parts, body) = request.into_parts();
+        if let Err(refused) = Reader::from_request_parts(&mut parts, &self.state).await {
+            return refused.into_response();
+        }
+        let request = Request::from_parts(parts, body);
+        sessions::gate(&self.sessions, request, async |request, method| {
+            if method == Some("skills/list") {
+                self.splice_page(request).await
+            } else {
+                self.rmcp(request).await
+            }
+        })
+        .await
+    }
+
+    /// rmcp's answer. Its future is large (every transport path of rmcp's): boxed where it is
+    /// made, it is not copied again into each future that awaits it.
+    async fn rmcp(&self, request: Request) -> Response {
+        Box::pin(self.mcp.handle(request))
+            .await
+            .map(axum::body::Body::new)
+    }
+
+    /// Put a `skills/list` page's serialized entries into rmcp's response (see
+    /// `mcp::entries`): the handler leaves them in the request's [`PageSlot`] and answers with
+    /// an empty `skills` array, and the response is completed here once rmcp has written it (a
+    /// JSON body, or a 2025-era session's SSE stream, which ends with the response).
+    async fn splice_page(&self, mut request: Request) -> Response {
+        let slot = PageSlot::default();
+        request.extensions_mut().insert(slot.clone());
+        let (mut parts, body) = self.rmcp(request).await.into_parts();
+        let body = match axum::body::to_bytes(body, usize::MAX).await {
+            Ok(body) => body,
+            Err(e) => return ApiError::from(Error::Internal(e.to_string())).into_response(),
+        };
+        let Some(entries) = slot.take() else {
+            // An error, answered as rmcp wrote it.
+            return Response::from_parts(parts, axum::body::Body::from(body));
+        };
+        let Some(body) = crate::mcp::entries::splice(&body, &entries) else {
+            // rmcp wrote the response in a shape the splice does not know: a bug to fix, never
+            // a page answered without its skills.
+            tracing::error!("a skills/list response could not take its entries");
+            return ApiError::from(Error::Internal(
+                "the skills/list response could not be assembled".to_owned(),
+            ))
+            .into_response();
+        };
+        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+        Response::from_parts(parts, axum::body::Body::from(body))
+    }
 }
 
 /// What every request passes before a route, as one layer (each `from_fn` layer costs a
@@ -180,6 +213,11 @@ async fn front(State(front): State<Arc<Front>>, request: Request, next: Next) ->
     .await
 }
 
+/// The header a request's id travels in, both ways.
+const REQUEST_ID: header::HeaderName = header::HeaderName::from_static("x-request-id");
+/// The JSON-RPC method a 2026-era client names in a header.
+const MCP_METHOD: header::HeaderName = header::HeaderName::from_static("mcp-method");
+
 /// One log line and metrics per request, and an `x-request-id` on every response (the caller's,
 /// when it sent a sane one). Headers are never logged: they carry tokens.
 async fn observe<F: Future<Output = Response>>(
@@ -193,14 +231,10 @@ async fn observe<F: Future<Output = Response>>(
         .extensions()
         .get::<axum::extract::MatchedPath>()
         .map_or_else(|| route_of(request.uri().path()), |p| p.as_str().to_owned());
-    let mcp_method = request
-        .headers()
-        .get("mcp-method")
-        .and_then(|v| v.to_str().ok())
-        .map(|m| m.chars().take(64).collect::<String>());
+    let mcp_method_header = request.headers().get(&MCP_METHOD).cloned();
     let request_id = request
         .headers()
-        .get("x-request-id")
+        .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .filter(|v| {
             v.len() <= 64
@@ -220,20 +254,36 @@ async fn observe<F: Future<Output = Response>>(
     let mut response = next(request).await;
     let status = response.status().as_u16();
     crate::metrics::http(method.as_str(), &route, status, started);
+    // The JSON-RPC method as `/mcp` read it from the body, else as the client's header named it.
+    let mcp_method = response
+        .extensions()
+        .get::<sessions::JsonRpcMethod>()
+        .map(|m| m.0.as_str())
+        .or_else(|| mcp_method_header.as_ref().and_then(|v| v.to_str().ok()))
+        .map_or("", |m| prefix(m, 64));
     tracing::info!(
         target: "skillreg::http",
         request_id = %request_id,
         method = %method,
         route = %route,
-        mcp_method = mcp_method.as_deref().unwrap_or(""),
+        mcp_method,
         status,
         latency_ms = started.elapsed().as_secs_f64() * 1000.0,
         "request"
     );
     if let Ok(v) = axum::http::HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert("x-request-id", v);
+        response.headers_mut().insert(REQUEST_ID, v);
     }
     response
+}
+
+/// The first `max` bytes of `s`, or fewer to end on a character.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// A bounded route label for paths no route matched (keeps metric cardinality finite).

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use futures_core::Stream;
 use http_body_util::BodyExt as _;
@@ -28,13 +28,14 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::app::ApiError;
 use crate::error::Error;
 
 /// The session header of the Streamable HTTP transport.
-const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 /// Largest JSON-RPC body read to tell an `initialize` from other requests (rmcp's own cap).
 const MAX_PEEK_BODY: usize = 4 * 1024 * 1024;
 
@@ -262,28 +263,33 @@ impl SessionManager for CountedSessions {
     }
 }
 
-/// One JSON-RPC message, as far as the gate reads it.
+/// One JSON-RPC message, as far as the gate reads it: borrowed from the body, whose parameters
+/// rmcp parses next.
 #[derive(serde::Deserialize)]
-struct Message {
-    id: Option<serde_json::Value>,
-    method: Option<String>,
-    params: Option<serde_json::Value>,
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
 }
 
 /// The gate in front of `/mcp`: refuse requests whose parameters have the wrong types
 /// (`-32602`), admit `initialize` requests within the session caps, register the sessions they
 /// open, and mark the sessions that send requests. It reads every POST's body whole (as rmcp
-/// does) and hands the request on with the JSON-RPC method it read (`None` for a GET, a
-/// DELETE, or a body that is no single request).
+/// does) and hands the request on with the JSON-RPC method it read when it is one the server
+/// answers (`None` for anything else: a GET, a DELETE, a notification, a body that is no single
+/// request). The method it read, whatever it is, is left on the response ([`JsonRpcMethod`]).
 pub async fn gate<F: Future<Output = Response>>(
     limits: &SessionLimits,
     request: Request,
-    next: impl FnOnce(Request, Option<String>) -> F,
+    next: impl FnOnce(Request, Option<&'static str>) -> F,
 ) -> Response {
     let client = super::serve::client_ip(&request);
     let session = request
         .headers()
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if request.method() != Method::POST {
@@ -310,39 +316,54 @@ pub async fn gate<F: Future<Output = Response>>(
         method: Some(m),
         params,
     }) = &message
-        && let Err(problem) = crate::mcp::params::check(m, params.as_ref())
+        && let Err(problem) = crate::mcp::params::check_raw(m, *params)
     {
         crate::metrics::error(crate::core::Code::InvalidRequest.as_str());
-        return axum::Json(crate::mcp::params::invalid_params_error(id, &problem)).into_response();
+        let id = serde_json::from_str(id.get()).unwrap_or(serde_json::Value::Null);
+        return axum::Json(crate::mcp::params::invalid_params_error(&id, &problem)).into_response();
     }
-    let method = message.and_then(|m| m.method);
+    let known = message
+        .as_ref()
+        .and_then(|m| m.method.as_deref())
+        .and_then(crate::mcp::params::known);
+    let method = message
+        .and_then(|m| m.method)
+        .map(std::borrow::Cow::into_owned);
     let request = Request::from_parts(parts, Body::from(bytes));
-    if let Some(id) = &session {
+    let mut response = if let Some(id) = &session {
         if method.as_deref() != Some("notifications/initialized") {
             limits.touch(id);
         }
-        return next(request, method).await;
-    }
-    if method.as_deref() != Some("initialize") {
-        return next(request, method).await;
-    }
-    if !limits.admit(client) {
+        next(request, known).await
+    } else if method.as_deref() != Some("initialize") {
+        next(request, known).await
+    } else if !limits.admit(client) {
         crate::metrics::error(crate::core::Code::TooManySessions.as_str());
         let mut response = ApiError(Error::TooManySessions).into_response();
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
-        return response;
+        response
+    } else {
+        let response = next(request, known).await;
+        let id = response
+            .headers()
+            .get(&SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(SessionId::from);
+        limits.settle(client, id);
+        response
+    };
+    if let Some(method) = method {
+        response.extensions_mut().insert(JsonRpcMethod(method));
     }
-    let response = next(request, method).await;
-    let id = response
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(SessionId::from);
-    limits.settle(client, id);
     response
 }
+
+/// The JSON-RPC method of the request a response answers, as the gate read it from the body
+/// (for the access log: a 2025-era request names its method only there).
+#[derive(Clone)]
+pub struct JsonRpcMethod(pub String);
 
 #[cfg(test)]
 mod tests {
