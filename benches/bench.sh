@@ -61,13 +61,19 @@ for s in "${scales[@]}"; do
     [ -f "$WORK/data-$name/skillreg.db" ] || "$G" generate --skills "$n" --data-dir "$WORK/data-$name"
 done
 
-# Side by side with the peers over HTTP (both eras), on the synthetic 1k catalog and the corpus.
-python3 benches/e2e/run.py --dir "$WORK/skills-1k" --servers skillreg,rmcp,ts \
+# Side by side with the peers over HTTP (both eras), on the synthetic 1k catalog and the corpus:
+# three rounds, the servers of each cell back to back, ratios as medians of the rounds' ratios.
+python3 benches/e2e/run.py --dir "$WORK/skills-1k" --servers skillreg,rmcp,ts --rounds 3 \
     --methods list,list_deep,get,read_md,read_bin,dir --skillreg-bin "$B" --work "$WORK/e2e" \
     --out "$RESULTS/peers-1k.json" --markdown "$WORK/peers-1k.md"
-python3 benches/e2e/run.py --dir "$WORK/corpus-flat" --servers skillreg,rmcp,ts \
+python3 benches/e2e/run.py --dir "$WORK/corpus-flat" --servers skillreg,rmcp,ts --rounds 3 \
     --methods list,get,read_md,read_bin,dir --no-ceiling --skillreg-bin "$B" --work "$WORK/e2e" \
     --out "$RESULTS/peers-corpus.json" --markdown "$WORK/peers-corpus.md"
+# The same reads beside rmcp's catalog in instructions per request (callgrind): what a busy
+# machine cannot move.
+python3 benches/e2e/instructions.py --dir "$WORK/skills-1k" --methods get,read_md,read_bin,dir \
+    --skillreg-bin "$B" --work "$WORK/instructions" \
+    --out "$RESULTS/instructions-1k.json" --markdown "$WORK/instructions-1k.md"
 
 # Latency by catalog size over HTTP (sequential requests spread across each catalog).
 for s in "${scales[@]}"; do

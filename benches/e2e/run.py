@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """End-to-end HTTP load harness: skillreg against three SEP-2640 peers on one skills directory.
 
-For each server (skillreg, rmcp's SkillCatalog, the TypeScript SDK's reference server, FastMCP),
-the driver starts it on the same directory, and for each protocol era and method it builds one
+The driver starts every server (skillreg, rmcp's SkillCatalog, the TypeScript SDK's reference
+server, FastMCP) on the same directory, and for each server, protocol era and method it builds one
 exact request, sends it ONCE and verifies the answer against the files on disk (a JSON-RPC error
-arrives with HTTP 200, so an unverified load is worthless), then loads that request with wrk and
-records throughput and latency. It reads the server's peak RSS before stopping it, measures the
-load generator's own ceiling against `rmcp-catalog --trivial`, and writes JSON and a markdown
-table. Standard library only. See README.md beside this file.
+arrives with HTTP 200, so an unverified load is worthless). Then it loads each request with wrk
+and records throughput, latency and server CPU per request: cell by cell, the servers that have
+the cell back to back, `--rounds` times (a cell reports its median round). It reads each server's
+peak RSS before stopping it, measures the load generator's own ceiling against `rmcp-catalog
+--trivial`, and writes JSON and a markdown table. Standard library only. See README.md beside
+this file.
 
     python3 benches/e2e/run.py --dir /tmp/catalog-1k --out results.json --markdown results.md
 """
@@ -24,14 +26,16 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -720,6 +724,10 @@ def load(url: str, headers: dict, body: bytes, args, reqfile: Path, server=None)
         res["server_cores"] = round((s1 - s0) / wall, 2)
         res["wrk_cores"] = round((m1 - m0) / wall, 2)
         res["other_cores"] = round(max(0.0, (b1 - b0) - (s1 - s0) - (m1 - m0)) / wall, 2)
+    if server and None not in (s0, s1) and res.get("requests"):
+        # The server's cost per request, independent of how fast wrk (sharing the cores) pushed:
+        # the figure to compare across servers when throughput is bounded by the generator.
+        res["server_cpu_us_per_req"] = round((s1 - s0) / res["requests"] * 1e6, 1)
     return res
 
 
@@ -727,7 +735,46 @@ def load(url: str, headers: dict, body: bytes, args, reqfile: Path, server=None)
 # Main
 
 
-def run_server(name: str, args, cat: Catalog, work: Path, tenv: dict, results: dict, save):
+ERROR_KEYS = ("non2xx", "connect_errors", "read_errors", "write_errors", "timeouts")
+# skillreg and rmcp close a 2025-11-25 session after 300 s without a request. With every server
+# up at once, a session opened at verification waits for all 2026-07-28 cells of every server,
+# and between rounds for the other servers' cells: ping it when it has been quiet this long.
+SESSION_PING_S = 60.0
+
+
+@dataclass
+class Live:
+    """A started server, its record in the results and its 2025-11-25 session."""
+
+    name: str
+    server: Server
+    url: str
+    rec: dict
+    session: str | None = None
+    last_use: float = field(default_factory=time.monotonic)  # of the session
+
+    def touch(self):
+        self.last_use = time.monotonic()
+
+
+@dataclass
+class Job:
+    """One verified cell of one server: loaded once per round."""
+
+    live: Live
+    key: str
+    era: str
+    method: str
+    params: dict
+    session: str | None
+    verify: Callable[[dict], str]
+    headers: dict
+    body: bytes
+    reqfile: Path
+    cell: dict
+
+
+def start_server(name: str, args, cat: Catalog, work: Path, tenv: dict, results: dict) -> Live | None:
     port = free_port()
     rec: dict[str, Any] = {"cells": {}, "notes": []}
     results["servers"][name] = rec
@@ -736,104 +783,256 @@ def run_server(name: str, args, cat: Catalog, work: Path, tenv: dict, results: d
     except Exception as e:  # noqa: BLE001
         rec["error"] = f"could not prepare: {e}"
         print(f"[{name}] {rec['error']}", file=sys.stderr)
-        return
+        return None
     rec.update(info)
     try:
         url = server.start(port)
     except Exception as e:  # noqa: BLE001
         rec["error"] = f"could not start: {e}"
         print(f"[{name}] {rec['error']}", file=sys.stderr)
-        return
+        return None
     rec["startup_s"] = round(server.startup_s, 2)
     rec["argv"] = server.argv
     print(f"[{name}] ready at {url} in {server.startup_s:.1f} s", file=sys.stderr, flush=True)
-    try:
-        for era in args.eras:
-            session = None
-            if era == LEGACY:
-                try:
-                    session, ext = open_legacy_session(url)
-                    rec["notes"].append(
-                        f"{LEGACY}: session {'id issued' if session else 'none (stateless)'}; extensions {ext}"
-                    )
-                except Exception as e:  # noqa: BLE001
-                    for key, label, only in METHODS:
-                        if key in args.methods and (only is None or name in only):
-                            rec["cells"][f"{key}|{era}"] = {"status": "n/a", "reason": f"session: {e}"}
-                    save()
-                    continue
-            for key, method, params, verify in plan(name, cat, url, era, session, set(args.methods)):
-                only = next(o for k, _, o in METHODS if k == key)
-                if only is not None and name not in only:
-                    continue
-                cell: dict[str, Any] = {"method": method}
-                rec["cells"][f"{key}|{era}"] = cell
-                try:
-                    if key == "list_deep":
-                        cursor, page = deep_cursor(url, era, session, args.deep_page)
-                        params = {"cursor": cursor}
-                        cell["page"] = page
-                    wait_idle(server)
-                    t_verify = time.monotonic()
-                    result, headers, body = call(url, era, method, params, session)
-                    cell["single_request_ms"] = round((time.monotonic() - t_verify) * 1000, 2)
-                    cell["verified"] = verify(result)
-                except Exception as e:  # noqa: BLE001
-                    cell.update(status="n/a", reason=str(e)[:300])
-                    print(f"[{name}] {key} {era}: n/a: {cell['reason']}", file=sys.stderr, flush=True)
-                    save()
-                    continue
-                cell["request_bytes"] = len(body)
-                single_s = cell["single_request_ms"] / 1000
-                if single_s * args.connections > 2 * args.duration:
-                    # The first request of an era can be slow for other reasons: time two more.
-                    for _ in range(2):
-                        wait_idle(server)
-                        t1 = time.monotonic()
-                        try:
-                            call(url, era, method, params, session)
-                        except Exception:  # noqa: BLE001
-                            break
-                        single_s = min(single_s, time.monotonic() - t1)
-                    cell["single_request_ms"] = round(single_s * 1000, 2)
-                if single_s * args.connections > 2 * args.duration:
-                    # 16 such requests at once would not finish inside the measured window; the
-                    # pile-up would also slow the cells after this one.
-                    cell.update(status="n/a", reason=(
-                        f"too slow to load: verified, but one request alone took {single_s:.2f} s, so "
-                        f"{args.connections} concurrent ones would not complete within {args.duration} s"))
-                    print(f"[{name}] {key} {era}: n/a: {cell['reason']}", file=sys.stderr, flush=True)
-                    save()
-                    continue
-                reqfile = work / f"req-{name}-{key}-{era}.txt"
-                try:
-                    res = load(url, headers, body, args, reqfile, server)
-                except Exception as e:  # noqa: BLE001
-                    cell.update(status="error", reason=f"wrk: {e}"[:300])
-                    save()
-                    continue
-                cell.update(status="ok", **res)
-                cell["avg_response_bytes"] = round(res["bytes"] / res["requests"]) if res["requests"] else None
-                # Still correct after the load?
-                try:
-                    result2, _, _ = call(url, era, method, params, session)
-                    verify(result2)
-                except Exception as e:  # noqa: BLE001
-                    cell["after_load"] = f"verification FAILED after load: {e}"[:300]
-                cell["problems"] = cell_problems(cell, args.connections)
-                bad = "; ".join(cell["problems"])
-                print(
-                    f"[{name}] {key:9s} {era}: {res['rps']:9.1f} req/s  p50 {res['p50_us']/1000:7.2f} ms"
-                    f"  p99 {res['p99_us']/1000:8.2f} ms  ({cell['verified']})"
-                    + (f"  PROBLEMS: {bad}" if bad else ""),
-                    file=sys.stderr, flush=True,
+    return Live(name, server, url, rec)
+
+
+def verify_cells(live: Live, args, cat: Catalog, work: Path, save) -> list[Job]:
+    """Send each cell's request once and check the answer against the disk; the cells that pass
+    (and are fast enough to load) come back as jobs."""
+    name, server, url, rec = live.name, live.server, live.url, live.rec
+    jobs: list[Job] = []
+    for era in args.eras:
+        session = None
+        if era == LEGACY:
+            try:
+                session, ext = open_legacy_session(url)
+                live.session = session
+                live.touch()
+                rec["notes"].append(
+                    f"{LEGACY}: session {'id issued' if session else 'none (stateless)'}; extensions {ext}"
                 )
+            except Exception as e:  # noqa: BLE001
+                for key, label, only in METHODS:
+                    if key in args.methods and (only is None or name in only):
+                        rec["cells"][f"{key}|{era}"] = {"status": "n/a", "reason": f"session: {e}"}
                 save()
-    finally:
-        rec["peak_rss_kb"] = server.peak_rss_kb()
-        rec["cpu_s"] = server.cpu_seconds()
-        server.stop()
-        save()
+                continue
+        for key, method, params, verify in plan(name, cat, url, era, session, set(args.methods)):
+            only = next(o for k, _, o in METHODS if k == key)
+            if only is not None and name not in only:
+                continue
+            cell: dict[str, Any] = {"method": method}
+            rec["cells"][f"{key}|{era}"] = cell
+            try:
+                if key == "list_deep":
+                    cursor, page = deep_cursor(url, era, session, args.deep_page)
+                    params = {"cursor": cursor}
+                    cell["page"] = page
+                wait_idle(server)
+                t_verify = time.monotonic()
+                result, headers, body = call(url, era, method, params, session)
+                cell["single_request_ms"] = round((time.monotonic() - t_verify) * 1000, 2)
+                cell["verified"] = verify(result)
+            except Exception as e:  # noqa: BLE001
+                cell.update(status="n/a", reason=str(e)[:300])
+                print(f"[{name}] {key} {era}: n/a: {cell['reason']}", file=sys.stderr, flush=True)
+                save()
+                continue
+            finally:
+                if era == LEGACY:
+                    live.touch()
+            cell["request_bytes"] = len(body)
+            single_s = cell["single_request_ms"] / 1000
+            if single_s * args.connections > 2 * args.duration:
+                # The first request of an era can be slow for other reasons: time two more.
+                for _ in range(2):
+                    wait_idle(server)
+                    t1 = time.monotonic()
+                    try:
+                        call(url, era, method, params, session)
+                    except Exception:  # noqa: BLE001
+                        break
+                    single_s = min(single_s, time.monotonic() - t1)
+                cell["single_request_ms"] = round(single_s * 1000, 2)
+            if single_s * args.connections > 2 * args.duration:
+                # 16 such requests at once would not finish inside the measured window; the
+                # pile-up would also slow the cells after this one.
+                cell.update(status="n/a", reason=(
+                    f"too slow to load: verified, but one request alone took {single_s:.2f} s, so "
+                    f"{args.connections} concurrent ones would not complete within {args.duration} s"))
+                print(f"[{name}] {key} {era}: n/a: {cell['reason']}", file=sys.stderr, flush=True)
+                save()
+                continue
+            reqfile = work / f"req-{name}-{key}-{era}.txt"
+            jobs.append(Job(live, key, era, method, params, session, verify, headers, body, reqfile, cell))
+            save()
+    return jobs
+
+
+def keep_sessions_alive(lives: list[Live]):
+    """Ping each 2025-11-25 session that has been quiet for a while, so that its server does not
+    close it before its next load (a ping is one tiny request; the measurement waits for idle)."""
+    for live in lives:
+        if live.session and time.monotonic() - live.last_use > SESSION_PING_S:
+            try:
+                call(live.url, LEGACY, "ping", {}, live.session)
+            except Exception as e:  # noqa: BLE001
+                print(f"[{live.name}] ping of the {LEGACY} session failed: {e}", file=sys.stderr, flush=True)
+            live.touch()
+
+
+def measure(job: Job, args, round_no: int):
+    """One round of one cell: wrk's warm-up and measured run, appended to cell["rounds"]."""
+    try:
+        res = load(job.live.url, job.headers, job.body, args, job.reqfile, job.live.server)
+    except Exception as e:  # noqa: BLE001
+        res = {"error": f"wrk: {e}"[:300]}
+    if job.era == LEGACY:
+        job.live.touch()
+    job.cell.setdefault("rounds", []).append(res)
+    if args.rounds > 1:
+        what = (
+            f"{res['rps']:9.1f} req/s  p50 {res['p50_us']/1000:7.2f} ms  p99 {res['p99_us']/1000:8.2f} ms"
+            + (f"  {res['server_cpu_us_per_req']:.0f} µs CPU/req" if "server_cpu_us_per_req" in res else "")
+            if "rps" in res else res["error"]
+        )
+        print(f"[{job.live.name}] {job.key:9s} {job.era}: round {round_no}/{args.rounds}: {what}",
+              file=sys.stderr, flush=True)
+
+
+def median_round(rounds: list[dict]) -> dict | None:
+    """The round with the median req/s (the lower middle one for an even count), errors aside."""
+    ok = sorted((r for r in rounds if "rps" in r), key=lambda r: r["rps"])
+    return ok[(len(ok) - 1) // 2] if ok else None
+
+
+def round_problems(rounds: list[dict], median: dict) -> list[str]:
+    """Failures and errors of the rounds other than the median one (cell_problems has its own)."""
+    p = []
+    for i, r in enumerate(rounds, 1):
+        if r is median:
+            continue
+        if "error" in r:
+            p.append(f"round {i}: {r['error']}")
+        errors = [f"{k} {r[k]}" for k in ERROR_KEYS if r.get(k)]
+        if errors:
+            p.append(f"round {i}: " + ", ".join(errors))
+    return p
+
+
+def finish_cell(job: Job, args):
+    """After the last round: the cell takes the median round's numbers (what the table and
+    plot.py read), is verified once more, and its problems are listed."""
+    cell, name = job.cell, job.live.name
+    rounds = cell.get("rounds", [])
+    best = median_round(rounds)
+    if best is None:
+        cell.update(status="error", reason=(rounds[-1]["error"] if rounds else "not loaded"))
+        print(f"[{name}] {job.key} {job.era}: error: {cell['reason']}", file=sys.stderr, flush=True)
+        return
+    cell.update(status="ok", **best)
+    cell["median_round"] = next(i for i, r in enumerate(rounds, 1) if r is best)
+    cell["avg_response_bytes"] = round(best["bytes"] / best["requests"]) if best["requests"] else None
+    # Still correct after the load?
+    try:
+        result2, _, _ = call(job.live.url, job.era, job.method, job.params, job.session)
+        job.verify(result2)
+    except Exception as e:  # noqa: BLE001
+        cell["after_load"] = f"verification FAILED after load: {e}"[:300]
+    if job.era == LEGACY:
+        job.live.touch()
+    cell["problems"] = cell_problems(cell, args.connections) + round_problems(rounds, best)
+    bad = "; ".join(cell["problems"])
+    print(
+        f"[{name}] {job.key:9s} {job.era}: {best['rps']:9.1f} req/s  p50 {best['p50_us']/1000:7.2f} ms"
+        f"  p99 {best['p99_us']/1000:8.2f} ms  ({cell['verified']})"
+        + (f"  median of {len(rounds)} rounds" if args.rounds > 1 else "")
+        + (f"  PROBLEMS: {bad}" if bad else ""),
+        file=sys.stderr, flush=True,
+    )
+
+
+def measure_rounds(jobs: list[Job], lives: list[Live], args, save):
+    """Load every verified cell args.rounds times. Within a round, the servers that have a cell
+    are measured back to back, so that a machine getting busier or quieter moves their numbers
+    together and the ratio of one round compares like with like."""
+    groups: list[list[Job]] = []
+    for era in args.eras:
+        for key, _, _ in METHODS:
+            group = [j for j in jobs if j.key == key and j.era == era]
+            if group:
+                groups.append(group)
+    previous: Server | None = None
+    for r in range(args.rounds):
+        for group in groups:
+            # Rotate the order each round: the first server of a cell follows the previous cell's
+            # load, the others follow a peer's; no server should always get the same slot.
+            k = r % len(group)
+            for job in group[k:] + group[:k]:
+                keep_sessions_alive(lives)
+                if previous is not None and previous is not job.live.server:
+                    wait_idle(previous)  # let the last load's leftover requests drain
+                wait_idle(job.live.server)
+                measure(job, args, r + 1)
+                previous = job.live.server
+                if r == args.rounds - 1:
+                    finish_cell(job, args)
+                save()
+
+
+def stop_servers(lives: list[Live], save):
+    for live in lives:
+        # Peak RSS and CPU time are readable only while the process lives.
+        live.rec["peak_rss_kb"] = live.server.peak_rss_kb()
+        live.rec["cpu_s"] = live.server.cpu_seconds()
+        live.server.stop()
+    save()
+
+
+def round_ratios(results: dict, cell_key: str, num: str, den: str) -> dict | None:
+    """num's req/s ÷ den's and den's server CPU per request ÷ num's, round by round (the two were
+    measured back to back in each round), with their median and range over the rounds."""
+    cells = [results["servers"].get(s, {}).get("cells", {}).get(cell_key) for s in (num, den)]
+    if not all(c and c.get("status") == "ok" for c in cells):
+        return None
+    rps: list[float | None] = []
+    cpu: list[float | None] = []
+    # Every loaded cell has one entry per round (an error too), so index i is round i+1 in both;
+    # a round that failed on either side has no ratio (None).
+    for a, b in zip(*(c.get("rounds") or [c] for c in cells)):
+        rps.append(a["rps"] / b["rps"] if a.get("rps") is not None and b.get("rps") else None)
+        ca, cb = a.get("server_cpu_us_per_req"), b.get("server_cpu_us_per_req")
+        cpu.append(cb / ca if ca and cb is not None else None)
+    if all(v is None for v in rps):
+        return None
+    out: dict[str, Any] = {"rps_of": f"{num}/{den}", "cpu_of": f"{den}/{num}"}
+    for name, by_round in (("rps", rps), ("cpu", cpu)):
+        values = [v for v in by_round if v is not None]
+        if values:
+            out[f"{name}_median"] = round(statistics.median(values), 3)
+            out[f"{name}_min"] = round(min(values), 3)
+            out[f"{name}_max"] = round(max(values), 3)
+            out[f"{name}_by_round"] = [None if v is None else round(v, 3) for v in by_round]
+    return out
+
+
+def all_ratios(results: dict) -> dict:
+    """results["ratios"]["key|era"][peer]: skillreg against each peer (above 1 = skillreg faster,
+    or cheaper in CPU per request); ["skillreg-pg"]: PostgreSQL against SQLite, as its column."""
+    cfg = results["config"]
+    servers = cfg["servers"]
+    pairs = [(p, "skillreg", p) for p in PEERS if p in servers and "skillreg" in servers]
+    if {"skillreg", "skillreg-pg"} <= set(servers):
+        pairs.append(("skillreg-pg", "skillreg-pg", "skillreg"))
+    out: dict[str, dict] = {}
+    for key, _, _ in METHODS:
+        for era in cfg["eras"]:
+            for label, num, den in pairs:
+                r = round_ratios(results, f"{key}|{era}", num, den)
+                if r:
+                    out.setdefault(f"{key}|{era}", {})[label] = r
+    return out
 
 
 def run_ceiling(args, work: Path, results: dict, cat: Catalog):
@@ -858,7 +1057,7 @@ def run_ceiling(args, work: Path, results: dict, cat: Catalog):
 
 def cell_problems(c: dict, connections: int) -> list[str]:
     p = []
-    for k in ("non2xx", "connect_errors", "read_errors", "write_errors", "timeouts"):
+    for k in ERROR_KEYS:
         if c.get(k):
             p.append(f"{k} {c[k]}")
     if c.get("requests", 0) >= 50 and c.get("busy_connections", connections) < connections / 4:
@@ -893,10 +1092,21 @@ def fmt_lat(c: dict | None) -> str:
     return f"{ms(c['p50_us'])} / {ms(c['p99_us'])}"
 
 
+def fmt_ratio(r: dict | None, name: str) -> str:
+    """A median ratio over rounds with its range: 0.91× (0.84–0.97)."""
+    if not r or f"{name}_median" not in r:
+        return "–"
+    return f"{r[name + '_median']:.2f}× ({r[name + '_min']:.2f}–{r[name + '_max']:.2f})"
+
+
 def markdown(results: dict) -> str:
     cfg = results["config"]
     servers = [s for s in cfg["servers"]]
     peers = [p for p in PEERS if p in servers]
+    # One round: the table as it always was. Several: ratios come round by round (see all_ratios)
+    # and CPU per request columns join them.
+    rounds = cfg.get("rounds", 1)
+    ratios = results.get("ratios", {}) if rounds > 1 else {}
     L = []
     L.append(f"# skillreg vs peers: end-to-end HTTP load ({results['started']})")
     L.append("")
@@ -905,7 +1115,14 @@ def markdown(results: dict) -> str:
         f"Catalog `{c['dir']}`: {c['skills']} skills, {c['files']} files, {c['bytes']/1e6:.1f} MB. "
         f"Targets: skill `{c['skill']}`, binary `{c['bin_skill']}/{c['bin_path']}` ({c['bin_size']:,} bytes). "
         f"Load: wrk -t{cfg['threads']} -c{cfg['connections']}, {cfg['warmup']} s warm-up + {cfg['duration']} s "
-        f"measured per cell, one fixed request per cell, verified before and after. Machine: {results['machine']}."
+        f"measured per cell{' and round' if rounds > 1 else ''}, one fixed request per cell, verified before and "
+        "after. "
+        + (
+            f"{rounds} rounds: in each, a cell's servers are measured back to back, in an order rotated every "
+            "round; each server's req/s and latency are those of its round with the median req/s. "
+            if rounds > 1 else ""
+        )
+        + f"Machine: {results['machine']}."
     )
     L.append("")
     ceil = results.get("ceiling") or {}
@@ -935,6 +1152,8 @@ def markdown(results: dict) -> str:
         head += [f"{s} req/s", f"{s} p50/p99 ms"]
     if "skillreg" in servers:
         head += [f"skillreg/{p}" for p in peers]
+        if rounds > 1:
+            head += [f"CPU/req {p}/skillreg" for p in peers]
     if {"skillreg", "skillreg-pg"} <= set(servers):
         head += ["PostgreSQL/SQLite"]
     L.append("| " + " | ".join(head) + " |")
@@ -963,7 +1182,11 @@ def markdown(results: dict) -> str:
                         footnotes.append(f"{s}, {label}, {era}: " + "; ".join(cell["problems"]))
                         rps += f" [{len(footnotes)}]"
                 row += [rps, fmt_lat(cell)]
-            if "skillreg" in servers:
+            here = ratios.get(f"{key}|{era}", {})
+            if "skillreg" in servers and rounds > 1:
+                row += [fmt_ratio(here.get(p), "rps") for p in peers]
+                row += [fmt_ratio(here.get(p), "cpu") for p in peers]
+            elif "skillreg" in servers:
                 mine = cells.get("skillreg")
                 for p in peers:
                     other = cells.get(p)
@@ -971,7 +1194,9 @@ def markdown(results: dict) -> str:
                         row.append(f"{mine['rps'] / other['rps']:.2f}×")
                     else:
                         row.append("–")
-            if {"skillreg", "skillreg-pg"} <= set(servers):
+            if {"skillreg", "skillreg-pg"} <= set(servers) and rounds > 1:
+                row.append(fmt_ratio(here.get("skillreg-pg"), "rps"))
+            elif {"skillreg", "skillreg-pg"} <= set(servers):
                 lite, pg = cells.get("skillreg"), cells.get("skillreg-pg")
                 if lite and pg and lite.get("status") == "ok" and pg.get("status") == "ok" and lite["rps"] > 0:
                     row.append(f"{pg['rps'] / lite['rps']:.2f}×")
@@ -990,7 +1215,16 @@ def markdown(results: dict) -> str:
     if sizes:
         L.append("skills/list page 1 holds: " + "; ".join(sizes) + " (rmcp's SkillCatalog does not paginate).")
         L.append("")
-    L.append("Ratios are skillreg req/s ÷ peer req/s (above 1 = skillreg faster). ⚠ = wrk saw HTTP errors, "
+    if rounds > 1:
+        ratio_note = (
+            "Ratios are skillreg req/s ÷ peer req/s (above 1 = skillreg faster), taken round by round (the two "
+            f"measured back to back) and shown as the median over {rounds} rounds (min–max); CPU/req is the "
+            "peer's server CPU time per request ÷ skillreg's, likewise (above 1 = skillreg uses less CPU "
+            "per request). "
+        )
+    else:
+        ratio_note = "Ratios are skillreg req/s ÷ peer req/s (above 1 = skillreg faster). "
+    L.append(ratio_note + "⚠ = wrk saw HTTP errors, "
              "socket errors or timeouts, or fewer than a quarter of the connections were busy on average, "
              "or other processes used over 0.2 cores during the measurement, or the request failed "
              "verification after the load (see the notes). "
@@ -1057,6 +1291,9 @@ def main() -> int:
     ap.add_argument("--python", help="FastMCP venv python (default: SKILLREG_PYTHON from env.sh)")
     ap.add_argument("--wrk", default=shutil.which("wrk") or "wrk")
     ap.add_argument("--no-ceiling", action="store_true")
+    ap.add_argument("--rounds", type=int, default=1, metavar="N",
+                    help="measure every cell N times, all servers back to back in each round (order "
+                         "rotated); a cell reports its median round, ratios the median of per-round ratios")
     ap.add_argument("--wait-quiet", type=int, default=0, metavar="SECONDS",
                     help="before each measurement, wait up to SECONDS for the machine to be idle "
                          "(for a shared machine; cells measured while busy are flagged either way)")
@@ -1075,6 +1312,8 @@ def main() -> int:
     for m in args.methods:
         if m not in {k for k, _, _ in METHODS}:
             ap.error(f"unknown method {m}")
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     if not shutil.which(args.wrk):
         ap.error("wrk not found: run benches/e2e/install.sh")
     if ("rmcp" in args.servers or not args.no_ceiling) and not Path(args.rmcp_bin).is_file():
@@ -1096,7 +1335,7 @@ def main() -> int:
         "machine": f"{os.cpu_count()} CPUs ({cpu or platform.machine()}), {platform.system()} {platform.release()}",
         "config": {k: getattr(args, k) for k in (
             "servers", "eras", "methods", "duration", "warmup", "connections", "threads", "timeout",
-            "page_size", "deep_page")},
+            "page_size", "deep_page", "rounds")},
         "catalog": {
             "dir": str(cat.root), "skills": len(cat.skills), "files": cat.file_count, "bytes": cat.total_bytes,
             "skill": cat.skill, "bin_skill": cat.bin_skill, "bin_path": cat.bin_path, "bin_size": cat.bin_size,
@@ -1114,8 +1353,20 @@ def main() -> int:
     if not args.no_ceiling:
         run_ceiling(args, work, results, cat)
         save()
-    for name in args.servers:
-        run_server(name, args, cat, work, tenv, results, save)
+    # Every server runs from here to the end, so that each cell's servers can be measured back to
+    # back (minutes apart, a shared machine's load differs too much to compare them).
+    lives: list[Live] = []
+    try:
+        for name in args.servers:
+            live = start_server(name, args, cat, work, tenv, results)
+            if live:
+                lives.append(live)
+            save()
+        jobs = [job for live in lives for job in verify_cells(live, args, cat, work, save)]
+        measure_rounds(jobs, lives, args, save)
+    finally:
+        stop_servers(lives, save)
+    results["ratios"] = all_ratios(results)
     results["elapsed_s"] = round(time.monotonic() - t0, 1)
     save()
     md = markdown(results)
