@@ -141,9 +141,10 @@ fn check_segment(segment: &str) -> Result<(), PathError> {
         return Err(PathError::TrailingDotOrSpace);
     }
     let stem = segment.split('.').next().unwrap_or(segment);
+    // The device names are ASCII, and no other character lowercases to one of their letters.
     if WINDOWS_DEVICES
         .iter()
-        .any(|device| device.to_lowercase() == stem.trim_end_matches(' ').to_lowercase())
+        .any(|device| device.eq_ignore_ascii_case(stem.trim_end_matches(' ')))
     {
         return Err(PathError::Reserved(stem.to_owned()));
     }

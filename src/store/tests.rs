@@ -1116,3 +1116,155 @@ fn postgres_options_come_from_the_storage_settings() {
         "the declared defaults"
     );
 }
+
+/// A batch (an import's) ends exactly as its versions published one at a time would: the same
+/// outcomes in order (a version twice in one batch is stored once; with other content it is
+/// refused alone), current versions, listing, generations stamped on each skill, audit trail,
+/// and derived columns that `verify` finds consistent.
+#[tokio::test]
+async fn a_batch_stores_what_its_versions_would_one_by_one() {
+    let (acme, tools) = (ns("acme"), ns("tools"));
+    let (x, y, b) = (
+        bundle("alpha", "x"),
+        bundle("alpha", "y"),
+        bundle("beta", "b"),
+    );
+    let batch = [
+        (&acme, &x, "1.0.0"),
+        (&tools, &b, "1.0.0"),
+        (&acme, &x, "1.0.0"),
+        (&acme, &y, "1.0.0"),
+        (&acme, &y, "2.0.0"),
+        (&tools, &b, "0.5.0"),
+        (&acme, &x, "0.9.0"),
+    ];
+    let versions: Vec<SkillVersion> = batch.iter().map(|(_, _, version)| v(version)).collect();
+    let scan = crate::core::scan::Scan::unscanned();
+    let new = |i: usize| NewVersion {
+        namespace: batch[i].0,
+        bundle: batch[i].1,
+        version: &versions[i],
+        published_by: "test",
+        scan: &scan,
+        pending: false,
+        provenance: None,
+    };
+    let kind = |o: &Result<PublishOutcome, StoreError>| match o {
+        Ok(outcome) => format!("{outcome:?}"),
+        Err(StoreError::VersionExists { version, .. }) => format!("exists {version}"),
+        Err(e) => panic!("{e}"),
+    };
+    let (_one_dir, _one_location, one) = fresh().await;
+    let (_many_dir, _many_location, many) = fresh().await;
+    for store in [&one, &many] {
+        publish(&**store, &acme, &x, "0.9.0").await;
+        for b in [&x, &y, &b] {
+            let blobs: Vec<(Digest, &[u8])> = b
+                .files
+                .iter()
+                .map(|f| (f.digest, f.bytes.as_slice()))
+                .collect();
+            store.put_if_absent(&blobs).await.unwrap();
+        }
+    }
+    let before = one.generation().await.unwrap();
+    let mut one_by_one = Vec::new();
+    for i in 0..batch.len() {
+        let outcome = one.publish_many(vec![new(i)]).await.unwrap().remove(0);
+        one_by_one.push(kind(&outcome));
+    }
+    let together: Vec<String> = many
+        .publish_many((0..batch.len()).map(new).collect())
+        .await
+        .unwrap()
+        .iter()
+        .map(kind)
+        .collect();
+    assert_eq!(
+        together,
+        [
+            "Created",
+            "Created",
+            "Unchanged",
+            "exists 1.0.0",
+            "Created",
+            "Created",
+            "Unchanged"
+        ]
+    );
+    assert_eq!(together, one_by_one);
+
+    let generation = one.generation().await.unwrap();
+    assert_eq!(generation, before + 4, "one generation per version stored");
+    assert_eq!(many.generation().await.unwrap(), generation);
+    for store in [&one, &many] {
+        let report = store.verify(&|_| {}).await.unwrap();
+        assert!(report.is_clean(), "{:?}", report.problems);
+    }
+    let listing = async |store: &dyn Engine| -> Vec<(String, String)> {
+        let page = store.list_page("", 100, &Visibility::All).await.unwrap();
+        let ids: Vec<_> = page.iter().map(|r| r.version_id).collect();
+        let manifests = store.manifests(&ids).await.unwrap();
+        assert_eq!(manifests.len(), ids.len());
+        page.into_iter()
+            .map(|r| (r.uri, r.skill.to_string()))
+            .collect()
+    };
+    assert_eq!(listing(&*one).await, listing(&*many).await);
+    for skill in [
+        SkillRef::new(acme.clone(), name("alpha")),
+        SkillRef::new(tools.clone(), name("beta")),
+    ] {
+        let (a, b) = (
+            one.skill(&skill).await.unwrap().unwrap(),
+            many.skill(&skill).await.unwrap().unwrap(),
+        );
+        assert_eq!(a.current_version, b.current_version, "{skill}");
+        let versions = async |store: &dyn Engine, id| -> Vec<(String, Digest)> {
+            let mut all: Vec<_> = store
+                .versions(id)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.version.to_string(), r.content_digest))
+                .collect();
+            all.sort();
+            all
+        };
+        assert_eq!(versions(&*one, a.id).await, versions(&*many, b.id).await);
+    }
+    assert_eq!(
+        one.skill(&SkillRef::new(acme.clone(), name("alpha")))
+            .await
+            .unwrap()
+            .unwrap()
+            .current_version,
+        Some(v("2.0.0"))
+    );
+    // Each skill is stamped with the generation of its last version stored: what changed since
+    // each generation is the same.
+    for since in before..=generation {
+        let changed = async |store: &dyn Engine| -> Vec<(String, Option<String>)> {
+            let mut rows: Vec<_> = store
+                .changed_since(since, 0, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|c| (c.skill.to_string(), c.version.map(|(_, v)| v.to_string())))
+                .collect();
+            rows.sort();
+            rows
+        };
+        assert_eq!(changed(&*one).await, changed(&*many).await, "since {since}");
+    }
+    let audit = async |store: &dyn Engine| -> Vec<(String, Option<String>, Option<String>)> {
+        store
+            .audit_page(0, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.action, a.name, a.version))
+            .collect()
+    };
+    assert_eq!(audit(&*one).await, audit(&*many).await);
+}
