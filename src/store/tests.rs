@@ -47,6 +47,16 @@ async fn publish(store: &dyn Engine, ns: &Namespace, b: &Bundle, version: &str) 
 }
 
 /// [`publish`], recording where the bytes were read from.
+/// Store the bytes of every file of `b`, as a publish does before its rows.
+async fn put_blobs(store: &dyn Engine, b: &Bundle) {
+    let blobs: Vec<(Digest, &[u8])> = b
+        .files
+        .iter()
+        .map(|f| (f.digest, f.bytes.as_slice()))
+        .collect();
+    store.put_if_absent(&blobs).await.unwrap();
+}
+
 async fn publish_from(
     store: &dyn Engine,
     ns: &Namespace,
@@ -54,12 +64,7 @@ async fn publish_from(
     version: &str,
     provenance: Option<&Provenance>,
 ) -> PublishOutcome {
-    let blobs: Vec<(Digest, &[u8])> = b
-        .files
-        .iter()
-        .map(|f| (f.digest, f.bytes.as_slice()))
-        .collect();
-    store.put_if_absent(&blobs).await.unwrap();
+    put_blobs(store, b).await;
     store
         .publish(NewVersion {
             namespace: ns,
@@ -1159,12 +1164,7 @@ async fn a_batch_stores_what_its_versions_would_one_by_one() {
     for store in [&one, &many] {
         publish(&**store, &acme, &x, "0.9.0").await;
         for b in [&x, &y, &b] {
-            let blobs: Vec<(Digest, &[u8])> = b
-                .files
-                .iter()
-                .map(|f| (f.digest, f.bytes.as_slice()))
-                .collect();
-            store.put_if_absent(&blobs).await.unwrap();
+            put_blobs(&**store, b).await;
         }
     }
     let before = one.generation().await.unwrap();
