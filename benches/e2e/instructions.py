@@ -186,7 +186,7 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--work", default="/tmp/skillreg-instructions")
     ap.add_argument("--out", default="instructions.json")
-    ap.add_argument("--markdown", default="instructions.md")
+    ap.add_argument("--markdown", help="the report as Markdown (default: --out with .md)")
     ap.add_argument("--skillreg-bin", default=str(run.REPO / "target/release/skillreg"))
     ap.add_argument("--rmcp-bin", default=str(Path.home() / ".cache/skillreg/peers-target/release/rmcp-catalog"))
     args = ap.parse_args()
@@ -219,7 +219,7 @@ def main() -> int:
         measure_server(name, args, cat, work, run.tools_env(), results)
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     md = markdown(results)
-    Path(args.markdown).write_text(md)
+    Path(args.markdown or Path(args.out).with_suffix(".md")).write_text(md)
     print(md)
     return 0
 

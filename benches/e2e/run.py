@@ -1281,7 +1281,7 @@ def main() -> int:
     ap.add_argument("--page-size", type=int, default=100, help="page size for the TS and FastMCP peers")
     ap.add_argument("--deep-page", type=int, default=5, help="which skills/list page is the deep one")
     ap.add_argument("--out", default="results.json")
-    ap.add_argument("--markdown", default="results.md")
+    ap.add_argument("--markdown", help="the report as Markdown (default: --out with .md)")
     ap.add_argument("--work", default="/tmp/skillreg-e2e-work", help="scratch dir: logs, request files, skillreg data")
     ap.add_argument("--skillreg-bin", default=str(REPO / "target/release/skillreg"))
     ap.add_argument("--skillreg-data", help="serve this already-imported data dir instead of importing --dir")
@@ -1370,7 +1370,7 @@ def main() -> int:
     results["elapsed_s"] = round(time.monotonic() - t0, 1)
     save()
     md = markdown(results)
-    Path(args.markdown).write_text(md)
+    Path(args.markdown or Path(args.out).with_suffix(".md")).write_text(md)
     print(md)
     return 0
 

@@ -8,6 +8,7 @@
 pub mod api;
 mod app;
 mod auth;
+mod blob;
 mod clawhub;
 mod discovery;
 mod guard;
@@ -31,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::mcp::{Codec, McpOptions, PageSlot, Shared, SkillServer};
+use crate::mcp::{BlobSlot, Codec, McpOptions, PageSlot, Shared, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
@@ -141,13 +142,15 @@ impl McpFront {
             return refused.into_response();
         }
         let request = Request::from_parts(parts, body);
-        sessions::gate(&self.sessions, request, async |request, method| {
-            if method == Some("skills/list") {
-                self.splice_page(request).await
-            } else {
-                self.rmcp(request).await
-            }
-        })
+        sessions::gate(
+            &self.sessions,
+            request,
+            async |request, method| match method {
+                Some("skills/list") => self.splice_page(request).await,
+                Some("resources/read") => self.place_blob(request).await,
+                _ => self.rmcp(request).await,
+            },
+        )
         .await
     }
 
@@ -159,8 +162,22 @@ impl McpFront {
             .map(axum::body::Body::new)
     }
 
+    /// rmcp's answer to a `resources/read`, with a binary file's base64 text put into it as
+    /// the kept bytes it is (see `mcp::slots`, [`blob::BlobBody`]).
+    async fn place_blob(&self, mut request: Request) -> Response {
+        let slot = BlobSlot::default();
+        request.extensions_mut().insert(slot.clone());
+        let (mut parts, body) = self.rmcp(request).await.into_parts();
+        // The body's size hint counts the text; a length rmcp set would not.
+        parts.headers.remove(header::CONTENT_LENGTH);
+        Response::from_parts(
+            parts,
+            axum::body::Body::new(blob::BlobBody::new(body, slot)),
+        )
+    }
+
     /// Put a `skills/list` page's serialized entries into rmcp's response (see
-    /// `mcp::entries`): the handler leaves them in the request's [`PageSlot`] and answers with
+    /// `mcp::slots`): the handler leaves them in the request's [`PageSlot`] and answers with
     /// an empty `skills` array, and the response is completed here once rmcp has written it (a
     /// JSON body, or a 2025-era session's SSE stream, which ends with the response).
     async fn splice_page(&self, mut request: Request) -> Response {
@@ -175,7 +192,7 @@ impl McpFront {
             // An error, answered as rmcp wrote it.
             return Response::from_parts(parts, axum::body::Body::from(body));
         };
-        let Some(body) = crate::mcp::entries::splice(&body, &entries) else {
+        let Some(body) = crate::mcp::slots::splice(&body, &entries) else {
             // rmcp wrote the response in a shape the splice does not know: a bug to fix, never
             // a page answered without its skills.
             tracing::error!("a skills/list response could not take its entries");

@@ -8,14 +8,10 @@
 //! may change) is written per request after them.
 //!
 //! rmcp serializes every result it is handed, so a page of cached bytes cannot travel through
-//! its typed `ListSkillsResult`. Over HTTP the transport puts a [`PageSlot`] in the request's
-//! extensions; the handler fills it with the page's entries and returns the result with an empty
-//! `skills` array, and the transport [`splice`]s the entries into rmcp's serialized response.
-//! Where there is no slot (stdio), the page goes through rmcp as typed values. Both ways give
-//! the same bytes: `tests/integration/mcp_protocol.rs` compares them.
+//! its typed `ListSkillsResult`: over HTTP the page goes around it (`super::slots`).
 
 use std::io::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rmcp::model::{MetaObject, Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::{Map, Value};
@@ -287,79 +283,4 @@ fn close_entry(out: &mut Vec<u8>, moment: Map<String, Value>) {
         serde_json::to_writer(&mut *out, &value).expect("a JSON value serializes");
     }
     let _ = out.write_all(b"}}");
-}
-
-/// Where a handler leaves a page of serialized entries for the HTTP transport to [`splice`] into
-/// the response. Present in a request's extensions only when the transport will splice.
-#[derive(Clone, Default)]
-pub struct PageSlot(Arc<Mutex<Option<Arc<[u8]>>>>);
-
-impl PageSlot {
-    pub fn fill(&self, entries: Arc<[u8]>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(entries);
-    }
-
-    pub fn take(&self) -> Option<Arc<[u8]>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
-    }
-}
-
-/// The end of a serialized JSON-RPC response to `skills/list` whose `skills` were left to the
-/// transport: rmcp writes `skills` as the result's last field.
-const EMPTY_SKILLS_END: &[u8] = b"\"skills\":[]}}";
-
-/// `body` (a JSON-RPC response, or the SSE stream a 2025-era session answers a POST with,
-/// whose last event carries the response) with `entries` put into its empty `skills` array.
-/// `None` when `body` does not end as rmcp writes such a response.
-pub fn splice(body: &[u8], entries: &[u8]) -> Option<Vec<u8>> {
-    let end = body
-        .windows(EMPTY_SKILLS_END.len())
-        .rposition(|w| w == EMPTY_SKILLS_END)?;
-    // After the response only its SSE event's own fields may follow (`id: …`, blank lines).
-    let rest = &body[end + EMPTY_SKILLS_END.len()..];
-    let event_tail = rest.split(|&b| b == b'\n').all(|line| {
-        let line = line.trim_ascii();
-        line.is_empty() || line.starts_with(b"id:") || line.starts_with(b"retry:")
-    });
-    if !event_tail {
-        return None;
-    }
-    let at = end + b"\"skills\":[".len();
-    let mut out = Vec::with_capacity(body.len() + entries.len());
-    out.extend_from_slice(&body[..at]);
-    out.extend_from_slice(entries);
-    out.extend_from_slice(&body[at..]);
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splice_fills_the_empty_skills_array_only() {
-        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[]}}"#;
-        assert_eq!(
-            splice(body, br#"{"a":1},{"b":2}"#).unwrap(),
-            br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[{"a":1},{"b":2}]}}"#
-        );
-        let sse = b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[]}}\nid: 1/0\n\n";
-        assert_eq!(
-            splice(sse, b"{}").unwrap(),
-            b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[{}]}}\nid: 1/0\n\n"
-        );
-        for other in [
-            &br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#[..],
-            b"data: {\"result\":{\"skills\":[]}}\ndata: {\"more\":1}\n\n",
-            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[],"ttlMs":1}}"#,
-            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[{"a":1}]}}"#,
-        ] {
-            assert_eq!(
-                splice(other, b"{}"),
-                None,
-                "{}",
-                String::from_utf8_lossy(other)
-            );
-        }
-    }
 }

@@ -10,10 +10,12 @@ pub mod compat;
 pub mod entries;
 pub mod params;
 pub mod search_tool;
+pub mod slots;
 
 use std::future::Future;
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{
@@ -39,10 +41,11 @@ use crate::core::{Code, McpKind, Principal, SkillUri, Visibility, mime};
 use crate::error::Error;
 use crate::registry::Registry;
 use crate::registry::cache::Cache;
+pub use entries::Codec;
 use entries::Entries;
 use entries::scan_meta;
-pub use entries::{Codec, PageSlot};
 pub use search_tool::SEARCH_TOOL;
+pub use slots::{BlobSlot, PageSlot};
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
 pub const CURRENT_TTL_MS: u64 = 60_000;
@@ -88,7 +91,7 @@ const BASE64_MAX_BYTES: usize = 2 << 20;
 pub struct Shared {
     entries: Entries,
     /// A binary file's `blob` text, by its digest.
-    base64: Cache<Digest, Arc<str>>,
+    base64: Cache<Digest, Bytes>,
     /// `skills/list` pages as served, by who asks and from where: a page of the current
     /// catalog is the same bytes until the catalog changes, so it is kept like the registry's
     /// resolutions ([`Registry::current_epoch`]).
@@ -120,11 +123,11 @@ impl Default for Shared {
 
 impl Shared {
     /// The base64 text of the file whose bytes are `bytes` (hashing to `digest`).
-    fn base64(&self, digest: Digest, bytes: &[u8]) -> Arc<str> {
+    fn base64(&self, digest: Digest, bytes: &[u8]) -> Bytes {
         if let Some(text) = self.base64.get(&digest) {
             return text;
         }
-        let text: Arc<str> = STANDARD.encode(bytes).into();
+        let text = Bytes::from(STANDARD.encode(bytes));
         self.base64.insert(digest, text.clone());
         text
     }
@@ -408,10 +411,23 @@ impl ServerHandler for SkillServer {
                 Some(text) => ResourceContents::text(text, &file.uri),
                 None => {
                     let base64 = match file.digest {
-                        Some(digest) => self.shared.base64(digest, &file.bytes).to_string(),
-                        None => STANDARD.encode(&*file.bytes),
+                        Some(digest) => self.shared.base64(digest, &file.bytes),
+                        None => Bytes::from(STANDARD.encode(&*file.bytes)),
                     };
-                    ResourceContents::blob(base64, &file.uri)
+                    // Over HTTP the text goes around rmcp's serializer (`slots`).
+                    let slot = ctx
+                        .extensions
+                        .get::<axum::http::request::Parts>()
+                        .and_then(|parts| parts.extensions.get::<BlobSlot>());
+                    let blob = match slot {
+                        Some(slot) if !base64.is_empty() => {
+                            slot.fill(base64);
+                            String::new()
+                        }
+                        // base64 text is ASCII.
+                        _ => String::from_utf8_lossy(&base64).into_owned(),
+                    };
+                    ResourceContents::blob(blob, &file.uri)
                 }
             }
             .with_mime_type(&file.mime_type);

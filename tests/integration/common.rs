@@ -326,6 +326,12 @@ impl Modern {
     }
 
     pub async fn call(&self, method: &str, params: Value) -> Response {
+        let resp = self.send(method, params).await;
+        parse_body(&resp.text().await.unwrap())
+    }
+
+    /// The HTTP response to one request, headers and all.
+    pub async fn send(&self, method: &str, params: Value) -> reqwest::Response {
         let mut params = params;
         params.as_object_mut().unwrap().insert(
             "_meta".into(),
@@ -365,9 +371,7 @@ impl Modern {
             };
             req = req.header("Mcp-Name", value);
         }
-        let resp = req.json(&body).send().await.unwrap();
-        let text = resp.text().await.unwrap();
-        parse_body(&text)
+        req.json(&body).send().await.unwrap()
     }
 }
 

@@ -563,3 +563,120 @@ async fn legacy_sessions_are_told_when_the_catalog_changes() {
     );
     let _: Value = list;
 }
+
+/// One `resources/read` over stdio: a second process on the server's data directory.
+fn read_over_stdio(server: &TestServer, uris: &[&str]) -> Vec<Value> {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillreg"))
+        .args(["serve", "--stdio", "--no-seed", "--data-dir"])
+        .arg(&server.data_dir)
+        .envs(server.storage_env())
+        .env("SKILLREG_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut request = |id: usize, method: &str, params: Value| -> Value {
+        let message = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+        writeln!(stdin, "{message}").unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(
+                stdout.read_line(&mut line).unwrap() > 0,
+                "stdio server exited"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    let init = request(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let reads = uris
+        .iter()
+        .enumerate()
+        .map(|(i, uri)| request(i + 1, "resources/read", json!({ "uri": uri })))
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    reads
+}
+
+#[tokio::test]
+async fn binary_reads_are_the_same_over_both_eras_and_stdio() {
+    let server = TestServer::builder().start().await;
+    // Every byte value, 300 KB: base64 text of 400 KB, which HTTP puts around rmcp's
+    // serializer; an empty binary, whose text is empty; a text file beside them.
+    let image: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    publish(
+        &server,
+        "acme",
+        "1.0.0",
+        vec![
+            InputFile::regular("SKILL.md", skill_md("pics", "Pictures.")),
+            InputFile::regular("assets/big.png", image.clone()),
+            InputFile::regular("assets/empty.bin", Vec::new()),
+        ],
+    )
+    .await;
+    let md = skill_md("pics", "Pictures.");
+    let uris = [
+        "skill://acme/pics/assets/big.png",
+        "skill://acme/@1.0.0/pics/assets/empty.bin",
+        "skill://acme/pics/SKILL.md",
+    ];
+    let stdio = read_over_stdio(&server, &uris);
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    for (uri, over_stdio) in uris.iter().zip(&stdio) {
+        let over_modern = modern.call("resources/read", json!({ "uri": uri })).await;
+        let over_legacy = legacy.call("resources/read", json!({ "uri": uri })).await;
+        for (era, read) in [("2026-07-28", &over_modern), ("2025-11-25", &over_legacy)] {
+            assert_eq!(
+                read["result"]["contents"], over_stdio["result"]["contents"],
+                "{uri} over HTTP ({era}) and stdio"
+            );
+        }
+        let want: &[u8] = match *uri {
+            u if u.ends_with("big.png") => &image,
+            u if u.ends_with("empty.bin") => b"",
+            _ => md.as_bytes(),
+        };
+        assert_eq!(content_bytes(&over_legacy), want, "{uri}");
+    }
+    assert_eq!(
+        stdio[0]["result"]["contents"][0]["mimeType"], "image/png",
+        "{}",
+        stdio[0]
+    );
+    // A 2026-era answer is one JSON body whose length is declared, the text counted.
+    let resp = modern
+        .send("resources/read", json!({ "uri": uris[0] }))
+        .await;
+    let declared: usize = resp.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let body = resp.bytes().await.unwrap();
+    assert_eq!(declared, body.len());
+    assert!(body.len() > image.len() * 4 / 3, "{}", body.len());
+    // An error is answered as rmcp wrote it.
+    let missing = legacy
+        .call(
+            "resources/read",
+            json!({"uri": "skill://acme/pics/assets/missing.png"}),
+        )
+        .await;
+    assert!(missing["error"].is_object(), "{missing}");
+}

@@ -1,0 +1,151 @@
+//! Bytes that go around rmcp's serializer over HTTP.
+//!
+//! rmcp serializes every result it is handed. Two kinds of result are mostly bytes made once:
+//! a `skills/list` page (entries serialized once, `super::entries`) and a binary file's base64
+//! text (kept by digest). Serializing them again per request costs more than the rest of the
+//! request: a 200 KB image's 273 KB of base64 is scanned for characters to escape (there are
+//! none), copied into the JSON text, and copied again into its SSE event.
+//!
+//! So over HTTP the transport puts a slot in the request's extensions ([`PageSlot`],
+//! [`BlobSlot`]); the handler fills it and returns the result with an empty `skills` array or
+//! an empty `blob`, and the transport puts the bytes into rmcp's serialized response: a page by
+//! [`splice`], a blob between the two halves of the frame that carries [`blob_at`]'s empty
+//! `blob`, without copying it. Where there is no slot (stdio) the result goes through rmcp
+//! whole. Both ways give the same bytes: `tests/integration/mcp_protocol.rs` compares them.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::body::Bytes;
+
+/// A value a handler leaves for the HTTP transport. Present in a request's extensions only
+/// when the transport will use it.
+pub struct Slot<T>(Arc<Mutex<Option<T>>>);
+
+impl<T> Clone for Slot<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self(Arc::default())
+    }
+}
+
+impl<T> Slot<T> {
+    pub fn fill(&self, value: T) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+    }
+
+    pub fn take(&self) -> Option<T> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// `f` of the value left, if any, which stays.
+    pub fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(f)
+    }
+}
+
+/// A `skills/list` page's serialized entries, for [`splice`].
+pub type PageSlot = Slot<Arc<[u8]>>;
+
+/// A binary file's base64 text, for the frame [`blob_at`] finds.
+pub type BlobSlot = Slot<Bytes>;
+
+/// The end of a serialized JSON-RPC response to `skills/list` whose `skills` were left to the
+/// transport: rmcp writes `skills` as the result's last field.
+const EMPTY_SKILLS_END: &[u8] = b"\"skills\":[]}}";
+
+/// `body` (a JSON-RPC response, or the SSE stream a 2025-era session answers a POST with,
+/// whose last event carries the response) with `entries` put into its empty `skills` array.
+/// `None` when `body` does not end as rmcp writes such a response.
+pub fn splice(body: &[u8], entries: &[u8]) -> Option<Vec<u8>> {
+    let end = body
+        .windows(EMPTY_SKILLS_END.len())
+        .rposition(|w| w == EMPTY_SKILLS_END)?;
+    // After the response only its SSE event's own fields may follow (`id: …`, blank lines).
+    let rest = &body[end + EMPTY_SKILLS_END.len()..];
+    let event_tail = rest.split(|&b| b == b'\n').all(|line| {
+        let line = line.trim_ascii();
+        line.is_empty() || line.starts_with(b"id:") || line.starts_with(b"retry:")
+    });
+    if !event_tail {
+        return None;
+    }
+    let at = end + b"\"skills\":[".len();
+    let mut out = Vec::with_capacity(body.len() + entries.len());
+    out.extend_from_slice(&body[..at]);
+    out.extend_from_slice(entries);
+    out.extend_from_slice(&body[at..]);
+    Some(out)
+}
+
+/// An empty `blob` as rmcp writes it. Inside a JSON string a quote is escaped, so these bytes
+/// can only be a `blob` member whose value is empty: in a `resources/read` response, the one
+/// file's (nothing else in it is called `blob`).
+const EMPTY_BLOB: &[u8] = b"\"blob\":\"\"";
+
+/// Where the base64 text goes in `frame` (a JSON-RPC response to `resources/read`, or the SSE
+/// event carrying it) whose file's `blob` was left empty: just after the opening quote. `None`
+/// when the frame has no empty `blob` (an SSE priming event, an error).
+pub fn blob_at(frame: &[u8]) -> Option<usize> {
+    memchr::memmem::find(frame, EMPTY_BLOB).map(|at| at + EMPTY_BLOB.len() - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splice_fills_the_empty_skills_array_only() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[]}}"#;
+        assert_eq!(
+            splice(body, br#"{"a":1},{"b":2}"#).unwrap(),
+            br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[{"a":1},{"b":2}]}}"#
+        );
+        let sse = b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[]}}\nid: 1/0\n\n";
+        assert_eq!(
+            splice(sse, b"{}").unwrap(),
+            b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[{}]}}\nid: 1/0\n\n"
+        );
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#[..],
+            b"data: {\"result\":{\"skills\":[]}}\ndata: {\"more\":1}\n\n",
+            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[],"ttlMs":1}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[{"a":1}]}}"#,
+        ] {
+            assert_eq!(
+                splice(other, b"{}"),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+
+    #[test]
+    fn the_blob_goes_inside_the_empty_blob_only() {
+        let frame = br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"","_meta":{}}]}}"#;
+        let at = blob_at(frame).unwrap();
+        let filled = [&frame[..at], b"AAEC".as_slice(), &frame[at..]].concat();
+        assert_eq!(
+            filled,
+            br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"AAEC","_meta":{}}]}}"#
+        );
+        // A URI or text that spells the member is escaped, so it is never taken for one.
+        for other in [
+            &br#"{"result":{"contents":[{"uri":"skill://a/b/\"blob\":\"\".md","text":"\"blob\":\"\""}]}}"#[..],
+            br#"{"result":{"contents":[{"uri":"u","blob":"AAEC"}]}}"#,
+            b"data: \nid: 0/0\nretry: 3000\n\n",
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"blob"}}"#,
+        ] {
+            assert_eq!(blob_at(other), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
+}
