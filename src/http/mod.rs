@@ -106,8 +106,9 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
 /// service rather than a layer (a `from_fn` layer costs every request a clone of the route it
 /// wraps and a boxed `Next`): the caller is authenticated (the handler reads the principal to
 /// know what the caller sees; when reads need a token, anonymous callers are refused here), then
-/// the session gate reads the JSON-RPC method (`sessions::gate`), and a `skills/list` page is
-/// spliced into rmcp's response ([`McpFront::splice_page`]).
+/// the session gate reads the JSON-RPC method (`sessions::gate`), and a `skills/list` page or a
+/// binary file's text is put into rmcp's response ([`McpFront::splice_page`],
+/// [`McpFront::place_blob`]; a resumed stream, [`McpFront::resume`], cannot have them again).
 #[derive(Clone)]
 struct McpEndpoint(Arc<McpFront>);
 
@@ -148,6 +149,7 @@ impl McpFront {
             async |request, method| match method {
                 Some("skills/list") => self.splice_page(request).await,
                 Some("resources/read") => self.place_blob(request).await,
+                None if request.headers().contains_key(LAST_EVENT_ID) => self.resume(request).await,
                 _ => self.rmcp(request).await,
             },
         )
@@ -160,6 +162,21 @@ impl McpFront {
         Box::pin(self.mcp.handle(request))
             .await
             .map(axum::body::Body::new)
+    }
+
+    /// A 2025-era session's stream resumed (`Last-Event-ID`): what rmcp sends again, except
+    /// the responses whose bytes went around its serializer the first time, which become
+    /// errors asking for the request again (`mcp::slots::resent`).
+    async fn resume(&self, request: Request) -> Response {
+        use http_body_util::BodyExt as _;
+        self.rmcp(request).await.map(|body| {
+            axum::body::Body::new(body.map_frame(|frame| {
+                frame.map_data(|event| match crate::mcp::slots::resent(&event) {
+                    Some(instead) => instead.into(),
+                    None => event,
+                })
+            }))
+        })
     }
 
     /// rmcp's answer to a `resources/read`, with a binary file's base64 text put into it as
@@ -232,6 +249,8 @@ async fn front(State(front): State<Arc<Front>>, request: Request, next: Next) ->
 
 /// The header a request's id travels in, both ways.
 const REQUEST_ID: header::HeaderName = header::HeaderName::from_static("x-request-id");
+/// The header a client resumes an SSE stream with.
+const LAST_EVENT_ID: header::HeaderName = header::HeaderName::from_static("last-event-id");
 /// The JSON-RPC method a 2026-era client names in a header.
 const MCP_METHOD: header::HeaderName = header::HeaderName::from_static("mcp-method");
 

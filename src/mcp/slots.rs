@@ -98,9 +98,57 @@ pub fn blob_at(frame: &[u8]) -> Option<usize> {
     memchr::memmem::find(frame, EMPTY_BLOB).map(|at| at + EMPTY_BLOB.len() - 1)
 }
 
+/// An SSE event that rmcp sends again on a resumed 2025-era stream (`Last-Event-ID`), with
+/// its response put right: a response whose bytes went around the serializer the first time
+/// (an empty `blob`, an empty `skills` array; none of them is kept for a resend) becomes the
+/// error `response_not_resent` for the same request, so that the client sends it again rather
+/// than take an empty file or page. `None` when the event is to go as it is. A file that is
+/// empty, or a page with no skills, is refused the same way: a resent event does not tell them
+/// apart.
+pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let left_out = |data: &[u8]| {
+        blob_at(data).is_some() || memchr::memmem::find(data, EMPTY_SKILLS_END).is_some()
+    };
+    if !left_out(event) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(event.len() + 200);
+    for line in event.split_inclusive(|&b| b == b'\n') {
+        let data = line.strip_prefix(b"data:").map(<[u8]>::trim_ascii);
+        let id = data
+            .filter(|data| left_out(data))
+            .and_then(|data| serde_json::from_slice::<Envelope>(data).ok())
+            .and_then(|envelope| envelope.id);
+        let Some(id) = id else {
+            out.extend_from_slice(line);
+            continue;
+        };
+        let code = crate::core::Code::ResponseNotResent;
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": rmcp::model::ErrorCode::INTERNAL_ERROR.0,
+                "message": "this response is not sent again on a resumed stream; send the request again",
+                "data": { "code": code.as_str() },
+            },
+        });
+        out.extend_from_slice(b"data: ");
+        serde_json::to_writer(&mut out, &error).expect("a JSON value serializes");
+        out.push(b'\n');
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn splice_fills_the_empty_skills_array_only() {
@@ -146,6 +194,31 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"blob"}}"#,
         ] {
             assert_eq!(blob_at(other), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    #[test]
+    fn a_resent_response_that_left_bytes_out_becomes_an_error_for_its_request() {
+        let blob = b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"contents\":[{\"uri\":\"u\",\"blob\":\"\"}]}}\nid: 3/1\n\n";
+        let page =
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"skills\":[]}}\nid: 4/1\n\n";
+        for (event, id) in [(&blob[..], json!(7)), (&page[..], json!("a"))] {
+            let out = String::from_utf8(resent(event).unwrap()).unwrap();
+            let (data, rest) = out.split_once('\n').unwrap();
+            assert!(rest.starts_with("id: ") && rest.ends_with("\n\n"), "{out}");
+            let error: serde_json::Value =
+                serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+            assert_eq!(error["id"], id);
+            assert_eq!(error["error"]["code"], -32603);
+            assert_eq!(error["error"]["data"]["code"], "response_not_resent");
+        }
+        // What carried its bytes itself goes as it is.
+        for event in [
+            &b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"contents\":[{\"uri\":\"u\",\"text\":\"x\"}]}}\nid: 3/1\n\n"[..],
+            b"data: \nid: 3/0\nretry: 3000\n\n",
+            b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n",
+        ] {
+            assert_eq!(resent(event), None, "{}", String::from_utf8_lossy(event));
         }
     }
 }

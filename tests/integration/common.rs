@@ -433,13 +433,34 @@ impl Legacy {
     }
 
     pub async fn call(&self, method: &str, params: Value) -> Response {
+        parse_body(&self.call_raw(method, params).await.1)
+    }
+
+    /// One request's id and the body of its answer as sent (an SSE stream, event ids and all).
+    pub async fn call_raw(&self, method: &str, params: Value) -> (u64, String) {
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let text = self
             .post(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
             .await;
-        parse_body(&text)
+        (id, text)
+    }
+
+    /// The stream an event id belongs to, resumed after that event (GET with `Last-Event-ID`).
+    pub async fn resume(&self, last_event_id: &str) -> String {
+        self.http
+            .get(&self.url)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &self.session)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .header("Last-Event-ID", last_event_id)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
     }
 }
 
