@@ -413,16 +413,19 @@ impl Legacy {
         this
     }
 
-    pub fn session_id(&self) -> &str {
-        &self.session
+    /// The headers every request of this session carries.
+    pub fn session_headers(&self) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("Mcp-Session-Id", self.session.parse().unwrap());
+        headers.insert("MCP-Protocol-Version", "2025-11-25".parse().unwrap());
+        headers
     }
 
     async fn post(&self, body: Value) -> String {
         self.http
             .post(&self.url)
             .header("Accept", "application/json, text/event-stream")
-            .header("Mcp-Session-Id", &self.session)
-            .header("MCP-Protocol-Version", "2025-11-25")
+            .headers(self.session_headers())
             .json(&body)
             .send()
             .await
@@ -447,20 +450,93 @@ impl Legacy {
         (id, text)
     }
 
+    /// The session's standalone SSE stream (a GET), open for reading as events arrive.
+    pub async fn stream(&self) -> reqwest::Response {
+        self.get_stream(None).await
+    }
+
     /// The stream an event id belongs to, resumed after that event (GET with `Last-Event-ID`).
     pub async fn resume(&self, last_event_id: &str) -> String {
-        self.http
+        let resp = self.get_stream(Some(last_event_id)).await;
+        resp.text().await.unwrap()
+    }
+
+    async fn get_stream(&self, last_event_id: Option<&str>) -> reqwest::Response {
+        let mut req = self
+            .http
             .get(&self.url)
             .header("Accept", "text/event-stream")
-            .header("Mcp-Session-Id", &self.session)
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .header("Last-Event-ID", last_event_id)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+            .headers(self.session_headers());
+        if let Some(id) = last_event_id {
+            req = req.header("Last-Event-ID", id);
+        }
+        req.send().await.unwrap()
+    }
+}
+
+/// `skillreg serve --stdio` over a server's data directory: a second process, 2025-11-25
+/// JSON-RPC lines, initialized. Its calls block; it never waits on the test server, so calling
+/// it from a test's runtime thread stalls nothing it needs.
+pub struct StdioClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioClient {
+    pub fn start(server: &TestServer) -> Self {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
+            .args(["serve", "--stdio", "--no-seed", "--data-dir"])
+            .arg(&server.data_dir)
+            .envs(server.storage_env())
+            .env("SKILLREG_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut this = Self {
+            stdin: child.stdin.take().unwrap(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 0,
+        };
+        let init = this.call(
+            "initialize",
+            json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"skillreg-tests","version":"0"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        // rmcp serves requests once initialize has been answered; a ping proves the session.
+        let ping = this.call("ping", json!({}));
+        assert!(ping["result"].is_object(), "{ping}");
+        this
+    }
+
+    /// One request, and its answer (lines for other ids, such as notifications, are skipped).
+    pub fn call(&mut self, method: &str, params: Value) -> Response {
+        use std::io::{BufRead as _, Write as _};
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+        writeln!(self.stdin, "{message}").unwrap();
+        loop {
+            let mut line = String::new();
+            let read = self.stdout.read_line(&mut line).unwrap();
+            assert!(read > 0, "stdio server exited");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+impl Drop for StdioClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -2,7 +2,7 @@
 //! wire shapes, pagination, errors, pinned URIs, nested skills, text vs blob.
 
 use crate::common::{
-    self, Legacy, Modern, TestServer, all_pages, content_bytes, parse_body, sha256_hex,
+    self, Legacy, Modern, StdioClient, TestServer, all_pages, content_bytes, parse_body, sha256_hex,
 };
 use serde_json::{Value, json};
 use skillreg::core::{InputFile, Namespace, SkillName, SkillVersion};
@@ -529,14 +529,7 @@ async fn legacy_sessions_are_told_when_the_catalog_changes() {
     let server = TestServer::builder().page_size(100).start().await;
     let legacy = Legacy::connect(&server.url).await;
     // Open the session's standalone SSE stream, then publish, then expect the notification.
-    let resp = reqwest::Client::new()
-        .get(&server.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", legacy.session_id())
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let resp = legacy.stream().await;
     assert_eq!(resp.status(), 200);
     let mut stream = resp;
     publish(
@@ -564,50 +557,21 @@ async fn legacy_sessions_are_told_when_the_catalog_changes() {
     let _: Value = list;
 }
 
-/// One `resources/read` over stdio: a second process on the server's data directory.
+/// `acme/pics@1.0.0`: its SKILL.md (returned) and `assets`.
+async fn publish_pics(server: &TestServer, assets: Vec<InputFile>) -> String {
+    let md = skill_md("pics", "Pictures.");
+    let mut files = vec![InputFile::regular("SKILL.md", md.clone())];
+    files.extend(assets);
+    publish(server, "acme", "1.0.0", files).await;
+    md
+}
+
+/// `resources/read` of each URI over stdio: a second process on the server's data directory.
 fn read_over_stdio(server: &TestServer, uris: &[&str]) -> Vec<Value> {
-    use std::io::{BufRead as _, BufReader, Write as _};
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillreg"))
-        .args(["serve", "--stdio", "--no-seed", "--data-dir"])
-        .arg(&server.data_dir)
-        .envs(server.storage_env())
-        .env("SKILLREG_LOG", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut request = |id: usize, method: &str, params: Value| -> Value {
-        let message = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
-        writeln!(stdin, "{message}").unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(
-                stdout.read_line(&mut line).unwrap() > 0,
-                "stdio server exited"
-            );
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    };
-    let init = request(
-        0,
-        "initialize",
-        json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}),
-    );
-    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
-    let reads = uris
-        .iter()
-        .enumerate()
-        .map(|(i, uri)| request(i + 1, "resources/read", json!({ "uri": uri })))
-        .collect();
-    let _ = child.kill();
-    let _ = child.wait();
-    reads
+    let mut client = StdioClient::start(server);
+    uris.iter()
+        .map(|uri| client.call("resources/read", json!({ "uri": uri })))
+        .collect()
 }
 
 #[tokio::test]
@@ -618,18 +582,14 @@ async fn binary_reads_are_the_same_over_both_eras_and_stdio() {
     let image: Vec<u8> = (0..300_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    publish(
+    let md = publish_pics(
         &server,
-        "acme",
-        "1.0.0",
         vec![
-            InputFile::regular("SKILL.md", skill_md("pics", "Pictures.")),
             InputFile::regular("assets/big.png", image.clone()),
             InputFile::regular("assets/empty.bin", Vec::new()),
         ],
     )
     .await;
-    let md = skill_md("pics", "Pictures.");
     let uris = [
         "skill://acme/pics/assets/big.png",
         "skill://acme/@1.0.0/pics/assets/empty.bin",
@@ -684,14 +644,9 @@ async fn binary_reads_are_the_same_over_both_eras_and_stdio() {
 #[tokio::test]
 async fn a_resumed_stream_never_sends_an_answer_again() {
     let server = TestServer::builder().start().await;
-    publish(
+    publish_pics(
         &server,
-        "acme",
-        "1.0.0",
-        vec![
-            InputFile::regular("SKILL.md", skill_md("pics", "Pictures.")),
-            InputFile::regular("assets/big.png", vec![0xa5u8; 50_000]),
-        ],
+        vec![InputFile::regular("assets/big.png", vec![0xa5u8; 50_000])],
     )
     .await;
     let legacy = Legacy::connect(&server.url).await;

@@ -271,14 +271,7 @@ async fn replicas_serve_each_others_changes() {
     let (api_a, api_b) = (Api::new(&a), Api::new(&b));
     let modern_b = Modern::new(&b.url);
     let legacy_c = Legacy::connect(&c.url).await;
-    let mut stream = reqwest::Client::new()
-        .get(&c.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", legacy_c.session_id())
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let mut stream = legacy_c.stream().await;
     assert_eq!(stream.status(), 200);
     // B completes before the publish (an empty answer it caches), and must not keep it.
     let complete_namespace = json!({
@@ -387,8 +380,7 @@ async fn replicas_serve_each_others_changes() {
     let moved = reqwest::Client::new()
         .post(&a.url)
         .header("Accept", "application/json, text/event-stream")
-        .header("Mcp-Session-Id", legacy_c.session_id())
-        .header("MCP-Protocol-Version", "2025-11-25")
+        .headers(legacy_c.session_headers())
         .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "skills/list", "params": {}}))
         .send()
         .await

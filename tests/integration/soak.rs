@@ -6,13 +6,11 @@
 //! CI soaks a few seconds; `SKILLREG_SOAK_SECS=300 cargo test --release --test integration soak::
 //! -- --nocapture` soaks longer and prints the operation counts.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, Legacy, Modern, TestServer, sha256_hex};
+use crate::common::{self, Legacy, Modern, StdioClient, TestServer, sha256_hex};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use skillreg::core::Principal;
@@ -219,51 +217,12 @@ async fn publishers_yankers_and_readers_on_both_eras() {
     }
 
     // A second process serving the same data directory over stdio (2025-11-25 JSON-RPC lines).
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
-        .args(["serve", "--stdio", "--no-seed", "--data-dir"])
-        .arg(&server.data_dir)
-        .envs(server.storage_env())
-        .env("SKILLREG_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut client = StdioClient::start(&server);
     let stdio = {
         let (stop, counts) = (stop.clone(), counts.clone());
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
         std::thread::spawn(move || {
-            let mut id = 0u64;
-            let mut request = |method: &str, params: Value| -> Value {
-                id += 1;
-                writeln!(
-                    stdin,
-                    "{}",
-                    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
-                )
-                .unwrap();
-                loop {
-                    let mut line = String::new();
-                    assert!(
-                        stdout.read_line(&mut line).unwrap() > 0,
-                        "stdio server exited"
-                    );
-                    let v: Value = serde_json::from_str(&line).unwrap();
-                    if v["id"] == id {
-                        return v;
-                    }
-                }
-            };
-            let init = request(
-                "initialize",
-                json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"soak","version":"0"}}),
-            );
-            assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
-            // rmcp serves requests once initialize has been answered; a ping proves the session.
-            assert!(request("ping", json!({}))["result"].is_object());
             while !stop.load(Ordering::Relaxed) {
-                let list = request("skills/list", json!({}));
+                let list = client.call("skills/list", json!({}));
                 let skills = list["result"]["skills"]
                     .as_array()
                     .unwrap_or_else(|| panic!("{list}"))
@@ -271,9 +230,9 @@ async fn publishers_yankers_and_readers_on_both_eras() {
                 assert_eq!(skills.len(), 4);
                 for entry in &skills {
                     let uri = pinned(entry);
-                    let got = request("skills/get", json!({ "uri": uri }));
+                    let got = client.call("skills/get", json!({ "uri": uri }));
                     for r in resources(&got, &uri) {
-                        check_read(&r, &request("resources/read", json!({"uri": r["uri"]})));
+                        check_read(&r, &client.call("resources/read", json!({"uri": r["uri"]})));
                     }
                     counts.stdio_reads.fetch_add(1, Ordering::Relaxed);
                 }
@@ -289,8 +248,6 @@ async fn publishers_yankers_and_readers_on_both_eras() {
         t.await.expect("no task failed");
     }
     stdio.join().expect("the stdio reader saw no error");
-    let _ = child.kill();
-    let _ = child.wait();
     let report = server.registry.verify(&|_| {}).await.unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     let (p, y, r, s) = (
