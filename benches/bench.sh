@@ -67,7 +67,7 @@ python3 benches/e2e/run.py --dir "$WORK/skills-1k" --servers skillreg,rmcp,ts --
     --methods list,list_deep,get,read_md,read_bin,dir --skillreg-bin "$B" --work "$WORK/e2e" \
     --out "$RESULTS/peers-1k.json" --markdown "$WORK/peers-1k.md"
 python3 benches/e2e/run.py --dir "$WORK/corpus-flat" --servers skillreg,rmcp,ts --rounds 3 \
-    --methods list,get,read_md,read_bin,dir --no-ceiling --skillreg-bin "$B" --work "$WORK/e2e" \
+    --methods list,get,read_md,read_bin,read_ref,dir --no-ceiling --skillreg-bin "$B" --work "$WORK/e2e" \
     --out "$RESULTS/peers-corpus.json" --markdown "$WORK/peers-corpus.md"
 # The same reads beside rmcp's catalog in instructions per request (callgrind): what a busy
 # machine cannot move.

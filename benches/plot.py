@@ -48,7 +48,8 @@ LATENCY_METHODS = ("skills/get", "resources/read SKILL.md", "resources/read 200 
                    "completion/complete", "tools/call search_skills", "skills/list (deep page)")
 METHODS = (("list", "skills/list (page 1)"), ("list_deep", "skills/list (deep page)"),
            ("get", "skills/get"), ("read_md", "resources/read SKILL.md"),
-           ("read_bin", "resources/read binary"), ("dir", "resources/directory/read"),
+           ("read_bin", "resources/read binary"), ("read_ref", "resources/read reference text"),
+           ("dir", "resources/directory/read"),
            ("complete", "completion/complete"), ("search", "tools/call search_skills"))
 ERAS = ("2026-07-28", "2025-11-25")
 SERVERS = (("skillreg", "skillreg"), ("skillreg-pg", "skillreg on PostgreSQL"),

@@ -68,6 +68,7 @@ METHODS: list[tuple[str, str, tuple[str, ...] | None]] = [
     ("get", "skills/get", None),
     ("read_md", "resources/read SKILL.md", None),
     ("read_bin", "resources/read binary", None),
+    ("read_ref", "resources/read reference text", None),
     ("dir", "resources/directory/read", None),
     ("complete", "completion/complete", SKILLREG),
     ("search", "tools/call search_skills", SKILLREG),
@@ -141,6 +142,26 @@ class Catalog:
         big.sort()
         _, rel, self.bin_size = big[0]
         self.bin_skill, self.bin_path = rel.split("/", 1)
+
+        # The "reference text": a Markdown file beside a SKILL.md (not one), of >= 16 KB, the one
+        # closest to 48 KB; text the server escapes into its JSON. None in a catalog without one.
+        refs = []
+        for p in files:
+            rel = p.relative_to(self.root)
+            parts = rel.parts
+            if len(parts) < 2 or p.name == "SKILL.md" or p.suffix != ".md" or parts[0] not in self.skills:
+                continue
+            if not all(SAFE_SEGMENT.match(s) for s in parts):
+                continue
+            size = p.stat().st_size
+            if size >= 16 * 1024:
+                refs.append((abs(size - 48 * 1024), str(rel), size))
+        self.ref_skill = self.ref_path = None
+        self.ref_size = 0
+        if refs:
+            refs.sort()
+            _, rel, self.ref_size = refs[0]
+            self.ref_skill, self.ref_path = rel.split("/", 1)
 
         # Target skill for skills/get, SKILL.md read and directory read: the middle skill by
         # name that has a subdirectory (so the directory read lists one), else the middle skill.
@@ -394,6 +415,9 @@ def plan(server: str, cat: Catalog, url: str, era: str, session: str | None, met
     out.append(("read_md", "resources/read", {"uri": skill_md}, v_read(cat.skill, "SKILL.md")))
     bin_uri = uri_of(server, cat.bin_skill, cat.bin_path)
     out.append(("read_bin", "resources/read", {"uri": bin_uri}, v_read(cat.bin_skill, cat.bin_path)))
+    if cat.ref_path:
+        ref_uri = uri_of(server, cat.ref_skill, cat.ref_path)
+        out.append(("read_ref", "resources/read", {"uri": ref_uri}, v_read(cat.ref_skill, cat.ref_path)))
 
     def v_dir(result):
         res = result.get("resources")
@@ -1113,7 +1137,12 @@ def markdown(results: dict) -> str:
     c = results["catalog"]
     L.append(
         f"Catalog `{c['dir']}`: {c['skills']} skills, {c['files']} files, {c['bytes']/1e6:.1f} MB. "
-        f"Targets: skill `{c['skill']}`, binary `{c['bin_skill']}/{c['bin_path']}` ({c['bin_size']:,} bytes). "
+        f"Targets: skill `{c['skill']}`, binary `{c['bin_skill']}/{c['bin_path']}` ({c['bin_size']:,} bytes)"
+        + (
+            f", reference text `{c['ref_skill']}/{c['ref_path']}` ({c['ref_size']:,} bytes). "
+            if c.get("ref_path") else ". "
+        )
+        + 
         f"Load: wrk -t{cfg['threads']} -c{cfg['connections']}, {cfg['warmup']} s warm-up + {cfg['duration']} s "
         f"measured per cell{' and round' if rounds > 1 else ''}, one fixed request per cell, verified before and "
         "after. "
@@ -1339,6 +1368,7 @@ def main() -> int:
         "catalog": {
             "dir": str(cat.root), "skills": len(cat.skills), "files": cat.file_count, "bytes": cat.total_bytes,
             "skill": cat.skill, "bin_skill": cat.bin_skill, "bin_path": cat.bin_path, "bin_size": cat.bin_size,
+            "ref_skill": cat.ref_skill, "ref_path": cat.ref_path, "ref_size": cat.ref_size,
             "search_query": cat.search_query,
         },
         "servers": {},

@@ -8,8 +8,8 @@
 pub mod api;
 mod app;
 mod auth;
-mod blob;
 mod clawhub;
+mod content;
 mod discovery;
 mod guard;
 pub mod rest;
@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::mcp::{BlobSlot, Codec, McpOptions, PageSlot, Shared, SkillServer};
+use crate::mcp::{Codec, ContentSlot, McpOptions, PageSlot, Shared, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
@@ -107,8 +107,8 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
 /// wraps and a boxed `Next`): the caller is authenticated (the handler reads the principal to
 /// know what the caller sees; when reads need a token, anonymous callers are refused here), then
 /// the session gate reads the JSON-RPC method (`sessions::gate`), and a `skills/list` page or a
-/// binary file's text is put into rmcp's response ([`McpFront::splice_page`],
-/// [`McpFront::place_blob`]; a resumed stream, [`McpFront::resume`], cannot have them again).
+/// file's content is put into rmcp's response ([`McpFront::splice_page`],
+/// [`McpFront::place_content`]; a resumed stream, [`McpFront::resume`], cannot have them again).
 #[derive(Clone)]
 struct McpEndpoint(Arc<McpFront>);
 
@@ -148,7 +148,7 @@ impl McpFront {
             request,
             async |request, method| match method {
                 Some("skills/list") => self.splice_page(request).await,
-                Some("resources/read") => self.place_blob(request).await,
+                Some("resources/read") => self.place_content(request).await,
                 None if request.headers().contains_key(LAST_EVENT_ID) => self.resume(request).await,
                 _ => self.rmcp(request).await,
             },
@@ -179,17 +179,18 @@ impl McpFront {
         })
     }
 
-    /// rmcp's answer to a `resources/read`, with a binary file's base64 text put into it as
-    /// the kept bytes it is (see `mcp::slots`, [`blob::BlobBody`]).
-    async fn place_blob(&self, mut request: Request) -> Response {
-        let slot = BlobSlot::default();
+    /// rmcp's answer to a `resources/read`, with the file's content (its escaped text or its
+    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`,
+    /// [`content::ContentBody`]).
+    async fn place_content(&self, mut request: Request) -> Response {
+        let slot = ContentSlot::default();
         request.extensions_mut().insert(slot.clone());
         let (mut parts, body) = self.rmcp(request).await.into_parts();
-        // The body's size hint counts the text; a length rmcp set would not.
+        // The body's size hint counts the content; a length rmcp set would not.
         parts.headers.remove(header::CONTENT_LENGTH);
         Response::from_parts(
             parts,
-            axum::body::Body::new(blob::BlobBody::new(body, slot)),
+            axum::body::Body::new(content::ContentBody::new(body, slot)),
         )
     }
 

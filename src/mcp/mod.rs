@@ -45,7 +45,7 @@ pub use entries::Codec;
 use entries::Entries;
 use entries::scan_meta;
 pub use search_tool::SEARCH_TOOL;
-pub use slots::{BlobSlot, PageSlot};
+pub use slots::{ContentSlot, PageSlot};
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
 pub const CURRENT_TTL_MS: u64 = 60_000;
@@ -81,17 +81,26 @@ pub struct SkillServer {
     shared: Arc<Shared>,
 }
 
-/// Bytes of base64 text of binary files kept (as the registry keeps their bytes).
-const BASE64_CACHE_BYTES: usize = 64 << 20;
-/// A file whose base64 text is longer than this is encoded on every read.
-const BASE64_MAX_BYTES: usize = 2 << 20;
+/// Bytes of files' content strings kept (as the registry keeps their bytes).
+const CONTENT_CACHE_BYTES: usize = 64 << 20;
+/// A file whose content string is longer than this is made again on every read.
+const CONTENT_MAX_BYTES: usize = 2 << 20;
+
+/// How a file's bytes travel in a `resources/read` result: as its `text`, or as the base64
+/// text of its `blob`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Carried {
+    Text,
+    Base64,
+}
 
 /// What every MCP session of a process shares: wire bytes computed once, since what they are
 /// made of never changes (a version's entry; a file's bytes, addressed by their digest).
 pub struct Shared {
     entries: Entries,
-    /// A binary file's `blob` text, by its digest.
-    base64: Cache<Digest, Bytes>,
+    /// A file's content as the inside of its JSON string (its text escaped, or its base64
+    /// text), by its digest and how it is carried.
+    contents: Cache<(Digest, Carried), Bytes>,
     /// `skills/list` pages as served, by who asks and from where: a page of the current
     /// catalog is the same bytes until the catalog changes, so it is kept like the registry's
     /// resolutions ([`Registry::current_epoch`]).
@@ -113,7 +122,7 @@ impl Default for Shared {
     fn default() -> Self {
         Self {
             entries: Entries::default(),
-            base64: Cache::weighed(BASE64_CACHE_BYTES, BASE64_MAX_BYTES, None, |s| s.len()),
+            contents: Cache::weighed(CONTENT_CACHE_BYTES, CONTENT_MAX_BYTES, None, |s| s.len()),
             pages: Cache::weighed(PAGE_CACHE_BYTES, PAGE_CACHE_BYTES / 16, None, |p| {
                 p.entries.len()
             }),
@@ -122,14 +131,23 @@ impl Default for Shared {
 }
 
 impl Shared {
-    /// The base64 text of the file whose bytes are `bytes` (hashing to `digest`).
-    fn base64(&self, digest: Digest, bytes: &[u8]) -> Bytes {
-        if let Some(text) = self.base64.get(&digest) {
-            return text;
+    /// The inside of the JSON string that carries `bytes` (hashing to `digest`, when they
+    /// are a stored file's) as `carried`: the text escaped (`bytes` are UTF-8 then), or the
+    /// base64 text.
+    fn content(&self, digest: Option<Digest>, bytes: &[u8], carried: Carried) -> Bytes {
+        let make = || match carried {
+            Carried::Text => slots::json_string_body(&String::from_utf8_lossy(bytes)),
+            Carried::Base64 => Bytes::from(STANDARD.encode(bytes)),
+        };
+        let Some(digest) = digest else {
+            return make();
+        };
+        if let Some(content) = self.contents.get(&(digest, carried)) {
+            return content;
         }
-        let text = Bytes::from(STANDARD.encode(bytes));
-        self.base64.insert(digest, text.clone());
-        text
+        let content = make();
+        self.contents.insert((digest, carried), content.clone());
+        content
     }
 }
 
@@ -407,27 +425,31 @@ impl ServerHandler for SkillServer {
             let text = (mime::is_textual(&file.mime_type))
                 .then(|| std::str::from_utf8(&file.bytes).ok())
                 .flatten();
-            let mut contents = match text {
-                Some(text) => ResourceContents::text(text, &file.uri),
-                None => {
-                    let base64 = match file.digest {
-                        Some(digest) => self.shared.base64(digest, &file.bytes),
-                        None => Bytes::from(STANDARD.encode(&*file.bytes)),
-                    };
-                    // Over HTTP the text goes around rmcp's serializer (`slots`).
-                    let slot = ctx
-                        .extensions
-                        .get::<axum::http::request::Parts>()
-                        .and_then(|parts| parts.extensions.get::<BlobSlot>());
-                    let blob = match slot {
-                        Some(slot) if !base64.is_empty() => {
-                            slot.fill(base64);
-                            String::new()
-                        }
-                        // base64 text is ASCII.
-                        _ => String::from_utf8_lossy(&base64).into_owned(),
-                    };
-                    ResourceContents::blob(blob, &file.uri)
+            let carried = match text {
+                Some(_) => Carried::Text,
+                None => Carried::Base64,
+            };
+            // Over HTTP the content goes around rmcp's serializer (`slots`), made once.
+            let slot = ctx
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<ContentSlot>());
+            let mut contents = match (slot, text) {
+                (Some(slot), _) => {
+                    let content = self.shared.content(file.digest, &file.bytes, carried);
+                    if !content.is_empty() {
+                        slot.fill(content);
+                    }
+                    match carried {
+                        Carried::Text => ResourceContents::text("", &file.uri),
+                        Carried::Base64 => ResourceContents::blob("", &file.uri),
+                    }
+                }
+                (None, Some(text)) => ResourceContents::text(text, &file.uri),
+                (None, None) => {
+                    let base64 = self.shared.content(file.digest, &file.bytes, carried);
+                    // base64 text is ASCII.
+                    ResourceContents::blob(String::from_utf8_lossy(&base64), &file.uri)
                 }
             }
             .with_mime_type(&file.mime_type);

@@ -1,17 +1,19 @@
 //! Bytes that go around rmcp's serializer over HTTP.
 //!
 //! rmcp serializes every result it is handed. Two kinds of result are mostly bytes made once:
-//! a `skills/list` page (entries serialized once, `super::entries`) and a binary file's base64
-//! text (kept by digest). Serializing them again per request costs more than the rest of the
-//! request: a 200 KB image's 273 KB of base64 is scanned for characters to escape (there are
-//! none), copied into the JSON text, and copied again into its SSE event.
+//! a `skills/list` page (entries serialized once, `super::entries`) and a file's content (its
+//! text escaped, or its base64 text; kept by digest). Serializing them again per request costs
+//! more than the rest of the request: a 200 KB image's 273 KB of base64 is scanned for
+//! characters to escape (there are none), copied into the JSON text, and copied again into its
+//! SSE event; a reference file's text is escaped again on every read.
 //!
 //! So over HTTP the transport puts a slot in the request's extensions ([`PageSlot`],
-//! [`BlobSlot`]); the handler fills it and returns the result with an empty `skills` array or
-//! an empty `blob`, and the transport puts the bytes into rmcp's serialized response: a page by
-//! [`splice`], a blob between the two halves of the frame that carries [`blob_at`]'s empty
-//! `blob`, without copying it. Where there is no slot (stdio) the result goes through rmcp
-//! whole. Both ways give the same bytes: `tests/integration/mcp_protocol.rs` compares them.
+//! [`ContentSlot`]); the handler fills it and returns the result with an empty `skills` array
+//! or an empty `text` / `blob`, and the transport puts the bytes into rmcp's serialized
+//! response: a page by [`splice`], a content between the two halves of the frame that carries
+//! [`content_at`]'s empty string, without copying it. Where there is no slot (stdio) the result
+//! goes through rmcp whole. Both ways give the same bytes: `tests/integration/mcp_protocol.rs`
+//! compares them.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -55,8 +57,9 @@ impl<T> Slot<T> {
 /// A `skills/list` page's serialized entries, for [`splice`].
 pub type PageSlot = Slot<Arc<[u8]>>;
 
-/// A binary file's base64 text, for the frame [`blob_at`] finds.
-pub type BlobSlot = Slot<Bytes>;
+/// A file's content as its JSON string holds it, without the quotes ([`json_string_body`] of
+/// its text, or its base64 text), for the frame [`content_at`] finds.
+pub type ContentSlot = Slot<Bytes>;
 
 /// The end of a serialized JSON-RPC response to `skills/list` whose `skills` were left to the
 /// transport: rmcp writes `skills` as the result's last field.
@@ -86,25 +89,38 @@ pub fn splice(body: &[u8], entries: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// An empty `blob` as rmcp writes it. Inside a JSON string a quote is escaped, so these bytes
-/// can only be a `blob` member whose value is empty: in a `resources/read` response, the one
-/// file's (nothing else in it is called `blob`).
-const EMPTY_BLOB: &[u8] = b"\"blob\":\"\"";
+/// An empty `text` and an empty `blob` as rmcp writes them. Inside a JSON string a quote is
+/// escaped, so these bytes can only be a member whose value is empty. A `resources/read` result
+/// holds one file, whose `uri` and `mimeType` come before its `text` or `blob` and its `_meta`
+/// after: the first of them is the file's.
+const EMPTY_CONTENTS: [&[u8]; 2] = [b"\"text\":\"\"", b"\"blob\":\"\""];
 
-/// Where the base64 text goes in `frame` (a JSON-RPC response to `resources/read`, or the SSE
-/// event carrying it) whose file's `blob` was left empty: just after the opening quote. `None`
-/// when the frame has no empty `blob` (an SSE priming event, an error).
-pub fn blob_at(frame: &[u8]) -> Option<usize> {
-    memchr::memmem::find(frame, EMPTY_BLOB).map(|at| at + EMPTY_BLOB.len() - 1)
+/// Where the content goes in `frame` (a JSON-RPC response to `resources/read`, or the SSE
+/// event carrying it) whose file's `text` or `blob` was left empty: just after the opening
+/// quote. `None` when the frame has neither (an SSE priming event, an error).
+pub fn content_at(frame: &[u8]) -> Option<usize> {
+    EMPTY_CONTENTS
+        .iter()
+        .filter_map(|empty| memchr::memmem::find(frame, empty).map(|at| at + empty.len() - 1))
+        .min()
+}
+
+/// `text` as the inside of a JSON string: escaped as serde_json escapes it (what rmcp would
+/// write between the quotes), without the quotes.
+pub fn json_string_body(text: &str) -> Bytes {
+    let mut out = Vec::with_capacity(text.len() + 2);
+    serde_json::to_writer(&mut out, text).expect("a string serializes");
+    let quoted = out.len();
+    Bytes::from(out).slice(1..quoted - 1)
 }
 
 /// An SSE event that rmcp sends again on a resumed 2025-era stream (`Last-Event-ID`), with
 /// its response put right: a response whose bytes went around the serializer the first time
-/// (an empty `blob`, an empty `skills` array; none of them is kept for a resend) becomes the
-/// error `response_not_resent` for the same request, so that the client sends it again rather
-/// than take an empty file or page. `None` when the event is to go as it is. A file that is
-/// empty, or a page with no skills, is refused the same way: a resent event does not tell them
-/// apart.
+/// (an empty `text` or `blob`, an empty `skills` array; none of them is kept for a resend)
+/// becomes the error `response_not_resent` for the same request, so that the client sends it
+/// again rather than take an empty file or page. `None` when the event is to go as it is. A
+/// file that is empty, or a page with no skills, is refused the same way: a resent event does
+/// not tell them apart.
 pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
     #[derive(serde::Deserialize)]
     struct Envelope<'a> {
@@ -112,7 +128,7 @@ pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
         id: Option<&'a serde_json::value::RawValue>,
     }
     let left_out = |data: &[u8]| {
-        blob_at(data).is_some() || memchr::memmem::find(data, EMPTY_SKILLS_END).is_some()
+        content_at(data).is_some() || memchr::memmem::find(data, EMPTY_SKILLS_END).is_some()
     };
     if !left_out(event) {
         return None;
@@ -178,22 +194,44 @@ mod tests {
     }
 
     #[test]
-    fn the_blob_goes_inside_the_empty_blob_only() {
-        let frame = br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"","_meta":{}}]}}"#;
-        let at = blob_at(frame).unwrap();
-        let filled = [&frame[..at], b"AAEC".as_slice(), &frame[at..]].concat();
+    fn the_content_goes_inside_the_empty_text_or_blob_only() {
+        let blob = br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"","_meta":{}}]}}"#;
+        let at = content_at(blob).unwrap();
+        let filled = [&blob[..at], b"AAEC".as_slice(), &blob[at..]].concat();
         assert_eq!(
             filled,
             br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"AAEC","_meta":{}}]}}"#
         );
+        // A text file's `_meta` may hold an empty `text` or `blob` of its own: the file's
+        // comes first.
+        let text =
+            br#"{"result":{"contents":[{"uri":"u","text":"","_meta":{"blob":"","text":""}}]}}"#;
+        let at = content_at(text).unwrap();
+        assert_eq!(
+            &text[..at],
+            br#"{"result":{"contents":[{"uri":"u","text":""#
+        );
         // A URI or text that spells the member is escaped, so it is never taken for one.
         for other in [
             &br#"{"result":{"contents":[{"uri":"skill://a/b/\"blob\":\"\".md","text":"\"blob\":\"\""}]}}"#[..],
-            br#"{"result":{"contents":[{"uri":"u","blob":"AAEC"}]}}"#,
+            br#"{"result":{"contents":[{"uri":"skill://a/b/\"text\":\"\".md","blob":"AAEC"}]}}"#,
             b"data: \nid: 0/0\nretry: 3000\n\n",
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"blob"}}"#,
         ] {
-            assert_eq!(blob_at(other), None, "{}", String::from_utf8_lossy(other));
+            assert_eq!(content_at(other), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    #[test]
+    fn a_json_string_body_is_the_text_escaped_without_its_quotes() {
+        assert_eq!(
+            json_string_body("---\n\"q\" \\ \t\u{1} é 🦀"),
+            r#"---\n\"q\" \\ \t\u0001 é 🦀"#.as_bytes()
+        );
+        assert_eq!(json_string_body(""), "");
+        for text in ["plain", "a\r\nb\u{7f}\u{2028}</script>"] {
+            let quoted = [b"\"", &json_string_body(text)[..], b"\""].concat();
+            assert_eq!(serde_json::from_slice::<String>(&quoted).unwrap(), text);
         }
     }
 

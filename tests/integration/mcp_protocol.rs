@@ -575,18 +575,23 @@ fn read_over_stdio(server: &TestServer, uris: &[&str]) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn binary_reads_are_the_same_over_both_eras_and_stdio() {
+async fn reads_are_the_same_over_both_eras_and_stdio() {
     let server = TestServer::builder().start().await;
     // Every byte value, 300 KB: base64 text of 400 KB, which HTTP puts around rmcp's
-    // serializer; an empty binary, whose text is empty; a text file beside them.
+    // serializer; an empty binary, whose text is empty; text files beside them, one with every
+    // kind of character JSON escapes, and an empty one.
     let image: Vec<u8> = (0..300_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
+    let odd =
+        "\"quoted\" \\ tab\t cr\r ctl\u{1}\u{1f} del\u{7f} é \u{2028} 🦀 </script>\n".repeat(50);
     let md = publish_pics(
         &server,
         vec![
             InputFile::regular("assets/big.png", image.clone()),
             InputFile::regular("assets/empty.bin", Vec::new()),
+            InputFile::regular("references/odd.md", odd.clone()),
+            InputFile::regular("references/empty.md", Vec::new()),
         ],
     )
     .await;
@@ -594,6 +599,8 @@ async fn binary_reads_are_the_same_over_both_eras_and_stdio() {
         "skill://acme/pics/assets/big.png",
         "skill://acme/@1.0.0/pics/assets/empty.bin",
         "skill://acme/pics/SKILL.md",
+        "skill://acme/pics/references/odd.md",
+        "skill://acme/@1.0.0/pics/references/empty.md",
     ];
     let stdio = read_over_stdio(&server, &uris);
     let modern = Modern::new(&server.url);
@@ -609,28 +616,34 @@ async fn binary_reads_are_the_same_over_both_eras_and_stdio() {
         }
         let want: &[u8] = match *uri {
             u if u.ends_with("big.png") => &image,
-            u if u.ends_with("empty.bin") => b"",
+            u if u.ends_with("empty.bin") || u.ends_with("empty.md") => b"",
+            u if u.ends_with("odd.md") => odd.as_bytes(),
             _ => md.as_bytes(),
         };
         assert_eq!(content_bytes(&over_legacy), want, "{uri}");
+        let carried = if uri.ends_with(".md") { "text" } else { "blob" };
+        assert!(
+            over_modern["result"]["contents"][0][carried].is_string(),
+            "{uri}: {over_modern}"
+        );
     }
     assert_eq!(
         stdio[0]["result"]["contents"][0]["mimeType"], "image/png",
         "{}",
         stdio[0]
     );
-    // A 2026-era answer is one JSON body whose length is declared, the text counted.
-    let resp = modern
-        .send("resources/read", json!({ "uri": uris[0] }))
-        .await;
-    let declared: usize = resp.headers()["content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let body = resp.bytes().await.unwrap();
-    assert_eq!(declared, body.len());
-    assert!(body.len() > image.len() * 4 / 3, "{}", body.len());
+    // A 2026-era answer is one JSON body whose length is declared, the content counted.
+    for (uri, least) in [(uris[0], image.len() * 4 / 3), (uris[3], odd.len())] {
+        let resp = modern.send("resources/read", json!({ "uri": uri })).await;
+        let declared: usize = resp.headers()["content-length"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let body = resp.bytes().await.unwrap();
+        assert_eq!(declared, body.len(), "{uri}");
+        assert!(body.len() > least, "{uri}: {}", body.len());
+    }
     // An error is answered as rmcp wrote it.
     let missing = legacy
         .call(

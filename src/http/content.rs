@@ -1,7 +1,7 @@
-//! The body of a `resources/read` response whose file's base64 text the handler left in a
-//! [`BlobSlot`] (see `mcp::slots`): rmcp's body, with the frame that carries the empty `blob`
-//! sent as three, the text between its halves. The text is neither escaped nor copied: it goes
-//! out as the kept `Bytes` it is.
+//! The body of a `resources/read` response whose file's content the handler left in a
+//! [`ContentSlot`] (see `mcp::slots`): rmcp's body, with the frame that carries the empty `text`
+//! or `blob` sent as three, the content between its halves. The content is neither escaped nor
+//! copied here: it goes out as the kept `Bytes` it is.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -9,52 +9,53 @@ use std::task::{Context, Poll, ready};
 use axum::body::{Body, Bytes, HttpBody};
 use hyper::body::{Frame, SizeHint};
 
-use crate::mcp::BlobSlot;
-use crate::mcp::slots::blob_at;
+use crate::mcp::ContentSlot;
+use crate::mcp::slots::content_at;
 
-pub struct BlobBody {
+pub struct ContentBody {
     inner: Body,
-    slot: BlobSlot,
-    /// The text, once taken from the slot, until it is sent.
-    blob: Option<Bytes>,
-    /// What follows the text in the frame it was put into.
+    slot: ContentSlot,
+    /// The content, once taken from the slot, until it is sent.
+    content: Option<Bytes>,
+    /// What follows the content in the frame it was put into.
     after: Option<Bytes>,
-    /// The text was put into a frame (what is left of it to send is in `blob` and `after`).
+    /// The content was put into a frame (what is left of it to send is in `content` and
+    /// `after`).
     placed: bool,
 }
 
-impl BlobBody {
-    pub fn new(inner: Body, slot: BlobSlot) -> Self {
+impl ContentBody {
+    pub fn new(inner: Body, slot: ContentSlot) -> Self {
         Self {
             inner,
             slot,
-            blob: None,
+            content: None,
             after: None,
             placed: false,
         }
     }
 
-    /// The text, if the handler left one (it does so before rmcp serializes the result, so
-    /// it is there by the time the frame carrying that result is polled).
+    /// The content, if the handler left one (it does so before rmcp serializes the result,
+    /// so it is there by the time the frame carrying that result is polled).
     fn waiting(&mut self) -> Option<&Bytes> {
-        if !self.placed && self.blob.is_none() {
-            self.blob = self.slot.take();
+        if !self.placed && self.content.is_none() {
+            self.content = self.slot.take();
         }
-        self.blob.as_ref().filter(|_| !self.placed)
+        self.content.as_ref().filter(|_| !self.placed)
     }
 
-    /// Bytes of this body that are not in `inner`: the text and the rest of its frame.
+    /// Bytes of this body that are not in `inner`: the content and the rest of its frame.
     fn pending(&self) -> usize {
-        let blob = match &self.blob {
-            Some(blob) => blob.len(),
+        let content = match &self.content {
+            Some(content) => content.len(),
             None if self.placed => 0,
             None => self.slot.peek(Bytes::len).unwrap_or(0),
         };
-        blob + self.after.as_ref().map_or(0, Bytes::len)
+        content + self.after.as_ref().map_or(0, Bytes::len)
     }
 }
 
-impl HttpBody for BlobBody {
+impl HttpBody for ContentBody {
     type Data = Bytes;
     type Error = axum::Error;
 
@@ -64,16 +65,16 @@ impl HttpBody for BlobBody {
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
         if this.placed
-            && let Some(part) = this.blob.take().or_else(|| this.after.take())
+            && let Some(part) = this.content.take().or_else(|| this.after.take())
         {
             return Poll::Ready(Some(Ok(Frame::data(part))));
         }
         let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
             Some(Ok(frame)) => frame,
             None if this.waiting().is_some() => {
-                // rmcp wrote the result in a shape `blob_at` does not know: a bug to fix, never
-                // a file served without its bytes.
-                tracing::error!("a resources/read response could not take its blob");
+                // rmcp wrote the result in a shape `content_at` does not know: a bug to fix,
+                // never a file served without its bytes.
+                tracing::error!("a resources/read response could not take its content");
                 return Poll::Ready(Some(Err(axum::Error::new(
                     "the resources/read response could not be assembled",
                 ))));
@@ -85,7 +86,7 @@ impl HttpBody for BlobBody {
             Err(frame) => return Poll::Ready(Some(Ok(frame))),
         };
         let at = match this.waiting() {
-            Some(_) => blob_at(&frame),
+            Some(_) => content_at(&frame),
             None => None,
         };
         let Some(at) = at else {
@@ -101,8 +102,8 @@ impl HttpBody for BlobBody {
         self.pending() == 0 && self.inner.is_end_stream()
     }
 
-    /// rmcp's body and the text still to come: exact when rmcp's is (a JSON response, whose
-    /// `Content-Length` then counts the text).
+    /// rmcp's body and the content still to come: exact when rmcp's is (a JSON response,
+    /// whose `Content-Length` then counts the content).
     fn size_hint(&self) -> SizeHint {
         let inner = self.inner.size_hint();
         let pending = self.pending() as u64;
