@@ -125,43 +125,34 @@ class Catalog:
         self.file_count = len(files)
         self.total_bytes = sum(p.stat().st_size for p in files)
 
-        # The "200 KB binary": a file of >= 150 KB, the one closest to 200 KB.
-        big = []
-        for p in files:
-            rel = p.relative_to(self.root)
-            parts = rel.parts
-            if len(parts) < 3 or p.name == "SKILL.md" or parts[0] not in self.skills:
-                continue
-            if not all(SAFE_SEGMENT.match(s) for s in parts):
-                continue
-            size = p.stat().st_size
-            if size >= 150 * 1024:
-                big.append((abs(size - 200 * 1024), str(rel), size))
-        if not big:
+        def nearest(least: int, target: int, fits) -> tuple[str, int] | None:
+            """(path under the root, size) of the file of >= `least` bytes nearest `target`
+            bytes among those beside a skill's SKILL.md (not one) that `fits(path, parts)`."""
+            found = []
+            for p in files:
+                rel = p.relative_to(self.root)
+                parts = rel.parts
+                if p.name == "SKILL.md" or parts[0] not in self.skills or not fits(p, parts):
+                    continue
+                if not all(SAFE_SEGMENT.match(s) for s in parts):
+                    continue
+                size = p.stat().st_size
+                if size >= least:
+                    found.append((abs(size - target), str(rel), size))
+            return min(found)[1:] if found else None
+
+        # The "200 KB binary": a file of >= 150 KB in a skill's subdirectory, nearest 200 KB.
+        big = nearest(150 * 1024, 200 * 1024, lambda p, parts: len(parts) >= 3)
+        if big is None:
             raise SystemExit(f"no file of >= 150 KB under {self.root} for the binary read")
-        big.sort()
-        _, rel, self.bin_size = big[0]
+        rel, self.bin_size = big
         self.bin_skill, self.bin_path = rel.split("/", 1)
 
-        # The "reference text": a Markdown file beside a SKILL.md (not one), of >= 16 KB, the one
-        # closest to 48 KB; text the server escapes into its JSON. None in a catalog without one.
-        refs = []
-        for p in files:
-            rel = p.relative_to(self.root)
-            parts = rel.parts
-            if len(parts) < 2 or p.name == "SKILL.md" or p.suffix != ".md" or parts[0] not in self.skills:
-                continue
-            if not all(SAFE_SEGMENT.match(s) for s in parts):
-                continue
-            size = p.stat().st_size
-            if size >= 16 * 1024:
-                refs.append((abs(size - 48 * 1024), str(rel), size))
-        self.ref_skill = self.ref_path = None
-        self.ref_size = 0
-        if refs:
-            refs.sort()
-            _, rel, self.ref_size = refs[0]
-            self.ref_skill, self.ref_path = rel.split("/", 1)
+        # The "reference text": a Markdown file of >= 16 KB, nearest 48 KB; text the server
+        # escapes into its JSON. None in a catalog without one.
+        ref = nearest(16 * 1024, 48 * 1024, lambda p, parts: len(parts) >= 2 and p.suffix == ".md")
+        rel, self.ref_size = ref or (None, 0)
+        self.ref_skill, self.ref_path = rel.split("/", 1) if rel else (None, None)
 
         # Target skill for skills/get, SKILL.md read and directory read: the middle skill by
         # name that has a subdirectory (so the directory read lists one), else the middle skill.

@@ -143,7 +143,7 @@ error_codes! {
         internal "stored data failed its integrity check; it is not served";
     SearchUnavailable = "search_unavailable", 503, Internal;
     /// A 2025-era session's stream, resumed (`Last-Event-ID`), would send a response again
-    /// whose bytes went around rmcp's serializer the first time (a binary file's text, a
+    /// whose bytes went around rmcp's serializer the first time (a file's content, a
     /// `skills/list` page) and are not kept for a resend: the request is to be sent again.
     ResponseNotResent = "response_not_resent", 503, Internal;
     SearchError = "search_error", 500, Internal, internal "the search index failed";
