@@ -36,6 +36,16 @@ pub fn for_file(path: &str, bytes_are_text: impl FnOnce() -> bool) -> String {
     }
 }
 
+/// The bytes of a file of type `mime` as text, when it is served as `text`: a textual MIME type
+/// ([`is_textual`]) and UTF-8 bytes. Anything else is served as base64 (`blob`).
+pub fn as_text<'a>(mime: &str, bytes: &'a [u8]) -> Option<&'a str> {
+    if is_textual(mime) {
+        std::str::from_utf8(bytes).ok()
+    } else {
+        None
+    }
+}
+
 /// Whether files of this MIME type are text (served as `text` when their bytes are UTF-8).
 pub fn is_textual(mime: &str) -> bool {
     mime.starts_with("text/")
@@ -86,5 +96,17 @@ mod tests {
         assert!(!is_textual("font/ttf") && !is_textual("application/octet-stream"));
         assert!(looks_like_text("\u{feff}héllo\r\n".as_bytes()));
         assert!(!looks_like_text(b"a\0b") && !looks_like_text(&[0xff, 0xfe]));
+    }
+
+    #[test]
+    fn text_is_a_textual_type_with_utf8_bytes() {
+        assert_eq!(as_text("text/markdown", "é\n".as_bytes()), Some("é\n"));
+        assert_eq!(as_text("application/json", b""), Some(""));
+        assert_eq!(as_text("text/plain", &[0xff, 0xfe]), None, "not UTF-8");
+        assert_eq!(
+            as_text("image/png", b"plain ascii"),
+            None,
+            "not a textual type"
+        );
     }
 }

@@ -132,12 +132,16 @@ impl Default for Shared {
 
 impl Shared {
     /// The inside of the JSON string that carries `bytes` (hashing to `digest`, when they
-    /// are a stored file's) as `carried`: the text escaped (`bytes` are UTF-8 then), or the
-    /// base64 text.
-    fn content(&self, digest: Option<Digest>, bytes: &[u8], carried: Carried) -> Bytes {
-        let make = || match carried {
-            Carried::Text => slots::json_string_body(&String::from_utf8_lossy(bytes)),
-            Carried::Base64 => Bytes::from(STANDARD.encode(bytes)),
+    /// are a stored file's): `text` escaped, when the file is served as that text, else the
+    /// base64 text of `bytes`.
+    fn content(&self, digest: Option<Digest>, bytes: &[u8], text: Option<&str>) -> Bytes {
+        let carried = match text {
+            Some(_) => Carried::Text,
+            None => Carried::Base64,
+        };
+        let make = || match text {
+            Some(text) => slots::json_string_body(text),
+            None => Bytes::from(STANDARD.encode(bytes)),
         };
         let Some(digest) = digest else {
             return make();
@@ -422,13 +426,7 @@ impl ServerHandler for SkillServer {
                 .read(&viewer, &request.uri)
                 .await
                 .map_err(|e| to_mcp(e, Some(&request.uri)))?;
-            let text = (mime::is_textual(&file.mime_type))
-                .then(|| std::str::from_utf8(&file.bytes).ok())
-                .flatten();
-            let carried = match text {
-                Some(_) => Carried::Text,
-                None => Carried::Base64,
-            };
+            let text = mime::as_text(&file.mime_type, &file.bytes);
             // Over HTTP the content goes around rmcp's serializer (`slots`), made once.
             let slot = ctx
                 .extensions
@@ -436,18 +434,18 @@ impl ServerHandler for SkillServer {
                 .and_then(|parts| parts.extensions.get::<ContentSlot>());
             let mut contents = match (slot, text) {
                 (Some(slot), _) => {
-                    let content = self.shared.content(file.digest, &file.bytes, carried);
+                    let content = self.shared.content(file.digest, &file.bytes, text);
                     if !content.is_empty() {
                         slot.fill(content);
                     }
-                    match carried {
-                        Carried::Text => ResourceContents::text("", &file.uri),
-                        Carried::Base64 => ResourceContents::blob("", &file.uri),
+                    match text {
+                        Some(_) => ResourceContents::text("", &file.uri),
+                        None => ResourceContents::blob("", &file.uri),
                     }
                 }
                 (None, Some(text)) => ResourceContents::text(text, &file.uri),
                 (None, None) => {
-                    let base64 = self.shared.content(file.digest, &file.bytes, carried);
+                    let base64 = self.shared.content(file.digest, &file.bytes, None);
                     // base64 text is ASCII.
                     ResourceContents::blob(String::from_utf8_lossy(&base64), &file.uri)
                 }

@@ -101,11 +101,7 @@ pub struct FileContent {
 impl FileContent {
     /// The bytes as text when the file is served as `text`: a textual MIME type and UTF-8.
     pub fn text(&self) -> Option<&str> {
-        if mime::is_textual(&self.mime_type) {
-            std::str::from_utf8(&self.bytes).ok()
-        } else {
-            None
-        }
+        mime::as_text(&self.mime_type, &self.bytes)
     }
 
     pub fn is_pinned(&self) -> bool {
