@@ -6,7 +6,10 @@
 
 mod schema;
 pub mod snapshot;
+mod stats;
 mod top_k;
+
+pub use stats::StatisticsScope;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -364,13 +367,16 @@ impl SearchIndex {
     /// Rank skills for `query` (any text: syntax errors never fail the search). Active skills
     /// come first, then deprecated, then yanked-only; BM25 order within each. With `visible`,
     /// only skills of the namespaces it accepts are ranked (the others are skipped, never
-    /// counted), so a caller is never shown, or told of, a skill it may not see.
+    /// counted), so a caller is never shown, or told of, a skill it may not see. With
+    /// `statistics`, scores are weighted with the BM25 statistics of only the namespaces it
+    /// counts (those the caller sees), so no score depends on a hidden skill.
     pub fn search(
         &self,
         query: &str,
         namespace: Option<&str>,
         limit: usize,
         visible: Option<&NamespaceFilter<'_>>,
+        statistics: Option<&StatisticsScope>,
     ) -> Result<Vec<Hit>, SearchError> {
         let limit = limit.clamp(1, MAX_LIMIT);
         let clauses = self.clauses(query);
@@ -379,6 +385,13 @@ impl SearchIndex {
         }
         let filter = namespace.map(|ns| Term::from_field_text(self.fields.namespace, ns));
         let searcher = self.reader.searcher();
+        let scoped = statistics
+            .map(|scope| stats::ScopedStatistics::new(&searcher, self.fields.namespace, scope))
+            .transpose()?;
+        let counted: &dyn tantivy::query::Bm25StatisticsProvider = match &scoped {
+            Some(scoped) => scoped,
+            None => &searcher,
+        };
         // Demoted (deprecated, yanked) skills go below active ones. When the best `limit` hits
         // are all active they are the answer; otherwise over-fetch and re-rank. A small window
         // keeps the pruning threshold high, which is what makes a query over a large catalog
@@ -394,6 +407,7 @@ impl SearchIndex {
         for &window in windows {
             let candidates = top_k::top_k(
                 &searcher,
+                counted,
                 self.index.search_executor(),
                 &clauses,
                 filter.as_ref(),
