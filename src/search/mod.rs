@@ -147,9 +147,7 @@ impl SearchIndex {
     /// `serve --stdio` on the same data directory), open it read-only: it still searches, and sees
     /// the owner's commits.
     pub fn open(dir: &Path) -> Result<Self, SearchError> {
-        if !dir.exists() {
-            std::fs::create_dir_all(dir)?;
-        }
+        private_dir(dir)?;
         if !dir_writable(dir) {
             // Read-only storage: tantivy's readers need lock files, so index into memory instead
             // (the indexer rebuilds it from SQLite at startup).
@@ -163,7 +161,7 @@ impl SearchIndex {
             // A schema from another build: start over; it is derived data.
             _ => {
                 std::fs::remove_dir_all(dir)?;
-                std::fs::create_dir_all(dir)?;
+                private_dir(dir)?;
                 Index::create_in_dir(dir, schema)?
             }
         };
@@ -452,6 +450,26 @@ impl SearchIndex {
         }
         Ok(hits)
     }
+}
+
+/// Create the index directory, or keep it, readable by its owner only: the index holds the text
+/// of private skills. (tantivy creates its files with the default mode; the directory's keeps
+/// everyone else out of them.) A directory this process may not change keeps its mode.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    if !dir.exists() {
+        return std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 != 0
+        && let Err(e) = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    {
+        tracing::warn!(dir = %dir.display(), error = %e, "the search index directory is readable by others");
+    }
+    Ok(())
 }
 
 impl SearchIndex {
