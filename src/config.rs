@@ -410,7 +410,8 @@ const MIN_ADMIN_TOKEN_BITS_PER_CHAR: f64 = 3.0;
 /// Why `token` is too weak for the admin token, if it is. Its entropy is estimated from its
 /// length and the kinds of characters it uses (lowercase, uppercase, digits, other; a token of
 /// hex digits only counts 4 bits a character); besides, its characters must vary (Shannon
-/// entropy per character) and it must not repeat a shorter string.
+/// entropy per character), it must not repeat a shorter string, and at most a quarter of its
+/// characters may follow from those before them ([`predictable_chars`]).
 fn check_admin_token(token: &str) -> Result<(), String> {
     let chars: Vec<char> = token.chars().collect();
     let len = chars.len();
@@ -470,7 +471,43 @@ fn check_admin_token(token: &str) -> Result<(), String> {
     {
         return Err(format!("it repeats its first {period} characters"));
     }
+    let predictable = predictable_chars(&chars);
+    if predictable * 4 > len {
+        return Err(format!(
+            "{predictable} of its {len} characters follow from those before them (runs such as \
+             abcd, zyxw or 2468, or repeated pieces)"
+        ));
+    }
     Ok(())
+}
+
+/// How many characters of a token (its first 1,024) follow from those before them: the fourth
+/// and later characters of a run with a constant step, between neighbours or up to 4 apart
+/// (`aaaa`, `abcd`, `zyxw`, `2468`, `a1b2c3d4`), and the last character of a 4-character piece
+/// that already occurred. A random token has few: the chance is about 4/N² per character for N
+/// possible characters, and about one in 16,000 per character for a repeated piece of 32 hex
+/// digits.
+fn predictable_chars(chars: &[char]) -> usize {
+    let c: Vec<i64> = chars
+        .iter()
+        .take(1024)
+        .map(|&c| i64::from(u32::from(c)))
+        .collect();
+    let run = |i: usize, p: usize| {
+        i >= 3 * p && {
+            let step = c[i] - c[i - p];
+            step == c[i - p] - c[i - 2 * p] && step == c[i - 2 * p] - c[i - 3 * p]
+        }
+    };
+    let repeated = |i: usize| {
+        i >= 7 && {
+            let piece = &c[i - 3..=i];
+            (0..i - 6).any(|j| &c[j..j + 4] == piece)
+        }
+    };
+    (0..c.len())
+        .filter(|&i| (1..=4).any(|p| run(i, p)) || repeated(i))
+        .count()
 }
 
 impl Config {
@@ -705,6 +742,49 @@ mod tests {
         assert!(err.contains("128 bits"), "{err}");
         let err = check(&"ab".repeat(100)).unwrap_err();
         assert!(err.contains("repeat"), "{err}");
+    }
+
+    #[test]
+    fn an_admin_token_made_of_runs_or_repeated_pieces_is_refused() {
+        let check = |token: &str| {
+            Config {
+                admin_token: Some(Secret::new(token)),
+                ..Config::default()
+            }
+            .check()
+            .map_err(|e| e.to_string())
+        };
+        // Long enough, varied enough, not periodic, but predictable: runs with a constant step
+        // (ascending, descending, by two, interleaved) and repeated pieces.
+        for weak in [
+            "abcdefghijklmnopqrstuvwxyzabcdefgh",
+            "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQ",
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+            "acegikmoqsuwyACEGIKMOQSUWY02468bdf",
+            "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6",
+            "Tr0ub4dor&3xKq9!Tr0ub4dor&3xKq9!zz",
+            "0123456789abcdef0123456789abcdefedcba98",
+        ] {
+            let err = check(weak).expect_err(weak);
+            assert!(
+                err.contains("follow from those before them"),
+                "{weak}: {err}"
+            );
+        }
+        // Random tokens pass: `openssl rand -hex 32` and `-base64 32`, 10,000 of each; and this
+        // rule never refuses `openssl rand -hex 16` (exactly 128 bits).
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        for i in 0..10_000u32 {
+            let bytes = sha2::Sha256::digest(i.to_le_bytes());
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+            for token in [&hex, &b64] {
+                assert_eq!(check(token), Ok(()), "{token}");
+            }
+            let short: Vec<char> = hex[..32].chars().collect();
+            assert!(predictable_chars(&short) * 4 <= 32, "{}", &hex[..32]);
+        }
     }
 
     #[test]

@@ -128,6 +128,8 @@ impl Registry {
                     .versions(skill.id)
                     .await?
                     .into_iter()
+                    // A version pending review is never served over MCP, whoever asks.
+                    .filter(|v| !v.pending)
                     .map(|v| v.version)
                     .filter(|v| v.to_string().starts_with(value))
                     .collect();

@@ -367,6 +367,21 @@ impl Registry {
         {
             return Ok(Vec::new());
         }
+        // Scores count only the skills the caller sees (never a hidden skill's words).
+        let statistics = match viewer {
+            Visibility::All => None,
+            Visibility::Public { also } => {
+                let hidden: Vec<String> = private
+                    .iter()
+                    .filter(|ns| !also.contains(ns))
+                    .map(ToString::to_string)
+                    .collect();
+                (!hidden.is_empty()).then_some(crate::search::StatisticsScope::Without(hidden))
+            }
+            Visibility::Only(only) => Some(crate::search::StatisticsScope::Only(
+                only.iter().map(ToString::to_string).collect(),
+            )),
+        };
         // Only callers who miss some namespace pay for filtering hits.
         let filter = match viewer {
             Visibility::All => None,
@@ -384,7 +399,13 @@ impl Registry {
             let visible = visible
                 .as_ref()
                 .map(|f| f as &crate::search::NamespaceFilter<'_>);
-            index.search(&query, namespace.as_deref(), limit, visible)
+            index.search(
+                &query,
+                namespace.as_deref(),
+                limit,
+                visible,
+                statistics.as_ref(),
+            )
         })
         .await
         .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;

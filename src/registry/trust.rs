@@ -105,6 +105,8 @@ impl Registry {
         });
         let items = rows
             .into_iter()
+            // A version pending review: only holders of the namespace's tokens see it.
+            .filter(|r| !r.pending || viewer.holds(r.version.namespace()))
             .map(|r| Revocation {
                 version: r.version,
                 content_digest: r.content_digest,

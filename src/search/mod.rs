@@ -6,7 +6,10 @@
 
 mod schema;
 pub mod snapshot;
+mod stats;
 mod top_k;
+
+pub use stats::StatisticsScope;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -144,9 +147,7 @@ impl SearchIndex {
     /// `serve --stdio` on the same data directory), open it read-only: it still searches, and sees
     /// the owner's commits.
     pub fn open(dir: &Path) -> Result<Self, SearchError> {
-        if !dir.exists() {
-            std::fs::create_dir_all(dir)?;
-        }
+        private_dir(dir)?;
         if !dir_writable(dir) {
             // Read-only storage: tantivy's readers need lock files, so index into memory instead
             // (the indexer rebuilds it from SQLite at startup).
@@ -160,7 +161,7 @@ impl SearchIndex {
             // A schema from another build: start over; it is derived data.
             _ => {
                 std::fs::remove_dir_all(dir)?;
-                std::fs::create_dir_all(dir)?;
+                private_dir(dir)?;
                 Index::create_in_dir(dir, schema)?
             }
         };
@@ -364,13 +365,16 @@ impl SearchIndex {
     /// Rank skills for `query` (any text: syntax errors never fail the search). Active skills
     /// come first, then deprecated, then yanked-only; BM25 order within each. With `visible`,
     /// only skills of the namespaces it accepts are ranked (the others are skipped, never
-    /// counted), so a caller is never shown, or told of, a skill it may not see.
+    /// counted), so a caller is never shown, or told of, a skill it may not see. With
+    /// `statistics`, scores are weighted with the BM25 statistics of only the namespaces it
+    /// counts (those the caller sees), so no score depends on a hidden skill.
     pub fn search(
         &self,
         query: &str,
         namespace: Option<&str>,
         limit: usize,
         visible: Option<&NamespaceFilter<'_>>,
+        statistics: Option<&StatisticsScope>,
     ) -> Result<Vec<Hit>, SearchError> {
         let limit = limit.clamp(1, MAX_LIMIT);
         let clauses = self.clauses(query);
@@ -379,6 +383,13 @@ impl SearchIndex {
         }
         let filter = namespace.map(|ns| Term::from_field_text(self.fields.namespace, ns));
         let searcher = self.reader.searcher();
+        let scoped = statistics
+            .map(|scope| stats::ScopedStatistics::new(&searcher, self.fields.namespace, scope))
+            .transpose()?;
+        let counted: &dyn tantivy::query::Bm25StatisticsProvider = match &scoped {
+            Some(scoped) => scoped,
+            None => &searcher,
+        };
         // Demoted (deprecated, yanked) skills go below active ones. When the best `limit` hits
         // are all active they are the answer; otherwise over-fetch and re-rank. A small window
         // keeps the pruning threshold high, which is what makes a query over a large catalog
@@ -394,6 +405,7 @@ impl SearchIndex {
         for &window in windows {
             let candidates = top_k::top_k(
                 &searcher,
+                counted,
                 self.index.search_executor(),
                 &clauses,
                 filter.as_ref(),
@@ -438,6 +450,26 @@ impl SearchIndex {
         }
         Ok(hits)
     }
+}
+
+/// Create the index directory, or keep it, readable by its owner only: the index holds the text
+/// of private skills. (tantivy creates its files with the default mode; the directory's keeps
+/// everyone else out of them.) A directory this process may not change keeps its mode.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    if !dir.exists() {
+        return std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 != 0
+        && let Err(e) = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    {
+        tracing::warn!(dir = %dir.display(), error = %e, "the search index directory is readable by others");
+    }
+    Ok(())
 }
 
 impl SearchIndex {

@@ -2,7 +2,8 @@
 //! pruning (Turtle & Flood, 1995).
 //!
 //! Scores are exactly those of a flat `BooleanQuery` of boosted `TermQuery`s (the same BM25
-//! weights, from the whole index's statistics); only the work differs. Terms are ordered by the
+//! weights, from the statistics given: the whole index's, or those of the documents the caller
+//! may see); only the work differs. Terms are ordered by the
 //! most they can add to a score. Once `k` hits are held, the terms whose bounds together cannot
 //! lift a document above the `k`-th score are *non-essential*: a document that only they match
 //! can never enter, so only the essential terms' postings are walked, and the others are looked up
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering as AtomicOrdering};
 
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::{Postings, SegmentPostings};
-use tantivy::query::Bm25Weight;
+use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, DocSet, Executor, Score, Searcher, SegmentReader, Term};
 
@@ -36,31 +37,36 @@ pub struct Clause {
 const RANGE_DOCS: u32 = 1 << 17;
 
 /// The `k` highest-scoring documents that match at least one clause (and the filter, when
-/// given), best first; equal scores in index order. Ranges of the index are searched on the
+/// given), best first; equal scores in index order, weighted with `statistics` (a term none of
+/// whose counted documents holds adds nothing). Ranges of the index are searched on the
 /// executor's threads, which share the score a hit must reach.
 pub fn top_k(
     searcher: &Searcher,
+    statistics: &dyn Bm25StatisticsProvider,
     executor: &Executor,
     clauses: &[Clause],
     filter: Option<&Term>,
     k: usize,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
-    top_k_in_ranges(searcher, executor, clauses, filter, k, RANGE_DOCS)
+    top_k_in_ranges(
+        searcher, statistics, executor, clauses, filter, k, RANGE_DOCS,
+    )
 }
 
 fn top_k_in_ranges(
     searcher: &Searcher,
+    statistics: &dyn Bm25StatisticsProvider,
     executor: &Executor,
     clauses: &[Clause],
     filter: Option<&Term>,
     k: usize,
     range_docs: u32,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
-    // Weights from the whole index's statistics, as a TermQuery computes them.
+    // Weights from the statistics given, as a TermQuery computes them from the searcher's.
     let mut weights = Vec::with_capacity(clauses.len());
     for clause in clauses {
-        if searcher.doc_freq(&clause.term)? > 0 {
-            let weight = Bm25Weight::for_terms(searcher, std::slice::from_ref(&clause.term))?
+        if statistics.doc_freq(&clause.term)? > 0 {
+            let weight = Bm25Weight::for_terms(statistics, std::slice::from_ref(&clause.term))?
                 .boost_by(clause.boost);
             weights.push((&clause.term, weight));
         }
@@ -515,6 +521,7 @@ mod tests {
                 for range_docs in [1 << 17, 37] {
                     let actual = top_k_in_ranges(
                         &searcher,
+                        &searcher,
                         executor,
                         &clauses,
                         filter.as_ref(),
@@ -541,7 +548,7 @@ mod tests {
             boost: 1.0,
         }];
         assert!(
-            top_k(&searcher, &executor, &absent, None, 10)
+            top_k(&searcher, &searcher, &executor, &absent, None, 10)
                 .unwrap()
                 .is_empty()
         );
@@ -550,18 +557,25 @@ mod tests {
             boost: 1.0,
         }];
         assert!(
-            top_k(&searcher, &executor, &present, None, 0)
+            top_k(&searcher, &searcher, &executor, &present, None, 0)
                 .unwrap()
                 .is_empty()
         );
         let nowhere = Term::from_field_text(ns, "ns-none");
         assert!(
-            top_k(&searcher, &executor, &present, Some(&nowhere), 10)
-                .unwrap()
-                .is_empty()
+            top_k(
+                &searcher,
+                &searcher,
+                &executor,
+                &present,
+                Some(&nowhere),
+                10
+            )
+            .unwrap()
+            .is_empty()
         );
         assert_eq!(
-            top_k(&searcher, &executor, &present, None, 10)
+            top_k(&searcher, &searcher, &executor, &present, None, 10)
                 .unwrap()
                 .len(),
             10

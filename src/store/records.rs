@@ -130,6 +130,8 @@ pub struct RevocationRecord {
     pub content_digest: Digest,
     pub revoked_at: String,
     pub reason: String,
+    /// Revoked while pending review: only holders of the namespace's tokens see it.
+    pub pending: bool,
 }
 
 /// One file of a version.

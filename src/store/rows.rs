@@ -488,6 +488,7 @@ impl TrustRow {
                 .revoked_at
                 .ok_or_else(|| StoreError::Corrupt("a revocation without a time".into()))?,
             reason: self.revoke_reason.unwrap_or_default(),
+            pending: self.pending,
         })
     }
 }

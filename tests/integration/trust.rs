@@ -689,3 +689,138 @@ async fn a_pending_version_waits_for_approval_and_never_reaches_mcp() {
         .collect();
     assert_eq!(actions, ["namespace_review_required", "approve"], "{audit}");
 }
+
+/// A version pending review leaks nothing to those who may not read it: MCP completion (either
+/// era, where pending versions are never served) leaves out pending version numbers and skills
+/// whose every version is pending, the public revocation feed leaves out revoked pending
+/// versions (their holders still see them), and ClawHub's `updatedAt` keeps the last publish
+/// anyone may read until the approval.
+#[tokio::test]
+async fn a_pending_version_shows_in_no_completion_feed_or_recency() {
+    let server = server().await;
+    let api = Api::new(&server);
+    api.publish(
+        Some(ADMIN),
+        "gamma",
+        "mixed",
+        "1.0.0",
+        skill("mixed", "One."),
+    )
+    .await;
+    let (_, ci) = api.token(&["gamma"], &["publish"]).await;
+    let (_, reviewer) = api.token(&["gamma"], &["approve"]).await;
+    let (status, _) = api
+        .send(
+            Method::POST,
+            "/v1/namespaces/gamma/review",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let updated_at = async || {
+        let (_, list) = api.get("/api/v1/skills?prefix=mix").await;
+        assert_eq!(list["items"][0]["slug"], "mixed", "{list}");
+        list["items"][0]["updatedAt"].as_i64().unwrap()
+    };
+    let before = updated_at().await;
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    for (name, version) in [("mixed", "2.0.0"), ("waiting", "1.0.0")] {
+        let (status, published) = api
+            .publish(Some(&ci), "gamma", name, version, skill(name, "Pending."))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{published}");
+        assert_eq!(published["pending"], true);
+    }
+
+    let complete = |argument: &str, value: &str, context: Value| {
+        json!({
+            "ref": {"type": "ref/resource", "uri": "skill://{namespace}/@{version}/{name}/SKILL.md"},
+            "argument": {"name": argument, "value": value},
+            "context": {"arguments": context},
+        })
+    };
+    let values = |got: &Value| -> Vec<String> {
+        got["result"]["completion"]["values"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{got}"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    for era in ["modern", "legacy"] {
+        let ask = async |params: Value| {
+            if era == "modern" {
+                modern.call("completion/complete", params).await
+            } else {
+                legacy.call("completion/complete", params).await
+            }
+        };
+        let within = ask(complete("name", "", json!({"namespace": "gamma"}))).await;
+        assert_eq!(values(&within), ["mixed"], "{era}: {within}");
+        let across = ask(complete("name", "wai", json!({}))).await;
+        assert_eq!(values(&across), Vec::<String>::new(), "{era}: {across}");
+        let mixed = ask(complete(
+            "version",
+            "",
+            json!({"namespace": "gamma", "name": "mixed"}),
+        ))
+        .await;
+        assert_eq!(values(&mixed), ["1.0.0"], "{era}: {mixed}");
+        let waiting = ask(complete(
+            "version",
+            "",
+            json!({"namespace": "gamma", "name": "waiting"}),
+        ))
+        .await;
+        assert_eq!(values(&waiting), Vec::<String>::new(), "{era}: {waiting}");
+    }
+    assert_eq!(updated_at().await, before, "a pending publish is not seen");
+
+    // Revoked while pending: holders of the namespace's tokens see it in the feed, nobody else.
+    let (status, body) = api
+        .send(
+            Method::POST,
+            "/v1/skills/gamma/waiting/1.0.0/revoke",
+            Some(ADMIN),
+            Some(json!({"reason": "withdrawn before review"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, public) = api.get("/v1/revocations").await;
+    assert_eq!(public["items"], json!([]), "{public}");
+    let (_, held) = api
+        .send(Method::GET, "/v1/revocations", Some(&reviewer), None)
+        .await;
+    let held = &held["items"][0];
+    assert_eq!(
+        (&held["name"], &held["version"]),
+        (&json!("waiting"), &json!("1.0.0")),
+        "{held}"
+    );
+
+    // Approved, it is seen: completion offers it and the recency moves.
+    let (status, _) = api
+        .send(
+            Method::POST,
+            "/v1/skills/gamma/mixed/2.0.0/approve",
+            Some(&reviewer),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mixed = modern
+        .call(
+            "completion/complete",
+            complete(
+                "version",
+                "",
+                json!({"namespace": "gamma", "name": "mixed"}),
+            ),
+        )
+        .await;
+    assert_eq!(values(&mixed), ["2.0.0", "1.0.0"], "{mixed}");
+    assert!(updated_at().await > before);
+}

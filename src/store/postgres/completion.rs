@@ -68,6 +68,7 @@ macro_rules! across_sql {
                                    CROSS JOIN LATERAL (
                                        SELECT s.name, s.last_published_at FROM skills s
                                        WHERE s.namespace_id = n.id AND s.name >= $3 AND s.name < $4
+                                       AND s.last_published_at IS NOT NULL
                                        ORDER BY s.name LIMIT $6) AS m
                                    WHERE ",
                 visible!("n", "$1", "$2"),
@@ -77,6 +78,7 @@ macro_rules! across_sql {
             concat!(
                 "SELECT count(*) FROM (SELECT 1 FROM skills s
                                        WHERE s.name >= $3 AND s.name < $4
+                                   AND s.last_published_at IS NOT NULL
                                        AND s.namespace_id = ANY(ARRAY(
                                            SELECT n.id FROM namespaces n WHERE ",
                 visible!("n", "$1", "$2"),
@@ -89,6 +91,7 @@ macro_rules! across_sql {
             concat!(
                 "SELECT name FROM (SELECT s.name, s.last_published_at FROM skills s
                                    WHERE s.name >= $3 AND s.name < $4
+                                   AND s.last_published_at IS NOT NULL
                                    AND s.namespace_id NOT IN (
                                        SELECT n.id FROM namespaces n WHERE NOT ",
                 visible!("n", "$1", "$2"),
@@ -98,6 +101,7 @@ macro_rules! across_sql {
             concat!(
                 "SELECT count(*) FROM (SELECT 1 FROM skills s
                                        WHERE s.name >= $3 AND s.name < $4
+                                   AND s.last_published_at IS NOT NULL
                                        AND s.namespace_id NOT IN (
                                            SELECT n.id FROM namespaces n WHERE NOT ",
                 visible!("n", "$1", "$2"),
@@ -112,7 +116,7 @@ macro_rules! across_sql {
 }
 
 /// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across every
-/// visible one: the exact match first, then by most recent publish; and how many skills match
+/// visible one, of skills with a publish that is not pending review (`last_published_at` set): the exact match first, then by most recent publish; and how many skills match
 /// (counted up to the cap). The ranking looks at the first [`CANDIDATES`] matches in name order.
 pub(super) async fn names(
     pool: &PgPool,
@@ -136,6 +140,7 @@ pub(super) async fn names(
             let names = sqlx::query_scalar(
                 "SELECT name FROM (SELECT name, last_published_at FROM skills
                                    WHERE namespace_id = $3 AND name >= $1 AND name < $2
+                                   AND last_published_at IS NOT NULL
                                    ORDER BY name LIMIT $5) AS c
                  ORDER BY name = $4 DESC, last_published_at DESC NULLS LAST, name LIMIT $6",
             )
@@ -150,6 +155,7 @@ pub(super) async fn names(
             let total = sqlx::query_scalar(
                 "SELECT count(*) FROM (SELECT 1 FROM skills
                                        WHERE namespace_id = $3 AND name >= $1 AND name < $2
+                                   AND last_published_at IS NOT NULL
                                        LIMIT $4) AS c",
             )
             .bind(&lo)

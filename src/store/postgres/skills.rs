@@ -110,12 +110,16 @@ async fn publish_in(tx: &mut PgConnection, new: NewVersion<'_>) -> Result<Publis
         version_id,
         subpaths: &subpaths,
         generation,
+        pending: new.pending,
     };
     write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
-    sqlx::query("UPDATE namespaces SET last_published_at = skillreg_now() WHERE id = $1")
-        .bind(namespace_id)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "UPDATE namespaces SET last_published_at = skillreg_now() WHERE id = $1 AND NOT $2",
+    )
+    .bind(namespace_id)
+    .bind(new.pending)
+    .execute(&mut *tx)
+    .await?;
     write::audit(
         tx,
         new.published_by,

@@ -165,6 +165,19 @@ pub(super) async fn approve(pool: &PgPool, version: &VersionRef, actor: &str) ->
         return Ok(false);
     };
     write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
+    // Its publish is seen now: stamp the skill's and its namespace's recency, which a pending
+    // publish left alone.
+    sqlx::query("UPDATE skills SET last_published_at = skillreg_now() WHERE id = $1")
+        .bind(skill_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "UPDATE namespaces SET last_published_at = skillreg_now()
+         WHERE id = (SELECT namespace_id FROM skills WHERE id = $1)",
+    )
+    .bind(skill_id)
+    .execute(&mut *tx)
+    .await?;
     write::touch(&mut tx, skill_id).await?;
     write::audit(
         &mut tx,

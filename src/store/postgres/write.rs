@@ -118,6 +118,9 @@ pub(super) struct Published<'a> {
     pub subpaths: &'a [String],
     /// The generation to stamp the skill with, with the publish time.
     pub generation: i64,
+    /// Stored pending review: the publish time stays unstamped until it is approved, so that
+    /// nobody learns of the pending version from the skill's recency.
+    pub pending: bool,
 }
 
 /// Recompute a skill's current version and rewrite its listing rows, inside `tx`. For a publish,
@@ -140,12 +143,13 @@ pub(super) async fn refresh_current(
     match &published {
         Some(p) => sqlx::query(
             "UPDATE skills SET current_version_id = $1, updated_gen = $3,
-                    last_published_at = skillreg_now()
+                    last_published_at = CASE WHEN $4 THEN last_published_at ELSE skillreg_now() END
              WHERE id = $2",
         )
         .bind(current)
         .bind(skill_id)
-        .bind(p.generation),
+        .bind(p.generation)
+        .bind(p.pending),
         None => sqlx::query("UPDATE skills SET current_version_id = $1 WHERE id = $2")
             .bind(current)
             .bind(skill_id),

@@ -70,7 +70,8 @@ macro_rules! across_sql {
         (
             concat!(
                 "SELECT name FROM (SELECT s.name, s.last_published_at FROM skills s
-                                   WHERE s.name >= ?3 AND s.name < ?4 AND s.namespace_id ",
+                                   WHERE s.name >= ?3 AND s.name < ?4
+                                   AND s.last_published_at IS NOT NULL AND s.namespace_id ",
                 $in,
                 " (SELECT n.id FROM namespaces n WHERE ",
                 $not,
@@ -81,7 +82,8 @@ macro_rules! across_sql {
             ),
             concat!(
                 "SELECT count(*) FROM (SELECT 1 FROM skills s
-                                       WHERE s.name >= ?3 AND s.name < ?4 AND s.namespace_id ",
+                                       WHERE s.name >= ?3 AND s.name < ?4
+                                   AND s.last_published_at IS NOT NULL AND s.namespace_id ",
                 $in,
                 " (SELECT n.id FROM namespaces n WHERE ",
                 $not,
@@ -93,7 +95,7 @@ macro_rules! across_sql {
 }
 
 /// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across every
-/// visible one: the exact match first, then by most recent publish; and how many skills match
+/// visible one, of skills with a publish that is not pending review (`last_published_at` set): the exact match first, then by most recent publish; and how many skills match
 /// (counted up to [`COMPLETION_COUNT_CAP`]). Work is bounded: the ranking looks at the first
 /// [`CANDIDATES`] matches in name order, so a one-letter prefix over a million skills costs the
 /// same as a long one.
@@ -120,6 +122,7 @@ pub(super) async fn names(
             let names = sqlx::query_scalar(
                 "SELECT name FROM (SELECT name, last_published_at FROM skills
                                    WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
+                                   AND last_published_at IS NOT NULL
                                    ORDER BY name LIMIT +?5)
                  ORDER BY name = ?4 DESC, last_published_at DESC, name LIMIT +?6",
             )
@@ -134,6 +137,7 @@ pub(super) async fn names(
             let total = sqlx::query_scalar(
                 "SELECT count(*) FROM (SELECT 1 FROM skills
                                        WHERE namespace_id = ?3 AND name >= ?1 AND name < ?2
+                                   AND last_published_at IS NOT NULL
                                        LIMIT +?4)",
             )
             .bind(&lo)

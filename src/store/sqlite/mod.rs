@@ -53,6 +53,9 @@ impl SqliteStore {
         if path.exists() && !writable(data_dir) {
             return Self::open_read_only(&path).await;
         }
+        create_private_db(&path)?;
+        warn_if_readable(data_dir, "data directory");
+        warn_if_readable(&path, "database");
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(&path)
             .create_if_missing(true)
@@ -123,6 +126,40 @@ fn create_private_dir(dir: &Path) -> Result<()> {
             context: format!("creating data directory {}", dir.display()),
             source: e,
         })
+}
+
+/// Create an empty database file readable and writable by its owner only, so that SQLite opens
+/// it instead of creating it with the default mode; the `-wal` and `-shm` files SQLite creates
+/// take the database file's mode. An existing file keeps its mode.
+fn create_private_db(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(StoreError::Io {
+            context: format!("creating database {}", path.display()),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Warn when `path` (the data directory or the database) can be read by its group or by anyone:
+/// it holds token hashes, the audit log and private skills.
+fn warn_if_readable(path: &Path, what: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.permissions().mode() & 0o044 != 0
+    {
+        tracing::warn!(
+            path = %path.display(),
+            mode = format!("{:o}", meta.permissions().mode() & 0o777),
+            "the {what} is readable by other users; `chmod go-rwx` it",
+        );
+    }
 }
 
 /// Whether files can be created in `dir` (false on a read-only mount, whoever we are).

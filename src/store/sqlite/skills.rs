@@ -113,14 +113,16 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
         version_id,
         entries: &new.bundle.entries,
         generation,
+        pending: new.pending,
     };
     write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
     sqlx::query(concat!(
         "UPDATE namespaces SET last_published_at = ",
         now!(),
-        " WHERE id = ?1"
+        " WHERE id = ?1 AND NOT ?2"
     ))
     .bind(namespace_id)
+    .bind(new.pending)
     .execute(&mut *tx)
     .await?;
     let details = rows::publish_details(&new);

@@ -153,6 +153,9 @@ pub(super) struct Published<'a> {
     pub entries: &'a [crate::core::Entry],
     /// The generation to stamp the skill with, with the publish time.
     pub generation: i64,
+    /// Stored pending review: the publish time stays unstamped until it is approved, so that
+    /// nobody learns of the pending version from the skill's recency.
+    pub pending: bool,
 }
 
 /// Recompute a skill's current version and rewrite its listing rows (those of another version),
@@ -174,13 +177,15 @@ pub(super) async fn refresh_current(
     let current = current_version(rows)?;
     match &published {
         Some(p) => sqlx::query(concat!(
-            "UPDATE skills SET current_version_id = ?1, updated_gen = ?3, last_published_at = ",
+            "UPDATE skills SET current_version_id = ?1, updated_gen = ?3,
+                    last_published_at = CASE WHEN ?4 THEN last_published_at ELSE ",
             now!(),
-            " WHERE id = ?2"
+            " END WHERE id = ?2"
         ))
         .bind(current)
         .bind(skill_id)
-        .bind(p.generation),
+        .bind(p.generation)
+        .bind(p.pending),
         None => sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
             .bind(current)
             .bind(skill_id),
