@@ -78,7 +78,13 @@ pub const RULES: &[Rule] = &[
         id: "credential",
         severity: Severity::Critical,
         default: Treatment::Block,
-        explanation: "a credential in a well-known format (cloud and API keys, tokens) or a private key",
+        explanation: "a credential in a well-known format (cloud and API keys, tokens) or a private key, in a file that is not documentation (placeholders such as XXXX, abcdef…, EXAMPLE or your-…-here are not credentials)",
+    },
+    Rule {
+        id: "credential_in_docs",
+        severity: Severity::Medium,
+        default: Treatment::Flag,
+        explanation: "a real-looking credential quoted in documentation (a Markdown file), where guides show sample keys: a person should look, and nothing is blocked",
     },
     Rule {
         id: "executable_file",
@@ -486,6 +492,10 @@ fn scan_file(file: &ScanFile<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let markdown = lower.ends_with(".md") || lower.ends_with(".txt") || lower.ends_with(".mdx");
+    // Guides and references quote sample keys: a key there is shown to a person, not used.
+    let documentation = [".md", ".mdx", ".markdown", ".rst"]
+        .iter()
+        .any(|ext| lower.ends_with(ext));
     // One pass of each rule over the whole file first: most files match nothing, and then no
     // line is looked at. A match within a line is a match within the file, so this never
     // misses; a match across lines is checked line by line below and dropped.
@@ -493,14 +503,15 @@ fn scan_file(file: &ScanFile<'_>, out: &mut Vec<Finding>) {
         hidden: may_hide(text) && text.contains(hidden),
         injection: markdown && INJECTION.is_match(text.as_bytes()),
         remote_code: REMOTE_CODE.0.is_match(text.as_bytes()),
-        credential: CREDENTIAL.is_match(text.as_bytes()),
+        credential: CREDENTIAL.0.is_match(text.as_bytes()),
         endpoint: ENDPOINT.is_match(text.as_bytes()) || IP_URL.is_match(text.as_bytes()),
     };
     if !want.any() {
         return;
     }
     let mut counts = [0usize; 8];
-    for (index, line) in text.lines().enumerate() {
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((index, line)) = lines.next() {
         let line_no = u32::try_from(index + 1).unwrap_or(u32::MAX);
         // `at`: where in the line the match starts, to show it in the excerpt.
         let mut hit = |slot: usize, rule_id: &'static str, at: Option<usize>| {
@@ -531,9 +542,14 @@ fn scan_file(file: &ScanFile<'_>, out: &mut Vec<Finding>) {
         {
             hit(2, "remote_code_execution", Some(at));
         }
-        // Documentation's placeholder keys (AWS's AKIAIOSFODNN7EXAMPLE) are not credentials.
-        if want.credential && CREDENTIAL.is_match(line.as_bytes()) && !line.contains("EXAMPLE") {
-            hit(3, "credential", None);
+        if want.credential
+            && let Some(at) = credential(line, lines.peek().map(|(_, next)| *next))
+        {
+            if documentation {
+                hit(5, "credential_in_docs", Some(at));
+            } else {
+                hit(3, "credential", Some(at));
+            }
         }
         if want.endpoint && (ENDPOINT.is_match(line.as_bytes()) || public_ip_url(line)) {
             hit(4, "exfiltration_endpoint", None);
@@ -663,24 +679,118 @@ static REMOTE_CODE: LazyLock<(RegexSet, Vec<Regex>)> = LazyLock::new(|| {
     (ascii_set(&patterns, true), each)
 });
 
-static CREDENTIAL: LazyLock<RegexSet> = LazyLock::new(|| {
-    ascii_set(
-        &[
-            r"\b(AKIA|ASIA)[0-9A-Z]{16}\b",
-            r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
-            r"\bgithub_pat_[A-Za-z0-9_]{60,}\b",
-            r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b",
-            r"\bAIza[0-9A-Za-z_-]{35}\b",
-            r"\bsk-ant-[A-Za-z0-9_-]{20,}\b",
-            r"\bsk-(proj-)?[A-Za-z0-9]{32,}\b",
-            r"\bsk_live_[A-Za-z0-9]{20,}\b",
-            r"\bglpat-[A-Za-z0-9_-]{20}\b",
-            r"\bnpm_[A-Za-z0-9]{36}\b",
-            r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----",
-        ],
-        false,
-    )
+/// Credentials in well-known formats, as a set (which pattern matched) and each pattern alone.
+/// Group 1 is a key's variable part, the text after its fixed prefix; a private key's header
+/// has no group (its body is on what follows it).
+static CREDENTIAL: LazyLock<(RegexSet, Vec<Regex>)> = LazyLock::new(|| {
+    let patterns = [
+        r"\b(?:AKIA|ASIA)([0-9A-Z]{16})\b",
+        r"\bgh[pousr]_([A-Za-z0-9]{36,})\b",
+        r"\bgithub_pat_([A-Za-z0-9_]{60,})\b",
+        r"\bxox[abposr]-([A-Za-z0-9-]{10,})\b",
+        r"\bAIza([0-9A-Za-z_-]{35})\b",
+        r"\bsk-ant-([A-Za-z0-9_-]{20,})\b",
+        r"\bsk-(?:proj-)?([A-Za-z0-9]{32,})\b",
+        r"\bsk_live_([A-Za-z0-9]{20,})\b",
+        r"\bglpat-([A-Za-z0-9_-]{20})\b",
+        r"\bnpm_([A-Za-z0-9]{36})\b",
+        r"-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----",
+    ];
+    let each = patterns.iter().map(|p| ascii(p, false)).collect();
+    (ascii_set(&patterns, false), each)
 });
+
+/// Where the first credential in `line` starts (`next`: the line after it): a match of
+/// [`CREDENTIAL`] whose variable part is not a [`placeholder`]. A private key's header counts
+/// when a key body follows it: base64 text (on the next line, or after a written `\n` as in
+/// JSON) or an encrypted key's `Proc-Type:` header; a header quoted alone is a name.
+fn credential(line: &str, next: Option<&str>) -> Option<usize> {
+    let (set, each) = &*CREDENTIAL;
+    set.matches(line.as_bytes()).into_iter().find_map(|i| {
+        each[i].captures_iter(line.as_bytes()).find_map(|c| {
+            let whole = c.get(0)?;
+            let real = match c.get(1) {
+                Some(secret) => !placeholder(std::str::from_utf8(secret.as_bytes()).ok()?),
+                None => key_body(&line[whole.end()..], next),
+            };
+            real.then_some(whole.start())
+        })
+    })
+}
+
+/// Whether the text after a private key's header (`rest` of its line, then `next`) starts a
+/// key body. Bodies of real keys hold runs (`AAAAAAAA` encodes zero bytes), so only a body of
+/// one repeated character or with a placeholder word is a placeholder here.
+fn key_body(rest: &str, next: Option<&str>) -> bool {
+    let rest = rest.trim_start();
+    let body = match rest.strip_prefix("\\n") {
+        Some(body) => body,
+        None if rest.is_empty() => next.unwrap_or_default().trim_start(),
+        None => rest,
+    };
+    if body.starts_with("Proc-Type:") {
+        return true;
+    }
+    let end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+        .unwrap_or(body.len());
+    let body = &body[..end];
+    body.len() >= 16 && !body.bytes().all(|b| b == body.as_bytes()[0]) && !placeholder_word(body)
+}
+
+/// Whether `secret`, the variable part of a key-shaped string (what follows `AIza`, `ghp_`,
+/// `sk-`…), is a placeholder that templates and documentation write instead of a key: a word
+/// such as `EXAMPLE`, `your`, `here`, `dummy`, `placeholder` or `redacted`; a run of one
+/// character (`XXXXXX`, `000000`); or an ascending or descending sequence (`abcdef`,
+/// `AbCdEf`, `123456`, `987654`) of six characters or more. By chance, 11 in 100,000 random
+/// keys of 35 base62 characters and 19 in 100,000 of 13 digits pass as placeholders (mostly
+/// for a word such as `here`): those go unreported.
+pub fn placeholder(secret: &str) -> bool {
+    /// Shortest run or sequence that makes a placeholder.
+    const RUN: usize = 6;
+    if placeholder_word(secret) {
+        return true;
+    }
+    let lower = secret.to_ascii_lowercase();
+    let follows = |a: u8, b: u8| {
+        a.is_ascii_alphanumeric()
+            && b.is_ascii_alphanumeric()
+            && (b == a + 1 || (a, b) == (b'9', b'0'))
+    };
+    let (mut same, mut up, mut down) = (1, 1, 1);
+    for pair in lower.as_bytes().windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        same = if a == b && a.is_ascii_alphanumeric() {
+            same + 1
+        } else {
+            1
+        };
+        up = if follows(a, b) { up + 1 } else { 1 };
+        down = if follows(b, a) { down + 1 } else { 1 };
+        if same >= RUN || up >= RUN || down >= RUN {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `secret` holds a word that marks a placeholder (any case).
+fn placeholder_word(secret: &str) -> bool {
+    const WORDS: [&str; 10] = [
+        "example",
+        "sample",
+        "dummy",
+        "placeholder",
+        "redacted",
+        "your",
+        "here",
+        "fake",
+        "changeme",
+        "xxxx",
+    ];
+    let lower = secret.to_ascii_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
+}
 
 static ENDPOINT: LazyLock<RegexSet> = LazyLock::new(|| {
     ascii_set(
@@ -879,15 +989,22 @@ mod tests {
         }
     }
 
+    /// Random keys in each format (made up for these tests; none is a real credential).
+    const REAL_LOOKING: [&str; 5] = [
+        "aws_access_key_id = AKIANQYBMOZAQWLBSEXA",
+        "token: ghp_gBwBYWg3zGLtrTeDBqKuKaUT3cPm6N5NENWO",
+        "key=AIzaSyWOKXS9r3jwMKEmY8l1ec1aWqCp4zDEqlQ",
+        "SLACK=xoxb-584383922255-4201391301117-4JD0wrQniulsIe1fDesbIgZl",
+        "OPENAI_API_KEY=sk-proj-nyjQFiv1jOnC3SmvvK8CxY8d17EpDvbMy7H4Ker0n9Y4aHRG",
+    ];
+
     #[test]
     fn credentials_in_known_formats() {
-        for positive in [
-            "aws_access_key_id = AKIAI44QH8DHBF3KP2XY",
-            "token: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
-            "-----BEGIN OPENSSH PRIVATE KEY-----",
-            "key=AIzaSyA1234567890abcdefghijklmnopqrstuv",
-            "SLACK=xoxb-1234567890-abcdefghij",
-        ] {
+        for positive in REAL_LOOKING.into_iter().chain([
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB",
+            "\"-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\"",
+            "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED",
+        ]) {
             assert_eq!(
                 rules_of("config.txt", positive),
                 ["credential"],
@@ -900,9 +1017,128 @@ mod tests {
             "sk-... (your key here)",
             "AKIA is the prefix of AWS access keys",
             "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+            "the scanner looks for -----BEGIN RSA PRIVATE KEY----- headers",
+            "-----BEGIN PRIVATE KEY-----\nMIIE...\n-----END PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY-----\nXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
         ] {
             assert!(rules_of("config.txt", negative).is_empty(), "{negative}");
         }
+    }
+
+    /// Each placeholder shape, as the variable part of a key and inside a whole key of the
+    /// format that quotes it, is not a credential in any file.
+    #[test]
+    fn placeholder_keys_are_never_credentials() {
+        for (secret, shape) in [
+            ("XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX", "a run of X"),
+            ("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "a run of x"),
+            ("0000000000000000", "a run of zeros"),
+            ("SyA1234567890abcdefghijklmnopqrstuv", "ascending digits"),
+            (
+                "SyAbCdEfGhIjKlMnOpQrStUvWxYz0123456",
+                "ascending letters, mixed case",
+            ),
+            ("zyxwvutsrqponmlkjihgfedcba98765", "descending"),
+            ("IOSFODNN7EXAMPLE", "EXAMPLE"),
+            ("your_api_key_goes_here_0123", "your-…-here"),
+            ("Qm9dummyK3yForT3sts9aQ", "dummy"),
+            ("PLACEHOLDER00Qm9aQ7z", "placeholder"),
+            ("REDACTEDqm9aQ7zK3y", "redacted"),
+            ("9aQ7zK3yxxxx", "a run of xxxx"),
+        ] {
+            assert!(placeholder(secret), "{shape}: {secret}");
+        }
+        for secret in [
+            "NQYBMOZAQWLBSEXA",
+            "gBwBYWg3zGLtrTeDBqKuKaUT3cPm6N5NENWO",
+            "SyWOKXS9r3jwMKEmY8l1ec1aWqCp4zDEqlQ",
+            "584383922255-4201391301117-4JD0wrQniulsIe1fDesbIgZl",
+            "abc12xyz", // a short ascending run is chance, not a sequence
+        ] {
+            assert!(!placeholder(secret), "{secret}");
+        }
+        for quoted in [
+            "GEMINI_API_KEY=AIzaXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+            "const key = 'AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYz0123456';",
+            "OPENAI_API_KEY=sk-proj-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "ANTHROPIC_API_KEY=sk-ant-api03-XXXXXXXXXXXXXXXXXXXXXXXX",
+            "GITHUB_TOKEN=ghp_000000000000000000000000000000000000",
+            "aws_access_key_id = AKIAXXXXXXXXXXXXXXXX",
+            "SLACK=xoxb-1234567890-abcdefghij",
+            "NPM_TOKEN=npm_your0token0goes0here0000000000000000",
+        ] {
+            assert!(rules_of(".env", quoted).is_empty(), "{quoted}");
+            assert!(
+                rules_of("references/keys.md", quoted).is_empty(),
+                "{quoted}"
+            );
+        }
+    }
+
+    /// Random keys are almost never placeholders: of 100,000 keys of 35 base62 characters (the
+    /// shape of a Google key's variable part), and as many of 13 digits (a Slack token's), only
+    /// chance runs and words pass as placeholders, at the rates RELIABILITY.md records.
+    #[test]
+    fn random_keys_are_almost_never_placeholders() {
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % n).unwrap()
+        };
+        const BASE62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut passed = |alphabet: &[u8], len: usize| {
+            (0..100_000)
+                .filter(|_| {
+                    let key: String = (0..len)
+                        .map(|_| char::from(alphabet[next(alphabet.len() as u64)]))
+                        .collect();
+                    placeholder(&key)
+                })
+                .count()
+        };
+        let base62 = passed(BASE62, 35);
+        let digits = passed(&BASE62[52..], 13);
+        eprintln!("placeholders among 100,000 random keys: base62 {base62}, digits {digits}");
+        assert!(base62 <= 50, "{base62}");
+        assert!(digits <= 200, "{digits}");
+    }
+
+    /// Documentation quotes sample keys: a real-looking key in Markdown flags under its own
+    /// rule, which the default policy does not block; the same key in a script or a
+    /// configuration file blocks.
+    #[test]
+    fn a_key_quoted_in_documentation_flags_and_in_a_script_blocks() {
+        let policy = Policy::default();
+        for key in REAL_LOOKING {
+            let verdict = |path: &str| {
+                let file = ScanFile {
+                    path,
+                    bytes: key.as_bytes(),
+                    executable: false,
+                };
+                let scan = policy.scan_files(&[file], None);
+                let rules: Vec<String> = scan.findings.iter().map(|f| f.rule.clone()).collect();
+                (scan.verdict, rules)
+            };
+            for doc in ["references/api.md", "SKILL.md", "docs/setup.mdx"] {
+                assert_eq!(
+                    verdict(doc),
+                    (Verdict::Flagged, vec!["credential_in_docs".to_owned()]),
+                    "{doc}: {key}"
+                );
+            }
+            for code in [".env", "scripts/deploy.sh", "config.json", "notes.txt"] {
+                assert_eq!(
+                    verdict(code),
+                    (Verdict::Blocked, vec!["credential".to_owned()]),
+                    "{code}: {key}"
+                );
+            }
+        }
+        assert_eq!(rule("credential_in_docs").unwrap().default, Treatment::Flag);
+        assert_eq!(rule("credential").unwrap().default, Treatment::Block);
     }
 
     #[test]
