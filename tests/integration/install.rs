@@ -1349,3 +1349,30 @@ async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
     );
     assert!(!project.path().join(".agents").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_never_reads_through_a_link_planted_in_an_installed_folder() {
+    let project = TempDir::new().unwrap();
+    let p = project.path();
+    let out = sr(p, &["add", "evil/x", "--from", &hostile_stdio("plain")]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let skill = p.join(".agents/skills/x");
+    // A link to a copy of the same bytes elsewhere: read through, it would pass as the file.
+    let outside = TempDir::new().unwrap();
+    std::fs::write(outside.path().join("notes.md"), "line one\n").unwrap();
+    std::fs::write(outside.path().join("secret"), "not yours\n").unwrap();
+    std::fs::remove_file(skill.join("notes.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("notes.md"), skill.join("notes.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), skill.join("escape")).unwrap();
+    let out = sr(p, &["check", "--offline"]).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "CHANGED  evil/x 1.0.0\n  modified .agents/skills/x/notes.md\n  extra    .agents/skills/x/escape\n",
+    );
+    // The skill folder itself replaced by a link is not read either.
+    std::fs::remove_dir_all(&skill).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &skill).unwrap();
+    let out = sr(p, &["check", "--offline"]).await;
+    assert!(out.stderr.starts_with("error[unsafe_folder]: "), "{out:?}");
+}
