@@ -19,10 +19,10 @@ pub struct Target {
     /// The project root (default: the current directory); its lock is `<dir>/skills.lock`.
     #[arg(long, conflicts_with = "global")]
     pub dir: Option<PathBuf>,
-    /// Bearer token for skills in private namespaces, sent only to one origin: the `--from`
-    /// source's when `--from` is given, else the registry's ($SKILLREG_REGISTRY). Without it,
-    /// $SKILLREG_TOKEN, sent only to the registry's origin. Never written to the lock.
-    #[arg(long)]
+    /// Bearer token for skills in private namespaces, sent only to one origin: typed as
+    /// `--token`, the `--from` source's when `--from` is given, else the registry's
+    /// ($SKILLREG_REGISTRY); from $SKILLREG_TOKEN, the registry's only. Never written to the lock.
+    #[arg(long, env = "SKILLREG_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 }
 
@@ -59,10 +59,16 @@ impl Target {
             };
             Scope::Project(root)
         };
+        // clap fills `token` from SKILLREG_TOKEN too: a value equal to the environment's is
+        // taken as the environment's, bound to the registry whatever `--from` says.
         let env_token = std::env::var("SKILLREG_TOKEN")
             .ok()
             .filter(|t| !t.is_empty());
-        let token = match (&self.token, env_token) {
+        let typed = self
+            .token
+            .as_ref()
+            .filter(|t| Some(*t) != env_token.as_ref());
+        let token = match (typed, env_token) {
             (Some(value), _) => {
                 let origin = match from {
                     Some(from) => consumer::remote::origin_of(from),

@@ -1187,6 +1187,16 @@ async fn the_token_goes_only_to_the_origin_it_is_bound_to() {
     assert_eq!(out.code, 0, "{out:?}");
     let seen = std::fs::read_to_string(&auth).unwrap();
     assert!(!seen.contains("skr_REGISTRY_SECRET"), "{seen}");
+    // Nor a source typed with --from.
+    let out = sr_env(
+        p,
+        &["install", "--frozen", "--from", &url],
+        &[("SKILLREG_TOKEN", "skr_REGISTRY_SECRET")],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let seen = std::fs::read_to_string(&auth).unwrap();
+    assert!(!seen.contains("skr_REGISTRY_SECRET"), "{seen}");
     // The same source as the registry's origin gets it.
     let registry = url.trim_end_matches("/mcp").to_owned();
     let out = sr_env(
