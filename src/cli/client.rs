@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::core::text::printable;
 use crate::core::{self, Action, SkillRef, SkillVersion};
 use crate::http::api::{
     CLIENT_WARNINGS_HEADER, DeprecateRequest, ErrorBody, PublishedView, RevokeRequest,
@@ -52,20 +53,6 @@ impl Failure {
     fn usage(message: String) -> Self {
         Self { code: 2, message }
     }
-}
-
-/// Text from a registry, made safe for a terminal: control characters (escape sequences, a
-/// carriage return that would overwrite the line) are shown escaped.
-fn printable(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() && c != '\n' {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 impl Remote {

@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::consumer::install::BoundToken;
 use crate::consumer::{self, Agent, Context, Error, Request, Scope};
+use crate::core::text::printable;
 
 /// Where skills go, and the token for private namespaces.
 #[derive(clap::Args, Debug, Clone)]
@@ -17,13 +19,30 @@ pub struct Target {
     /// The project root (default: the current directory); its lock is `<dir>/skills.lock`.
     #[arg(long, conflicts_with = "global")]
     pub dir: Option<PathBuf>,
-    /// Bearer token sent to HTTP sources (skills in private namespaces). Never written to the lock.
+    /// Bearer token for skills in private namespaces, sent only to one origin: typed as
+    /// `--token`, the `--from` source's when `--from` is given, else the registry's
+    /// ($SKILLREG_REGISTRY); from $SKILLREG_TOKEN, the registry's only. Never written to the lock.
     #[arg(long, env = "SKILLREG_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 }
 
+/// The origin `SKILLREG_TOKEN` is bound to: the registry's.
+fn registry_origin() -> Option<String> {
+    consumer::remote::origin_of(&registry())
+}
+
+fn registry() -> String {
+    std::env::var("SKILLREG_REGISTRY")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| super::client::DEFAULT_REGISTRY.to_owned())
+}
+
 impl Target {
-    fn context(&self) -> Result<Context, Error> {
+    /// The scope and the token, bound to an origin: `--token` to `from`'s (typed with it) or
+    /// else the registry's; `SKILLREG_TOKEN` to the registry's only, so a source named by a lock
+    /// or `--from` never receives it.
+    fn context(&self, from: Option<&str>, allow_stdio: bool) -> Result<Context, Error> {
         let scope = if self.global {
             let home = std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
@@ -40,20 +59,50 @@ impl Target {
             };
             Scope::Project(root)
         };
+        // clap fills `token` from SKILLREG_TOKEN too: a value equal to the environment's is
+        // taken as the environment's, bound to the registry whatever `--from` says.
+        let env_token = std::env::var("SKILLREG_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty());
+        let typed = self
+            .token
+            .as_ref()
+            .filter(|t| Some(*t) != env_token.as_ref());
+        let token = match (typed, env_token) {
+            (Some(value), _) => {
+                let origin = match from {
+                    Some(from) => consumer::remote::origin_of(from),
+                    None => registry_origin(),
+                };
+                origin.map(|origin| BoundToken {
+                    origin,
+                    value: value.clone(),
+                })
+            }
+            (None, Some(value)) => registry_origin().map(|origin| BoundToken { origin, value }),
+            (None, None) => None,
+        };
         Ok(Context {
             scope,
-            token: self.token.clone(),
+            token,
+            allow_stdio,
         })
     }
 }
 
 /// The MCP endpoint `add` reads from unless `--from` names another: the registry's `/mcp`.
 fn default_source() -> String {
-    let registry = std::env::var("SKILLREG_REGISTRY")
-        .ok()
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| super::client::DEFAULT_REGISTRY.to_owned());
-    format!("{}/mcp", registry.trim_end_matches('/'))
+    format!("{}/mcp", registry().trim_end_matches('/'))
+}
+
+/// A `stdio:` source named by the lock (not typed on this command line) starts a command.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AllowStdio {
+    /// Start the `stdio:` sources the lock names (each runs a command, printed before it
+    /// starts). Without it such a source is refused (`stdio_not_allowed`); one typed with
+    /// `--from` always runs.
+    #[arg(long)]
+    pub allow_stdio_sources: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -91,12 +140,16 @@ pub struct InstallArgs {
     #[arg(long)]
     pub from: Option<String>,
     #[command(flatten)]
+    pub allow: AllowStdio,
+    #[command(flatten)]
     pub target: Target,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
     /// Compare the files only; do not ask the sources whether a locked version was revoked.
+    /// Without it, a source that cannot be asked (unreachable, or a `stdio:` command, which
+    /// `check` never starts) is reported UNCHECKED and the exit status is 1.
     #[arg(long)]
     pub offline: bool,
     #[arg(long)]
@@ -110,6 +163,8 @@ pub struct OutdatedArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub allow: AllowStdio,
+    #[command(flatten)]
     pub target: Target,
 }
 
@@ -117,6 +172,8 @@ pub struct OutdatedArgs {
 pub struct UpdateArgs {
     /// Skills to update, by path or name (default: every skill in the lock).
     pub skills: Vec<String>,
+    #[command(flatten)]
+    pub allow: AllowStdio,
     #[command(flatten)]
     pub target: Target,
 }
@@ -131,7 +188,7 @@ pub struct RemoveArgs {
 }
 
 fn fail(e: &Error) -> ExitCode {
-    eprintln!("{e}");
+    eprintln!("{}", printable(&e.to_string()));
     ExitCode::from(e.code.exit_status())
 }
 
@@ -142,8 +199,11 @@ fn print_installed(verb: &str, i: &consumer::Installed) {
         .map(|v| format!(" {v}"))
         .unwrap_or_default();
     println!(
-        "{verb} {}{version} ({} files, {} bytes)",
-        i.path, i.files, i.bytes
+        "{verb} {}{} ({} files, {} bytes)",
+        i.path,
+        printable(&version),
+        i.files,
+        i.bytes
     );
     for f in &i.folders {
         println!("  -> {f}");
@@ -152,7 +212,7 @@ fn print_installed(verb: &str, i: &consumer::Installed) {
 
 pub async fn add(args: AddArgs) -> ExitCode {
     let run = async {
-        let ctx = args.target.context()?;
+        let ctx = args.target.context(args.from.as_deref(), false)?;
         let requests = args
             .skills
             .iter()
@@ -179,11 +239,13 @@ pub async fn add(args: AddArgs) -> ExitCode {
 
 pub async fn install(args: InstallArgs) -> ExitCode {
     let run = async {
-        let ctx = args.target.context()?;
+        let ctx = args
+            .target
+            .context(args.from.as_deref(), args.allow.allow_stdio_sources)?;
         let (done, warnings) =
             consumer::install::install(&ctx, args.frozen, args.from.as_deref()).await?;
         for w in &warnings {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", printable(w));
         }
         for i in &done {
             print_installed("installed", i);
@@ -201,7 +263,7 @@ pub async fn install(args: InstallArgs) -> ExitCode {
 
 pub async fn check(args: CheckArgs) -> ExitCode {
     let run = async {
-        let ctx = args.target.context()?;
+        let ctx = args.target.context(None, false)?;
         let report = consumer::install::check(&ctx, args.offline).await?;
         if args.json {
             println!(
@@ -231,17 +293,19 @@ pub async fn check(args: CheckArgs) -> ExitCode {
                 }
                 let state = if s.revoked {
                     "REVOKED"
-                } else if lines.is_empty() {
-                    "ok"
-                } else {
+                } else if !lines.is_empty() {
                     "CHANGED"
+                } else if s.unchecked {
+                    "UNCHECKED"
+                } else {
+                    "ok"
                 };
-                println!("{state:8} {}{version}", s.path);
+                println!("{state:8} {}{}", s.path, printable(&version));
                 for l in lines {
-                    println!("  {l}");
+                    println!("  {}", printable(&l));
                 }
                 if let Some(note) = &s.source {
-                    println!("  source: {note}");
+                    println!("  source: {}", printable(note));
                 }
             }
         }
@@ -256,7 +320,7 @@ pub async fn check(args: CheckArgs) -> ExitCode {
 
 pub async fn outdated(args: OutdatedArgs) -> ExitCode {
     let run = async {
-        let ctx = args.target.context()?;
+        let ctx = args.target.context(None, args.allow.allow_stdio_sources)?;
         let rows = consumer::install::outdated(&ctx).await?;
         if args.json {
             println!(
@@ -274,8 +338,8 @@ pub async fn outdated(args: OutdatedArgs) -> ExitCode {
                 println!(
                     "{:32} {:10} {:10} {:10} {}{mark}",
                     r.path,
-                    r.requested,
-                    dash(&r.locked),
+                    printable(&r.requested),
+                    printable(&dash(&r.locked)),
                     dash(&r.wanted),
                     dash(&r.latest)
                 );
@@ -291,12 +355,14 @@ pub async fn outdated(args: OutdatedArgs) -> ExitCode {
 
 pub async fn update(args: UpdateArgs) -> ExitCode {
     let run = async {
-        let ctx = args.target.context()?;
+        let ctx = args.target.context(None, args.allow.allow_stdio_sources)?;
         let done = consumer::install::update(&ctx, &args.skills).await?;
         for u in &done {
             let v = |v: &Option<String>| v.clone().unwrap_or_else(|| "unversioned".into());
-            println!("updated {} {} -> {}", u.path, v(&u.from), v(&u.to));
-            print!("{}", u.diff);
+            let line = format!("updated {} {} -> {}", u.path, v(&u.from), v(&u.to));
+            println!("{}", printable(&line));
+            // A diff line is server text: a `\r` or an escape sequence shows as itself.
+            print!("{}", printable(&u.diff));
         }
         if done.is_empty() {
             println!("up to date");
@@ -308,7 +374,7 @@ pub async fn update(args: UpdateArgs) -> ExitCode {
 
 pub fn remove(args: RemoveArgs) -> ExitCode {
     let run = || {
-        let ctx = args.target.context()?;
+        let ctx = args.target.context(None, false)?;
         for path in consumer::install::remove(&ctx, &args.skills)? {
             println!("removed {path}");
         }

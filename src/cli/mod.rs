@@ -186,7 +186,7 @@ pub enum Command {
     /// Compare the installed files with skills.lock: each modified, missing or extra file,
     /// and locked versions since revoked (exit 1).
     #[command(
-        after_help = "Exit status: 0 when everything matches, 1 when not, 2 on error.\n\nExample:\n  skillreg check\n  skillreg check --global --offline"
+        after_help = "Exit status: 0 when everything matches, 1 when not (or when a source could not be asked about revocations, unless --offline), 2 on error.\n\nExample:\n  skillreg check\n  skillreg check --global --offline"
     )]
     Check(install::CheckArgs),
     /// Show, without changing anything, which locked skills have a newer version.

@@ -21,6 +21,19 @@ impl Scope {
         }
     }
 
+    /// The folders agent folders must stay inside: the project root; for the user, home, and
+    /// `CLAUDE_CONFIG_DIR` when it moves Claude Code's folder elsewhere.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        match self {
+            Scope::Project(root) => vec![root.clone()],
+            Scope::Global { home } => {
+                let mut out = vec![home.clone()];
+                out.extend(claude_config_dir());
+                out
+            }
+        }
+    }
+
     /// Paths as shown to the user: relative to the project root, or under `~`.
     pub fn show(&self, path: &Path) -> String {
         match self {
@@ -85,15 +98,21 @@ impl Agent {
             },
             Scope::Global { home } => match self {
                 Agent::Agents | Agent::Codex => home.join(".agents/skills"),
-                Agent::ClaudeCode => std::env::var_os("CLAUDE_CONFIG_DIR")
-                    .filter(|d| !d.is_empty())
-                    .map_or_else(|| home.join(".claude"), PathBuf::from)
+                Agent::ClaudeCode => claude_config_dir()
+                    .unwrap_or_else(|| home.join(".claude"))
                     .join("skills"),
                 Agent::Cursor => home.join(".cursor/skills"),
                 Agent::GithubCopilot => home.join(".copilot/skills"),
             },
         }
     }
+}
+
+/// `CLAUDE_CONFIG_DIR`, when set.
+fn claude_config_dir() -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The distinct folders a set of agents reads, in a stable order (several agents share

@@ -28,6 +28,13 @@ pub enum Code {
     NotLocked,
     /// Two skills would be installed into the same folder.
     InstallConflict,
+    /// A `stdio:` source that was not typed on this command line (a lock entry's) would start a
+    /// command; that needs `--allow-stdio-sources`.
+    StdioNotAllowed,
+    /// An agent folder leaves the project (or home), or passes through a symbolic link.
+    UnsafeFolder,
+    /// A source sent more than a listing or a skill may hold (pages, entries, files, bytes).
+    LimitExceeded,
     /// Reading or writing the local files failed.
     Io,
 }
@@ -46,14 +53,18 @@ impl Code {
             Code::LockMismatch => "lock_mismatch",
             Code::NotLocked => "not_locked",
             Code::InstallConflict => "install_conflict",
+            Code::StdioNotAllowed => "stdio_not_allowed",
+            Code::UnsafeFolder => "unsafe_folder",
+            Code::LimitExceeded => "limit_exceeded",
             Code::Io => "io_error",
         }
     }
 
-    /// 2 for usage, connection and local I/O failures; 1 for a refusal.
+    /// 2 for usage, connection and local I/O failures and a stdio source not allowed; 1 for a
+    /// refusal.
     pub fn exit_status(self) -> u8 {
         match self {
-            Code::Usage | Code::SourceUnreachable | Code::Io => 2,
+            Code::Usage | Code::SourceUnreachable | Code::StdioNotAllowed | Code::Io => 2,
             _ => 1,
         }
     }

@@ -7,15 +7,33 @@ use std::path::{Path, PathBuf};
 
 use super::agents::{Agent, Scope, folders};
 use super::error::{Code, Error, Result};
-use super::lock::{Lock, LockedFile, LockedSkill, folder_of};
+use super::lock::{Lock, LockedFile, LockedSkill, check_skill_path, folder_of};
 use super::remote::{Entry, Found, Remote, Source, Verified};
+use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
+use crate::core::text::printable;
 use crate::core::{Digest, Requirement, SkillVersion};
 
 /// What every command is given: where skills go and how to reach sources.
 pub struct Context {
     pub scope: Scope,
-    /// Bearer token for HTTP sources (private namespaces); never written to the lock.
-    pub token: Option<String>,
+    /// Bearer token for private namespaces, and the one origin it is sent to; never written to
+    /// the lock.
+    pub token: Option<BoundToken>,
+    /// `--allow-stdio-sources`: a `stdio:` source read from the lock may be started.
+    pub allow_stdio: bool,
+}
+
+/// A token and the origin (`scheme://host:port`) of the only HTTP source it goes to.
+#[derive(Clone)]
+pub struct BoundToken {
+    pub origin: String,
+    pub value: String,
+}
+
+impl std::fmt::Debug for BoundToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BoundToken({}, ***)", self.origin)
+    }
 }
 
 /// A skill requested on the command line: `acme/pdf`, `acme/pdf@^1.2`, `acme/pdf@1.2.0`.
@@ -32,21 +50,11 @@ impl Request {
             None => (s, ""),
         };
         let path = path.trim_matches('/');
-        let ok = !path.is_empty()
-            && path.split('/').all(|seg| {
-                !seg.is_empty()
-                    && seg != "."
-                    && seg != ".."
-                    && !seg
-                        .chars()
-                        .any(|c| c.is_whitespace() || c.is_control() || c == '@')
-            })
-            && path.rsplit('/').next() != Some("SKILL.md");
-        if !ok {
+        if let Err(why) = check_skill_path(path) {
             return Err(Error::new(
                 Code::Usage,
                 format!(
-                    "{s:?} is not a skill path: give NAMESPACE/NAME[@VERSION-OR-RANGE], the skill's URI without skill:// and /SKILL.md"
+                    "{s:?} is not a skill path ({why}): give NAMESPACE/NAME[@VERSION-OR-RANGE], the skill's URI without skill:// and /SKILL.md"
                 ),
             ));
         }
@@ -82,23 +90,64 @@ pub struct Updated {
 /// A warning the command went on after (a yanked version kept from the lock).
 pub type Warnings = Vec<String>;
 
+/// Which `stdio:` sources a command may start.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start<'a> {
+    /// None (`check`, which reads only).
+    Never,
+    /// The one typed on this command line, and with `--allow-stdio-sources` any other.
+    Typed(Option<&'a str>),
+}
+
 /// Connections by source, opened on first use and closed at the end.
 struct Remotes<'a> {
-    token: Option<&'a str>,
+    token: Option<&'a BoundToken>,
+    allow_stdio: bool,
+    start: Start<'a>,
     open: BTreeMap<String, Remote>,
 }
 
 impl<'a> Remotes<'a> {
-    fn new(token: Option<&'a str>) -> Self {
+    fn new(ctx: &'a Context, start: Start<'a>) -> Self {
         Self {
-            token,
+            token: ctx.token.as_ref(),
+            allow_stdio: ctx.allow_stdio,
+            start,
             open: BTreeMap::new(),
         }
     }
 
+    /// The connection to `source`. The token goes only to its own origin; a `stdio:` source
+    /// starts only when typed on this command line or allowed by `--allow-stdio-sources`, and
+    /// its command is printed first.
     async fn get(&mut self, source: &str) -> Result<&Remote> {
         if !self.open.contains_key(source) {
-            let remote = Remote::connect(&Source::parse(source)?, self.token).await?;
+            let parsed = Source::parse(source)?;
+            if let Source::Stdio(_) = parsed {
+                match self.start {
+                    Start::Never => {
+                        return Err(Error::new(
+                            Code::StdioNotAllowed,
+                            format!("{} is a command; check never starts one", printable(source)),
+                        ));
+                    }
+                    Start::Typed(typed) if !self.allow_stdio && typed != Some(source) => {
+                        return Err(Error::new(
+                            Code::StdioNotAllowed,
+                            format!(
+                                "the lock names the source {:?}, a command to run; run it only if you trust it, with --allow-stdio-sources",
+                                printable(source)
+                            ),
+                        ));
+                    }
+                    Start::Typed(_) => eprintln!("starting source: {}", printable(source)),
+                }
+            }
+            let token = self
+                .token
+                .filter(|t| parsed.origin().as_deref() == Some(t.origin.as_str()))
+                .map(|t| t.value.as_str());
+            let remote = Remote::connect(&parsed, token).await?;
             self.open.insert(source.to_owned(), remote);
         }
         Ok(&self.open[source])
@@ -230,22 +279,34 @@ fn agents_of(skill: &LockedSkill) -> Result<Vec<Agent>> {
 
 /// Write `files` as `<dir>/<name>/` in every folder: into a hidden sibling first, then one
 /// rename over the old copy, so an agent never reads half a skill.
-fn place(folders_: &[PathBuf], name: &str, files: &[Verified]) -> Result<()> {
+///
+/// Every folder is checked first ([`check_folder`]); the staging folder is made fresh and each
+/// file created new, so no link planted there is followed.
+fn place(scope: &Scope, folders_: &[PathBuf], name: &str, files: &[Verified]) -> Result<()> {
+    check_skill_path(name).map_err(|why| Error::new(Code::UnsafeFolder, why))?;
+    for dir in folders_ {
+        check_folder(scope, dir)?;
+    }
     for dir in folders_ {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         let pid = std::process::id();
         let staging = dir.join(format!(".{name}.skillreg-new-{pid}"));
         let old = dir.join(format!(".{name}.skillreg-old-{pid}"));
-        let _ = std::fs::remove_dir_all(&staging);
-        for (f, bytes) in files {
+        remove_path(&staging)?;
+        std::fs::create_dir(&staging)
+            .map_err(|e| Error::io(format!("creating {}", staging.display()), e))?;
+        let written: Result<()> = files.iter().try_for_each(|(f, bytes)| {
             let target = staging.join(&f.path);
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
             }
-            std::fs::write(&target, bytes)
-                .map_err(|e| Error::io(format!("writing {}", target.display()), e))?;
+            write_new(&target, bytes)
+        });
+        if let Err(e) = written {
+            let _ = remove_path(&staging);
+            return Err(e);
         }
         let final_ = dir.join(name);
         let had = std::fs::symlink_metadata(&final_).is_ok();
@@ -257,6 +318,61 @@ fn place(folders_: &[PathBuf], name: &str, files: &[Verified]) -> Result<()> {
             .map_err(|e| Error::io(format!("writing {}", final_.display()), e))?;
         if had {
             remove_path(&old)?;
+        }
+    }
+    Ok(())
+}
+
+/// Create `path` and write `bytes` to it; an existing file or link there is an error, never
+/// followed: `create_new` is `O_CREAT|O_EXCL`, which fails on a symbolic link instead of
+/// following it (POSIX `open`; `CREATE_NEW` on Windows).
+fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write as _;
+
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+/// Refuse an agent folder skillreg should not write into: one outside the scope's root (the
+/// project, or home for `--global`), or one reached through a symbolic link or a file on the
+/// way there. skillreg makes no links, so any link on the way was planted (a repository can
+/// commit `.agents/skills` as a link to `$HOME`).
+fn check_folder(scope: &Scope, dir: &Path) -> Result<()> {
+    let unsafe_ = |why: String| Error::new(Code::UnsafeFolder, why);
+    let roots = scope.roots();
+    let Some((mut at, rest)) = roots
+        .iter()
+        .find_map(|root| Some((root.clone(), dir.strip_prefix(root).ok()?)))
+    else {
+        return Err(unsafe_(format!(
+            "{} is outside {}",
+            dir.display(),
+            roots[0].display()
+        )));
+    };
+    for part in rest.components() {
+        let std::path::Component::Normal(part) = part else {
+            return Err(unsafe_(format!("{} is not a plain path", dir.display())));
+        };
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(unsafe_(format!(
+                    "{} is a symbolic link; skillreg writes only into real folders inside {}",
+                    scope.show(&at),
+                    roots[0].display()
+                )));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(unsafe_(format!("{} is not a folder", scope.show(&at))));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) => return Err(Error::io(format!("reading {}", at.display()), e)),
         }
     }
     Ok(())
@@ -317,7 +433,7 @@ pub async fn add(
 ) -> Result<Vec<Installed>> {
     let lock_path = ctx.scope.lock_path();
     let mut lock = Lock::load(&lock_path)?;
-    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut remotes = Remotes::new(ctx, Start::Typed(Some(source)));
     let mut out = Vec::new();
     let result: Result<()> = async {
         for request in requests {
@@ -336,7 +452,12 @@ pub async fn add(
                 agents.dedup();
             }
             let skill = lock_entry(&request.path, source, &request.requirement, &entry, &agents);
-            place(&folders(&agents, &ctx.scope), skill.folder(), &files)?;
+            place(
+                &ctx.scope,
+                &folders(&agents, &ctx.scope),
+                skill.folder(),
+                &files,
+            )?;
             out.push(installed(ctx, &skill, &agents));
             lock.put(skill);
             lock.save(&lock_path)?;
@@ -360,7 +481,7 @@ pub async fn install(
 ) -> Result<(Vec<Installed>, Warnings)> {
     let lock_path = ctx.scope.lock_path();
     let mut lock = Lock::load(&lock_path)?;
-    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut remotes = Remotes::new(ctx, Start::Typed(from));
     let mut warnings = Vec::new();
     let result: Result<Vec<(LockedSkill, Vec<Verified>)>> = async {
         let mut fetched = Vec::new();
@@ -427,7 +548,12 @@ pub async fn install(
     let mut out = Vec::new();
     for (skill, files) in fetched {
         let agents = agents_of(&skill)?;
-        place(&folders(&agents, &ctx.scope), skill.folder(), &files)?;
+        place(
+            &ctx.scope,
+            &folders(&agents, &ctx.scope),
+            skill.folder(),
+            &files,
+        )?;
         out.push(installed(ctx, &skill, &agents));
         if !frozen {
             lock.put(skill);
@@ -456,6 +582,10 @@ pub struct SkillCheck {
     pub source: Option<String>,
     #[serde(skip)]
     pub revoked: bool,
+    /// The source was not asked (unreachable, or a command `check` does not start): whether
+    /// the locked version was revoked is unknown. Never set with `--offline`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unchecked: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -467,10 +597,11 @@ pub struct FolderCheck {
 }
 
 impl CheckReport {
-    /// Files differ from the lock, or a locked version is revoked.
+    /// Files differ from the lock, a locked version is revoked, or a source could not be asked.
     pub fn failed(&self) -> bool {
         self.skills.iter().any(|s| {
             s.revoked
+                || s.unchecked
                 || s.folders
                     .iter()
                     .any(|f| !f.missing.is_empty() || !f.modified.is_empty() || !f.extra.is_empty())
@@ -478,17 +609,47 @@ impl CheckReport {
     }
 }
 
-/// Relative paths and bytes of every file under `dir` (symbolic links are read through).
-fn files_on_disk(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+/// An installed folder holding more entries than this is not read.
+const MAX_ON_DISK_ENTRIES: usize = 4 * MAX_FILES;
+/// An installed folder holding more bytes than this is not read.
+const MAX_ON_DISK_BYTES: u64 = 2 * MAX_TOTAL_BYTES;
+
+/// Relative paths of every entry under `dir`, with the bytes of each regular file; `None` for a
+/// symbolic link (never followed) or anything else that is not a regular file. Bounded by
+/// [`MAX_ON_DISK_ENTRIES`] and [`MAX_ON_DISK_BYTES`]. A `dir` that is itself a link or a file is
+/// `unsafe_folder`.
+fn files_on_disk(dir: &Path) -> Result<BTreeMap<String, Option<Vec<u8>>>> {
     let mut out = BTreeMap::new();
-    if !dir.exists() {
-        return Ok(out);
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
+        Ok(m) if !m.is_dir() => {
+            return Err(Error::new(
+                Code::UnsafeFolder,
+                format!("{} is not a folder (a link or a file)", dir.display()),
+            ));
+        }
+        Ok(_) => {}
     }
-    for entry in walkdir::WalkDir::new(dir).follow_links(true).min_depth(1) {
+    let limit = |what: String| {
+        Error::new(
+            Code::LimitExceeded,
+            format!("{} holds more than {what}", dir.display()),
+        )
+    };
+    let mut total = 0u64;
+    let walk = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .follow_root_links(false)
+        .min_depth(1);
+    for entry in walk {
         let entry =
             entry.map_err(|e| Error::new(Code::Io, format!("reading {}: {e}", dir.display())))?;
-        if !entry.file_type().is_file() {
+        if entry.file_type().is_dir() {
             continue;
+        }
+        if out.len() >= MAX_ON_DISK_ENTRIES {
+            return Err(limit(format!("{MAX_ON_DISK_ENTRIES} files")));
         }
         let rel = entry
             .path()
@@ -496,16 +657,25 @@ fn files_on_disk(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
             .unwrap_or(entry.path())
             .to_string_lossy()
             .replace('\\', "/");
+        if !entry.file_type().is_file() {
+            out.insert(rel, None);
+            continue;
+        }
+        let len = entry.metadata().map_or(0, |m| m.len());
+        total = total.saturating_add(len);
+        if total > MAX_ON_DISK_BYTES {
+            return Err(limit(format!("{MAX_ON_DISK_BYTES} bytes")));
+        }
         let bytes = std::fs::read(entry.path())
             .map_err(|e| Error::io(format!("reading {}", entry.path().display()), e))?;
-        out.insert(rel, bytes);
+        out.insert(rel, Some(bytes));
     }
     Ok(out)
 }
 
 pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
     let lock = Lock::load(&ctx.scope.lock_path())?;
-    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut remotes = Remotes::new(ctx, Start::Never);
     let mut report = CheckReport::default();
     for skill in &lock.skills {
         let mut out = SkillCheck {
@@ -514,8 +684,10 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
             folders: Vec::new(),
             source: None,
             revoked: false,
+            unchecked: false,
         };
         for dir in folders(&agents_of(skill)?, &ctx.scope) {
+            check_folder(&ctx.scope, &dir)?;
             let dir = dir.join(skill.folder());
             let mut on_disk = files_on_disk(&dir)?;
             let mut f = FolderCheck {
@@ -527,7 +699,8 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
             for locked in &skill.files {
                 match on_disk.remove(&locked.path) {
                     None => f.missing.push(locked.path.clone()),
-                    Some(bytes) => {
+                    Some(None) => f.modified.push(locked.path.clone()),
+                    Some(Some(bytes)) => {
                         if bytes.len() as u64 != locked.size
                             || Digest::of(&bytes).to_string() != locked.digest
                         {
@@ -541,7 +714,10 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
         }
         if !offline {
             out.source = match remotes.get(&skill.source).await {
-                Err(e) => Some(format!("not checked: {}", e.message)),
+                Err(e) => {
+                    out.unchecked = true;
+                    Some(format!("not checked: {}", e.message))
+                }
                 Ok(remote) => match remote.get(&skill.uri).await {
                     Ok(Found::Revoked(reason)) => {
                         out.revoked = true;
@@ -555,7 +731,10 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
                         }
                         None => None,
                     },
-                    Err(e) => Some(format!("not checked: {}", e.message)),
+                    Err(e) => {
+                        out.unchecked = true;
+                        Some(format!("not checked: {}", e.message))
+                    }
                 },
             };
         }
@@ -580,7 +759,7 @@ pub struct OutdatedRow {
 
 pub async fn outdated(ctx: &Context) -> Result<Vec<OutdatedRow>> {
     let lock = Lock::load(&ctx.scope.lock_path())?;
-    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut remotes = Remotes::new(ctx, Start::Typed(None));
     let result: Result<Vec<OutdatedRow>> = async {
         let mut rows = Vec::new();
         for skill in &lock.skills {
@@ -625,7 +804,7 @@ pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
         .filter(|s| names.is_empty() || names.iter().any(|n| s.is(n)))
         .cloned()
         .collect();
-    let mut remotes = Remotes::new(ctx.token.as_deref());
+    let mut remotes = Remotes::new(ctx, Start::Typed(None));
     let mut out = Vec::new();
     let result: Result<()> = async {
         for skill in chosen {
@@ -638,13 +817,15 @@ pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
             let files = remote.read_all(&entry).await?;
             let agents = agents_of(&skill)?;
             let dirs = folders(&agents, &ctx.scope);
+            // Only shown in the diff: a folder that cannot be read is diffed as empty, and
+            // `place` refuses an unsafe one.
             let before = match dirs.first() {
-                Some(d) => files_on_disk(&d.join(skill.folder()))?,
+                Some(d) => files_on_disk(&d.join(skill.folder())).unwrap_or_default(),
                 None => BTreeMap::new(),
             };
             let next = lock_entry(&skill.path, &skill.source, &requirement, &entry, &agents);
             let diff = diff(&skill, &next, &before, &files);
-            place(&dirs, skill.folder(), &files)?;
+            place(&ctx.scope, &dirs, skill.folder(), &files)?;
             out.push(Updated {
                 path: skill.path.clone(),
                 from: skill.version.clone(),
@@ -666,7 +847,7 @@ pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
 fn diff(
     old: &LockedSkill,
     new: &LockedSkill,
-    before: &BTreeMap<String, Vec<u8>>,
+    before: &BTreeMap<String, Option<Vec<u8>>>,
     after: &[Verified],
 ) -> String {
     let olds: BTreeMap<&str, &LockedFile> =
@@ -684,6 +865,7 @@ fn diff(
                 summary.push_str(&format!("M {path} ({} -> {} bytes)\n", o.size, n.size));
                 let was = before
                     .get(path)
+                    .and_then(Option::as_ref)
                     .filter(|b| Digest::of(b).to_string() == o.digest)
                     .and_then(|b| std::str::from_utf8(b).ok());
                 let now = after
@@ -718,7 +900,11 @@ pub fn remove(ctx: &Context, names: &[String]) -> Result<Vec<String>> {
                 format!("{name} is not in {}", lock_path.display()),
             ));
         };
-        for dir in folders(&agents_of(&skill)?, &ctx.scope) {
+        let dirs = folders(&agents_of(&skill)?, &ctx.scope);
+        for dir in &dirs {
+            check_folder(&ctx.scope, dir)?;
+        }
+        for dir in dirs {
             remove_path(&dir.join(skill.folder()))?;
         }
         lock.skills.retain(|s| s.path != skill.path);
@@ -745,6 +931,9 @@ mod tests {
             "acme/pdf@one",
             "a b/c",
             "acme/pdf/SKILL.md",
+            "evil/.ssh",
+            "evil/..",
+            "..",
         ] {
             assert_eq!(Request::parse(bad).unwrap_err().code, Code::Usage, "{bad}");
         }
@@ -771,16 +960,24 @@ mod tests {
                 b.to_vec(),
             )
         };
+        let scope = Scope::Project(tmp.path().to_path_buf());
         place(
+            &scope,
             std::slice::from_ref(&dir),
             "x",
             &[f("SKILL.md", b"one"), f("a/b.md", b"b")],
         )
         .unwrap();
-        place(std::slice::from_ref(&dir), "x", &[f("SKILL.md", b"two")]).unwrap();
+        place(
+            &scope,
+            std::slice::from_ref(&dir),
+            "x",
+            &[f("SKILL.md", b"two")],
+        )
+        .unwrap();
         let files = files_on_disk(&dir.join("x")).unwrap();
         assert_eq!(files.keys().collect::<Vec<_>>(), ["SKILL.md"]);
-        assert_eq!(files["SKILL.md"], b"two");
+        assert_eq!(files["SKILL.md"].as_deref(), Some(&b"two"[..]));
         let left: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())

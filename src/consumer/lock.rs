@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use super::error::{Code, Error, Result};
+use super::remote::Source;
+use crate::core::path::first_collision;
 use crate::core::{BundlePath, Digest, Requirement};
 
 pub const FILE_NAME: &str = "skills.lock";
@@ -93,6 +95,27 @@ pub fn folder_of(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// Whether `path` may name a skill to install (`acme/pdf`): `/`-separated segments, each a name
+/// that is a safe file name everywhere ([`BundlePath`]'s rules: no `.`/`..`, `\`, controls,
+/// Windows device names), that does not start with a dot (its last segment becomes a folder in
+/// an agent's skills folder, and `.ssh` or `..` must never be one), with no space or `@`.
+pub fn check_skill_path(path: &str) -> std::result::Result<(), String> {
+    BundlePath::new(path).map_err(|e| format!("the skill path {e}"))?;
+    if let Some(seg) = path.split('/').find(|seg| seg.starts_with('.')) {
+        return Err(format!("the segment {seg:?} starts with a dot"));
+    }
+    if path
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '@')
+    {
+        return Err("the skill path holds a space or an @".into());
+    }
+    if folder_of(path) == "SKILL.md" {
+        return Err("the skill path ends in SKILL.md".into());
+    }
+    Ok(())
+}
+
 /// The digest of a skill's manifest: SHA-256 over `path NUL size NUL digest LF`, one line per
 /// file in byte order of path. Two servers serving the same files give the same value.
 pub fn manifest_digest(files: &[LockedFile]) -> Digest {
@@ -141,6 +164,8 @@ impl Lock {
         for skill in &lock.skills {
             let bad =
                 |what: String| Error::new(Code::LockInvalid, format!("{}: {what}", skill.path));
+            check_skill_path(&skill.path).map_err(&bad)?;
+            Source::parse(&skill.source).map_err(|e| bad(e.message))?;
             if !folders.insert(skill.folder().to_owned()) {
                 return Err(bad("two skills share one folder name".into()));
             }
@@ -156,6 +181,11 @@ impl Lock {
                 if !paths.insert(f.path.as_str()) {
                     return Err(bad(format!("{} is listed twice", f.path)));
                 }
+            }
+            if let Some((a, b)) = first_collision(paths.iter().copied()) {
+                return Err(bad(format!(
+                    "{a} and {b} are one file on macOS and Windows"
+                )));
             }
             if manifest_digest(&skill.files).to_string() != skill.digest {
                 return Err(bad("the digest does not match the files listed".into()));
@@ -219,7 +249,18 @@ impl Lock {
                 .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
         }
         let tmp = path.with_extension("lock.tmp");
-        std::fs::write(&tmp, self.render())
+        // A link planted at the temporary name is removed, never written through.
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(format!("removing {}", tmp.display()), e));
+            }
+            _ => {}
+        }
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, self.render().as_bytes()))
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(format!("writing {}", path.display()), e))
     }
@@ -254,10 +295,9 @@ mod tests {
     fn render_is_sorted_one_line_per_file_and_parses_back() {
         let mut lock = Lock::default();
         lock.put(skill("zeta/b", vec![file("SKILL.md", b"b")]));
-        lock.put(skill(
-            "acme/a \"q\"",
-            vec![file("z.md", b"z"), file("SKILL.md", b"a")],
-        ));
+        let mut quoted = skill("acme/a", vec![file("z.md", b"z"), file("SKILL.md", b"a")]);
+        quoted.uri = "skill://acme/a \"q\"/SKILL.md".into();
+        lock.put(quoted);
         let text = lock.render();
         // A quote in a value is written as TOML escapes it (the crate's own quoting).
         let a = text.find("acme/a").unwrap();
@@ -293,6 +333,44 @@ mod tests {
         assert!(Lock::parse(&range).unwrap_err().message.contains("acme/a"));
         let unknown = text.replace("version = 1\n", "version = 1\nextra = true\n");
         assert_eq!(Lock::parse(&unknown).unwrap_err().code, Code::LockInvalid);
+        let ftp = text.replace("http://127.0.0.1:8080/mcp", "ftp://127.0.0.1/x");
+        assert!(
+            Lock::parse(&ftp)
+                .unwrap_err()
+                .message
+                .contains("not a source")
+        );
+        assert_eq!(Lock::parse(&unknown).unwrap_err().code, Code::LockInvalid);
+    }
+
+    #[test]
+    fn a_lock_path_that_escapes_or_hides_its_folder_is_refused() {
+        for path in [
+            "evil/..",
+            "..",
+            "acme/.ssh",
+            ".hidden/x",
+            "a\\..\\b",
+            "a//b",
+            "/abs/x",
+            "acme/SKILL.md",
+            "a b/c",
+            "acme/con",
+        ] {
+            let mut lock = Lock::default();
+            lock.skills.push(skill(path, vec![file("SKILL.md", b"a")]));
+            let err = Lock::parse(&lock.render()).unwrap_err();
+            assert_eq!(err.code, Code::LockInvalid, "{path}");
+        }
+        let mut lock = Lock::default();
+        lock.put(skill(
+            "acme/x",
+            vec![file("SKILL.md", b"a"), file("skill.md", b"b")],
+        ));
+        let err = Lock::parse(&lock.render()).unwrap_err();
+        assert!(err.message.contains("one file"), "{err}");
+        assert!(check_skill_path("acme/pdf-tools").is_ok());
+        assert!(check_skill_path("pdf").is_ok());
     }
 
     #[test]

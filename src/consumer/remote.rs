@@ -3,13 +3,14 @@
 //! server offers one. Nothing here is skillreg-specific except reading skillreg's version from
 //! an entry's `_meta` when it is there.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
 
 use base64::Engine as _;
 use rmcp::model::{
     ArgumentInfo, ClientCapabilities, ClientConfig, CompleteRequestParams, CompletionContext,
-    ErrorCode, GetSkillRequestParams, Implementation, ProtocolVersion, ReadResourceRequestParams,
-    Reference, ResourceContents, Skill, SkillResources,
+    ErrorCode, GetSkillRequestParams, Implementation, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, Reference, ResourceContents, Skill, SkillResources,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt as _, RoleClient, RunningService, ServiceError,
@@ -20,6 +21,8 @@ use serde_json::Value;
 
 use super::error::{Code, Error, Result};
 use super::lock::{LockedFile, manifest_digest};
+use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
+use crate::core::path::first_collision;
 use crate::core::{BundlePath, Digest, SkillVersion};
 
 /// Where skills come from: an MCP endpoint over HTTP, or a server started as a command that
@@ -51,12 +54,58 @@ impl Source {
     }
 }
 
+impl Source {
+    /// The origin (`scheme://host:port`) of an HTTP source, which a token is bound to; `None`
+    /// for a stdio source or a URL that does not parse.
+    pub fn origin(&self) -> Option<String> {
+        match self {
+            Source::Http(url) => origin_of(url),
+            Source::Stdio(_) => None,
+        }
+    }
+}
+
+/// The origin of `url` as a browser writes it (`http://host:port`, the default port left out),
+/// `None` when it does not parse or is not http(s).
+pub fn origin_of(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    matches!(url.scheme(), "http" | "https").then(|| url.origin().ascii_serialization())
+}
+
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Http(url) => f.write_str(url),
             Source::Stdio(argv) => write!(f, "stdio:{}", argv.join(" ")),
         }
+    }
+}
+
+/// How long connecting and the MCP handshake may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one request (a page of `skills/list`, one `skills/get` or `resources/read`) may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long reading every file of one skill may take.
+pub const SKILL_TIMEOUT: Duration = Duration::from_secs(300);
+/// At most this many `skills/list` pages are read from one source.
+pub const MAX_LIST_PAGES: usize = 10_000;
+/// At most this many entries are taken from one listing.
+pub const MAX_LIST_ENTRIES: usize = 100_000;
+/// At most this many bytes of entries (as JSON) are taken from one listing.
+pub const MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
+
+/// `fut`, or a `source_unreachable` error naming `what` once `limit` has passed.
+async fn within<T>(
+    limit: Duration,
+    what: impl FnOnce() -> String,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::new(
+            Code::SourceUnreachable,
+            format!("{}: no answer within {} s", what(), limit.as_secs()),
+        )),
     }
 }
 
@@ -111,8 +160,18 @@ pub struct Remote {
 }
 
 impl Remote {
-    /// Connect and initialise. `token` goes as a bearer token on HTTP (private namespaces).
+    /// Connect and initialise, within [`CONNECT_TIMEOUT`]. `token` goes as a bearer token on
+    /// HTTP (private namespaces); the caller decides which source may have it.
     pub async fn connect(source: &Source, token: Option<&str>) -> Result<Self> {
+        within(
+            CONNECT_TIMEOUT,
+            || format!("cannot reach {source}"),
+            Self::connect_now(source, token),
+        )
+        .await
+    }
+
+    async fn connect_now(source: &Source, token: Option<&str>) -> Result<Self> {
         let info = ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("skillreg", env!("CARGO_PKG_VERSION")),
@@ -144,7 +203,7 @@ impl Remote {
             }
             Source::Stdio(argv) => {
                 let mut command = tokio::process::Command::new(&argv[0]);
-                command.args(&argv[1..]);
+                command.args(&argv[1..]).kill_on_drop(true);
                 let transport = TokioChildProcess::builder(command)
                     .stderr(std::process::Stdio::null())
                     .spawn()
@@ -172,6 +231,15 @@ impl Remote {
 
     /// `skills/get` of a `SKILL.md` URI, checked.
     pub async fn get(&self, uri: &str) -> Result<Found> {
+        within(
+            REQUEST_TIMEOUT,
+            || format!("skills/get {uri}"),
+            self.get_now(uri),
+        )
+        .await
+    }
+
+    async fn get_now(&self, uri: &str) -> Result<Found> {
         let result = match self
             .service
             .peer()
@@ -208,14 +276,61 @@ impl Remote {
 
     /// Every entry the source lists (`skills/list`, all pages), each checked on its own: an
     /// entry that breaks SEP-2640 is an `Err` in its place, not a failure of the listing.
+    ///
+    /// A listing is bounded: at most [`MAX_LIST_PAGES`] pages, [`MAX_LIST_ENTRIES`] entries and
+    /// [`MAX_LIST_BYTES`] bytes of entries, each page within [`REQUEST_TIMEOUT`]; a cursor the
+    /// source sent before ends it with an error (it would list forever).
     pub async fn list(&self) -> Result<Vec<Result<Entry>>> {
-        let skills = self
-            .service
-            .peer()
-            .list_all_skills()
-            .await
-            .map_err(|e| Error::new(Code::SourceUnreachable, format!("skills/list: {e}")))?;
-        Ok(skills.into_iter().map(check_entry).collect())
+        let limit = |what: String| Error::new(Code::LimitExceeded, format!("skills/list: {what}"));
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        let mut cursors = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for page in 0.. {
+            if page == MAX_LIST_PAGES {
+                return Err(limit(format!("more than {MAX_LIST_PAGES} pages")));
+            }
+            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+            let result = within(
+                REQUEST_TIMEOUT,
+                || format!("skills/list page {}", page + 1),
+                async {
+                    self.service
+                        .peer()
+                        .list_skills(Some(params))
+                        .await
+                        .map_err(|e| {
+                            Error::new(Code::SourceUnreachable, format!("skills/list: {e}"))
+                        })
+                },
+            )
+            .await?;
+            for skill in result.skills {
+                bytes += serde_json::to_vec(&skill).map_or(0, |v| v.len());
+                if bytes > MAX_LIST_BYTES {
+                    return Err(limit(format!(
+                        "more than {MAX_LIST_BYTES} bytes of entries"
+                    )));
+                }
+                if out.len() == MAX_LIST_ENTRIES {
+                    return Err(limit(format!("more than {MAX_LIST_ENTRIES} entries")));
+                }
+                out.push(check_entry(skill));
+            }
+            match result.next_cursor {
+                None => break,
+                Some(next) => {
+                    if !cursors.insert(next.clone()) {
+                        return Err(limit(format!(
+                            "the source sent the cursor {:?} twice",
+                            crate::core::text::printable(&next)
+                        )));
+                    }
+                    cursor = Some(next);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The versions the source offers for `namespace/name`, newest first, when it serves
@@ -229,7 +344,9 @@ impl Remote {
             ("namespace".to_owned(), namespace.to_owned()),
             ("name".to_owned(), name.to_owned()),
         ])));
-        let Ok(result) = self.service.peer().complete(params).await else {
+        let Ok(Ok(result)) =
+            tokio::time::timeout(REQUEST_TIMEOUT, self.service.peer().complete(params)).await
+        else {
             return Vec::new();
         };
         let mut out: Vec<SkillVersion> = result
@@ -244,11 +361,41 @@ impl Remote {
     }
 
     /// Every file of `entry`, read with `resources/read` and checked against the entry's size
-    /// and digest. Nothing is returned unless every file matches.
+    /// and digest. Nothing is returned unless every file matches. A skill of more than
+    /// [`MAX_FILES`] files or [`MAX_TOTAL_BYTES`] announced bytes is refused before anything is
+    /// read; each read has [`REQUEST_TIMEOUT`], the whole skill [`SKILL_TIMEOUT`].
     pub async fn read_all(&self, entry: &Entry) -> Result<Vec<Verified>> {
+        let announced: u64 = entry
+            .files
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.locked.size));
+        if entry.files.len() > MAX_FILES || announced > MAX_TOTAL_BYTES {
+            return Err(Error::new(
+                Code::LimitExceeded,
+                format!(
+                    "{}: the source announces {} files and {announced} bytes; a skill holds at most {MAX_FILES} files and {MAX_TOTAL_BYTES} bytes",
+                    entry.uri,
+                    entry.files.len()
+                ),
+            ));
+        }
+        within(
+            SKILL_TIMEOUT,
+            || format!("reading {}", entry.uri),
+            self.read_all_now(entry),
+        )
+        .await
+    }
+
+    async fn read_all_now(&self, entry: &Entry) -> Result<Vec<Verified>> {
         let mut out = Vec::with_capacity(entry.files.len());
         for f in &entry.files {
-            let bytes = self.read(&f.uri).await?;
+            let bytes = within(
+                REQUEST_TIMEOUT,
+                || format!("resources/read {}", f.uri),
+                self.read(&f.uri, f.locked.size),
+            )
+            .await?;
             let digest = Digest::of(&bytes).to_string();
             if bytes.len() as u64 != f.locked.size || digest != f.locked.digest {
                 return Err(Error::new(
@@ -267,7 +414,15 @@ impl Remote {
         Ok(out)
     }
 
-    async fn read(&self, uri: &str) -> Result<Vec<u8>> {
+    /// The bytes of `uri`; text or base64 longer than `size` bytes can hold is refused before
+    /// it is decoded.
+    async fn read(&self, uri: &str, size: u64) -> Result<Vec<u8>> {
+        let too_long = |sent: usize| {
+            Error::new(
+                Code::DigestMismatch,
+                format!("{uri}: the source announced {size} bytes and sent {sent}"),
+            )
+        };
         let result = self
             .service
             .peer()
@@ -286,8 +441,16 @@ impl Remote {
             ));
         };
         match content {
-            ResourceContents::TextResourceContents { text, .. } => Ok(text.into_bytes()),
+            ResourceContents::TextResourceContents { text, .. } => {
+                if text.len() as u64 > size {
+                    return Err(too_long(text.len()));
+                }
+                Ok(text.into_bytes())
+            }
             ResourceContents::BlobResourceContents { blob, .. } => {
+                if blob.len() as u64 > size.saturating_add(2) / 3 * 4 + 4 {
+                    return Err(too_long(blob.len() / 4 * 3));
+                }
                 base64::engine::general_purpose::STANDARD
                     .decode(blob.as_bytes())
                     .map_err(|e| Error::new(Code::BadEntry, format!("resources/read {uri}: {e}")))
@@ -345,6 +508,11 @@ fn check_entry(skill: Skill) -> Result<Entry> {
                 size: r.size,
             },
         });
+    }
+    if let Some((a, b)) = first_collision(seen.iter().map(String::as_str)) {
+        return Err(bad(format!(
+            "{a} and {b} are one file on macOS and Windows (case or Unicode normalization)"
+        )));
     }
     if !seen.contains("SKILL.md") {
         return Err(bad("the manifest does not list SKILL.md".into()));

@@ -2,13 +2,13 @@
 //!
 //! Rules: relative safe paths ([`BundlePath`]), regular files only, no path twice, no file where
 //! another needs a directory, no two paths (files or directories) that are one on macOS or
-//! Windows ([`collision_form`]), `SKILL.md` at the root, at most [`MAX_FILES`] files and
+//! Windows ([`super::path::first_collision`]), `SKILL.md` at the root, at most [`MAX_FILES`] files and
 //! [`MAX_TOTAL_BYTES`] bytes. A nested `SKILL.md` whose frontmatter name equals its directory name
 //! becomes a skill of its own (SEP-2640 §Nested Skills); any other nested `SKILL.md` stays a plain
 //! file, with a warning.
 
 use super::code::Code;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
@@ -17,7 +17,7 @@ use super::digest::Digest;
 use super::frontmatter::{self, FrontmatterError, Warning};
 use super::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use super::name::SkillName;
-use super::path::{BundlePath, PathError, collision_form};
+use super::path::{BundlePath, PathError, first_collision};
 use super::uri::SKILL_MD;
 use super::version::SkillVersion;
 
@@ -179,16 +179,8 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
     }
     // No two paths, files or directories, may be one on a case-insensitive or normalizing file
     // system: unpacked there, what was validated is not what the agent loads.
-    let mut forms: HashMap<String, &str> = HashMap::new();
-    for p in dirs
-        .iter()
-        .copied()
-        .chain(by_path.keys().map(BundlePath::as_str))
-    {
-        if let Some(other) = forms.insert(collision_form(p), p) {
-            let (a, b) = if other < p { (other, p) } else { (p, other) };
-            return Err(BundleError::PathCollision(a.to_owned(), b.to_owned()));
-        }
+    if let Some((a, b)) = first_collision(by_path.keys().map(BundlePath::as_str)) {
+        return Err(BundleError::PathCollision(a, b));
     }
 
     let skill_md = by_path

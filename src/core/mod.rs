@@ -18,6 +18,7 @@ pub mod provenance;
 pub mod refs;
 pub mod scan;
 pub mod status;
+pub mod text;
 pub mod time;
 pub mod uri;
 pub mod version;

@@ -168,6 +168,31 @@ pub fn collision_form(path: &str) -> String {
     out
 }
 
+/// The first two paths of a file set that are one path on macOS or Windows: files, and the
+/// directories they imply, compared by [`collision_form`]. The pair comes in byte order. This is
+/// the rule a published bundle is held to, and the one an installer holds a server's file list
+/// to before writing it.
+pub fn first_collision<'a>(files: impl IntoIterator<Item = &'a str>) -> Option<(String, String)> {
+    use std::collections::{BTreeSet, HashMap};
+
+    let files: BTreeSet<&str> = files.into_iter().collect();
+    let dirs: BTreeSet<&str> = files
+        .iter()
+        .flat_map(|s| s.match_indices('/').map(move |(i, _)| &s[..i]))
+        .collect();
+    let mut forms: HashMap<String, &str> = HashMap::new();
+    for p in dirs.iter().chain(files.iter()).copied() {
+        if let Some(other) = forms.insert(collision_form(p), p) {
+            if other == p {
+                continue;
+            }
+            let (a, b) = if other < p { (other, p) } else { (p, other) };
+            return Some((a.to_owned(), b.to_owned()));
+        }
+    }
+    None
+}
+
 impl fmt::Display for BundlePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -268,6 +293,22 @@ mod tests {
         let p = BundlePath::new("a/b/c.md").unwrap();
         assert_eq!((p.parent(), p.file_name()), ("a/b", "c.md"));
         let p = BundlePath::new("c.md").unwrap();
+        assert_eq!(
+            first_collision(["SKILL.md", "skill.md"]),
+            Some(("SKILL.md".into(), "skill.md".into()))
+        );
+        assert_eq!(
+            first_collision(["caf\u{e9}.md", "cafe\u{301}.md"]),
+            Some(("cafe\u{301}.md".into(), "caf\u{e9}.md".into()))
+        );
+        assert_eq!(
+            first_collision(["Refs/a.md", "refs/b.md"]),
+            Some(("Refs".into(), "refs".into()))
+        );
+        assert_eq!(
+            first_collision(["SKILL.md", "refs/a.md", "refs/b.md"]),
+            None
+        );
         assert_eq!((p.parent(), p.file_name()), ("", "c.md"));
     }
 }
