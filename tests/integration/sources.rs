@@ -741,6 +741,32 @@ async fn a_source_that_never_answers_is_given_up_at_its_deadline_while_the_other
         .filter(|c| c.contains(&format!("127.0.0.1:{port}")))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+
+    // `mirror` of a silent upstream is given up at its deadline too, and records nothing.
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        storage.cli(&[
+            "mirror",
+            &format!("http://127.0.0.1:{port}/other/mcp"),
+            "-n",
+            "m",
+            "--source-timeout-secs",
+            "2",
+        ]),
+    )
+    .await
+    .expect("mirror ends although its upstream never answers");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("gave up after 2 s")
+            && out.stderr.trim_end().ends_with("[source_unavailable]"),
+        "{}",
+        out.stderr
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let listed = storage.cli(&["sources", "list"]).await;
+    assert_eq!(listed.stdout.lines().count(), 3, "{listed:?}");
 }
 
 /// N10, N11: `sync` sends each upstream the token the credentials file holds for its origin,
