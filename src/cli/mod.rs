@@ -4,6 +4,7 @@
 //! its REST API (`client`); `config` prints the configuration.
 
 mod client;
+mod credentials;
 mod install;
 mod log;
 mod sources;

@@ -2,13 +2,16 @@
 //! repository), `mirror` (another SEP-2640 server), `sync` (every recorded source again) and
 //! `sources` (what is recorded). Each ends with the same summary as `import`, or `--json`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::credentials::Credentials;
 use super::{DataArgs, Progress, print_import_line, print_import_summary};
 use crate::consumer::remote::{Remote, Source};
-use crate::core::provenance::{SourceKind, SourceSpec, short_commit};
+use crate::core::provenance::{SourceKind, SourceSpec, public_server, short_commit};
 use crate::core::{Code, InputFile, Namespace};
 use crate::error::Error;
 use crate::registry::{ImportSummary, MirrorItem, Registry, SourceRecord};
@@ -41,6 +44,32 @@ pub struct GitImportArgs {
     /// importing (as `import --fix`); `sync` repeats it.
     #[arg(long)]
     pub fix: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// How long one source may take to be read, and how large a Git checkout may be.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct LimitArgs {
+    /// Give a source up (git and what it started killed, an upstream disconnected) when reading
+    /// it takes longer than this.
+    #[arg(long, value_name = "SECS", default_value_t = git::Limits::DEFAULT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub source_timeout_secs: u64,
+    /// Refuse a Git repository whose fetched objects or checked-out tree take more than this
+    /// (`source_too_large`).
+    #[arg(long, value_name = "MIB", default_value_t = git::Limits::DEFAULT_MAX_MIB, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_checkout_mib: u64,
+}
+
+impl LimitArgs {
+    fn timeout(self) -> Duration {
+        Duration::from_secs(self.source_timeout_secs)
+    }
+
+    /// Limits for a read starting now.
+    fn git(self) -> git::Limits {
+        git::Limits::new(self.timeout(), self.max_checkout_mib)
+    }
 }
 
 /// What every source command takes.
@@ -65,12 +94,27 @@ pub struct MirrorArgs {
     /// Namespace to store the upstream's skills in.
     #[arg(long, short)]
     pub namespace: String,
-    /// Bearer token sent to an HTTP upstream.
+    /// Bearer token sent to this upstream's origin only (never stored); without it, the
+    /// credentials file's token for that origin.
     #[arg(long, env = "SKILLREG_MIRROR_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    #[command(flatten)]
+    pub credentials: CredentialsArgs,
+    /// Give the upstream up when reading it takes longer than this.
+    #[arg(long, value_name = "SECS", default_value_t = git::Limits::DEFAULT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub source_timeout_secs: u64,
     /// One JSON object per skill, then a summary object, instead of text lines.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where the tokens of upstream servers are read from.
+#[derive(Args, Debug)]
+pub struct CredentialsArgs {
+    /// A TOML file of bearer tokens by origin (`[tokens]` `"https://host" = "skr_…"`), each sent
+    /// only to its origin [default: ~/.config/skillreg/credentials.toml, when it exists].
+    #[arg(long, value_name = "FILE", env = "SKILLREG_CREDENTIALS")]
+    pub credentials: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -80,13 +124,17 @@ pub struct SyncArgs {
     /// Read only the sources feeding this namespace.
     #[arg(long, short)]
     pub namespace: Option<String>,
-    /// Bearer token sent to HTTP upstreams of mirrored sources.
-    #[arg(long, env = "SKILLREG_MIRROR_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    #[command(flatten)]
+    pub credentials: CredentialsArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// One JSON object per skill, a summary object per source, then the totals.
     #[arg(long)]
     pub json: bool,
 }
+
+/// How many sources `sync` reads at once.
+const SYNC_READERS: usize = 4;
 
 #[derive(Subcommand, Debug)]
 pub enum SourcesCommand {
@@ -143,7 +191,10 @@ pub async fn import_git(args: GitImportArgs) -> anyhow::Result<ExitCode> {
         .await?;
     let started = std::time::Instant::now();
     let result = async {
-        let checkout = fetch(&spec).await?;
+        let spinner = Progress::spinner("fetching");
+        let checkout = read_git(&spec, args.limits).await;
+        spinner.finish();
+        let checkout = checkout?;
         checkout.dir(&spec.location, &spec.subpath)?;
         let source = registry.record_source(&namespace, &spec).await?;
         read_checkout(&registry, &source, &checkout, args.common.json).await
@@ -155,31 +206,55 @@ pub async fn import_git(args: GitImportArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(&summary))
 }
 
-/// `skillreg mirror <upstream>`: connect, record the source, take every listed skill in.
+/// `skillreg mirror <upstream>`: read every listed skill, record the source, store them.
 pub async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
     let namespace = namespace(&args.namespace)?;
-    let upstream = Source::parse(&args.source).map_err(|e| invalid_source(e.message))?;
-    let remote = connect(&upstream, args.token.as_deref()).await?;
+    let spec = SourceSpec::mcp(&args.source).map_err(invalid_source)?;
+    // `--token` goes to the upstream named here, and only to it; the credentials file's token
+    // to the origin it is written under.
+    let token = match args.token {
+        Some(token) => Some(token),
+        None => Credentials::load(args.credentials.credentials.as_deref())?
+            .token_for(&args.source)
+            .map(str::to_owned),
+    };
+    let limits = LimitArgs {
+        source_timeout_secs: args.source_timeout_secs,
+        max_checkout_mib: git::Limits::DEFAULT_MAX_MIB,
+    };
+    let spinner = if args.json {
+        Progress(None)
+    } else {
+        Progress::spinner("reading")
+    };
+    let read = read(spec.clone(), token, limits).await;
+    spinner.finish();
+    let read = read?;
     let registry = Registry::builder_for(&args.data.storage)?.open().await?;
     let started = std::time::Instant::now();
     let result = async {
-        let source = registry
-            .record_source(&namespace, &SourceSpec::mcp(&args.source))
-            .await?;
-        read_upstream(&registry, &source, &remote, args.json).await
+        let source = registry.record_source(&namespace, &spec).await?;
+        store(&registry, &source, read, args.json).await
     }
     .await;
-    remote.close().await;
     registry.close().await;
     let summary = result?;
     print_import_summary(&summary, args.json, started);
     Ok(exit(&summary))
 }
 
-/// `skillreg sync`: every recorded source read again, one after the other. A source that
-/// cannot be read is reported and the others still are.
+/// `skillreg sync`: every recorded source read again, up to [`SYNC_READERS`] at once, each
+/// within `--source-timeout-secs`; each is stored as soon as it has been read, one at a time,
+/// and reported with its outcome. A source that cannot be read is reported and the others
+/// still are.
 pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
     let only = args.namespace.as_deref().map(namespace).transpose()?;
+    let credentials = Credentials::load(args.credentials.credentials.as_deref())?;
+    if std::env::var_os("SKILLREG_MIRROR_TOKEN").is_some() {
+        eprintln!(
+            "warning: sync does not send SKILLREG_MIRROR_TOKEN (it would go to every source); write each upstream's token in the credentials file under its origin"
+        );
+    }
     let registry = Registry::builder_for(&args.data.storage)?.open().await?;
     let started = std::time::Instant::now();
     let result = async {
@@ -189,18 +264,45 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
             .into_iter()
             .filter(|s| only.as_ref().is_none_or(|ns| &s.namespace == ns))
             .collect();
+        // Every source is read in its own task; storing stays here, one source at a time.
+        let (done, mut reads) = tokio::sync::mpsc::unbounded_channel();
+        let readers = std::sync::Arc::new(tokio::sync::Semaphore::new(SYNC_READERS));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, source) in sources.iter().enumerate() {
+            let spec = source.spec.clone();
+            let token = match spec.kind {
+                SourceKind::Mcp => credentials.token_for(&spec.location).map(str::to_owned),
+                SourceKind::Git => None,
+            };
+            let (done, readers, limits) = (done.clone(), readers.clone(), args.limits);
+            tasks.spawn(async move {
+                let _reader = readers.acquire_owned().await;
+                let started = std::time::Instant::now();
+                let read = read(spec, token, limits).await;
+                let _ = done.send((i, read, started.elapsed()));
+            });
+        }
+        drop(done);
         let mut total = ImportSummary::default();
         let mut failed = 0usize;
-        for source in &sources {
+        while let Some((i, read, took)) = reads.recv().await {
+            let source = &sources[i];
+            let shown = shown(&source.spec);
             if !args.json {
-                println!("== {} into {}", source.spec, source.namespace);
+                println!("== {shown} into {}", source.namespace);
             }
-            match read_source(&registry, source, args.token.as_deref(), args.json).await {
+            let stored = match read {
+                Ok(read) => store(&registry, source, read, args.json).await,
+                Err(e) => Err(e),
+            };
+            match stored {
                 Ok(summary) => {
                     if args.json {
+                        let mut json = summary_json(&summary);
+                        json["seconds"] = serde_json::json!(took.as_secs_f64());
                         println!(
                             "{}",
-                            serde_json::json!({"source": source_json(source), "summary": summary_json(&summary)})
+                            serde_json::json!({"source": source_json(source), "summary": json})
                         );
                     } else {
                         print_import_summary(&summary, false, started);
@@ -215,14 +317,15 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
                     if args.json {
                         println!(
                             "{}",
-                            serde_json::json!({"source": source_json(source), "error": {"code": code, "message": e.to_string()}})
+                            serde_json::json!({"source": source_json(source), "error": {"code": code, "message": e.to_string()}, "seconds": took.as_secs_f64()})
                         );
                     } else {
-                        println!("failed    {}: {e} [{code}]", source.spec);
+                        println!("failed    {shown}: {e} [{code}]");
                     }
                 }
             }
         }
+        tasks.shutdown().await;
         Ok::<_, Error>((sources.len(), total, failed))
     }
     .await;
@@ -267,7 +370,7 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
                         "{:>4}  {:<16} {}  ({read})",
                         source.id,
                         source.namespace.as_str(),
-                        source.spec
+                        shown(&source.spec)
                     );
                 }
             }
@@ -288,38 +391,69 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Read one recorded source again.
-async fn read_source(
-    registry: &Registry,
-    source: &SourceRecord,
-    token: Option<&str>,
-    json: bool,
-) -> Result<ImportSummary, Error> {
-    match source.spec.kind {
-        SourceKind::Git => {
-            let checkout = fetch(&source.spec).await?;
-            read_checkout(registry, source, &checkout, json).await
-        }
+/// What reading a source brought, before anything of it is stored.
+enum Read {
+    Git(git::Checkout),
+    Mcp(Vec<MirrorItem>),
+}
+
+/// How long git's own deadline may run past the source's before the read stops waiting for it
+/// (git is killed at the source's deadline; this only reports it).
+const GIT_GRACE: Duration = Duration::from_secs(5);
+
+/// Read a source (the network part: a Git checkout, or an upstream's every skill), given up
+/// at `--source-timeout-secs`. A recorded source refused now (an older database may hold a URL
+/// carrying a secret) is not read.
+async fn read(spec: SourceSpec, token: Option<String>, limits: LimitArgs) -> Result<Read, Error> {
+    spec.check().map_err(invalid_source)?;
+    match spec.kind {
+        SourceKind::Git => read_git(&spec, limits).await.map(Read::Git),
         SourceKind::Mcp => {
-            let upstream =
-                Source::parse(&source.spec.location).map_err(|e| invalid_source(e.message))?;
-            let remote = connect(&upstream, token).await?;
-            let summary = read_upstream(registry, source, &remote, json).await;
-            remote.close().await;
-            summary
+            // Dropped at the deadline: the connection is closed, a `stdio:` server killed.
+            let timeout = limits.timeout();
+            match tokio::time::timeout(timeout, read_mcp(&spec.location, token.as_deref())).await {
+                Ok(items) => Ok(Read::Mcp(items?)),
+                Err(_) => Err(given_up(&spec, timeout)),
+            }
         }
     }
 }
 
-/// Check out a Git source's commit (git runs on a blocking thread).
-async fn fetch(spec: &SourceSpec) -> Result<git::Checkout, Error> {
-    let (url, reference) = (spec.location.clone(), spec.reference.clone());
-    let spinner = Progress::spinner("fetching");
-    let checkout = tokio::task::spawn_blocking(move || git::checkout(&url, reference.as_deref()))
-        .await
-        .map_err(|e| Error::Internal(e.to_string()))?;
-    spinner.finish();
-    Ok(checkout?)
+fn given_up(spec: &SourceSpec, timeout: Duration) -> Error {
+    Error::Source {
+        code: Code::SourceUnavailable,
+        message: format!(
+            "{} gave up after {} s (--source-timeout-secs)",
+            spec.public(),
+            timeout.as_secs()
+        ),
+    }
+}
+
+/// Check out a Git source's commit: git runs on a blocking thread, and is killed (with what it
+/// started) at the source's deadline.
+async fn read_git(spec: &SourceSpec, limits: LimitArgs) -> Result<git::Checkout, Error> {
+    let (url, reference, git_limits) =
+        (spec.location.clone(), spec.reference.clone(), limits.git());
+    let checkout =
+        tokio::task::spawn_blocking(move || git::checkout(&url, reference.as_deref(), &git_limits));
+    match tokio::time::timeout(limits.timeout() + GIT_GRACE, checkout).await {
+        Ok(joined) => Ok(joined.map_err(|e| Error::Internal(e.to_string()))??),
+        Err(_) => Err(given_up(spec, limits.timeout())),
+    }
+}
+
+/// Store what was read from `source`.
+async fn store(
+    registry: &Registry,
+    source: &SourceRecord,
+    read: Read,
+    json: bool,
+) -> Result<ImportSummary, Error> {
+    match read {
+        Read::Git(checkout) => read_checkout(registry, source, &checkout, json).await,
+        Read::Mcp(items) => store_mirrored(registry, source, items, json).await,
+    }
 }
 
 async fn read_checkout(
@@ -351,29 +485,26 @@ async fn connect(upstream: &Source, token: Option<&str>) -> Result<Remote, Error
         })
 }
 
-/// Every skill an upstream lists, read and checked file by file (`consumer::remote`), stored
-/// one at a time.
-async fn read_upstream(
-    registry: &Registry,
-    source: &SourceRecord,
-    remote: &Remote,
-    json: bool,
-) -> Result<ImportSummary, Error> {
+/// Every skill an upstream lists, read and checked file by file (`consumer::remote`).
+async fn read_mcp(location: &str, token: Option<&str>) -> Result<Vec<MirrorItem>, Error> {
+    let upstream = Source::parse(location).map_err(|e| invalid_source(e.message))?;
+    let remote = connect(&upstream, token).await?;
+    let items = read_items(&remote, location).await;
+    remote.close().await;
+    items
+}
+
+async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>, Error> {
     let unavailable = |message: String| Error::Source {
         code: Code::SourceUnavailable,
         message,
     };
     let entries = remote.list().await.map_err(|e| unavailable(e.message))?;
-    let progress = if json {
-        Progress(None)
-    } else {
-        Progress::bar("mirroring", entries.len() as u64)
-    };
-    let mut run = registry.source_run(source.clone(), None).await?;
+    let mut items = Vec::with_capacity(entries.len());
     for (i, entry) in entries.into_iter().enumerate() {
-        let item = match entry {
+        items.push(match entry {
             Err(e) => MirrorItem {
-                upstream: format!("entry {} of {}", i + 1, source.spec.location),
+                upstream: format!("entry {} of {}", i + 1, public_server(location)),
                 name: None,
                 files: Err(e.message),
                 version: None,
@@ -398,7 +529,25 @@ async fn read_upstream(
                     version: entry.version,
                 },
             },
-        };
+        });
+    }
+    Ok(items)
+}
+
+/// Store an upstream's skills, read before, one at a time.
+async fn store_mirrored(
+    registry: &Registry,
+    source: &SourceRecord,
+    items: Vec<MirrorItem>,
+    json: bool,
+) -> Result<ImportSummary, Error> {
+    let progress = if json {
+        Progress(None)
+    } else {
+        Progress::bar("mirroring", items.len() as u64)
+    };
+    let mut run = registry.source_run(source.clone(), None).await?;
+    for item in items {
         let line = run.take_mirrored(item).await?;
         print_import_line(&line, json, &progress);
     }
@@ -409,12 +558,28 @@ async fn read_upstream(
     summary
 }
 
+/// A recorded source as printed: whole, unless it is refused now (an older version recorded a
+/// URL that may carry a secret).
+fn shown(spec: &SourceSpec) -> String {
+    if spec.check().is_ok() {
+        spec.to_string()
+    } else {
+        spec.public()
+    }
+}
+
 fn source_json(source: &SourceRecord) -> serde_json::Value {
+    // A URL refused now (recorded by an older version) may carry a secret: not printed whole.
+    let location = if source.spec.check().is_ok() {
+        source.spec.location.clone()
+    } else {
+        public_server(&source.spec.location)
+    };
     serde_json::json!({
         "id": source.id,
         "namespace": source.namespace.as_str(),
         "kind": source.spec.kind.as_str(),
-        "location": source.spec.location,
+        "location": location,
         "ref": source.spec.reference,
         "path": source.spec.subpath,
         "fix": source.spec.fix,

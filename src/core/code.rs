@@ -167,6 +167,8 @@ error_codes! {
     /// A Git repository or upstream server could not be read (unreachable, unknown ref, git not
     /// installed); never sent by the server.
     SourceUnavailable = "source_unavailable", 502, Internal;
+    /// A Git checkout larger than `--max-checkout-mib`; never sent by the server.
+    SourceTooLarge = "source_too_large", 413, InvalidParams;
 }
 
 impl Code {

@@ -20,8 +20,99 @@ pub enum Provenance {
         commit: String,
         path: String,
     },
-    /// Another SEP-2640 server (its URL, or `stdio:<command>`) and the skill's URI there.
-    Mcp { server: String, uri: String },
+    /// Another SEP-2640 server and the skill's URI there. The server is shown as
+    /// [`public_server`] has it (`stdio` for a command, a URL without user information or
+    /// query), also when an older database stored more.
+    Mcp {
+        #[serde(deserialize_with = "public_server_de")]
+        server: String,
+        uri: String,
+    },
+}
+
+/// What a version's provenance says of the upstream server it was mirrored from: `stdio` for
+/// a command (its command line is the operator's, not the public's), a URL without its user
+/// information, query or fragment (where secrets travel). The full location stays in the
+/// recorded source, which only the operator reads.
+pub fn public_server(location: &str) -> String {
+    if location.trim_start().starts_with("stdio:") {
+        return "stdio".to_owned();
+    }
+    match url::Url::parse(location) {
+        Ok(mut url) if url.has_host() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.into()
+        }
+        _ => location.to_owned(),
+    }
+}
+
+fn public_server_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let server = <String as serde::Deserialize>::deserialize(d)?;
+    Ok(public_server(&server))
+}
+
+/// Check an upstream SEP-2640 server as `mirror` takes it and `sync` reads it again: an
+/// `http(s)://` URL with no user information, query or fragment (it is stored, and a secret
+/// there would be kept in the database and sent wherever the URL is shown; a token goes in
+/// `--token` or the credentials file), or `stdio:<command>`.
+pub fn check_mcp_location(location: &str) -> Result<(), String> {
+    if location.len() > MAX_URL_BYTES {
+        return Err(format!(
+            "the upstream URL is longer than {MAX_URL_BYTES} bytes"
+        ));
+    }
+    if location.starts_with("stdio:") {
+        return Ok(());
+    }
+    if location
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace())
+    {
+        return Err(format!(
+            "{:?}: an upstream URL has no spaces or control characters",
+            public_server(location)
+        ));
+    }
+    let url = url::Url::parse(location)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+        .ok_or_else(|| {
+            format!(
+                "{:?} is not an upstream: give an MCP endpoint (http(s)://host/mcp) or stdio:<command>",
+                public_server(location)
+            )
+        })?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{}: the URL carries credentials, which would be stored with the source and served with every version; give a token with --token or in the credentials file instead",
+            public_server(location)
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "{}: the URL carries a query or fragment (where API keys travel), which would be stored with the source and served with every version; give a token with --token or in the credentials file instead",
+            public_server(location)
+        ));
+    }
+    Ok(())
+}
+
+/// The origin (`scheme://host[:port]`, the port only when not the scheme's default) of an
+/// HTTP(S) URL: what a token is bound to. `None` for anything else (`stdio:`, Git's scp-like
+/// syntax, a path).
+pub fn origin(location: &str) -> Option<String> {
+    let url = url::Url::parse(location).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    match url.origin() {
+        origin @ url::Origin::Tuple(..) => Some(origin.ascii_serialization()),
+        url::Origin::Opaque(_) => None,
+    }
 }
 
 /// The kind of a recorded source.
@@ -91,14 +182,44 @@ impl SourceSpec {
         })
     }
 
-    /// An upstream SEP-2640 server (`skillreg mirror`).
-    pub fn mcp(server: &str) -> Self {
-        SourceSpec {
+    /// An upstream SEP-2640 server (`skillreg mirror`), checked ([`check_mcp_location`]).
+    pub fn mcp(server: &str) -> Result<Self, String> {
+        check_mcp_location(server)?;
+        Ok(SourceSpec {
             kind: SourceKind::Mcp,
             location: server.to_owned(),
             reference: None,
             subpath: String::new(),
             fix: false,
+        })
+    }
+
+    /// The source as the public may see it (in a deprecation message): an upstream server as
+    /// [`public_server`] shows it.
+    pub fn public(&self) -> String {
+        match self.kind {
+            SourceKind::Git if check_git_url(&self.location).is_ok() => self.to_string(),
+            SourceKind::Git => SourceSpec {
+                location: public_server(&self.location),
+                ..self.clone()
+            }
+            .to_string(),
+            SourceKind::Mcp => format!("{} {}", self.kind, public_server(&self.location)),
+        }
+    }
+
+    /// Check a recorded source again before it is read: an older database may hold what is
+    /// refused now (a URL carrying a secret).
+    pub fn check(&self) -> Result<(), String> {
+        match self.kind {
+            SourceKind::Git => {
+                check_git_url(&self.location)?;
+                if let Some(r) = &self.reference {
+                    check_git_ref(r)?;
+                }
+                check_subpath(&self.subpath).map(drop)
+            }
+            SourceKind::Mcp => check_mcp_location(&self.location),
         }
     }
 }
@@ -170,6 +291,13 @@ pub fn check_git_url(url: &str) -> Result<(), String> {
         let http = scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http");
         if authority
             .rsplit_once('@')
+            .map_or(authority, |(_, host)| host)
+            .starts_with('-')
+        {
+            return Err(format!("{url:?}: a host may not start with '-'"));
+        }
+        if authority
+            .rsplit_once('@')
             .is_some_and(|(userinfo, _)| http || userinfo.contains(':'))
         {
             return Err(format!(
@@ -190,7 +318,12 @@ pub fn check_git_url(url: &str) -> Result<(), String> {
                 && !path.is_empty()
                 && !host.contains("::") =>
         {
-            if path.starts_with(':') {
+            if path.starts_with(':')
+                || host
+                    .rsplit_once('@')
+                    .map_or(host, |(_, h)| h)
+                    .starts_with('-')
+            {
                 return Err(format!("{url:?} is not a repository URL"));
             }
             Ok(())
@@ -299,6 +432,10 @@ mod tests {
             ("https://user:hunter2@github.com/o/r", "carries credentials"),
             ("https://hunter2@github.com/o/r", "carries credentials"),
             ("ssh://git:hunter2@example.com/r", "carries credentials"),
+            ("ssh://-oProxyCommand=touch%20x/r", "may not start with '-'"),
+            ("ssh://git@-oProxyCommand=x/r", "may not start with '-'"),
+            ("git@-oProxyCommand=x:r.git", "not a repository URL"),
+            ("-oProxyCommand=x:r.git", "not a repository URL"),
         ] {
             let err = check_git_url(bad).unwrap_err();
             assert!(err.contains(why), "{bad}: {err}");
@@ -345,6 +482,61 @@ mod tests {
         for bad in ["/etc", "../x", "a/../b", "a//b", "a/./b"] {
             assert!(check_subpath(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn mirror_upstreams_with_secrets_in_the_url_are_refused_and_never_shown() {
+        for ok in [
+            "http://127.0.0.1:8080/mcp",
+            "https://skills.example.com/mcp",
+            "stdio:python3 server.py --key k",
+        ] {
+            assert_eq!(check_mcp_location(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("http://127.0.0.1:18081/mcp?api_key=hunter2", "query"),
+            ("https://x.example/mcp#hunter2", "query or fragment"),
+            ("https://user:hunter2@x.example/mcp", "credentials"),
+            ("https://hunter2@x.example/mcp", "credentials"),
+            ("ftp://x.example/mcp", "not an upstream"),
+            ("http://x.example/m cp", "no spaces"),
+            ("mcp.example.com", "not an upstream"),
+        ] {
+            let err = check_mcp_location(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(!err.contains("hunter2"), "{bad}: {err}");
+        }
+        assert_eq!(public_server("stdio:python3 up.py --token t"), "stdio");
+        assert_eq!(
+            public_server("http://u:p@127.0.0.1:18081/mcp?api_key=S#f"),
+            "http://127.0.0.1:18081/mcp"
+        );
+        // What an older database stored is shown the same way.
+        let old: Provenance = serde_json::from_str(
+            r#"{"type":"mcp","server":"stdio:python3 /home/ops/up.py --key s","uri":"skill://a/SKILL.md"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old,
+            Provenance::Mcp {
+                server: "stdio".into(),
+                uri: "skill://a/SKILL.md".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_token_is_bound_to_its_origin() {
+        assert_eq!(
+            origin("https://Skills.Example.com:443/mcp").as_deref(),
+            Some("https://skills.example.com")
+        );
+        assert_eq!(
+            origin("http://127.0.0.1:8080/a/mcp").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(origin("stdio:python3 x.py"), None);
+        assert_eq!(origin("git@github.com:o/r.git"), None);
     }
 
     #[test]

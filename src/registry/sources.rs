@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 
 use super::import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary, skipped};
 use super::{Prepared, PublishRequest, Registry};
-use crate::core::provenance::{Provenance, SourceKind, SourceSpec, git_build, short_commit};
+use crate::core::provenance::{
+    Provenance, SourceKind, SourceSpec, git_build, public_server, short_commit,
+};
 use crate::core::version::tracked;
 use crate::core::{Code, InputFile, Namespace, SkillName, SkillRef, SkillVersion, Warning};
 use crate::error::{Error, Result};
@@ -208,7 +210,7 @@ impl SourceRun<'_> {
             )
             .map(|p| {
                 p.with_provenance(Provenance::Mcp {
-                    server: self.source.spec.location.clone(),
+                    server: public_server(&self.source.spec.location),
                     uri: item.upstream.clone(),
                 })
             })
@@ -330,7 +332,7 @@ impl SourceRun<'_> {
             (Some(commit), SourceKind::Git) => format!(" at {}", short_commit(commit)),
             _ => String::new(),
         };
-        let message = format!("{REMOVED} ({}{at})", self.source.spec);
+        let message = format!("{REMOVED} ({}{at})", self.source.spec.public());
         let mut removed = Vec::new();
         let mut changed = false;
         for member in members {

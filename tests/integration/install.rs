@@ -869,7 +869,7 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(
         out.stdout.contains(
-            "deprecated skill://up/review/SKILL.md: no longer found at its source (mcp stdio:"
+            "deprecated skill://up/review/SKILL.md: no longer found at its source (mcp stdio)"
         ),
         "{}",
         out.stdout
@@ -907,7 +907,8 @@ async fn mirror_copies_an_upstream_incrementally_and_refuses_a_lying_one() {
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(
         v["source"],
-        serde_json::json!({"type": "mcp", "server": reference, "uri": "skill://tips/SKILL.md"}),
+        // A command line is the operator's: the public sees `stdio`.
+        serde_json::json!({"type": "mcp", "server": "stdio", "uri": "skill://tips/SKILL.md"}),
         "{v}"
     );
     let project = TempDir::new().unwrap();

@@ -491,3 +491,379 @@ async fn import_git_reads_refs_as_asked_and_refuses_what_it_cannot_read() {
         assert_eq!(files, ["SKILL.md"], "{manifest}");
     }
 }
+
+/// N8: a repository that turns a component of `--path` into a symbolic link (to a directory of
+/// the host running `sync`, absolute or relative) is refused at `import git` and at `sync`,
+/// and nothing of the host is published; the skills taken in before are left as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_path_through_a_symlink_never_publishes_the_hosts_files() {
+    use std::os::unix::fs::symlink;
+    let repo = Repo::new();
+    repo.write(
+        "plugins/skills/hello/SKILL.md",
+        &skill_md("hello", "Says hello.", ""),
+    );
+    repo.commit("hello");
+    // The operator's own skills, outside any repository.
+    let host = TempDir::new().unwrap();
+    let private = host.path().join(".claude/skills/private-notes");
+    std::fs::create_dir_all(&private).unwrap();
+    std::fs::write(
+        private.join("SKILL.md"),
+        skill_md("private-notes", "The operator's notes.", ""),
+    )
+    .unwrap();
+    let storage = Storage::new().await;
+    let out = storage
+        .cli(&[
+            "import",
+            "git",
+            &repo.url,
+            "--path",
+            "plugins/skills",
+            "-n",
+            "upstream",
+        ])
+        .await;
+    assert_eq!(out.code, 0, "{out:?}");
+
+    for target in [
+        host.path().join(".claude"),
+        // Relative: from the checkout's `plugins` up to `/`, then down to the host's directory.
+        PathBuf::from(format!(
+            "../../../../../../../../../../../../../..{}",
+            host.path().join(".claude").display()
+        )),
+    ] {
+        std::fs::remove_dir_all(repo.work.join("plugins")).unwrap();
+        symlink(&target, repo.work.join("plugins")).unwrap();
+        repo.commit("plugins is a link");
+        let out = storage.cli(&["sync", "--json"]).await;
+        assert_eq!(out.code, 1, "{out:?}");
+        assert!(
+            out.stdout.contains("\"code\":\"invalid_source\"")
+                && out
+                    .stdout
+                    .contains("goes through the symbolic link plugins"),
+            "{target:?}: {}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains("private-notes"), "{}", out.stdout);
+        assert!(
+            !out.stdout.contains("\"status\":\"deprecated\""),
+            "{}",
+            out.stdout
+        );
+        // Taken in afresh, the same path is refused before anything is recorded.
+        let out = storage
+            .cli(&[
+                "import",
+                "git",
+                &repo.url,
+                "--path",
+                "plugins/skills",
+                "-n",
+                "other",
+            ])
+            .await;
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(
+            out.stderr.trim_end().ends_with("[invalid_source]"),
+            "{}",
+            out.stderr
+        );
+    }
+    let server = storage.server().await;
+    let (status, _) = Api::new(&server)
+        .get("/v1/skills/upstream/private-notes")
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(skill(&server, "upstream/hello").await["deprecated"], false);
+    let listed = storage.cli(&["sources", "list"]).await;
+    assert_eq!(listed.stdout.lines().count(), 1, "{listed:?}");
+}
+
+/// Record `spec` as a source of `namespace` directly (what an older database, or a source
+/// whose server stopped answering since it was first read, leaves for `sync`).
+async fn record(storage: &Storage, namespace: &str, spec: &skillreg::core::provenance::SourceSpec) {
+    let server = storage.server().await;
+    server
+        .registry
+        .record_source(&skillreg::core::Namespace::new(namespace).unwrap(), spec)
+        .await
+        .unwrap();
+}
+
+/// A loopback port that accepts connections and never answers a byte.
+fn silent_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    port
+}
+
+/// A loopback HTTP server that records each request's `Authorization` header (`None` when it
+/// had none, or for a connection that sent nothing) and answers 500.
+struct Recorder {
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
+}
+
+impl Recorder {
+    fn start() -> Self {
+        use std::io::{BufRead, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut auth = None;
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    if let Some((name, value)) = line.split_once(':')
+                        && name.eq_ignore_ascii_case("authorization")
+                    {
+                        auth = Some(value.trim().to_owned());
+                    }
+                    line.clear();
+                }
+                log.lock().unwrap().push(auth);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                );
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn url(&self, rest: &str) -> String {
+        format!("http://127.0.0.1:{}{rest}", self.port)
+    }
+
+    fn seen(&self) -> Vec<Option<String>> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// N9: an upstream server and a Git remote that accept and never answer are given up at the
+/// source's deadline (git killed with what it started), each reported with its code, while
+/// the other sources are read and stored; the run ends non-zero.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_that_never_answers_is_given_up_at_its_deadline_while_the_others_sync() {
+    let repo = Repo::new();
+    repo.write("skills/one/SKILL.md", &skill_md("one", "The first.", ""));
+    repo.commit("one");
+    let storage = Storage::new().await;
+    let out = storage
+        .cli(&["import", "git", &repo.url, "--path", "skills", "-n", "acme"])
+        .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let port = silent_port();
+    use skillreg::core::provenance::SourceSpec;
+    let silent_mcp = format!("http://127.0.0.1:{port}/mcp");
+    let silent_git = format!("http://127.0.0.1:{port}/skills.git");
+    record(&storage, "silent", &SourceSpec::mcp(&silent_mcp).unwrap()).await;
+    record(
+        &storage,
+        "silentgit",
+        &SourceSpec::git(&silent_git, None, None, false).unwrap(),
+    )
+    .await;
+    repo.write("skills/two/SKILL.md", &skill_md("two", "The second.", ""));
+    repo.commit("two");
+
+    let started = std::time::Instant::now();
+    // Before, this never ended: the bound makes that a failure, not a hang.
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        storage.cli(&["sync", "--json", "--source-timeout-secs", "3"]),
+    )
+    .await
+    .expect("sync ends although two sources never answer");
+    let took = started.elapsed();
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    let lines = json_lines(&out.stdout);
+    let outcome = |location: &str| {
+        lines
+            .iter()
+            .find(|l| l["source"]["location"] == location)
+            .unwrap_or_else(|| panic!("{location}: {lines:?}"))
+            .clone()
+    };
+    for silent in [&silent_mcp, &silent_git] {
+        let failed = outcome(silent);
+        assert_eq!(failed["error"]["code"], "source_unavailable", "{failed}");
+        assert!(
+            failed["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("gave up after 3 s"),
+            "{failed}"
+        );
+        let seconds = failed["seconds"].as_f64().unwrap();
+        assert!((3.0..12.0).contains(&seconds), "{failed}");
+    }
+    let synced = outcome(&repo.url);
+    assert_eq!(synced["summary"]["imported"], 1, "{synced}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["status"] == "imported" && l["uri"] == "skill://acme/two/SKILL.md"),
+        "{lines:?}"
+    );
+    let total = &lines.last().unwrap()["total"];
+    assert_eq!(
+        (&total["sources"], &total["failed_sources"]),
+        (&json!(3), &json!(2)),
+        "{total}"
+    );
+    // git and the transport it started are gone.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&format!("127.0.0.1:{port}")))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // `mirror` of a silent upstream is given up at its deadline too, and records nothing.
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        storage.cli(&[
+            "mirror",
+            &format!("http://127.0.0.1:{port}/other/mcp"),
+            "-n",
+            "m",
+            "--source-timeout-secs",
+            "2",
+        ]),
+    )
+    .await
+    .expect("mirror ends although its upstream never answers");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("gave up after 2 s")
+            && out.stderr.trim_end().ends_with("[source_unavailable]"),
+        "{}",
+        out.stderr
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let listed = storage.cli(&["sources", "list"]).await;
+    assert_eq!(listed.stdout.lines().count(), 3, "{listed:?}");
+}
+
+/// N10, N11: `sync` sends each upstream the token the credentials file holds for its origin,
+/// and no other (never `SKILLREG_MIRROR_TOKEN` to every source); an upstream URL carrying a
+/// secret is refused by `mirror` and, recorded by an older version, is not read by `sync`,
+/// and the secret is never printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_goes_only_to_its_origin_and_secret_upstream_urls_are_never_read() {
+    use skillreg::core::provenance::{SourceKind, SourceSpec};
+    let private = Recorder::start();
+    let public = Recorder::start();
+    let secret = Recorder::start();
+    let storage = Storage::new().await;
+    record(
+        &storage,
+        "private",
+        &SourceSpec::mcp(&private.url("/mcp")).unwrap(),
+    )
+    .await;
+    record(
+        &storage,
+        "public",
+        &SourceSpec::mcp(&public.url("/mcp")).unwrap(),
+    )
+    .await;
+    // What an older version recorded without a check.
+    let old = SourceSpec {
+        kind: SourceKind::Mcp,
+        location: secret.url("/mcp?api_key=SECRET123"),
+        reference: None,
+        subpath: String::new(),
+        fix: false,
+    };
+    record(&storage, "old", &old).await;
+    let home = TempDir::new().unwrap();
+    let credentials = home.path().join("credentials.toml");
+    std::fs::write(
+        &credentials,
+        format!(
+            "[tokens]\n\"http://127.0.0.1:{}\" = \"skr_PRIVATE\"\n",
+            private.port
+        ),
+    )
+    .unwrap();
+    let mut args = vec![
+        "sync",
+        "--json",
+        "--credentials",
+        credentials.to_str().unwrap(),
+    ];
+    args.extend(["--data-dir", storage.data.path().to_str().unwrap()]);
+    let mut env = vec![("SKILLREG_MIRROR_TOKEN", "skr_EVERYONE")];
+    if let Some(url) = &storage.database_url {
+        env.push(("SKILLREG_DATABASE_URL", url));
+    }
+    let out = run_cli_async(&args, &env).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("does not send SKILLREG_MIRROR_TOKEN"),
+        "{}",
+        out.stderr
+    );
+    let private_seen = private.seen();
+    assert!(!private_seen.is_empty());
+    assert!(
+        private_seen
+            .iter()
+            .all(|a| a.as_deref() == Some("Bearer skr_PRIVATE")),
+        "{private_seen:?}"
+    );
+    let public_seen = public.seen();
+    assert!(!public_seen.is_empty());
+    assert!(public_seen.iter().all(Option::is_none), "{public_seen:?}");
+    assert!(secret.seen().is_empty(), "a secret URL is never read");
+    let lines = json_lines(&out.stdout);
+    let refused = lines
+        .iter()
+        .find(|l| l["source"]["namespace"] == "old")
+        .unwrap();
+    assert_eq!(refused["error"]["code"], "invalid_source", "{refused}");
+    assert!(!out.stdout.contains("SECRET123"), "{}", out.stdout);
+
+    // `mirror` refuses such a URL before connecting, and records nothing.
+    for url in [
+        secret.url("/mcp?api_key=SECRET123"),
+        format!("http://user:SECRET123@127.0.0.1:{}/mcp", secret.port),
+    ] {
+        let out = storage.cli(&["mirror", &url, "-n", "m"]).await;
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(
+            out.stderr.trim_end().ends_with("[invalid_source]"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("SECRET123"), "{}", out.stderr);
+    }
+    assert!(secret.seen().is_empty());
+    let listed = storage.cli(&["sources", "list"]).await;
+    assert_eq!(listed.stdout.lines().count(), 3, "{listed:?}");
+}
