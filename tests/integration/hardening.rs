@@ -1,6 +1,7 @@
 //! What an anonymous client can reach is bounded, and reads are scoped: each test reproduces a
 //! finding of the security review (sessions, connections, heavy work, scrape cost, rate limits,
-//! token scope, private namespaces, cache headers, DNS rebinding, parameter types).
+//! token scope, private namespaces, cache headers, DNS rebinding, parameter types, clients
+//! behind a proxy, connections per client, held bodies, headers of stored bytes).
 
 use std::time::{Duration, Instant};
 
