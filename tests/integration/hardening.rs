@@ -1054,7 +1054,7 @@ async fn held_bodies_are_bounded_in_size_time_and_total() {
     let server = TestServer::builder()
         .config(Config {
             max_body_bytes_in_flight: 512 * 1024,
-            body_read_timeout_secs: 1,
+            body_read_timeout_secs: 2,
             ..config()
         })
         .start()
@@ -1087,7 +1087,7 @@ async fn held_bodies_are_bounded_in_size_time_and_total() {
             .unwrap();
         held.push(c);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await; // both admitted
+    tokio::time::sleep(Duration::from_millis(500)).await; // both admitted
     let mut third = TcpStream::connect(&addr).await.unwrap();
     third
         .write_all(&mcp_post_head(200_000, None))
