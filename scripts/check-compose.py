@@ -7,7 +7,8 @@ project's own rules for the `skillreg` service, which the schema cannot express.
 
 COMPOSE_FILE defaults to docker-compose.yml at the repository root, or with --replicas to
 deploy/replicas/compose.yml, whose rules cover PostgreSQL, every `skillreg-N` replica and the
-HAProxy service with its haproxy.cfg (each replica a `server`, sessions pinned). The schema defaults to
+HAProxy service with its haproxy.cfg (each replica a `server`, sessions pinned, the client's
+address forwarded from a fixed proxy address the replicas trust). The schema defaults to
 $SKILLREG_COMPOSE_SCHEMA, written to <tools>/env.sh by scripts/install-test-tools.sh (which
 also installs jsonschema and PyYAML into the venv that $SKILLREG_PYTHON names).
 
@@ -18,6 +19,7 @@ could not run (no schema, missing modules, unreadable or unparseable file).
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import re
@@ -322,6 +324,68 @@ def replica_rules(document, compose_file: str) -> list[str]:
     for needed in ("stick store-response res.hdr(mcp-session-id)", "stick match req.hdr(mcp-session-id)"):
         rule(needed in text, f"{config}: missing `{needed}`: 2025-11-25 sessions must stay on their replica")
     rule(READY_PATH in text, f"{config}: the health check does not probe {READY_PATH}")
+    problems += proxy_trust_rules(services, replicas, proxy, document, config, text)
+    return problems
+
+
+def proxy_trust_rules(services, replicas, proxy, document, config: str, text: str) -> list[str]:
+    """Behind HAProxy every client arrives from its address: HAProxy must name the client
+    (`option forwardfor`), drop a client's X-Forwarded-Proto, have a fixed address, and every
+    replica must trust that address (SKILLREG_TRUSTED_PROXIES) and nothing wider than its
+    network."""
+    problems = []
+
+    def rule(ok: bool, message: str) -> None:
+        if not ok:
+            problems.append(f"rule: {message}")
+
+    rule(
+        re.search(r"^\s*option\s+forwardfor\b", text, re.M) is not None,
+        f"{config}: missing `option forwardfor`: the replicas would count every client as HAProxy",
+    )
+    rule(
+        re.search(r"^\s*http-request\s+(del|set)-header\s+X-Forwarded-Proto\b", text, re.M | re.I) is not None,
+        f"{config}: a client's X-Forwarded-Proto is passed on (add `http-request del-header X-Forwarded-Proto`)",
+    )
+    addresses = []
+    networks = proxy.get("networks")
+    if isinstance(networks, dict):
+        for name, settings in networks.items():
+            if isinstance(settings, dict):
+                for key in ("ipv4_address", "ipv6_address"):
+                    if settings.get(key):
+                        addresses.append((name, str(interpolate(settings[key]))))
+    rule(bool(addresses), "services/haproxy/networks: no fixed ipv4_address: the replicas cannot name the proxy they trust")
+    declared_networks = document.get("networks") or {}
+    for name, address in addresses:
+        subnets = []
+        ipam = (declared_networks.get(name) or {}).get("ipam") if isinstance(declared_networks.get(name), dict) else None
+        for entry in (ipam or {}).get("config") or []:
+            if isinstance(entry, dict) and entry.get("subnet"):
+                subnets.append(str(interpolate(entry["subnet"])))
+        try:
+            ip = ipaddress.ip_address(address)
+            inside = any(ip in ipaddress.ip_network(subnet, strict=False) for subnet in subnets)
+        except ValueError:
+            inside = False
+        rule(inside, f"services/haproxy/networks/{name}: {address} is not in a subnet declared under networks/{name}/ipam")
+    for name, svc in replicas.items():
+        trusted = str(interpolate(environment_keys(svc.get("environment")).get("SKILLREG_TRUSTED_PROXIES") or ""))
+        try:
+            nets = [ipaddress.ip_network(t.strip(), strict=False) for t in trusted.split(",") if t.strip()]
+        except ValueError:
+            rule(False, f"services/{name}/environment: SKILLREG_TRUSTED_PROXIES {trusted!r} is not a list of addresses")
+            continue
+        rule(bool(nets), f"services/{name}/environment: SKILLREG_TRUSTED_PROXIES missing: HAProxy's X-Forwarded-For is not believed")
+        for _, address in addresses:
+            rule(
+                any(ipaddress.ip_address(address) in n for n in nets) if nets else True,
+                f"services/{name}/environment: SKILLREG_TRUSTED_PROXIES does not name HAProxy's {address}",
+            )
+        rule(
+            all(n.num_addresses <= 16 for n in nets),
+            f"services/{name}/environment: SKILLREG_TRUSTED_PROXIES {trusted!r} trusts more than the proxy: any container could name any client",
+        )
     return problems
 
 

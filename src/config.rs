@@ -243,6 +243,37 @@ pub struct Config {
     /// connection may stay idle between requests.
     #[arg(long, env = "SKILLREG_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
     pub header_read_timeout_secs: u64,
+    /// Connections one client address (an IPv6 client: its /64) may hold at once; past it,
+    /// further connections from that address are closed at once. Peers in `trusted_proxies` are
+    /// not capped (they carry many clients).
+    #[arg(
+        long,
+        env = "SKILLREG_MAX_CONNECTIONS_PER_CLIENT",
+        default_value = "64"
+    )]
+    pub max_connections_per_client: usize,
+    /// Reverse proxies (IP addresses or CIDR networks) whose `X-Forwarded-For` and
+    /// `X-Forwarded-Proto` are believed: for a request from one of them, the client is the
+    /// right-most address of `X-Forwarded-For` that is not a trusted proxy. From any other peer
+    /// both headers are ignored (repeatable; comma-separated in the environment).
+    #[arg(
+        long = "trusted-proxy",
+        env = "SKILLREG_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<String>,
+    /// Bytes of request bodies the server holds at once, all clients together; a request whose
+    /// body would pass it is answered 503 `server_busy`.
+    #[arg(
+        long,
+        env = "SKILLREG_MAX_BODY_BYTES_IN_FLIGHT",
+        default_value = "134217728"
+    )]
+    pub max_body_bytes_in_flight: usize,
+    /// Seconds a client has to send a request's body, from the end of its headers (408
+    /// `body_read_timeout`).
+    #[arg(long, env = "SKILLREG_BODY_READ_TIMEOUT_SECS", default_value = "10")]
+    pub body_read_timeout_secs: u64,
     /// MCP sessions (2025-era `initialize`) open at once; more are answered 503.
     #[arg(long, env = "SKILLREG_MAX_MCP_SESSIONS", default_value = "1000")]
     pub max_mcp_sessions: usize,
@@ -540,6 +571,11 @@ impl Config {
             ),
             ("request_timeout_secs", self.request_timeout_secs),
             ("header_read_timeout_secs", self.header_read_timeout_secs),
+            ("body_read_timeout_secs", self.body_read_timeout_secs),
+            (
+                "max_connections_per_client",
+                self.max_connections_per_client as u64,
+            ),
             ("mcp_session_idle_secs", self.mcp_session_idle_secs),
             (
                 "mcp_session_first_request_secs",
@@ -556,6 +592,13 @@ impl Config {
                 return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
             }
         }
+        if self.max_body_bytes_in_flight < self.max_upload_bytes {
+            return Err(ConfigError::Invalid(format!(
+                "max_body_bytes_in_flight ({}) must be at least max_upload_bytes ({})",
+                self.max_body_bytes_in_flight, self.max_upload_bytes
+            )));
+        }
+        self.trusted_proxies()?;
         if let Some(t) = &self.admin_token {
             check_admin_token(t.expose()).map_err(|why| {
                 ConfigError::Invalid(format!(
@@ -566,6 +609,25 @@ impl Config {
             })?;
         }
         Ok(())
+    }
+
+    /// The `trusted_proxies` networks: an address is its own network (/32, /128).
+    pub fn trusted_proxies(&self) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+        self.trusted_proxies
+            .iter()
+            .map(|p| p.trim())
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                p.parse::<ipnet::IpNet>()
+                    .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .map(|net| net.trunc())
+                    .map_err(|_| {
+                        ConfigError::Invalid(format!(
+                            "trusted_proxies: {p:?} is neither an IP address nor a CIDR network"
+                        ))
+                    })
+            })
+            .collect()
     }
 
     /// The admin token, when one is set and not empty.
@@ -822,5 +884,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("mysql") && !err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_networks() {
+        let config = Config {
+            trusted_proxies: vec![
+                "10.1.2.3".into(),
+                " 172.28.0.0/16".into(),
+                "fd00::1/64".into(),
+            ],
+            ..Config::default()
+        };
+        let nets: Vec<String> = config
+            .trusted_proxies()
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(nets, ["10.1.2.3/32", "172.28.0.0/16", "fd00::/64"]);
+        let bad = Config {
+            trusted_proxies: vec!["haproxy".into()],
+            ..Config::default()
+        };
+        let err = bad.check().unwrap_err().to_string();
+        assert!(
+            err.contains("trusted_proxies") && err.contains("haproxy"),
+            "{err}"
+        );
     }
 }

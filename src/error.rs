@@ -68,6 +68,10 @@ pub enum Error {
     RateLimited(u64),
     #[error("the registry holds as many MCP sessions as it may; retry later")]
     TooManySessions,
+    #[error("the request body did not arrive within {0} s")]
+    BodyReadTimeout(u64),
+    #[error("the server holds as many request bodies as it may; retry shortly")]
+    ServerBusy,
     #[error("integrity failure: {0}")]
     Integrity(String),
     #[error("search is not available in this process")]
@@ -160,6 +164,8 @@ impl Error {
             Self::Timeout(_) => Code::RequestTimeout,
             Self::RateLimited(_) => Code::RateLimited,
             Self::TooManySessions => Code::TooManySessions,
+            Self::BodyReadTimeout(_) => Code::BodyReadTimeout,
+            Self::ServerBusy => Code::ServerBusy,
             Self::Integrity(_) => Code::IntegrityError,
             Self::SearchUnavailable => Code::SearchUnavailable,
             Self::Search(_) => Code::SearchError,

@@ -16,11 +16,19 @@ only. Probes:
             client address, so the per-client cap applies) and with the per-client cap lifted
             (so the global cap applies).
   halfopen  3,000 connections that send half a request header: the server's open descriptors
-            while they wait, and after the header-read timeout.
+            while they wait, and after the header-read timeout; /healthz from 127.0.0.7.
   logs      10 `initialize` requests with a 3 MB clientInfo.name: bytes written to stderr.
   heavy     32 downloads (16 at a time) of a 16 x 1 MiB archive, then 16 concurrent renders of
             a 12 MB SKILL.md, while /healthz is probed: its median and worst latency, against
             its idle median.
+  connflood 1,100 half-header connections from 127.0.0.1, each reopened as soon as the server
+            closes it, for 15 s, while a victim at 127.0.0.7 polls /healthz: its latency.
+  bodyhold100, bodyhold1000
+            100 or 1,000 anonymous POST /mcp declaring 4 MiB, each sending all but 200 bytes
+            and holding (50 connections per source address 127.0.x.y): the server's RSS.
+  bodyhold_small
+            the same with 1,000 bodies of 255 KiB (under the anonymous cap): what the body
+            budget holds.
 """
 
 import argparse
@@ -179,7 +187,8 @@ def probe_halfopen(binary):
         time.sleep(2)
         during = fds(server.proc.pid)
         started = time.time()
-        ok = get(server.port, "/healthz", timeout=30)[0] == 200
+        # From another address: the flood's own address holds its share of connections.
+        ok = get_from(server.port, "/healthz", "127.0.0.7", timeout=30)[0] == 200
         healthz_during = time.time() - started
         time.sleep(12)
         after = fds(server.proc.pid)
@@ -272,6 +281,145 @@ def probe_heavy(binary):
         tmp.cleanup()
 
 
+def probe_connflood(binary, n=1100, seconds=15):
+    """N half-header connections from 127.0.0.1, each reopened when the server closes it (the
+    header timeout, or the per-client cap at once), while a victim at 127.0.0.7 polls /healthz."""
+    server = Server(binary)
+    stop = threading.Event()
+    opened = [0]
+
+    def attacker():
+        socks = []
+
+        def open_one():
+            s = socket.socket()
+            s.settimeout(1)
+            try:
+                s.connect(("127.0.0.1", server.port))
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: ")
+                s.setblocking(False)
+                opened[0] += 1
+                return s
+            except OSError:
+                s.close()
+                return None
+
+        while not stop.is_set() and len(socks) < n:
+            s = open_one()
+            if s is not None:
+                socks.append(s)
+        while not stop.is_set():
+            for i, s in enumerate(socks):
+                if stop.is_set():
+                    break
+                try:
+                    closed = s.recv(1) == b""
+                except BlockingIOError:
+                    closed = False
+                except OSError:
+                    closed = True
+                if closed:
+                    s.close()
+                    socks[i] = open_one() or socket.socket()
+            time.sleep(0.05)
+        for s in socks:
+            s.close()
+
+    try:
+        idle = []
+        for _ in range(20):
+            started = time.perf_counter()
+            get_from(server.port, "/healthz", "127.0.0.7")
+            idle.append(time.perf_counter() - started)
+        t = threading.Thread(target=attacker)
+        t.start()
+        time.sleep(2)
+        samples, failures = [], 0
+        end = time.time() + seconds
+        while time.time() < end:
+            started = time.perf_counter()
+            try:
+                ok = get_from(server.port, "/healthz", "127.0.0.7", timeout=30)[0] == 200
+            except OSError:
+                ok = False
+            if ok:
+                samples.append(time.perf_counter() - started)
+            else:
+                failures += 1
+            time.sleep(0.05)
+        stop.set()
+        t.join()
+        return {"connections": n, "seconds": seconds, "attacker_connects": opened[0],
+                "healthz_idle_median_ms": round(statistics.median(idle) * 1000, 2),
+                "healthz_samples": len(samples), "healthz_failures": failures,
+                "healthz_median_ms": round(statistics.median(samples) * 1000, 2) if samples else None,
+                "healthz_max_ms": round(max(samples) * 1000, 2) if samples else None}
+    finally:
+        server.stop()
+
+
+def get_from(port, path, source, timeout=60):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def probe_bodyhold(binary, n, spread=True, length=4 * 1024 * 1024):
+    """N anonymous `POST /mcp` declaring 4 MiB, each sending 4 MiB minus 200 bytes and then
+    holding: the server's RSS while they hold. With `spread`, 50 connections per source address
+    (127.0.0.x), so that the per-client connection cap is not what bounds them."""
+    server = Server(binary)
+    chunk = b" " * (length - 200)
+    try:
+        rss_before = rss(server.proc.pid)
+        socks, answers, lock = [], {}, threading.Lock()
+
+        def one(i):
+            source = f"127.0.{1 + i // 50 // 250}.{2 + (i // 50) % 250}" if spread else "127.0.0.1"
+            s = socket.socket()
+            s.settimeout(10)
+            try:
+                s.bind((source, 0))
+                s.connect(("127.0.0.1", server.port))
+                s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          f"Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n".encode())
+                s.sendall(chunk)
+                status = "held"
+            except OSError:
+                status = "closed"
+            s.setblocking(False)
+            with lock:
+                socks.append((s, status))
+
+        started = time.time()
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            list(pool.map(one, range(n)))
+        elapsed = time.time() - started
+        time.sleep(1)
+        rss_held = rss(server.proc.pid)
+        # What each connection was answered by now (nothing: its body is held).
+        for s, status in socks:
+            try:
+                head = s.recv(12)
+                if head.startswith(b"HTTP/1.1 "):
+                    status = head[9:12].decode()
+            except OSError:
+                pass
+            answers[status] = answers.get(status, 0) + 1
+        socks = [s for s, _ in socks]
+        for s in socks:
+            s.close()
+        return {"connections": n, "spread": spread, "body_bytes": length,
+                "seconds_to_send": round(elapsed, 2),
+                "answers": answers, "rss_before": rss_before, "rss_held": rss_held}
+    finally:
+        server.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--skillreg", default="target/release/skillreg")
@@ -285,6 +433,10 @@ def main():
         "halfopen": lambda: probe_halfopen(args.skillreg),
         "logs": lambda: probe_logs(args.skillreg),
         "heavy": lambda: probe_heavy(args.skillreg),
+        "connflood": lambda: probe_connflood(args.skillreg),
+        "bodyhold100": lambda: probe_bodyhold(args.skillreg, 100),
+        "bodyhold1000": lambda: probe_bodyhold(args.skillreg, 1000),
+        "bodyhold_small": lambda: probe_bodyhold(args.skillreg, 1000, length=255 * 1024),
     }
     results = {}
     for name, run in probes.items():

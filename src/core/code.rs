@@ -138,6 +138,11 @@ error_codes! {
     RequestTimeout = "request_timeout", 408, Internal;
     RateLimited = "rate_limited", 429, InvalidRequest;
     TooManySessions = "too_many_sessions", 503, InvalidRequest;
+    /// A request body did not arrive within `body_read_timeout_secs` of its headers.
+    BodyReadTimeout = "body_read_timeout", 408, InvalidRequest;
+    /// The server holds as many request bodies as `max_body_bytes_in_flight` allows; retry
+    /// after `Retry-After`.
+    ServerBusy = "server_busy", 503, InvalidRequest;
     // The registry failed. Internal ones never show their detail.
     IntegrityError = "integrity_error", 500, Internal,
         internal "stored data failed its integrity check; it is not served";

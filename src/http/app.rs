@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::api::{ErrorBody, ErrorDetail};
@@ -104,4 +104,84 @@ pub fn base_url(headers: &axum::http::HeaderMap) -> String {
         _ => "http",
     };
     format!("{scheme}://{host}")
+}
+
+/// The headers of every response that carries stored bytes (a skill's file, or a version's
+/// archive), on every route that serves them: skill files are untrusted, so an `.html` or `.svg`
+/// must not run script on the registry's origin (a sandbox CSP, `nosniff`), and a document or
+/// script opened inline would show a skill's content as the registry's own page (content
+/// spoofing even when sandboxed), so browsers get it, or anything with `download`, as a
+/// download named after the file's last path segment.
+pub fn stored_bytes_headers(h: &mut HeaderMap, path: &str, mime: &str, download: bool) {
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox; default-src 'none'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if (download || is_active_content(path, mime))
+        && let Ok(v) =
+            HeaderValue::from_str(&format!("attachment; filename=\"{}\"", download_name(path)))
+    {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+}
+
+/// Whether a browser would render the file as a document or run it: HTML, SVG, XML (XSLT runs
+/// too) or script, by extension or by MIME type.
+fn is_active_content(path: &str, mime: &str) -> bool {
+    let ext = path
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let active_ext = matches!(
+        ext.as_deref(),
+        Some(
+            "html"
+                | "htm"
+                | "shtml"
+                | "xhtml"
+                | "xht"
+                | "svg"
+                | "svgz"
+                | "xml"
+                | "xsl"
+                | "xslt"
+                | "js"
+                | "mjs"
+                | "cjs"
+        )
+    );
+    let active_mime = matches!(
+        mime,
+        "text/html"
+            | "text/xml"
+            | "application/xml"
+            | "text/javascript"
+            | "application/javascript"
+            | "application/x-javascript"
+            | "text/ecmascript"
+            | "application/ecmascript"
+    ) || mime.ends_with("+xml");
+    active_ext || active_mime
+}
+
+/// The file's name for `Content-Disposition`: its last segment with every character but ASCII
+/// letters, digits, `.`, `-` and `_` replaced by `_` (no quote, `;` or non-ASCII to escape).
+fn download_name(path: &str) -> String {
+    path.rsplit('/')
+        .next()
+        .unwrap_or(path)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

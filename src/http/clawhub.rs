@@ -589,11 +589,13 @@ async fn file(
         .registry
         .version_file(&reader.visibility, &skill.at(version), &q.path)
         .await?;
-    Ok((
+    let mut response = (
         [(header::CONTENT_TYPE, content.mime_type.clone())],
         content.bytes.as_ref().clone(),
     )
-        .into_response())
+        .into_response();
+    super::app::stored_bytes_headers(response.headers_mut(), &q.path, &content.mime_type, false);
+    Ok(response)
 }
 
 /// The error for a skill every version of which is yanked, asked for its current version.
@@ -755,19 +757,14 @@ async fn download(
         .registry
         .export_as(&reader.visibility, &version, Format::Zip)
         .await?;
-    let disposition = format!(
-        "attachment; filename=\"{}-{}.zip\"",
-        version.name(),
-        version.version
-    );
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/zip".to_owned()),
-            (header::CONTENT_DISPOSITION, disposition),
-        ],
+    let name = format!("{}-{}.zip", version.name(), version.version);
+    let mut response = (
+        [(header::CONTENT_TYPE, "application/zip")],
         zip.as_ref().clone(),
     )
-        .into_response())
+        .into_response();
+    super::app::stored_bytes_headers(response.headers_mut(), &name, "application/zip", true);
+    Ok(response)
 }
 
 #[derive(Deserialize)]

@@ -8,6 +8,7 @@
 pub mod api;
 mod app;
 mod auth;
+mod bodies;
 mod clawhub;
 mod content;
 mod discovery;
@@ -96,6 +97,11 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
             Arc::new(Front {
                 origins: guard::Origins::new(config),
                 limits: rate_limits,
+                bodies: bodies::Bodies::new(
+                    config.max_body_bytes_in_flight,
+                    Duration::from_secs(config.body_read_timeout_secs),
+                ),
+                max_upload_bytes: config.max_upload_bytes,
                 timeout,
             }),
             front,
@@ -226,10 +232,13 @@ impl McpFront {
 
 /// What every request passes before a route, as one layer (each `from_fn` layer costs a
 /// boxed future and a clone of the router per request): its log line and metrics, the Host and
-/// Origin allow-lists and the rate limits (`guard`), then the time limit.
+/// Origin allow-lists and the rate limits (`guard`), the body budget and deadline (`bodies`),
+/// then the time limit.
 struct Front {
     origins: guard::Origins,
     limits: Arc<guard::RateLimits>,
+    bodies: bodies::Bodies,
+    max_upload_bytes: usize,
     timeout: Duration,
 }
 
@@ -239,10 +248,29 @@ async fn front(State(front): State<Arc<Front>>, request: Request, next: Next) ->
             return refused;
         }
         let client = serve::client_ip(&request);
-        if let Some(refused) = front.limits.refuse(client, &request) {
+        // Health checks are never rate-limited (a proxy's checks share its address with the
+        // traffic it forwards); one that presents a credential is counted like any request.
+        let health = matches!(request.uri().path(), "/healthz" | "/readyz")
+            && !request.headers().contains_key(header::AUTHORIZATION);
+        if !health && let Some(refused) = front.limits.refuse(client, &request) {
             return refused;
         }
-        let response = time_limit(front.timeout, request, next).await;
+        // The most a body of this route may hold: `/mcp` takes JSON-RPC messages, far smaller
+        // from anonymous callers; uploads are the largest bodies.
+        let mcp = request.uri().path() == "/mcp";
+        let cap = if mcp {
+            sessions::max_body(request.headers())
+        } else {
+            front.max_upload_bytes
+        };
+        let (request, held) = match front.bodies.admit(request, cap, mcp) {
+            Ok(admitted) => admitted,
+            Err(refused) => return refused.into_response(),
+        };
+        let response = held.answer(time_limit(front.timeout, request, next).await);
+        if health {
+            return response;
+        }
         front.limits.after(client, response)
     })
     .await
@@ -255,8 +283,9 @@ const LAST_EVENT_ID: header::HeaderName = header::HeaderName::from_static("last-
 /// The JSON-RPC method a 2026-era client names in a header.
 const MCP_METHOD: header::HeaderName = header::HeaderName::from_static("mcp-method");
 
-/// One log line and metrics per request, and an `x-request-id` on every response (the caller's,
-/// when it sent a sane one). Headers are never logged: they carry tokens.
+/// One log line and metrics per request (with its client: behind a trusted proxy, the address
+/// the proxy names), and an `x-request-id` on every response (the caller's, when it sent a sane
+/// one). Headers are never logged: they carry tokens.
 async fn observe<F: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> F,
@@ -269,6 +298,7 @@ async fn observe<F: Future<Output = Response>>(
         .get::<axum::extract::MatchedPath>()
         .map_or_else(|| route_of(request.uri().path()), |p| p.as_str().to_owned());
     let mcp_method_header = request.headers().get(&MCP_METHOD).cloned();
+    let client = serve::client_addr(&request);
     let request_id = request
         .headers()
         .get(&REQUEST_ID)
@@ -301,6 +331,7 @@ async fn observe<F: Future<Output = Response>>(
     tracing::info!(
         target: "skillreg::http",
         request_id = %request_id,
+        client = %client,
         method = %method,
         route = %route,
         mcp_method,
@@ -425,6 +456,11 @@ impl From<&Config> for ConnectionLimits {
     fn from(config: &Config) -> Self {
         Self {
             max_connections: config.max_connections,
+            max_connections_per_client: config.max_connections_per_client,
+            // `Config::check` refuses a list that does not parse.
+            trusted_proxies: serve::TrustedProxies::new(
+                config.trusted_proxies().unwrap_or_default(),
+            ),
             header_read_timeout: Duration::from_secs(config.header_read_timeout_secs),
         }
     }

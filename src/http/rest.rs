@@ -297,81 +297,8 @@ async fn get_file(
             HeaderValue::from_static("public, max-age=31536000, immutable"),
         );
     }
-    // Skill files are untrusted: an .html or .svg must not run script on the registry's origin.
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("sandbox; default-src 'none'"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    // A document or script opened inline would show a skill's content as the registry's own
-    // page (content spoofing even when sandboxed): browsers get it as a download.
-    if is_active_content(path, &file.mime_type)
-        && let Ok(v) =
-            HeaderValue::from_str(&format!("attachment; filename=\"{}\"", download_name(path)))
-    {
-        h.insert(header::CONTENT_DISPOSITION, v);
-    }
+    super::app::stored_bytes_headers(h, path, &file.mime_type, false);
     Ok(resp)
-}
-
-/// Whether a browser would render the file as a document or run it: HTML, SVG, XML (XSLT runs
-/// too) or script, by extension or by MIME type.
-fn is_active_content(path: &str, mime: &str) -> bool {
-    let ext = path
-        .rsplit('/')
-        .next()
-        .and_then(|name| name.rsplit_once('.'))
-        .map(|(_, ext)| ext.to_ascii_lowercase());
-    let active_ext = matches!(
-        ext.as_deref(),
-        Some(
-            "html"
-                | "htm"
-                | "shtml"
-                | "xhtml"
-                | "xht"
-                | "svg"
-                | "svgz"
-                | "xml"
-                | "xsl"
-                | "xslt"
-                | "js"
-                | "mjs"
-                | "cjs"
-        )
-    );
-    let active_mime = matches!(
-        mime,
-        "text/html"
-            | "text/xml"
-            | "application/xml"
-            | "text/javascript"
-            | "application/javascript"
-            | "application/x-javascript"
-            | "text/ecmascript"
-            | "application/ecmascript"
-    ) || mime.ends_with("+xml");
-    active_ext || active_mime
-}
-
-/// The file's name for `Content-Disposition`: its last segment with every character but ASCII
-/// letters, digits, `.`, `-` and `_` replaced by `_` (no quote, `;` or non-ASCII to escape).
-fn download_name(path: &str) -> String {
-    path.rsplit('/')
-        .next()
-        .unwrap_or(path)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The whole version as a `.tar.gz` (SKILL.md at the root; re-publishing it is a no-op).
@@ -384,19 +311,13 @@ async fn get_archive(
     VersionPath(version): VersionPath,
 ) -> ApiResult<Response> {
     let bytes = s.registry.export(&reader.visibility, &version).await?;
-    let disposition = format!(
-        "attachment; filename=\"{}-{}.tar.gz\"",
-        version.name(),
-        version.version
-    );
+    let disposition = format!("{}-{}.tar.gz", version.name(), version.version);
     let mut r = Response::new(shared_body(bytes));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/gzip"),
     );
-    if let Ok(v) = HeaderValue::from_str(&disposition) {
-        r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
-    }
+    super::app::stored_bytes_headers(r.headers_mut(), &disposition, "application/gzip", true);
     Ok(r)
 }
 

@@ -36,8 +36,21 @@ use crate::error::Error;
 
 /// The session header of the Streamable HTTP transport.
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
-/// Largest JSON-RPC body read to tell an `initialize` from other requests (rmcp's own cap).
+/// Largest JSON-RPC body of an authenticated caller (rmcp's own cap).
 const MAX_PEEK_BODY: usize = 4 * 1024 * 1024;
+/// Largest JSON-RPC body of an anonymous caller: its requests are small (a URI, a query, a
+/// cursor), and every anonymous body is held before anything else admits it.
+const MAX_ANONYMOUS_BODY: usize = 256 * 1024;
+
+/// The largest `/mcp` body a request with these headers may send: a caller that sends
+/// `Authorization` is authenticated before its body is read (a bad credential is refused).
+pub fn max_body(headers: &axum::http::HeaderMap) -> usize {
+    if headers.contains_key(header::AUTHORIZATION) {
+        MAX_PEEK_BODY
+    } else {
+        MAX_ANONYMOUS_BODY
+    }
+}
 
 /// The caps, and who holds which session.
 pub struct SessionLimits {
@@ -302,13 +315,11 @@ pub async fn gate<F: Future<Output = Response>>(
         return next(request, None).await;
     }
     // Read the body (rmcp reads it whole too) to see which method this is.
+    let cap = max_body(request.headers());
     let (parts, body) = request.into_parts();
-    let bytes: Bytes = match http_body_util::Limited::new(body, MAX_PEEK_BODY)
-        .collect()
-        .await
-    {
+    let bytes: Bytes = match http_body_util::Limited::new(body, cap).collect().await {
         Ok(collected) => collected.to_bytes(),
-        Err(_) => return ApiError(Error::BodyTooLarge(MAX_PEEK_BODY)).into_response(),
+        Err(_) => return ApiError(Error::BodyTooLarge(cap)).into_response(),
     };
     let message = serde_json::from_slice::<Message>(&bytes).ok();
     if let Some(Message {

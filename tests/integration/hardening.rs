@@ -1,6 +1,7 @@
 //! What an anonymous client can reach is bounded, and reads are scoped: each test reproduces a
 //! finding of the security review (sessions, connections, heavy work, scrape cost, rate limits,
-//! token scope, private namespaces, cache headers, DNS rebinding, parameter types).
+//! token scope, private namespaces, cache headers, DNS rebinding, parameter types, clients
+//! behind a proxy, connections per client, held bodies, headers of stored bytes).
 
 use std::time::{Duration, Instant};
 
@@ -840,4 +841,374 @@ async fn mcp_parameters_of_the_wrong_type_are_invalid_params() {
     let legacy = Legacy::connect(&server.url).await;
     let answer = legacy.call("skills/list", json!({"cursor": 5})).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+// ---- clients behind a proxy, connections per client, held bodies, stored bytes -------------
+
+/// A client on loopback that connects from `source` (any 127.0.0.0/8 address is this host).
+fn client_from(source: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(source.parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap()
+}
+
+/// A raw connection from `source` to `addr`.
+async fn connect_from(source: &str, addr: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(addr.parse().unwrap()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_limits() {
+    let server = TestServer::builder()
+        .rate_limits()
+        .config(Config {
+            rate_limit_auth_failures_per_minute: 2,
+            trusted_proxies: vec!["127.0.0.1".to_owned()],
+            ..config()
+        })
+        .start()
+        .await;
+    // This test is the proxy (127.0.0.1): it appends the address it heard from.
+    let proxy = client_from("127.0.0.1");
+    let get = async |path: &str, forwarded: &str, token: Option<&str>| {
+        let mut request = proxy
+            .get(format!("{}{path}", server.base()))
+            .header("X-Forwarded-For", forwarded);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.unwrap().status()
+    };
+    // The attacker writes the victim's address itself; the proxy appends the attacker's.
+    let attacker = "203.0.113.2, 203.0.113.1";
+    assert_eq!(get("/v1/skills", attacker, Some("skr_guess")).await, 401);
+    assert_eq!(get("/v1/skills", attacker, Some("skr_guess")).await, 401);
+    assert_eq!(get("/v1/skills", attacker, Some("skr_guess")).await, 429);
+    assert_eq!(get("/v1/skills", attacker, None).await, 429);
+    // The victim, and the proxy's own health checks, are served.
+    assert_eq!(get("/v1/skills", "203.0.113.2", None).await, 200);
+    for path in ["/healthz", "/readyz"] {
+        assert_eq!(get(path, attacker, None).await, 200, "{path}");
+        let check = proxy.get(format!("{}{path}", server.base())).send().await;
+        assert_eq!(check.unwrap().status(), 200, "{path} from the proxy");
+    }
+    // IPv6 clients are one client per /64.
+    for _ in 0..2 {
+        assert_eq!(get("/v1/skills", "2001:db8:1:2::1", Some("x")).await, 401);
+    }
+    assert_eq!(
+        get("/v1/skills", "2001:db8:1:2::ffff", Some("x")).await,
+        429
+    );
+    assert_eq!(get("/v1/skills", "2001:db8:1:2::2", None).await, 429);
+    assert_eq!(get("/v1/skills", "[2001:db8:1:3::1]:4711", None).await, 200);
+    // A peer that is not a trusted proxy names no one but itself.
+    let direct = client_from("127.0.0.2");
+    for i in 0..3 {
+        let status = direct
+            .get(format!("{}/v1/skills", server.base()))
+            .header("X-Forwarded-For", format!("198.51.100.{i}"))
+            .bearer_auth("skr_guess")
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, if i < 2 { 401 } else { 429 }, "attempt {i}");
+    }
+    // X-Forwarded-Proto is believed from the proxy only.
+    let api_base = async |client: &reqwest::Client| {
+        let doc: Value = client
+            .get(format!("{}/.well-known/clawhub.json", server.base()))
+            .header("X-Forwarded-Proto", "https")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        doc["apiBase"].as_str().unwrap().to_owned()
+    };
+    assert!(api_base(&proxy).await.starts_with("https://"));
+    assert!(
+        api_base(&client_from("127.0.0.3"))
+            .await
+            .starts_with("http://")
+    );
+}
+
+#[tokio::test]
+async fn healthz_and_readyz_are_never_rate_limited() {
+    let server = TestServer::builder()
+        .rate_limits()
+        .config(Config {
+            rate_limit_auth_failures_per_minute: 1,
+            ..config()
+        })
+        .start()
+        .await;
+    let client = reqwest::Client::new();
+    let status = async |path: &str, token: Option<&str>| {
+        let mut request = client.get(format!("{}{path}", server.base()));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.unwrap().status()
+    };
+    assert_eq!(status("/v1/skills", Some("skr_guess")).await, 401);
+    assert_eq!(status("/v1/skills", Some("skr_guess")).await, 429);
+    assert_eq!(status("/v1/skills", None).await, 429, "blocked");
+    assert_eq!(status("/healthz", None).await, 200);
+    assert_eq!(status("/readyz", None).await, 200);
+    // A health check that presents a credential is a request like any other.
+    assert_eq!(status("/readyz", Some("skr_guess")).await, 429);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_hold_every_connection() {
+    let server = TestServer::builder()
+        .config(Config {
+            max_connections: 8,
+            max_connections_per_client: 3,
+            ..config()
+        })
+        .start()
+        .await;
+    let addr = server.base().trim_start_matches("http://").to_owned();
+    let healthz = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    // Served, then kept open (keep-alive): each holds a slot.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut c = connect_from("127.0.0.1", &addr).await;
+        c.write_all(healthz).await.unwrap();
+        let mut first = [0u8; 12];
+        c.read_exact(&mut first).await.unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200");
+        held.push(c);
+    }
+    // A fourth from the same address is closed unanswered, at once.
+    let mut fourth = connect_from("127.0.0.1", &addr).await;
+    let _ = fourth.write_all(healthz).await;
+    let answer = read_until_closed(&mut fourth, Duration::from_secs(2))
+        .await
+        .expect("a fourth connection from one address was kept open");
+    assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+    // Another address is served meanwhile.
+    let mut other = connect_from("127.0.0.2", &addr).await;
+    other.write_all(healthz).await.unwrap();
+    let mut first = [0u8; 12];
+    tokio::time::timeout(Duration::from_secs(2), other.read_exact(&mut first))
+        .await
+        .expect("another client waited")
+        .unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    // A connection that closes gives its slot back.
+    drop(held.pop());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut again = connect_from("127.0.0.1", &addr).await;
+        let _ = again.write_all(healthz).await;
+        let mut first = [0u8; 12];
+        if let Ok(Ok(_)) =
+            tokio::time::timeout(Duration::from_secs(1), again.read_exact(&mut first)).await
+        {
+            assert_eq!(&first, b"HTTP/1.1 200");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slot never came back");
+        tokio::time::sleep(Duration::from_millis(100)).await; // the server sees the close
+    }
+}
+
+/// An `initialize` body padded with JSON whitespace to `len` bytes.
+fn padded_initialize(len: usize) -> Vec<u8> {
+    let mut body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},
+        "clientInfo":{"name":"padded","version":"0"}}})
+    .to_string()
+    .into_bytes();
+    body.resize(len, b' ');
+    body
+}
+
+/// The headers of a `POST /mcp` declaring `len` bytes of body.
+fn mcp_post_head(len: usize, token: Option<&str>) -> Vec<u8> {
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{auth}Content-Length: {len}\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+/// The status line and body of the answer on `stream` (read until it closes, or 5 s).
+async fn answer_of(stream: &mut TcpStream) -> String {
+    let bytes = read_until_closed(stream, Duration::from_secs(5)).await;
+    String::from_utf8_lossy(&bytes.expect("no answer")).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_bodies_are_bounded_in_size_time_and_total() {
+    let server = TestServer::builder()
+        .config(Config {
+            max_body_bytes_in_flight: 512 * 1024,
+            body_read_timeout_secs: 2,
+            ..config()
+        })
+        .start()
+        .await;
+    let addr = server.base().trim_start_matches("http://").to_owned();
+    // Anonymous: 256 KiB at most, refused before a byte of the body is read.
+    let mut big = TcpStream::connect(&addr).await.unwrap();
+    big.write_all(&mcp_post_head(300_000, None)).await.unwrap();
+    let answer = answer_of(&mut big).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("body_too_large"), "{answer}");
+    // Authenticated callers keep the 4 MiB cap.
+    let mut body = mcp_post_head(300_000, Some(ADMIN));
+    body.extend(padded_initialize(300_000));
+    let mut authenticated = TcpStream::connect(&addr).await.unwrap();
+    authenticated.write_all(&body).await.unwrap();
+    let mut first = [0u8; 12];
+    authenticated.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    drop(authenticated);
+
+    // Two bodies of 200 kB held (sent in part) fill the 512 KiB budget: a third is refused
+    // before it sends anything, while requests without a body are served.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut c = TcpStream::connect(&addr).await.unwrap();
+        c.write_all(&mcp_post_head(200_000, None)).await.unwrap();
+        c.write_all(&padded_initialize(200_000)[..1000])
+            .await
+            .unwrap();
+        held.push(c);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await; // both admitted
+    let mut third = TcpStream::connect(&addr).await.unwrap();
+    third
+        .write_all(&mcp_post_head(200_000, None))
+        .await
+        .unwrap();
+    let answer = answer_of(&mut third).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 1"),
+        "{answer}"
+    );
+    assert!(answer.contains("server_busy"), "{answer}");
+    let health = reqwest::get(format!("{}/healthz", server.base())).await;
+    assert_eq!(health.unwrap().status(), 200);
+    // The held bodies do not come in time: 408, and their bytes go back to the budget.
+    for c in &mut held {
+        let answer = answer_of(c).await;
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("body_read_timeout"), "{answer}");
+    }
+    let mut again = TcpStream::connect(&addr).await.unwrap();
+    let mut whole = mcp_post_head(200_000, None);
+    whole.extend(padded_initialize(200_000));
+    again.write_all(&whole).await.unwrap();
+    let mut first = [0u8; 12];
+    again.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+
+    // The deadline holds on every route: an upload too.
+    let mut upload = TcpStream::connect(&addr).await.unwrap();
+    upload
+        .write_all(
+            format!(
+                "PUT /v1/skills/acme/slow/1.0.0 HTTP/1.1\r\nHost: localhost\r\n\
+                 Authorization: Bearer {ADMIN}\r\nContent-Type: application/gzip\r\n\
+                 Content-Length: 5000\r\n\r\npartial"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let answer = answer_of(&mut upload).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("body_read_timeout"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn the_clawhub_file_route_serves_active_files_like_rest() {
+    let server = TestServer::builder().config(config()).start().await;
+    let mut files = skill("web", "Pages.");
+    let files_active = [
+        (
+            "evil.html",
+            "<html><script>alert(document.domain)</script></html>",
+        ),
+        (
+            "evil.svg",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>",
+        ),
+        ("evil.js", "alert(document.domain)"),
+    ];
+    for (path, body) in files_active {
+        files.push(InputFile::regular(path, body));
+    }
+    server
+        .registry
+        .publish(common::publish_request(
+            &Namespace::new("alpha").unwrap(),
+            files,
+            None,
+        ))
+        .await
+        .unwrap();
+    let client = reqwest::Client::new();
+    let base = server.base();
+    for (path, body) in files_active {
+        for url in [
+            format!("{base}/api/v1/skills/web/file?ownerHandle=alpha&path={path}"),
+            format!("{base}/api/v1/skills/web/file?path={path}"),
+            format!("{base}/v1/skills/alpha/web/0.1.0/files/{path}"),
+        ] {
+            let resp = client.get(&url).send().await.unwrap();
+            assert_eq!(resp.status(), 200, "{url}");
+            let h = resp.headers().clone();
+            assert_eq!(
+                h["content-disposition"],
+                format!("attachment; filename=\"{path}\"").as_str(),
+                "{url}"
+            );
+            assert_eq!(
+                h["content-security-policy"], "sandbox; default-src 'none'",
+                "{url}"
+            );
+            assert_eq!(h["x-content-type-options"], "nosniff", "{url}");
+            assert_eq!(
+                resp.bytes().await.unwrap(),
+                body.as_bytes(),
+                "{url}: the exact bytes"
+            );
+        }
+    }
+    // Plain text stays inline (no download), still sandboxed.
+    let notes = client
+        .get(format!("{base}/api/v1/skills/web/file?path=docs/notes.md"))
+        .send()
+        .await
+        .unwrap();
+    assert!(!notes.headers().contains_key("content-disposition"));
+    assert_eq!(notes.headers()["x-content-type-options"], "nosniff");
+    // Archives too.
+    let zip = client
+        .get(format!("{base}/api/v1/download?slug=web&ownerHandle=alpha"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zip.status(), 200);
+    assert_eq!(
+        zip.headers()["content-disposition"],
+        "attachment; filename=\"web-0.1.0.zip\""
+    );
+    assert_eq!(zip.headers()["x-content-type-options"], "nosniff");
 }

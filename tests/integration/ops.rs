@@ -468,6 +468,9 @@ async fn invented_http_methods_do_not_grow_the_metrics() {
 
 /// What a client sends is not copied into the log at the default filter: rmcp logs a whole
 /// `initialize` request at INFO, so a 3 MB `clientInfo.name` made 3 MB of log per request.
+/// The admin token of the log test's server.
+const LOG_ADMIN: &str = "ops-log-admin-5d1c9e7a3b8f2046e1a7c3d9b5f80e2a";
+
 #[test]
 fn a_client_cannot_write_megabytes_of_log() {
     use std::io::{Read as _, Write as _};
@@ -486,6 +489,7 @@ fn a_client_cannot_write_megabytes_of_log() {
         ])
         .arg(tmp.path())
         .env_remove("SKILLREG_LOG")
+        .env("SKILLREG_ADMIN_TOKEN", LOG_ADMIN)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -529,9 +533,11 @@ fn a_client_cannot_write_megabytes_of_log() {
             let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
                 "protocolVersion":"2025-11-25","capabilities":{},
                 "clientInfo":{"name": name, "version":"0"}}});
+            // Authenticated: an anonymous body is capped at 256 KiB.
             let r = http
                 .post(format!("http://127.0.0.1:{port}/mcp"))
                 .header("Accept", "application/json, text/event-stream")
+                .bearer_auth(LOG_ADMIN)
                 .json(&init)
                 .send()
                 .await

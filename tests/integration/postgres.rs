@@ -821,56 +821,11 @@ async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
 
-    let (port, stats_port) = (free_port(), free_port());
-    let shipped = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/deploy/replicas/haproxy.cfg"
-    ))
-    .unwrap();
-    let mut config = shipped.replace("bind :8080", &format!("bind 127.0.0.1:{port}"));
-    for (i, server) in replicas.iter().enumerate() {
-        let name = format!("skillreg-{}", i + 1);
-        let addr = server.base().trim_start_matches("http://").to_owned();
-        let line = format!("server {name} {name}:8080");
-        assert!(config.contains(&line), "haproxy.cfg has no `{line}`");
-        config = config.replace(&line, &format!("server {name} {addr}"));
-    }
-    // HAProxy's statistics say which replica answered what (replicas of one test process
-    // share their metrics).
-    config.push_str(&format!(
-        "\nfrontend stats\n    bind 127.0.0.1:{stats_port}\n    stats enable\n    stats uri /stats\n"
-    ));
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("haproxy.cfg");
-    std::fs::write(&path, config).unwrap();
-    let mut proxy = KillOnDrop(
-        std::process::Command::new(crate::common::tool("SKILLREG_HAPROXY"))
-            .arg("-db")
-            .arg("-f")
-            .arg(&path)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let proxied = format!("http://127.0.0.1:{port}/mcp");
+    let haproxy = Haproxy::start(&replicas).await;
+    let proxied = format!("http://127.0.0.1:{}/mcp", haproxy.port);
     let modern = Modern::new(&proxied);
-    // Until HAProxy listens and has checked both replicas' /readyz.
-    let started = Instant::now();
-    loop {
-        assert!(proxy.0.try_wait().unwrap().is_none(), "haproxy exited");
-        let up = reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await;
-        if up.is_ok_and(|r| r.status() == StatusCode::OK) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "haproxy not up"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 
-    let stats = format!("http://127.0.0.1:{stats_port}/stats;csv");
+    let stats = haproxy.stats();
     let before = answered(&stats).await;
     for _ in 0..20 {
         let list = modern.call("skills/list", json!({})).await;
@@ -893,6 +848,175 @@ async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
             list["result"]["skills"][0]["uri"], "skill://acme/one/SKILL.md",
             "request {i} of the session: {list}"
         );
+    }
+}
+
+/// HAProxy running the shipped `deploy/replicas/haproxy.cfg`, with the listen address and the
+/// two servers pointed at `replicas` on loopback, and a statistics page.
+struct Haproxy {
+    port: u16,
+    stats_port: u16,
+    _process: KillOnDrop,
+    _dir: TempDir,
+}
+
+impl Haproxy {
+    /// Start it and wait until it listens and has found both replicas ready (`/readyz`).
+    async fn start(replicas: &[TestServer]) -> Self {
+        let (port, stats_port) = (free_port(), free_port());
+        let shipped = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/deploy/replicas/haproxy.cfg"
+        ))
+        .unwrap();
+        let mut config = shipped.replace("bind :8080", &format!("bind 127.0.0.1:{port}"));
+        for (i, server) in replicas.iter().enumerate() {
+            let name = format!("skillreg-{}", i + 1);
+            let addr = server.base().trim_start_matches("http://").to_owned();
+            let line = format!("server {name} {name}:8080");
+            assert!(config.contains(&line), "haproxy.cfg has no `{line}`");
+            config = config.replace(&line, &format!("server {name} {addr}"));
+        }
+        // HAProxy's statistics say which replica answered what (replicas of one test process
+        // share their metrics), and whether it takes each for up.
+        config.push_str(&format!(
+            "\nfrontend stats\n    bind 127.0.0.1:{stats_port}\n    stats enable\n    stats uri /stats\n"
+        ));
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, config).unwrap();
+        let mut process = KillOnDrop(
+            std::process::Command::new(crate::common::tool("SKILLREG_HAPROXY"))
+                .arg("-db")
+                .arg("-f")
+                .arg(&path)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let started = Instant::now();
+        loop {
+            assert!(process.0.try_wait().unwrap().is_none(), "haproxy exited");
+            let up = reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await;
+            if up.is_ok_and(|r| r.status() == StatusCode::OK) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "haproxy not up"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Self {
+            port,
+            stats_port,
+            _process: process,
+            _dir: dir,
+        }
+    }
+
+    /// Its statistics, as CSV.
+    fn stats(&self) -> String {
+        format!("http://127.0.0.1:{}/stats;csv", self.stats_port)
+    }
+}
+
+/// The deployment of `deploy/replicas` with one client sending bad tokens through HAProxy:
+/// the replicas trust HAProxy's address and take each client from its `X-Forwarded-For`
+/// (`option forwardfor`), so that client alone is refused (429), while another client and
+/// HAProxy's own `/readyz` checks (from HAProxy's address) keep succeeding and both replicas
+/// stay up. Before, everyone behind the proxy shared one quota: the checks got 429 and the
+/// replicas were taken out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_haproxy_a_client_sending_bad_tokens_is_refused_alone() {
+    let url = fresh_postgres().await;
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let config = Config {
+            rate_limit_auth_failures_per_minute: 5,
+            trusted_proxies: vec!["127.0.0.1".to_owned()],
+            ..admin_config()
+        };
+        replicas.push(
+            TestServer::builder()
+                .postgres(&url)
+                .config(config)
+                .rate_limits()
+                .start()
+                .await,
+        );
+    }
+    let haproxy = Haproxy::start(&replicas).await;
+    let base = format!("http://127.0.0.1:{}", haproxy.port);
+    let from = |source: &str| {
+        reqwest::Client::builder()
+            .local_address(source.parse::<std::net::IpAddr>().unwrap())
+            .build()
+            .unwrap()
+    };
+    let (attacker, victim) = (from("127.0.0.3"), from("127.0.0.4"));
+    // About 10 bad tokens a second for 6 s: three health-check rounds (every 2 s, `fall 2`).
+    let (mut refused, mut sent) = (0, 0);
+    let mut statuses = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(6) {
+        let status = attacker
+            .get(format!("{base}/v1/skills"))
+            .bearer_auth("skr_guessing")
+            .send()
+            .await
+            .unwrap()
+            .status();
+        sent += 1;
+        refused += usize::from(status == StatusCode::TOO_MANY_REQUESTS);
+        // Twice: with round robin, the attacker's requests and the victim's then reach both
+        // replicas.
+        for _ in 0..2 {
+            let served = victim
+                .get(format!("{base}/v1/skills"))
+                .send()
+                .await
+                .unwrap()
+                .status();
+            statuses.push(served);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Five failures a minute on each replica; everything after is refused.
+    assert!(
+        sent >= 20 && refused >= sent - 12,
+        "the attacker was refused {refused} times of {sent}"
+    );
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::OK),
+        "the victim got {statuses:?}"
+    );
+    let ready = victim.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
+    // HAProxy's own checks kept both replicas up.
+    let csv = reqwest::get(haproxy.stats())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let header: Vec<&str> = csv
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("# ")
+        .split(',')
+        .collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for name in ["skillreg-1", "skillreg-2"] {
+        let row: Vec<&str> = csv
+            .lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|r| r[column("pxname")] == "skillreg" && r[column("svname")] == name)
+            .unwrap();
+        assert_eq!(row[column("status")], "UP", "{name}: {csv}");
+        assert_eq!(row[column("chkdown")], "0", "{name} was taken out: {csv}");
     }
 }
 
