@@ -6,18 +6,8 @@ use serde_json::Value;
 
 use crate::common::{TestServer, run_cli_async};
 use crate::rest::{ADMIN, Api};
-use crate::trust::skill;
+use crate::trust::{server, skill};
 use skillreg::config::{Config, Secret};
-
-async fn server() -> TestServer {
-    TestServer::builder()
-        .config(Config {
-            admin_token: Some(Secret::new(ADMIN)),
-            ..Config::default()
-        })
-        .start()
-        .await
-}
 
 /// The score of `alpha/sc` for "quokka", as `token` (or an anonymous caller) is answered.
 async fn quokka_score(server: &TestServer, token: Option<&str>) -> f64 {

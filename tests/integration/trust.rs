@@ -10,7 +10,7 @@ use crate::common::{Legacy, Modern, TestServer, corpus_dir, run_cli_async, tar_g
 use crate::rest::{ADMIN, Api};
 use skillreg::config::{Config, Secret};
 
-async fn server() -> TestServer {
+pub(crate) async fn server() -> TestServer {
     TestServer::builder()
         .config(Config {
             admin_token: Some(Secret::new(ADMIN)),
