@@ -1161,8 +1161,10 @@ fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
         println!("{}", import_line_json(line));
         return;
     }
+    // An upstream names the directories and writes the frontmatter that warnings and reasons
+    // quote: shown, never obeyed by the terminal.
     let dir = line.dir.display();
-    progress.println(&match &line.outcome {
+    progress.println(&crate::core::text::printable(&match &line.outcome {
         ImportOutcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
         ImportOutcome::Unchanged { uri, version } => format!("unchanged {uri} {version}  ({dir})"),
         ImportOutcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
@@ -1170,9 +1172,9 @@ fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
         ImportOutcome::Restored { uri } => {
             format!("restored  {uri}: found at its source again, no longer deprecated")
         }
-    });
+    }));
     for w in &line.warnings {
-        progress.println(&format!("  warning: {w}"));
+        progress.println(&crate::core::text::printable(&format!("  warning: {w}")));
     }
 }
 

@@ -320,7 +320,11 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
                             serde_json::json!({"source": source_json(source), "error": {"code": code, "message": e.to_string()}, "seconds": took.as_secs_f64()})
                         );
                     } else {
-                        println!("failed    {shown}: {e} [{code}]");
+                        // The error may quote the upstream's own words.
+                        println!(
+                            "{}",
+                            crate::core::text::printable(&format!("failed    {shown}: {e} [{code}]"))
+                        );
                     }
                 }
             }

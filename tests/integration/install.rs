@@ -1362,6 +1362,36 @@ async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_shows_an_upstreams_escape_sequences_and_never_obeys_them() {
+    let data = TempDir::new().unwrap();
+    let out = run_cli_async(
+        &[
+            "mirror",
+            &hostile_stdio("escape"),
+            "--namespace",
+            "m",
+            "--data-dir",
+            data.path().to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains("skipped   skill://evil/x/SKILL.md")
+            && out.stdout.contains("\\u{1b}[2J"),
+        "{}",
+        out.stdout
+    );
+    for text in [&out.stdout, &out.stderr] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_never_reads_through_a_link_planted_in_an_installed_folder() {
     let project = TempDir::new().unwrap();
     let p = project.path();
