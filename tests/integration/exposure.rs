@@ -151,4 +151,17 @@ async fn the_database_and_search_index_are_readable_by_their_owner_only() {
         "{}",
         out.stderr
     );
+
+    // A backup holds what the database holds: it is as private, and never written over a file.
+    let copy = tmp.path().join("copy.db");
+    let copy_arg = copy.to_str().unwrap();
+    let backup = async || run_cli_async(&["backup", copy_arg, "--data-dir", data_arg], &[]).await;
+    let out = backup().await;
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(mode(&copy), 0o600);
+    let written = std::fs::read(&copy).unwrap();
+    let out = backup().await;
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("already exists"), "{}", out.stderr);
+    assert_eq!(std::fs::read(&copy).unwrap(), written);
 }

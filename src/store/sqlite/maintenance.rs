@@ -173,17 +173,11 @@ pub(super) async fn verify(
 }
 
 /// A consistent copy of the database at `path` (which must not exist), taken while the
-/// registry keeps serving and publishing: SQLite `VACUUM INTO` reads one snapshot.
+/// registry keeps serving and publishing: SQLite `VACUUM INTO` reads one snapshot. The copy
+/// holds what the database holds, so it is created readable by its owner only, like the
+/// database: empty first (which `VACUUM INTO` fills), never over an existing file.
 pub(super) async fn backup(pool: &SqlitePool, path: &Path) -> Result<()> {
-    if path.exists() {
-        return Err(StoreError::Io {
-            context: format!("backing up to {}", path.display()),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "the target already exists",
-            ),
-        });
-    }
+    use std::os::unix::fs::OpenOptionsExt as _;
     let target = path.to_str().ok_or_else(|| StoreError::Io {
         context: "backing up".to_owned(),
         source: std::io::Error::new(
@@ -191,9 +185,26 @@ pub(super) async fn backup(pool: &SqlitePool, path: &Path) -> Result<()> {
             "the target path is not UTF-8",
         ),
     })?;
-    sqlx::query("VACUUM INTO ?1")
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|source| StoreError::Io {
+            context: format!("backing up to {}", path.display()),
+            source: if source.kind() == std::io::ErrorKind::AlreadyExists {
+                std::io::Error::new(source.kind(), "the target already exists")
+            } else {
+                source
+            },
+        })?;
+    let copied = sqlx::query("VACUUM INTO ?1")
         .bind(target)
         .execute(pool)
-        .await?;
+        .await;
+    if copied.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    copied?;
     Ok(())
 }
