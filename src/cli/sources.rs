@@ -503,7 +503,16 @@ async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>, 
         code: Code::SourceUnavailable,
         message,
     };
-    let entries = remote.list().await.map_err(|e| unavailable(e.message))?;
+    // A listing past its bounds (pages, entries, bytes, a repeated cursor) is an upstream too
+    // large to mirror, as a checkout past its cap is; anything else, one that did not answer.
+    let entries = remote.list().await.map_err(|e| Error::Source {
+        code: if e.code == crate::consumer::Code::LimitExceeded {
+            Code::SourceTooLarge
+        } else {
+            Code::SourceUnavailable
+        },
+        message: e.message,
+    })?;
     let mut items = Vec::with_capacity(entries.len());
     for (i, entry) in entries.into_iter().enumerate() {
         items.push(match entry {

@@ -1320,7 +1320,7 @@ async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
         out.stderr
-            .contains("the source sent the cursor \"again\" twice"),
+            .contains("the source sent the cursor \"again\" twice [source_too_large]"),
         "{}",
         out.stderr
     );
@@ -1340,7 +1340,8 @@ async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
     .await;
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
-        out.stderr.contains("skills/list: more than 100000 entries"),
+        out.stderr
+            .contains("skills/list: more than 100000 entries [source_too_large]"),
         "{}",
         out.stderr
     );
