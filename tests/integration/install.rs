@@ -1013,6 +1013,17 @@ fn hostile_stdio(mode: &str) -> String {
     )
 }
 
+/// `skillreg mirror` of the hostile server in `mode` (stdio) into namespace `m` of `data`.
+async fn mirror_hostile(mode: &str, data: &Path) -> CliOutput {
+    let data = data.to_str().unwrap();
+    let source = hostile_stdio(mode);
+    run_cli_async(
+        &["mirror", &source, "--namespace", "m", "--data-dir", data],
+        &[],
+    )
+    .await
+}
+
 /// The hostile server in `mode` over HTTP: the process, its MCP URL, and the file each request's
 /// `Authorization` header is appended to.
 async fn hostile_http(mode: &str, dir: &Path) -> (tokio::process::Child, String, PathBuf) {
@@ -1303,20 +1314,8 @@ async fn check_with_an_unreachable_source_fails_unless_offline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
     let data = TempDir::new().unwrap();
-    let data_dir = data.path().to_str().unwrap();
     // A cursor sent twice would list forever: refused at once.
-    let out = run_cli_async(
-        &[
-            "mirror",
-            &hostile_stdio("cursor"),
-            "--namespace",
-            "m",
-            "--data-dir",
-            data_dir,
-        ],
-        &[],
-    )
-    .await;
+    let out = mirror_hostile("cursor", data.path()).await;
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
         out.stderr
@@ -1326,18 +1325,7 @@ async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
     );
     // An endless listing stops at the entry cap, with bounded memory.
     let started = std::time::Instant::now();
-    let out = run_cli_async(
-        &[
-            "mirror",
-            &hostile_stdio("pages"),
-            "--namespace",
-            "m",
-            "--data-dir",
-            data_dir,
-        ],
-        &[],
-    )
-    .await;
+    let out = mirror_hostile("pages", data.path()).await;
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
         out.stderr
@@ -1365,18 +1353,7 @@ async fn a_hostile_upstream_listing_and_skill_sizes_are_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirror_shows_an_upstreams_escape_sequences_and_never_obeys_them() {
     let data = TempDir::new().unwrap();
-    let out = run_cli_async(
-        &[
-            "mirror",
-            &hostile_stdio("escape"),
-            "--namespace",
-            "m",
-            "--data-dir",
-            data.path().to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let out = mirror_hostile("escape", data.path()).await;
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stdout.contains("skipped   skill://evil/x/SKILL.md")
