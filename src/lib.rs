@@ -16,16 +16,17 @@
 //!   versions, limits, the error-code table, the access policy); no I/O.
 //! - [`source`]: input readers: skill directories, uploaded archives, the embedded seed.
 //! - [`store`]: storage behind the [`store::Store`] and [`store::Blobs`] interfaces; every SQL
-//!   statement lives there (SQLite today).
+//!   statement lives there (SQLite by default, or PostgreSQL).
 //! - [`search`]: the tantivy index, derived data fed by the registry.
 //! - [`registry`]: the use cases every transport calls, typed in and out; [`error`] is its error.
 //! - [`mcp`]: the rmcp handler; every MCP wire shape lives there.
 //! - [`http`]: the axum router (`/mcp`, `/v1`, `/`, `/healthz`, `/readyz`, `/metrics`); every
 //!   REST wire shape lives in [`http::api`].
-//! - [`consumer`]: `skillreg add` and `skills.lock`: installs skills from any SEP-2640 server
-//!   into agents' folders, over rmcp's client.
-//! - [`cli`]: the command line, and the REST client of `publish`, `yank`, `deprecate`, `search`
-//!   and `token`.
+//! - [`consumer`]: `skills.lock` and the install commands (`add`, `install`, `check`,
+//!   `outdated`, `update`, `remove`): installs skills from any SEP-2640 server into agents'
+//!   folders, over rmcp's client.
+//! - [`cli`]: the command line, the REST client of `publish`, `yank`, `revoke`, `approve`,
+//!   `deprecate`, `namespace`, `search` and `token`, and the install commands over [`consumer`].
 //! - [`config`]: the one declaration of every setting; [`metrics`]: Prometheus counters.
 
 pub mod cli;

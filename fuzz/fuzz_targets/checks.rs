@@ -10,12 +10,13 @@ use std::collections::{BTreeSet, HashSet};
 use std::io::Write as _;
 
 use arbitrary::{Arbitrary, Unstructured};
+use skillreg::core::archive::Format;
 use skillreg::core::bundle::validate;
 use skillreg::core::frontmatter::{self, parse};
 use skillreg::core::limits::{MAX_DESCRIPTION_CHARS, MAX_FILES, MAX_TOTAL_BYTES, MAX_URI_BYTES};
 use skillreg::core::uri::SCHEME_PREFIX;
 use skillreg::core::{Bundle, BundlePath, Digest, InputFile, InputKind, SkillName, SkillUri};
-use skillreg::source::archive::{Format, MAX_UNPACKED_BYTES, unpack};
+use skillreg::source::archive::{MAX_UNPACKED_BYTES, unpack};
 
 // ---- frontmatter ----------------------------------------------------------------------------
 

@@ -40,6 +40,25 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, in declaration order (snapshotted with the server's table).
+    pub const ALL: &'static [Code] = &[
+        Code::Usage,
+        Code::SourceUnreachable,
+        Code::SkillNotServed,
+        Code::NoMatchingVersion,
+        Code::VersionRevoked,
+        Code::BadEntry,
+        Code::DigestMismatch,
+        Code::LockInvalid,
+        Code::LockMismatch,
+        Code::NotLocked,
+        Code::InstallConflict,
+        Code::StdioNotAllowed,
+        Code::UnsafeFolder,
+        Code::LimitExceeded,
+        Code::Io,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Code::Usage => "usage",
@@ -98,3 +117,52 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The install client's error contract (code and exit status), rendered as a table: a change
+    /// to any row shows in review.
+    #[test]
+    fn the_consumer_error_code_table_matches_its_snapshot() {
+        // A new variant does not compile here until it is listed in `Code::ALL`.
+        let listed = |code: Code| match code {
+            Code::Usage
+            | Code::SourceUnreachable
+            | Code::SkillNotServed
+            | Code::NoMatchingVersion
+            | Code::VersionRevoked
+            | Code::BadEntry
+            | Code::DigestMismatch
+            | Code::LockInvalid
+            | Code::LockMismatch
+            | Code::NotLocked
+            | Code::InstallConflict
+            | Code::StdioNotAllowed
+            | Code::UnsafeFolder
+            | Code::LimitExceeded
+            | Code::Io => Code::ALL.contains(&code),
+        };
+        let mut actual = String::from("| code | exit status |\n| --- | --- |\n");
+        for &code in Code::ALL {
+            assert!(listed(code));
+            actual.push_str(&format!(
+                "| `{}` | {} |\n",
+                code.as_str(),
+                code.exit_status()
+            ));
+        }
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/snapshots/consumer-error-codes.md");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, &actual).unwrap();
+        }
+        let expected =
+            std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
+        assert_eq!(
+            actual, expected,
+            "the consumer's error-code table changed: review, then UPDATE_SNAPSHOTS=1"
+        );
+    }
+}

@@ -25,6 +25,8 @@ pub enum McpKind {
     InvalidRequest,
     /// `-32603` Internal error: the server failed; the request may be retried.
     Internal,
+    /// `-32601` Method not found: the server does not answer this JSON-RPC method.
+    MethodNotFound,
 }
 
 impl McpKind {
@@ -34,6 +36,7 @@ impl McpKind {
             Self::NotFound => "not_found",
             Self::InvalidRequest => "invalid_request",
             Self::Internal => "internal",
+            Self::MethodNotFound => "method_not_found",
         }
     }
 }
@@ -128,6 +131,8 @@ error_codes! {
     VersionRevoked = "version_revoked", 410, NotFound;
     TokenNotFound = "token_not_found", 404, NotFound;
     EndpointNotFound = "endpoint_not_found", 404, NotFound;
+    /// An MCP request naming a method this server does not answer.
+    MethodNotFound = "method_not_found", 404, MethodNotFound;
     // Who is asking, and how often.
     Unauthorized = "unauthorized", 401, InvalidRequest;
     Forbidden = "forbidden", 403, InvalidRequest;

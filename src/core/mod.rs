@@ -3,6 +3,7 @@
 //! Pure code only: nothing here does I/O or imports tokio, sqlx, axum or rmcp, so the CLI can run
 //! the same validation before an upload that the server runs on publish.
 
+pub mod archive;
 pub mod auth;
 pub mod bundle;
 pub mod clawhub;

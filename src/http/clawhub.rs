@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 
 use super::app::{AppState, base_url};
 use super::auth::{Caller, Reader};
+use crate::core::archive::Format;
 use crate::core::clawhub::fingerprint;
 use crate::core::refs::parse_name;
 use crate::core::scan::{Finding, Severity, Verdict, rule};
@@ -40,7 +41,6 @@ use crate::core::time::epoch_millis;
 use crate::core::{AccessError, Code, Principal, Scope, SkillRef, SkillVersion, VersionRef, mime};
 use crate::error::Error;
 use crate::registry::{CatalogItem, SkillDetail, VersionDetail, VersionSummary};
-use crate::source::Format;
 
 pub fn routes(state: AppState) -> Router {
     Router::new()

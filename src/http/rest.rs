@@ -20,11 +20,11 @@ use utoipa::OpenApi;
 use super::api::*;
 use super::app::{ApiError, AppState};
 use super::auth::{Caller, Reader};
+use crate::core::archive::Format;
 use crate::core::refs::parse_namespace;
 use crate::core::{SkillRef, VersionRef};
 use crate::error::{Error, NotFound};
 use crate::registry::NewTokenRequest;
-use crate::source::Format;
 
 type ApiResult<T> = Result<T, ApiError>;
 

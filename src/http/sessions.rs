@@ -9,8 +9,8 @@
 //!   closed after `idle` without requests (rmcp's keep-alive).
 //!
 //! [`CountedSessions`] wraps rmcp's in-memory session manager to learn when sessions end;
-//! [`gate`], part of `/mcp`'s one middleware (`http::mcp_front`), admits, registers and marks
-//! them.
+//! [`gate`], called by `/mcp`'s one service in front of rmcp's (`http::McpEndpoint`), admits,
+//! registers and marks them.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

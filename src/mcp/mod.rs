@@ -29,7 +29,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 use crate::core::Digest;
 use crate::core::scan::Summary;
@@ -257,16 +257,38 @@ fn to_mcp(err: Error, uri_of_read: Option<&str>) -> ErrorData {
     let code = err.code();
     crate::metrics::error(code.as_str());
     let message = err.public_message();
-    let mut data = serde_json::json!({ "code": code.as_str() });
-    match (code.mcp_kind(), uri_of_read) {
-        (McpKind::Internal, _) => ErrorData::internal_error(message, Some(data)),
-        (_, Some(uri)) => {
-            data["uri"] = Value::String(uri.chars().take(200).collect());
+    match uri_of_read {
+        Some(uri) if code.mcp_kind() != McpKind::Internal => {
+            let data = serde_json::json!({
+                "code": code.as_str(),
+                "uri": uri.chars().take(200).collect::<String>(),
+            });
             ErrorData::resource_not_found(message, Some(data))
         }
-        (McpKind::InvalidRequest, None) => ErrorData::invalid_request(message, Some(data)),
-        (McpKind::InvalidParams | McpKind::NotFound, None) => {
-            ErrorData::invalid_params(message, Some(data))
+        _ => error_data(code, message),
+    }
+}
+
+/// A request this layer refuses by itself (an unknown tool, template or method; arguments that
+/// do not parse), reported through `code`'s row like every other error.
+fn refused(code: Code, message: String) -> ErrorData {
+    crate::metrics::error(code.as_str());
+    error_data(code, message)
+}
+
+/// The JSON-RPC error for `code`'s row: the row's kind, `data.code`, and `message` (or, for an
+/// internal code, the row's public message). The one place an MCP error number is chosen.
+pub(crate) fn error_data(code: Code, message: String) -> ErrorData {
+    let message = code
+        .public_message()
+        .map_or(message, std::borrow::ToOwned::to_owned);
+    let data = Some(serde_json::json!({ "code": code.as_str() }));
+    match code.mcp_kind() {
+        McpKind::Internal => ErrorData::internal_error(message, data),
+        McpKind::InvalidRequest => ErrorData::invalid_request(message, data),
+        McpKind::InvalidParams | McpKind::NotFound => ErrorData::invalid_params(message, data),
+        McpKind::MethodNotFound => {
+            ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, data)
         }
     }
 }
@@ -587,9 +609,9 @@ impl ServerHandler for SkillServer {
     ) -> Result<CompleteResult, ErrorData> {
         observed("completion/complete", async {
             let Reference::Resource(template) = &request.r#ref else {
-                return Err(ErrorData::invalid_params(
-                    "this server has no prompts to complete",
-                    None,
+                return Err(refused(
+                    Code::InvalidRequest,
+                    "this server has no prompts to complete".to_owned(),
                 ));
             };
             let variables: &[&str] = match template.uri.as_str() {
@@ -598,24 +620,24 @@ impl ServerHandler for SkillServer {
                 TEMPLATE_PINNED_SKILL_MD => &["namespace", "version", "name"],
                 TEMPLATE_PINNED_FILE => &["namespace", "version", "name", "path"],
                 other => {
-                    return Err(ErrorData::invalid_params(
+                    return Err(refused(
+                        Code::InvalidRequest,
                         format!(
                             "unknown resource template {}",
                             other.chars().take(200).collect::<String>()
                         ),
-                        None,
                     ));
                 }
             };
             let argument = request.argument.name.as_str();
             if !variables.contains(&argument) {
-                return Err(ErrorData::invalid_params(
+                return Err(refused(
+                    Code::InvalidRequest,
                     format!(
                         "template {} has no variable {}",
                         template.uri,
                         argument.chars().take(64).collect::<String>()
                     ),
-                    None,
                 ));
             }
             let context = request
@@ -631,7 +653,7 @@ impl ServerHandler for SkillServer {
             let has_more = completion.has_more();
             let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
             let info = CompletionInfo::with_pagination(completion.values, Some(total), has_more)
-                .map_err(|e| ErrorData::internal_error(e, None))?;
+                .map_err(|e| to_mcp(Error::Internal(e), None))?;
             Ok(CompleteResult::new(info))
         })
         .await
@@ -657,16 +679,16 @@ impl ServerHandler for SkillServer {
     ) -> Result<CallToolResponse, ErrorData> {
         observed("tools/call", async {
             if request.name != SEARCH_TOOL {
-                return Err(ErrorData::invalid_params(
+                return Err(refused(
+                    Code::InvalidRequest,
                     format!(
                         "unknown tool {}",
                         request.name.chars().take(64).collect::<String>()
                     ),
-                    None,
                 ));
             }
             let args = search_tool::parse_args(request.arguments)
-                .map_err(|message| ErrorData::invalid_params(message, None))?;
+                .map_err(|message| refused(Code::InvalidRequest, message))?;
             let hits = async {
                 let namespace = args
                     .namespace
@@ -689,7 +711,7 @@ impl ServerHandler for SkillServer {
                 hits: hits.into_iter().map(search_tool::Hit::from).collect(),
             };
             let value = serde_json::to_value(output)
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                .map_err(|e| to_mcp(Error::Internal(e.to_string()), None))?;
             Ok(CallToolResult::structured(value).into())
         })
         .await
@@ -706,19 +728,14 @@ impl ServerHandler for SkillServer {
             let message = params::check(method, request.params.as_ref())
                 .err()
                 .unwrap_or_else(|| format!("invalid parameters for {method}"));
-            crate::metrics::error(Code::InvalidRequest.as_str());
-            return Err(ErrorData::invalid_params(
-                message,
-                Some(serde_json::json!({ "code": Code::InvalidRequest.as_str() })),
-            ));
+            return Err(refused(Code::InvalidRequest, message));
         }
-        Err(ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        Err(refused(
+            Code::MethodNotFound,
             format!(
                 "unknown method {}",
                 method.chars().take(64).collect::<String>()
             ),
-            None,
         ))
     }
 

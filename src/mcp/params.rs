@@ -282,17 +282,13 @@ impl<'de> Deserialize<'de> for Name<'de> {
     }
 }
 
-/// The JSON-RPC error answering a request (`id`) whose parameters are wrong: `-32602`, with the
-/// error-code table's `invalid_request` in `data.code`.
+/// The JSON-RPC error answering a request (`id`) whose parameters are wrong: the error-code
+/// table's `invalid_request` row (`-32602`, with the code in `data.code`).
 pub fn invalid_params_error(id: &Value, message: &str) -> Value {
     serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
-        "error": {
-            "code": -32602,
-            "message": message,
-            "data": { "code": crate::core::Code::InvalidRequest.as_str() },
-        },
+        "error": super::error_data(crate::core::Code::InvalidRequest, message.to_owned()),
     })
 }
 

@@ -144,15 +144,14 @@ pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
             out.extend_from_slice(line);
             continue;
         };
-        let code = crate::core::Code::ResponseNotResent;
         let error = serde_json::json!({
             "jsonrpc": "2.0",
             "id": id,
-            "error": {
-                "code": rmcp::model::ErrorCode::INTERNAL_ERROR.0,
-                "message": "this response is not sent again on a resumed stream; send the request again",
-                "data": { "code": code.as_str() },
-            },
+            "error": super::error_data(
+                crate::core::Code::ResponseNotResent,
+                "this response is not sent again on a resumed stream; send the request again"
+                    .to_owned(),
+            ),
         });
         out.extend_from_slice(b"data: ");
         serde_json::to_writer(&mut out, &error).expect("a JSON value serializes");

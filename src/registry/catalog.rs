@@ -8,13 +8,14 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::{FileContent, Page, Registry};
+use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
 use crate::core::scan::{Finding, Summary};
 use crate::core::{
     Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
 };
 use crate::error::{Error, NotFound, Result};
-use crate::source::{ExportFile, Format, archive};
+use crate::source::{ExportFile, archive};
 use crate::store::{CatalogRecord, Manifest, NameMatch, VersionRecord};
 
 /// A skill as the REST catalog lists it.

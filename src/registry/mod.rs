@@ -167,7 +167,7 @@ struct Inner {
     /// Verified file bytes, by digest.
     blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
     /// Exported archives, by version and format.
-    exports: cache::Cache<(VersionId, crate::source::Format), Arc<Vec<u8>>>,
+    exports: cache::Cache<(VersionId, crate::core::archive::Format), Arc<Vec<u8>>>,
     /// Digests of exported archives, by version (what discovery indexes announce).
     archive_digests: cache::Cache<VersionId, Digest>,
     /// Bounds CPU-heavy work (packing archives, rendering pages): it runs on blocking threads,

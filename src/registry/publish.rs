@@ -1,6 +1,7 @@
 //! Publishing: validate a skill's files, store its blobs, then its version in one transaction.
 
 use super::Registry;
+use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
 use crate::core::scan::{Policy, Scan, Verdict};
 use crate::core::{
@@ -8,7 +9,7 @@ use crate::core::{
     SkillVersion, VersionRef, Warning,
 };
 use crate::error::{Error, Result};
-use crate::source::{Format, archive};
+use crate::source::archive;
 use crate::store::{NewVersion, PublishOutcome, StoreError};
 
 /// One skill version to publish.

@@ -19,39 +19,13 @@ use flate2::bufread::GzDecoder;
 use flate2::write::GzEncoder;
 
 use crate::core::InputKind;
+use crate::core::archive::Format;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::{Code, InputFile};
 
 /// The decompressed bytes we read at most: the content limit plus room for tar headers and
 /// padding of the maximum number of entries.
 pub const MAX_UNPACKED_BYTES: u64 = MAX_TOTAL_BYTES + (MAX_FILES as u64 + 16) * 1536;
-
-/// Accepted archive formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    TarGz,
-    Zip,
-}
-
-impl Format {
-    /// The format for a `Content-Type` (parameters ignored), or `None` when unsupported.
-    pub fn from_content_type(content_type: &str) -> Option<Self> {
-        let essence = content_type
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        match essence.as_str() {
-            "application/gzip"
-            | "application/x-gzip"
-            | "application/x-tar+gzip"
-            | "application/x-gtar" => Some(Self::TarGz),
-            "application/zip" | "application/x-zip-compressed" => Some(Self::Zip),
-            _ => None,
-        }
-    }
-}
 
 /// Why an archive cannot be unpacked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -1209,19 +1183,5 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    #[test]
-    fn content_types() {
-        assert_eq!(
-            Format::from_content_type("application/gzip"),
-            Some(Format::TarGz)
-        );
-        assert_eq!(
-            Format::from_content_type("Application/Zip; charset=binary"),
-            Some(Format::Zip)
-        );
-        assert_eq!(Format::from_content_type("application/json"), None);
-        assert_eq!(Format::from_content_type(""), None);
     }
 }

@@ -9,5 +9,5 @@ pub mod dir;
 pub mod git;
 pub mod seed;
 
-pub use archive::{ArchiveError, ExportFile, Format};
+pub use archive::{ArchiveError, ExportFile};
 pub use dir::{Candidate, ReadError};

@@ -1,6 +1,7 @@
 //! The layering rule of `ARCHITECTURE.md`, checked on the source: a module imports only from
-//! layers below its own, the transports never reach storage or the search index, and `core`
-//! imports nothing of the crate.
+//! layers below its own, the transports (and the binaries in `src/bin/`) never reach storage or
+//! the search index, `core` imports nothing of the crate, `consumer` only `core`, and the
+//! registry neither imports `consumer` nor re-exports storage or search types beyond today's.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -22,6 +23,38 @@ const LAYERS: &[(&str, u8)] = &[
     ("cli", 7),
 ];
 
+/// Imports the layers allow but the diagram forbids: (from, to).
+const NEVER: &[(&str, &str)] = &[
+    // The registry serves; `consumer` is the other direction (installing from any server).
+    ("registry", "consumer"),
+];
+
+/// Modules that import nothing of the crate but `core` (not even the leaves).
+const ONLY_CORE: &[&str] = &["consumer"];
+
+/// Storage and search types the registry re-exports today (`pub use`), each statement as
+/// written (whitespace collapsed). They reach the transports under registry names; the second
+/// redesign (#40) replaces them with one read model. Do not add to this list.
+const REEXPORTS_ALLOWED: &[(&str, &str)] = &[
+    (
+        "registry/mod.rs",
+        "pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport, VersionId};",
+    ),
+    (
+        "registry/access.rs",
+        "pub use crate::store::{AuditRecord as AuditEntry, TokenRecord as TokenInfo};",
+    ),
+    (
+        "registry/read.rs",
+        "pub use crate::search::Hit as SearchHit;",
+    ),
+];
+
+/// Imports of storage or search from `src/bin/` and `src/main.rs` allowed today: (file, module).
+/// The bench opens PostgreSQL with `store::postgres::PgOptions` until the registry stops naming
+/// engine types (#40). Do not add to this list.
+const BIN_ALLOWED: &[(&str, &str)] = &[("bin/skillreg-bench/main.rs", "store")];
+
 fn layer(module: &str) -> u8 {
     LAYERS
         .iter()
@@ -32,14 +65,20 @@ fn layer(module: &str) -> u8 {
 
 /// Every `crate::<module>` a source file names (in `use` lines and in paths).
 fn crate_imports(text: &str) -> BTreeSet<String> {
+    imports(text, "crate::")
+}
+
+/// Every `<root><module>` a source file names (in `use` lines and in paths), for `root` one of
+/// `crate::` (inside the library) or `skillreg::` (the binaries).
+fn imports(text: &str, root: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
-    for (i, _) in text.match_indices("crate::") {
+    for (i, _) in text.match_indices(root) {
         // `skillreg::` paths in doc examples are not imports of this crate's modules.
         let before = &text[..i];
         if before.ends_with("$") || before.ends_with("::") {
             continue;
         }
-        let rest = &text[i + "crate::".len()..];
+        let rest = &text[i + root.len()..];
         let name: String = rest
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -49,8 +88,9 @@ fn crate_imports(text: &str) -> BTreeSet<String> {
         }
     }
     // `use crate::{a, b}` groups.
-    for (i, _) in text.match_indices("crate::{") {
-        let rest = &text[i + "crate::{".len()..];
+    let group_root = format!("{root}{{");
+    for (i, _) in text.match_indices(&group_root) {
+        let rest = &text[i + group_root.len()..];
         let group = &rest[..rest.find('}').unwrap_or(rest.len())];
         for item in group.split(',') {
             let name: String = item
@@ -64,6 +104,26 @@ fn crate_imports(text: &str) -> BTreeSet<String> {
         }
     }
     found
+}
+
+/// Each `pub use` statement of a file that re-exports something of storage or search, with its
+/// whitespace collapsed.
+fn storage_reexports(text: &str) -> Vec<String> {
+    text.match_indices("pub use ")
+        .filter_map(|(i, _)| {
+            let rest = &text[i..];
+            let statement = &rest[..=rest.find(';')?];
+            let statement = statement
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace("{ ", "{")
+                .replace(" }", "}")
+                .replace(",}", "}");
+            let imported = crate_imports(&statement);
+            (imported.contains("store") || imported.contains("search")).then_some(statement)
+        })
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -99,7 +159,9 @@ fn modules_import_only_from_lower_layers() {
                 let allowed = theirs == 0 || theirs < *own;
                 // `core` imports nothing else of the crate; the leaves import nothing at all.
                 let leaf_rule = (*own <= 1) && import != *module;
-                if !allowed || leaf_rule {
+                let only_core = ONLY_CORE.contains(module) && import != "core";
+                let never = NEVER.contains(&(*module, import.as_str()));
+                if !allowed || leaf_rule || only_core || never {
                     violations.push(format!(
                         "{} imports crate::{import} (layer {theirs}; {module} is layer {own})",
                         file.strip_prefix(&src).unwrap().display()
@@ -133,6 +195,66 @@ fn transports_never_reach_storage_or_the_index() {
             }
         }
     }
+}
+
+#[test]
+fn the_binaries_never_reach_storage_or_the_index() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.join("main.rs")];
+    rust_files(&src.join("bin"), &mut files);
+    let mut violations = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.strip_prefix(&src).unwrap().display().to_string();
+        for import in imports(&text, "skillreg::") {
+            let known = LAYERS.iter().any(|(m, _)| *m == import);
+            if known
+                && ["store", "search"].contains(&import.as_str())
+                && !BIN_ALLOWED.contains(&(name.as_str(), import.as_str()))
+            {
+                violations.push(format!("{name} imports skillreg::{import}"));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn the_registry_reexports_no_more_storage_or_search_types() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("registry"), &mut files);
+    let mut violations = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.strip_prefix(&src).unwrap().display().to_string();
+        for statement in storage_reexports(&text) {
+            if !REEXPORTS_ALLOWED.contains(&(name.as_str(), statement.as_str())) {
+                violations.push(format!("{name}: {statement}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "the registry re-exports storage or search types (map them to registry types instead):\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_sees_reexports_and_the_binaries_imports() {
+    let text = "pub use crate::core::Status;\npub use crate::store::{\n    A,\n    B as C,\n};\npub(crate) use crate::search::X;";
+    assert_eq!(
+        storage_reexports(text),
+        ["pub use crate::store::{A, B as C};"]
+    );
+    let found: Vec<String> = imports(
+        "use skillreg::{core, store::postgres::PgOptions};\nskillreg::registry::f();",
+        "skillreg::",
+    )
+    .into_iter()
+    .collect();
+    assert_eq!(found, ["core", "registry", "store"]);
 }
 
 #[test]

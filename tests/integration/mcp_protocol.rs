@@ -342,6 +342,76 @@ async fn errors_use_the_right_codes_per_era() {
     assert!(sub["result"]["resources"][0]["size"].as_u64().unwrap() > 0);
 }
 
+/// Every error this layer finds by itself (an unknown prompt, template, variable, tool or
+/// method; arguments or parameters of the wrong type) carries its row's code in `data.code`,
+/// with the JSON-RPC number conformance expects (`-32602`, `-32601`, `-32002`).
+#[tokio::test]
+async fn every_mcp_error_carries_its_code_and_keeps_its_number() {
+    let server = TestServer::builder().seeded().start().await;
+    let modern = Modern::new(&server.url);
+    let legacy = Legacy::connect(&server.url).await;
+    let complete = |reference: Value, argument: &str| json!({"ref": reference, "argument": {"name": argument, "value": ""}});
+    let skill_md = "skill://{namespace}/{name}/SKILL.md";
+    let cases = [
+        (
+            "completion/complete",
+            complete(json!({"type": "ref/prompt", "name": "p"}), "a"),
+            -32602,
+            "invalid_request",
+        ),
+        (
+            "completion/complete",
+            complete(json!({"type": "ref/resource", "uri": "skill://{x}"}), "x"),
+            -32602,
+            "invalid_request",
+        ),
+        (
+            "completion/complete",
+            complete(json!({"type": "ref/resource", "uri": skill_md}), "path"),
+            -32602,
+            "invalid_request",
+        ),
+        (
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}}),
+            -32602,
+            "invalid_request",
+        ),
+        (
+            "tools/call",
+            json!({"name": "search_skills", "arguments": {"query": "x", "limit": 0}}),
+            -32602,
+            "invalid_request",
+        ),
+        ("no/such/method", json!({}), -32601, "method_not_found"),
+        (
+            "skills/list",
+            json!({"cursor": 5}),
+            -32602,
+            "invalid_request",
+        ),
+    ];
+    for (method, params, number, code) in cases {
+        for (era, resp) in [
+            ("2026-07-28", modern.call(method, params.clone()).await),
+            ("2025-11-25", legacy.call(method, params.clone()).await),
+        ] {
+            assert_eq!(
+                resp["error"]["code"], number,
+                "{era} {method} {params}: {resp}"
+            );
+            assert_eq!(
+                resp["error"]["data"]["code"], code,
+                "{era} {method} {params}: {resp}"
+            );
+        }
+    }
+    let missing = json!({"uri": "skill://skillreg/finding-skills/missing.md"});
+    let resp = legacy.call("resources/read", missing).await;
+    assert_eq!(resp["error"]["code"], -32002, "{resp}");
+    assert_eq!(resp["error"]["data"]["code"], "file_not_found", "{resp}");
+}
+
 #[tokio::test]
 async fn versions_pinned_uris_nested_skills_and_binary_files() {
     let server = TestServer::builder().page_size(100).start().await;
