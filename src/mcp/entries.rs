@@ -261,8 +261,10 @@ pub struct Codec;
 
 /// Bump whenever [`own_part`] writes other bytes for some entry (a field added, renamed or
 /// reordered in `Skill` or in the version's own `_meta`, or an rmcp upgrade that does so): the
-/// entries kept in the previous format are then dropped and serialized again.
-const CODEC_FORMAT: i64 = 1;
+/// entries kept in the previous format are then dropped and serialized again. 2: a mirrored
+/// version's `_meta` source names its upstream as `core::provenance::public_server` shows it
+/// (`stdio`, a URL without user information or query), where format 1 kept the command line.
+const CODEC_FORMAT: i64 = 2;
 
 impl EntryCodec for Codec {
     fn format(&self) -> i64 {
