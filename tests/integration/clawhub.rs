@@ -13,9 +13,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::common::{TestServer, sha256_hex, tar_gz, tool, tools};
+use crate::common::{TestServer, admin_server, sha256_hex, tar_gz, tool, tools};
 use crate::rest::{ADMIN, Api};
-use skillreg::config::{Config, Secret};
 
 /// A home, a config file and a workdir for the CLI.
 struct Client {
@@ -115,16 +114,6 @@ fn archive(files: &[(&str, String)]) -> Vec<u8> {
     )
 }
 
-async fn server() -> TestServer {
-    TestServer::builder()
-        .config(Config {
-            admin_token: Some(Secret::new(ADMIN)),
-            ..Config::default()
-        })
-        .start()
-        .await
-}
-
 async fn publish(api: &Api, ns: &str, name: &str, version: &str, files: &[(&str, String)]) {
     let (status, body) = api
         .publish(Some(ADMIN), ns, name, version, archive(files))
@@ -144,7 +133,7 @@ async fn get_text(server: &TestServer, path: &str, token: Option<&str>) -> (Stat
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clawhub_searches_installs_updates_and_verifies() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     // Paths whose order differs between bytes and JavaScript's localeCompare (the client's
     // fingerprint sorts by the latter), and a hidden file the fingerprint leaves out.
@@ -263,7 +252,7 @@ async fn clawhub_searches_installs_updates_and_verifies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clawhub_sees_only_what_it_may_and_installs_no_withdrawn_version() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     let one = |name: &str, body: &str| vec![("SKILL.md", md(name, "", body))];
     publish(
@@ -423,7 +412,7 @@ async fn clawhub_sees_only_what_it_may_and_installs_no_withdrawn_version() {
 
 #[tokio::test]
 async fn the_download_is_a_stable_zip_with_skill_md_at_its_root() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     let files = vec![
         ("SKILL.md", md("zipped", "license: Apache-2.0\n", "Zip me.")),

@@ -1,11 +1,8 @@
 //! The command line against a real server: publish (with local validation first), token
 //! create, yank and deprecate, with their exit codes.
 
-use crate::common::{CliOutput, Modern, TestServer, run_cli_async};
+use crate::common::{ADMIN, CliOutput, Modern, admin_server, run_cli_async};
 use serde_json::json;
-use skillreg::config::{Config, Secret};
-
-const ADMIN: &str = "cli-admin-8aac1bea0e08d3734bda2acbe06d2f37";
 
 fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
@@ -17,17 +14,6 @@ fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-}
-
-/// A server with the admin token [`ADMIN`].
-async fn admin_server() -> TestServer {
-    TestServer::builder()
-        .config(Config {
-            admin_token: Some(Secret::new(ADMIN)),
-            ..Config::default()
-        })
-        .start()
-        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

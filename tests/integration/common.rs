@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use skillreg::Registry;
-use skillreg::config::Config;
+use skillreg::config::{Config, Secret};
 use skillreg::core::{InputFile, Namespace, SkillVersion};
 use skillreg::http;
 use skillreg::registry::PublishRequest;
@@ -723,4 +723,18 @@ pub fn check_json_schema(schema: &Value, instance: &Value) -> Result<(), String>
     } else {
         Err(String::from_utf8_lossy(&out.stdout).into_owned())
     }
+}
+
+/// The admin token of [`admin_server`].
+pub const ADMIN: &str = "test-admin-735bacc10bffd93e8bfeb7a103606031";
+
+/// A test server on default settings with [`ADMIN`] as its admin token.
+pub async fn admin_server() -> TestServer {
+    TestServer::builder()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
+        })
+        .start()
+        .await
 }

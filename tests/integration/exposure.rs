@@ -4,9 +4,9 @@
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use crate::common::{TestServer, run_cli_async};
+use crate::common::{TestServer, admin_server, run_cli_async};
 use crate::rest::{ADMIN, Api};
-use crate::trust::{server, skill};
+use crate::trust::skill;
 use skillreg::config::{Config, Secret};
 
 /// The score of `alpha/sc` for "quokka", as `token` (or an anonymous caller) is answered.
@@ -31,7 +31,7 @@ async fn quokka_score(server: &TestServer, token: Option<&str>) -> f64 {
 /// with them.
 #[tokio::test]
 async fn a_search_score_never_counts_skills_the_caller_cannot_see() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     api.publish(
         Some(ADMIN),

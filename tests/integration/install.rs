@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::AsyncBufReadExt as _;
 
-use crate::common::{CliOutput, TestServer, run_cli_async, tar_gz, tools};
+use crate::common::{CliOutput, TestServer, admin_server, run_cli_async, tar_gz, tools};
 use crate::consumers::files_under;
 use crate::rest::{ADMIN, Api};
 use skillreg::config::{Config, Secret};
@@ -72,16 +72,6 @@ fn archive(files: &[(&str, &str)]) -> Vec<u8> {
             .map(|(p, b)| (*p, tar::EntryType::Regular, b.as_bytes()))
             .collect::<Vec<_>>(),
     )
-}
-
-async fn admin_server() -> TestServer {
-    TestServer::builder()
-        .config(Config {
-            admin_token: Some(Secret::new(ADMIN)),
-            ..Config::default()
-        })
-        .start()
-        .await
 }
 
 async fn publish(api: &Api, name: &str, version: &str, files: &[(&str, &str)]) {

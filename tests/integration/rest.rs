@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skillreg::config::{Config, Secret};
 
-pub(crate) const ADMIN: &str = "test-admin-735bacc10bffd93e8bfeb7a103606031";
+pub(crate) use crate::common::ADMIN;
 
 async fn server() -> TestServer {
     TestServer::builder()

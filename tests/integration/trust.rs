@@ -6,19 +6,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::common::{Legacy, Modern, TestServer, corpus_dir, run_cli_async, tar_gz};
+use crate::common::{Legacy, Modern, TestServer, admin_server, corpus_dir, run_cli_async, tar_gz};
 use crate::rest::{ADMIN, Api};
-use skillreg::config::{Config, Secret};
-
-pub(crate) async fn server() -> TestServer {
-    TestServer::builder()
-        .config(Config {
-            admin_token: Some(Secret::new(ADMIN)),
-            ..Config::default()
-        })
-        .start()
-        .await
-}
 
 /// A skill archive whose SKILL.md body is `body`.
 pub(crate) fn skill(name: &str, body: &str) -> Vec<u8> {
@@ -49,7 +38,7 @@ fn scan_meta(meta: &Value) -> &Value {
 
 #[tokio::test]
 async fn findings_are_stored_at_publish_and_served_on_every_surface() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     let (status, clean) = api
         .publish(
@@ -220,7 +209,7 @@ async fn findings_are_stored_at_publish_and_served_on_every_surface() {
 /// a script is still refused, and that refusal stores nothing.
 #[tokio::test]
 async fn a_skill_quoting_placeholder_keys_publishes_and_a_real_key_in_a_script_is_blocked() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     // Made up for this test; the shape of a Google API key, not a real one.
     let real_looking = "AIzaSyWOKXS9r3jwMKEmY8l1ec1aWqCp4zDEqlQ";
@@ -374,7 +363,7 @@ async fn scanning_never_changes_a_stored_byte_or_digest() {
 
 #[tokio::test]
 async fn rescan_applies_a_new_policy_and_audits_each_change() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     api.publish(
         Some(ADMIN),
@@ -491,7 +480,7 @@ async fn every_read(server: &TestServer, version: &str) -> Vec<(String, String)>
 
 #[tokio::test]
 async fn a_revoked_version_is_served_to_nobody_and_announced() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     api.publish(Some(ADMIN), "acme", "tool", "1.0.0", skill("tool", "One."))
         .await;
@@ -629,7 +618,7 @@ async fn revoke_cli(server: &TestServer, version: &str, token: &str) {
 /// shown over REST and the web page only to holders of that namespace's tokens.
 #[tokio::test]
 async fn a_pending_version_waits_for_approval_and_never_reaches_mcp() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     api.publish(Some(ADMIN), "acme", "tool", "1.0.0", skill("tool", "One."))
         .await;
@@ -798,7 +787,7 @@ async fn a_pending_version_waits_for_approval_and_never_reaches_mcp() {
 /// anyone may read until the approval.
 #[tokio::test]
 async fn a_pending_version_shows_in_no_completion_feed_or_recency() {
-    let server = server().await;
+    let server = admin_server().await;
     let api = Api::new(&server);
     api.publish(
         Some(ADMIN),
