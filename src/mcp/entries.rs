@@ -328,11 +328,19 @@ mod tests {
         }
         let expected =
             std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
-        assert_eq!(
-            actual, expected,
-            "the serialized entries changed, and with them the format of kept entries (which \
-             are then serialized again): review, then UPDATE_SNAPSHOTS=1"
-        );
+        if actual != expected {
+            let (mut now, mut was) = (actual.lines(), expected.lines());
+            let line = (1..)
+                .find(|_| now.next() != was.next())
+                .expect("texts that differ differ in some line");
+            let (now, was) = (actual.lines().nth(line - 1), expected.lines().nth(line - 1));
+            panic!(
+                "the serialized entries changed, and with them the format of kept entries (which \
+                 are then serialized again): review, then UPDATE_SNAPSHOTS=1\n\
+                 first difference, line {line} of tests/snapshots/canonical-entries.jsonl:\n\
+                 snapshot: {was:?}\nnow:      {now:?}"
+            );
+        }
         assert_eq!(
             Codec.format(),
             format_of(&expected),
