@@ -9,12 +9,23 @@
 //!
 //! rmcp serializes every result it is handed, so a page of cached bytes cannot travel through
 //! its typed `ListSkillsResult`: over HTTP the page goes around it (`super::slots`).
+//!
+//! The store keeps these bytes with each listing row ([`Codec`]), tagged with a format: when
+//! the format differs, kept entries are dropped and serialized again. The format is never
+//! bumped by hand: it is derived from the bytes themselves, the first 8 bytes of the SHA-256
+//! of the canonical entries' own parts (`SkillEntry::canonical_examples`, one per line), so any
+//! change in what is written for them (a field added, renamed or reordered here or in `Skill`,
+//! an rmcp upgrade) is a new format. Those bytes are snapshotted in
+//! `tests/snapshots/canonical-entries.jsonl`, and a test shows any change (`UPDATE_SNAPSHOTS=1`
+//! writes it after review); a change in serialization must show in the canonical entries, so
+//! a new kind of field gets a canonical entry that writes it.
 
 use std::io::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{MetaObject, Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
 
 use super::META_PREFIX;
 use crate::core::SkillUri;
@@ -259,16 +270,32 @@ fn own_part(entry: &SkillEntry) -> String {
 /// The serialization of [`own_part`], which the store keeps with each listing row.
 pub struct Codec;
 
-/// Bump whenever [`own_part`] writes other bytes for some entry (a field added, renamed or
-/// reordered in `Skill` or in the version's own `_meta`, or an rmcp upgrade that does so): the
-/// entries kept in the previous format are then dropped and serialized again. 2: a mirrored
-/// version's `_meta` source names its upstream as `core::provenance::public_server` shows it
-/// (`stdio`, a URL without user information or query), where format 1 kept the command line.
-const CODEC_FORMAT: i64 = 2;
+/// The format of [`Codec`]'s bytes, derived from them: see [`canonical_entries`].
+static FORMAT: LazyLock<i64> = LazyLock::new(|| format_of(&canonical_entries()));
+
+/// The [`own_part`] of each of the registry's canonical entries (`SkillEntry::canonical_examples`),
+/// one per line: what `tests/snapshots/canonical-entries.jsonl` holds.
+fn canonical_entries() -> String {
+    let mut lines = String::new();
+    for entry in SkillEntry::canonical_examples() {
+        lines.push_str(&own_part(&entry));
+        lines.push('\n');
+    }
+    lines
+}
+
+/// The first 8 bytes of the SHA-256 of `canonical`, as a positive `i64` (never 0, which the
+/// store reads as "none kept").
+fn format_of(canonical: &str) -> i64 {
+    let digest = Sha256::digest(canonical.as_bytes());
+    let mut first = [0; 8];
+    first.copy_from_slice(&digest[..8]);
+    (i64::from_be_bytes(first) & i64::MAX).max(1)
+}
 
 impl EntryCodec for Codec {
     fn format(&self) -> i64 {
-        CODEC_FORMAT
+        *FORMAT
     }
 
     fn serialize(&self, entry: &SkillEntry) -> String {
@@ -285,4 +312,73 @@ fn close_entry(out: &mut Vec<u8>, moment: Map<String, Value>) {
         serde_json::to_writer(&mut *out, &value).expect("a JSON value serializes");
     }
     let _ = out.write_all(b"}}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_entries_match_the_snapshot() {
+        let actual = canonical_entries();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/snapshots/canonical-entries.jsonl");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, &actual).expect("the snapshot is written");
+        }
+        let expected =
+            std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
+        if actual != expected {
+            let (mut now, mut was) = (actual.lines(), expected.lines());
+            let line = (1..)
+                .find(|_| now.next() != was.next())
+                .expect("texts that differ differ in some line");
+            let (now, was) = (actual.lines().nth(line - 1), expected.lines().nth(line - 1));
+            panic!(
+                "the serialized entries changed, and with them the format of kept entries (which \
+                 are then serialized again): review, then UPDATE_SNAPSHOTS=1\n\
+                 first difference, line {line} of tests/snapshots/canonical-entries.jsonl:\n\
+                 snapshot: {was:?}\nnow:      {now:?}"
+            );
+        }
+        assert_eq!(
+            Codec.format(),
+            format_of(&expected),
+            "the format is the snapshot's"
+        );
+    }
+
+    #[test]
+    fn the_entry_format_is_stable_positive_and_follows_the_bytes() {
+        let format = Codec.format();
+        assert!(format > 0, "{format}");
+        assert_eq!(Codec.format(), format);
+        assert_eq!(format_of(&canonical_entries()), format);
+        let mut changed = canonical_entries();
+        changed.insert(1, ' ');
+        assert_ne!(format_of(&changed), format, "other bytes, another format");
+    }
+
+    #[test]
+    fn canonical_entries_exercise_every_own_part() {
+        let entries = SkillEntry::canonical_examples();
+        let text = canonical_entries();
+        assert!(entries.iter().any(|e| e.subpath.is_empty()));
+        assert!(entries.iter().any(|e| !e.subpath.is_empty()));
+        assert!(entries.iter().any(|e| e.provenance().is_none()));
+        assert!(entries.iter().any(|e| e.files().len() > 1));
+        for needle in [
+            r#""license":"MIT""#,
+            r#""type":"git""#,
+            r#""server":"stdio""#,
+            r#""server":"https://mirror.example/mcp""#,
+            "dev.skillreg/version",
+        ] {
+            assert!(text.contains(needle), "{needle} in {text}");
+        }
+        assert!(!text.contains("secret"), "{text}");
+        for line in text.lines() {
+            assert!(line.starts_with(r#"{"uri":"skill://canonical/"#), "{line}");
+        }
+    }
 }

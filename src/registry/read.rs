@@ -77,6 +77,119 @@ impl SkillEntry {
             .count();
         &files[start..start + len]
     }
+
+    /// Entries that between them exercise every part of an entry's own serialized form: a root
+    /// and a nested skill of one version read from Git (frontmatter with fields beyond `name`
+    /// and `description`, several files each), a version mirrored from a `stdio:` upstream, one
+    /// mirrored over HTTP (user information and query left out, as mirroring stores it), and
+    /// one published (no source). Fixed data, no IO: the format of stored serialized entries
+    /// is derived from their bytes (`mcp::Codec`), and a golden test shows those bytes.
+    pub(crate) fn canonical_examples() -> Vec<SkillEntry> {
+        use crate::core::provenance::public_server;
+        use crate::core::scan::Scan;
+        use crate::store::EntryRecord;
+
+        let file = |path: &str, size: u64| FileRecord {
+            path: path.to_owned(),
+            digest: Digest::of(path.as_bytes()),
+            size,
+            mode: 0o644,
+        };
+        let record = |subpath: &str, name: &str, extra: Value| {
+            let description = format!("The {name} skill, for the canonical entries.");
+            let mut frontmatter = Map::new();
+            frontmatter.insert("name".to_owned(), Value::String(name.to_owned()));
+            frontmatter.insert("description".to_owned(), Value::String(description.clone()));
+            if let Value::Object(extra) = extra {
+                frontmatter.extend(extra);
+            }
+            EntryRecord {
+                subpath: subpath.to_owned(),
+                name: SkillName::new(name).expect("a canonical name is valid"),
+                description,
+                frontmatter,
+            }
+        };
+        let manifest = |version_id, files, entries, provenance| {
+            Arc::new(Manifest {
+                version_id,
+                files,
+                entries,
+                provenance,
+            })
+        };
+        let entry = |name: &str, version: &str, manifest: &Arc<Manifest>, subpath: &str| {
+            let skill = crate::core::SkillRef::new(
+                Namespace::new("canonical").expect("a canonical namespace is valid"),
+                SkillName::new(name).expect("a canonical name is valid"),
+            );
+            SkillEntry {
+                root: skill.root_uri(None),
+                subpath: subpath.to_owned(),
+                version_id: manifest.version_id,
+                version: SkillVersion::parse(version).expect("a canonical version is valid"),
+                deprecation: None,
+                yanked: None,
+                scan: Scan::unscanned().summary(),
+                entry: entry_index(manifest, subpath).expect("a canonical entry exists"),
+                manifest: manifest.clone(),
+            }
+        };
+
+        let git = manifest(
+            1,
+            vec![
+                file("SKILL.md", 120),
+                file("scripts/run.sh", 64),
+                file("tools/lint/SKILL.md", 80),
+                file("tools/lint/rules.json", 2),
+            ],
+            vec![
+                record(
+                    "",
+                    "toolbox",
+                    serde_json::json!({
+                        "license": "MIT",
+                        "allowed-tools": ["Bash", "Read"],
+                        "metadata": { "owner": "canonical", "tags": ["a", "b"], "weight": 1.5 },
+                    }),
+                ),
+                record("tools/lint", "lint", serde_json::json!({ "version": 2 })),
+            ],
+            Some(Provenance::Git {
+                repository: "https://git.example/canonical/toolbox.git".to_owned(),
+                reference: "refs/tags/v1.2.3".to_owned(),
+                commit: "0123456789abcdef0123456789abcdef01234567".to_owned(),
+                path: "skills/toolbox".to_owned(),
+            }),
+        );
+        let mirrored = |version_id, location: &str| {
+            manifest(
+                version_id,
+                vec![file("SKILL.md", 40), file("notes/ünïcode \"quoted\".md", 7)],
+                vec![record("", "mirrored", Value::Null)],
+                Some(Provenance::Mcp {
+                    server: public_server(location),
+                    uri: "skill://upstream/mirrored/SKILL.md".to_owned(),
+                }),
+            )
+        };
+        let stdio = mirrored(2, "stdio:upstream-server --token secret");
+        let http = mirrored(3, "https://user:secret@mirror.example/mcp?key=secret");
+        let published = manifest(
+            4,
+            vec![file("SKILL.md", 10)],
+            vec![record("", "published", Value::Null)],
+            None,
+        );
+        vec![
+            entry("toolbox", "1.2.3", &git, ""),
+            entry("toolbox", "1.2.3", &git, "tools/lint"),
+            entry("mirrored", "0.1.0-beta.1", &stdio, ""),
+            entry("mirrored", "2.0.0", &http, ""),
+            entry("published", "1.0.0", &published, ""),
+        ]
+    }
 }
 
 /// A file of a skill with its integrity data.
