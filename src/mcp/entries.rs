@@ -155,9 +155,10 @@ fn source_meta(provenance: &Provenance) -> Value {
     }
 }
 
-/// `name` and `description` are checked strings in every stored frontmatter.
+/// `name` and `description` are checked strings in every stored frontmatter. Taken out without
+/// moving the others (`shift_remove`), so an entry's frontmatter keeps the author's order.
 fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
-    match map.remove(key) {
+    match map.shift_remove(key) {
         Some(Value::String(s)) => s,
         _ => String::new(),
     }
@@ -377,6 +378,14 @@ mod tests {
             assert!(text.contains(needle), "{needle} in {text}");
         }
         assert!(!text.contains("secret"), "{text}");
+        // The frontmatter keeps the author's order (license, allowed-tools, metadata) once name
+        // and description are taken out.
+        let first = text.lines().next().unwrap();
+        let at = |key: &str| first.find(&format!("\"{key}\":")).unwrap();
+        assert!(
+            at("license") < at("allowed-tools") && at("allowed-tools") < at("metadata"),
+            "{first}"
+        );
         for line in text.lines() {
             assert!(line.starts_with(r#"{"uri":"skill://canonical/"#), "{line}");
         }
