@@ -28,7 +28,7 @@ pub struct Target {
 
 /// The origin `SKILLREG_TOKEN` is bound to: the registry's.
 fn registry_origin() -> Option<String> {
-    consumer::remote::origin_of(&registry())
+    crate::core::provenance::origin(&registry())
 }
 
 fn registry() -> String {
@@ -71,7 +71,7 @@ impl Target {
         let token = match (typed, env_token) {
             (Some(value), _) => {
                 let origin = match from {
-                    Some(from) => consumer::remote::origin_of(from),
+                    Some(from) => crate::core::provenance::origin(from),
                     None => registry_origin(),
                 };
                 origin.map(|origin| BoundToken {

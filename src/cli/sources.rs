@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 
 use super::credentials::Credentials;
 use super::{DataArgs, Progress, print_import_line, print_import_summary};
-use crate::consumer::remote::{Remote, Source};
+use crate::consumer::Source;
+use crate::consumer::remote::Remote;
 use crate::core::provenance::{SourceKind, SourceSpec, public_server, short_commit};
 use crate::core::{Code, InputFile, Namespace};
 use crate::error::Error;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use super::error::{Code, Error, Result};
-use super::remote::Source;
+use super::source::Source;
 use crate::core::path::first_collision;
 use crate::core::{BundlePath, Digest, Requirement};
 

@@ -13,9 +13,10 @@ pub mod error;
 pub mod install;
 pub mod lock;
 pub mod remote;
+pub mod source;
 
 pub use agents::{Agent, Scope};
 pub use error::{Code, Error};
 pub use install::{CheckReport, Context, Installed, OutdatedRow, Request, Updated};
 pub use lock::Lock;
-pub use remote::Source;
+pub use source::Source;

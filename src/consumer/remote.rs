@@ -21,65 +21,10 @@ use serde_json::Value;
 
 use super::error::{Code, Error, Result};
 use super::lock::{LockedFile, manifest_digest};
+use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::path::first_collision;
 use crate::core::{BundlePath, Digest, SkillVersion};
-
-/// Where skills come from: an MCP endpoint over HTTP, or a server started as a command that
-/// speaks MCP on stdin and stdout (`stdio:<program> <args>`, arguments split on spaces).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    Http(String),
-    Stdio(Vec<String>),
-}
-
-impl Source {
-    pub fn parse(s: &str) -> Result<Self> {
-        let s = s.trim();
-        if s.starts_with("http://") || s.starts_with("https://") {
-            return Ok(Source::Http(s.to_owned()));
-        }
-        if let Some(command) = s.strip_prefix("stdio:") {
-            let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-            if !argv.is_empty() {
-                return Ok(Source::Stdio(argv));
-            }
-        }
-        Err(Error::new(
-            Code::Usage,
-            format!(
-                "{s:?} is not a source: give an MCP endpoint (http://host:port/mcp) or stdio:<command>"
-            ),
-        ))
-    }
-}
-
-impl Source {
-    /// The origin (`scheme://host:port`) of an HTTP source, which a token is bound to; `None`
-    /// for a stdio source or a URL that does not parse.
-    pub fn origin(&self) -> Option<String> {
-        match self {
-            Source::Http(url) => origin_of(url),
-            Source::Stdio(_) => None,
-        }
-    }
-}
-
-/// The origin of `url` as a browser writes it (`http://host:port`, the default port left out),
-/// `None` when it does not parse or is not http(s).
-pub fn origin_of(url: &str) -> Option<String> {
-    let url = reqwest::Url::parse(url).ok()?;
-    matches!(url.scheme(), "http" | "https").then(|| url.origin().ascii_serialization())
-}
-
-impl std::fmt::Display for Source {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Source::Http(url) => f.write_str(url),
-            Source::Stdio(argv) => write!(f, "stdio:{}", argv.join(" ")),
-        }
-    }
-}
 
 /// How long connecting and the MCP handshake may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
