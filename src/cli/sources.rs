@@ -1,6 +1,12 @@
 //! Commands that take skills in from sources the registry reads itself: `import git` (a Git
 //! repository), `mirror` (another SEP-2640 server), `sync` (every recorded source again) and
 //! `sources` (what is recorded). Each ends with the same summary as `import`, or `--json`.
+//!
+//! Upstreams are not trusted to end: each source is read within `--source-timeout-secs` (an
+//! MCP upstream dropped, a `stdio:` server killed, a git child killed with its process group),
+//! and `sync` reads up to 4 sources at once in tasks of their own (network only), storing each
+//! read in the main task, one at a time, so stores never race on a shared namespace. Tokens
+//! for upstreams come from `super::credentials` by origin and are never stored.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
