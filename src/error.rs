@@ -258,17 +258,7 @@ mod tests {
                 )
             ));
         }
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/error-codes.md");
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-            std::fs::write(&path, &actual).unwrap();
-        }
-        let expected =
-            std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
-        assert_eq!(
-            actual, expected,
-            "the error-code table changed: review, then UPDATE_SNAPSHOTS=1"
-        );
+        crate::testing::assert_snapshot("error-codes.md", &actual, "the error-code table changed");
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub mod registry;
 pub mod search;
 pub mod source;
 pub mod store;
+#[cfg(test)]
+mod testing;
 
 pub use error::{Error, Result};
 pub use registry::Registry;

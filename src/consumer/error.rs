@@ -153,16 +153,10 @@ mod tests {
                 code.exit_status()
             ));
         }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/snapshots/consumer-error-codes.md");
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-            std::fs::write(&path, &actual).unwrap();
-        }
-        let expected =
-            std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
-        assert_eq!(
-            actual, expected,
-            "the consumer's error-code table changed: review, then UPDATE_SNAPSHOTS=1"
+        crate::testing::assert_snapshot(
+            "consumer-error-codes.md",
+            &actual,
+            "the consumer's error-code table changed",
         );
     }
 }

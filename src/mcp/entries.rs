@@ -322,29 +322,15 @@ mod tests {
     #[test]
     fn canonical_entries_match_the_snapshot() {
         let actual = canonical_entries();
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/snapshots/canonical-entries.jsonl");
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-            std::fs::write(&path, &actual).expect("the snapshot is written");
-        }
-        let expected =
-            std::fs::read_to_string(&path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 writes it)");
-        if actual != expected {
-            let (mut now, mut was) = (actual.lines(), expected.lines());
-            let line = (1..)
-                .find(|_| now.next() != was.next())
-                .expect("texts that differ differ in some line");
-            let (now, was) = (actual.lines().nth(line - 1), expected.lines().nth(line - 1));
-            panic!(
-                "the serialized entries changed, and with them the format of kept entries (which \
-                 are then serialized again): review, then UPDATE_SNAPSHOTS=1\n\
-                 first difference, line {line} of tests/snapshots/canonical-entries.jsonl:\n\
-                 snapshot: {was:?}\nnow:      {now:?}"
-            );
-        }
+        crate::testing::assert_snapshot(
+            "canonical-entries.jsonl",
+            &actual,
+            "the serialized entries changed, and with them the format of kept entries (which are \
+             then serialized again)",
+        );
         assert_eq!(
             Codec.format(),
-            format_of(&expected),
+            format_of(&actual),
             "the format is the snapshot's"
         );
     }

@@ -12,6 +12,22 @@
 //! bound, that is on every execution (a tenth of a `skills/list` page's CPU time went to it).
 //! The unary plus makes the limit an expression, planned once. A store test holds every statement
 //! here to it.
+//!
+//! Derived columns. Rows a read would otherwise gather from several tables are kept beside their
+//! record and never replace it; `skillreg verify` checks each against the tables of record:
+//! - each version's manifest (files, then entries) as one JSON value on its `versions` row,
+//!   written at publish, filled by the migration that added it and by `skillreg migrate` for rows
+//!   copied in (`skills::FILL_MANIFESTS`), so a `skills/list` page reads one row per version;
+//! - each listing row's entry name and description (`write::FILL_LISTING`) and a copy of its skill
+//!   and version (namespace id, skill name, deprecation, version, verdict and findings:
+//!   `write::FILL_LISTING_VERSION`), brought up to date whenever the listing rows are written and
+//!   in `write::touch`, which every other change to a skill or its versions ends with; a page is
+//!   then one range of listing rows and the namespaces;
+//! - each listing row's serialized entry, in `listing_entries` (a rowid table filled in URI order,
+//!   its ids given out by `meta.last_entry_id` so that none is given twice; a trigger drops a row's
+//!   entry with the row; `skillreg migrate` copies none, and the background fill makes them again).
+//!
+//! PostgreSQL reads the tables of record.
 
 mod audit;
 mod blobs;
