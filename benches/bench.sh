@@ -5,6 +5,8 @@
 #   benches/bench.sh              # 1k and 100k catalogs, the real corpus, the peers, the plots
 #   benches/bench.sh --with-1m    # also the 1M catalog (generated once: ~20 min and 4.4 GB)
 #   benches/bench.sh --plots      # only redraw the plots from benches/results/
+#   benches/bench.sh --base=BIN   # also the previous build (BIN, a release skillreg) side by side:
+#                                 # an after/before column, and the imports timed with both
 #
 # Catalogs are generated under $BENCH_WORK (default /tmp/skillreg-bench) and kept for the next
 # run. Needs what benches/e2e/README.md lists (wrk, the peers; the TypeScript peer from
@@ -16,11 +18,13 @@ cd "$(dirname "$0")/.."
 
 WITH_1M=0
 PLOTS_ONLY=0
+BASE=""
 for arg in "$@"; do
     case "$arg" in
         --with-1m) WITH_1M=1 ;;
         --plots) PLOTS_ONLY=1 ;;
-        *) echo "usage: benches/bench.sh [--with-1m] [--plots]" >&2; exit 2 ;;
+        --base=*) BASE="${arg#--base=}" ;;
+        *) echo "usage: benches/bench.sh [--with-1m] [--plots] [--base=BIN]" >&2; exit 2 ;;
     esac
 done
 
@@ -61,12 +65,19 @@ for s in "${scales[@]}"; do
     [ -f "$WORK/data-$name/skillreg.db" ] || "$G" generate --skills "$n" --data-dir "$WORK/data-$name"
 done
 
+SERVERS=skillreg,rmcp,ts
+BASE_ARGS=()
+if [ -n "$BASE" ]; then
+    SERVERS+=,skillreg-base
+    BASE_ARGS=(--base-bin "$BASE")
+fi
+
 # Side by side with the peers over HTTP (both eras), on the synthetic 1k catalog and the corpus:
 # three rounds, the servers of each cell back to back, ratios as medians of the rounds' ratios.
-python3 benches/e2e/run.py --dir "$WORK/skills-1k" --servers skillreg,rmcp,ts --rounds 3 \
+python3 benches/e2e/run.py --dir "$WORK/skills-1k" --servers "$SERVERS" "${BASE_ARGS[@]}" --rounds 3 \
     --methods list,list_deep,get,read_md,read_bin,dir --skillreg-bin "$B" --work "$WORK/e2e" \
     --out "$RESULTS/peers-1k.json" --markdown "$WORK/peers-1k.md"
-python3 benches/e2e/run.py --dir "$WORK/corpus-flat" --servers skillreg,rmcp,ts --rounds 3 \
+python3 benches/e2e/run.py --dir "$WORK/corpus-flat" --servers "$SERVERS" "${BASE_ARGS[@]}" --rounds 3 \
     --methods list,get,read_md,read_bin,read_ref,dir --no-ceiling --skillreg-bin "$B" --work "$WORK/e2e" \
     --out "$RESULTS/peers-corpus.json" --markdown "$WORK/peers-corpus.md"
 # The same reads beside rmcp's catalog in instructions per request (callgrind): what a busy
@@ -85,10 +96,12 @@ done
 # Import of the real corpus and of 100,000 exported synthetic skills (skills/s).
 [ -d "$WORK/x100k" ] || "$G" generate --skills 100000 --export "$WORK/x100k"
 for what in "$CORPUS" "$WORK/x100k"; do
-    rm -rf "$WORK/import"
-    # Exit status 1 = some folders were refused with their codes (the corpus has such skills).
-    summary=$("$B" import --json --namespace bench --data-dir "$WORK/import" "$what") || [ $? -eq 1 ]
-    echo "$summary" | tail -1
+    for bin in "$B" ${BASE:+"$BASE"}; do
+        rm -rf "$WORK/import"
+        # Exit status 1 = some folders were refused with their codes (the corpus has such skills).
+        summary=$("$bin" import --json --namespace bench --data-dir "$WORK/import" "$what") || [ $? -eq 1 ]
+        echo "$bin: $(echo "$summary" | tail -1)"
+    done
 done
 
 plots

@@ -51,11 +51,18 @@ META = {
 }
 SERVERS = ("skillreg", "rmcp", "ts", "fastmcp")
 PEERS = ("rmcp", "ts", "fastmcp")
-# skillreg on PostgreSQL (--database-url), beside the default SQLite engine: not run by default.
-SKILLREG = ("skillreg", "skillreg-pg")
+# skillreg on PostgreSQL (--database-url), beside the default SQLite engine, and the previous build
+# of skillreg (--base-bin), for a change's before/after: not run by default.
+SKILLREG = ("skillreg", "skillreg-pg", "skillreg-base")
+# Columns comparing a skillreg variant with another: (label, numerator, denominator).
+VARIANT_RATIOS = (
+    ("PostgreSQL/SQLite", "skillreg-pg", "skillreg"),
+    ("after/before", "skillreg", "skillreg-base"),
+)
 SERVER_TITLES = {
     "skillreg": "skillreg",
     "skillreg-pg": "skillreg on PostgreSQL",
+    "skillreg-base": "skillreg, the previous build",
     "rmcp": "rmcp 3.11.0 SkillCatalog",
     "ts": "TS SDK 2.4.0 reference",
     "fastmcp": "FastMCP 4.1.6",
@@ -609,7 +616,7 @@ def make_server(name: str, args, cat: Catalog, port: int, work: Path, tenv: dict
     logs = work / "logs"
     info: dict[str, Any] = {}
     if name in SKILLREG:
-        binary = args.skillreg_bin
+        binary = args.base_bin if name == "skillreg-base" else args.skillreg_bin
         # skillreg-pg: the catalog in the (empty) PostgreSQL database --database-url names; the
         # data directory holds only the search index.
         env = {"SKILLREG_DATABASE_URL": args.database_url} if name == "skillreg-pg" else {}
@@ -1034,12 +1041,11 @@ def round_ratios(results: dict, cell_key: str, num: str, den: str) -> dict | Non
 
 def all_ratios(results: dict) -> dict:
     """results["ratios"]["key|era"][peer]: skillreg against each peer (above 1 = skillreg faster,
-    or cheaper in CPU per request); ["skillreg-pg"]: PostgreSQL against SQLite, as its column."""
+    or cheaper in CPU per request); and each of VARIANT_RATIOS present, under its label."""
     cfg = results["config"]
     servers = cfg["servers"]
     pairs = [(p, "skillreg", p) for p in PEERS if p in servers and "skillreg" in servers]
-    if {"skillreg", "skillreg-pg"} <= set(servers):
-        pairs.append(("skillreg-pg", "skillreg-pg", "skillreg"))
+    pairs += [v for v in VARIANT_RATIOS if {v[1], v[2]} <= set(servers)]
     out: dict[str, dict] = {}
     for key, _, _ in METHODS:
         for era in cfg["eras"]:
@@ -1174,8 +1180,8 @@ def markdown(results: dict) -> str:
         head += [f"skillreg/{p}" for p in peers]
         if rounds > 1:
             head += [f"CPU/req {p}/skillreg" for p in peers]
-    if {"skillreg", "skillreg-pg"} <= set(servers):
-        head += ["PostgreSQL/SQLite"]
+    variants = [v for v in VARIANT_RATIOS if {v[1], v[2]} <= set(servers)]
+    head += [label for label, _, _ in variants]
     L.append("| " + " | ".join(head) + " |")
     L.append("|" + "|".join(["---"] * 2 + ["--:"] * (len(head) - 2)) + "|")
     footnotes: list[str] = []
@@ -1214,12 +1220,13 @@ def markdown(results: dict) -> str:
                         row.append(f"{mine['rps'] / other['rps']:.2f}×")
                     else:
                         row.append("–")
-            if {"skillreg", "skillreg-pg"} <= set(servers) and rounds > 1:
-                row.append(fmt_ratio(here.get("skillreg-pg"), "rps"))
-            elif {"skillreg", "skillreg-pg"} <= set(servers):
-                lite, pg = cells.get("skillreg"), cells.get("skillreg-pg")
-                if lite and pg and lite.get("status") == "ok" and pg.get("status") == "ok" and lite["rps"] > 0:
-                    row.append(f"{pg['rps'] / lite['rps']:.2f}×")
+            for label, num, den in variants:
+                if rounds > 1:
+                    row.append(fmt_ratio(here.get(label), "rps"))
+                    continue
+                a, b = cells.get(num), cells.get(den)
+                if a and b and a.get("status") == "ok" and b.get("status") == "ok" and b["rps"] > 0:
+                    row.append(f"{a['rps'] / b['rps']:.2f}×")
                 else:
                     row.append("–")
             if all(cells.get(s) is None for s in servers):
@@ -1304,6 +1311,7 @@ def main() -> int:
     ap.add_argument("--markdown", help="the report as Markdown (default: --out with .md)")
     ap.add_argument("--work", default="/tmp/skillreg-e2e-work", help="scratch dir: logs, request files, skillreg data")
     ap.add_argument("--skillreg-bin", default=str(REPO / "target/release/skillreg"))
+    ap.add_argument("--base-bin", help="the previous build of skillreg, served as skillreg-base (before/after)")
     ap.add_argument("--skillreg-data", help="serve this already-imported data dir instead of importing --dir")
     ap.add_argument("--database-url", help="empty PostgreSQL database for the skillreg-pg server")
     ap.add_argument("--rmcp-bin", default=str(Path.home() / ".cache/skillreg/peers-target/release/rmcp-catalog"))
@@ -1326,6 +1334,8 @@ def main() -> int:
             ap.error(f"unknown server {s}")
     if "skillreg-pg" in args.servers and not args.database_url:
         ap.error("skillreg-pg needs --database-url (an empty PostgreSQL database)")
+    if "skillreg-base" in args.servers and not (args.base_bin and Path(args.base_bin).is_file()):
+        ap.error("skillreg-base needs --base-bin (the previous build's skillreg binary)")
     for e in args.eras:
         if e not in ERAS:
             ap.error(f"unknown era {e}")
