@@ -274,6 +274,13 @@ pub struct Config {
     /// `body_read_timeout`).
     #[arg(long, env = "SKILLREG_BODY_READ_TIMEOUT_SECS", default_value = "10")]
     pub body_read_timeout_secs: u64,
+    /// Give 2025-era MCP clients sessions (`initialize` answers an `Mcp-Session-Id`; answers come
+    /// as SSE streams, and the catalog's `list_changed` notifications reach them).
+    /// --no-mcp-sessions serves the 2025 era statelessly, as the 2026 era always is: plain JSON
+    /// answers and no notifications. Faster, and what round-robin replicas without session
+    /// affinity need.
+    #[arg(long = "no-mcp-sessions", env = "SKILLREG_NO_MCP_SESSIONS", action = ArgAction::SetFalse)]
+    pub mcp_sessions: bool,
     /// MCP sessions (2025-era `initialize`) open at once; more are answered 503.
     #[arg(long, env = "SKILLREG_MAX_MCP_SESSIONS", default_value = "1000")]
     pub max_mcp_sessions: usize,
@@ -708,6 +715,7 @@ mod tests {
             (d.listen.port(), d.page_size, d.seed, d.require_read_token),
             (8080, 100, true, false)
         );
+        assert!(d.mcp_sessions, "2025-era clients get sessions by default");
         assert!(!d.web_remote_images, "remote images are off by default");
     }
 

@@ -52,17 +52,22 @@ META = {
 SERVERS = ("skillreg", "rmcp", "ts", "fastmcp")
 PEERS = ("rmcp", "ts", "fastmcp")
 # skillreg on PostgreSQL (--database-url), beside the default SQLite engine, and the previous build
-# of skillreg (--base-bin), for a change's before/after: not run by default.
-SKILLREG = ("skillreg", "skillreg-pg", "skillreg-base")
+# of skillreg (--base-bin), for a change's before/after; and each server configured as fast as it
+# goes, without 2025-era sessions (plain JSON answers, no notifications): not run by default.
+SKILLREG = ("skillreg", "skillreg-pg", "skillreg-base", "skillreg-stateless")
+RMCP = ("rmcp", "rmcp-stateless")
 # Columns comparing a skillreg variant with another: (label, numerator, denominator).
 VARIANT_RATIOS = (
     ("PostgreSQL/SQLite", "skillreg-pg", "skillreg"),
     ("after/before", "skillreg", "skillreg-base"),
+    ("stateless: skillreg/rmcp", "skillreg-stateless", "rmcp-stateless"),
 )
 SERVER_TITLES = {
     "skillreg": "skillreg",
     "skillreg-pg": "skillreg on PostgreSQL",
     "skillreg-base": "skillreg, the previous build",
+    "skillreg-stateless": "skillreg --no-mcp-sessions",
+    "rmcp-stateless": "rmcp 3.11.0 SkillCatalog, no sessions, JSON answers",
     "rmcp": "rmcp 3.11.0 SkillCatalog",
     "ts": "TS SDK 2.4.0 reference",
     "fastmcp": "FastMCP 4.1.6",
@@ -640,11 +645,15 @@ def make_server(name: str, args, cat: Catalog, port: int, work: Path, tenv: dict
             if r.returncode not in (0, 1):
                 raise RuntimeError(f"skillreg import failed: {r.stderr[-1000:]}")
         argv = [binary, "serve", "--data-dir", str(data), "--listen", f"127.0.0.1:{port}", "--no-seed"]
+        if name == "skillreg-stateless":
+            argv.append("--no-mcp-sessions")
         health = f"http://127.0.0.1:{port}/readyz"
         return Server(name, argv, logs / f"{name}.log", env=env, health=health), info
-    if name == "rmcp":
+    if name in RMCP:
         argv = [args.rmcp_bin, "--dir", str(cat.root), "--listen", f"127.0.0.1:{port}"]
-        return Server(name, argv, logs / "rmcp.log"), info
+        if name == "rmcp-stateless":
+            argv.append("--stateless")
+        return Server(name, argv, logs / f"{name}.log"), info
     if name == "ts":
         node = args.node or tenv.get("SKILLREG_NODE22")
         if not node:
@@ -1330,7 +1339,7 @@ def main() -> int:
     args.eras = [e for e in args.eras.split(",") if e]
     args.methods = [m for m in args.methods.split(",") if m]
     for s in args.servers:
-        if s not in SERVERS + SKILLREG:
+        if s not in SERVERS + SKILLREG + RMCP:
             ap.error(f"unknown server {s}")
     if "skillreg-pg" in args.servers and not args.database_url:
         ap.error("skillreg-pg needs --database-url (an empty PostgreSQL database)")
@@ -1346,7 +1355,7 @@ def main() -> int:
         ap.error("--rounds must be at least 1")
     if not shutil.which(args.wrk):
         ap.error("wrk not found: run benches/e2e/install.sh")
-    if ("rmcp" in args.servers or not args.no_ceiling) and not Path(args.rmcp_bin).is_file():
+    if (set(RMCP) & set(args.servers) or not args.no_ceiling) and not Path(args.rmcp_bin).is_file():
         ap.error(f"{args.rmcp_bin} missing: build benches/peers/rmcp-catalog (see README.md)")
     if "skillreg" in args.servers and not Path(args.skillreg_bin).is_file():
         ap.error(f"{args.skillreg_bin} missing: cargo build --release")

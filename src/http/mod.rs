@@ -48,6 +48,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
     // The Host and Origin rules are one middleware on the whole router (`guard`), not rmcp's.
     let mcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
+        .with_legacy_session_mode(config.mcp_sessions)
         .with_cancellation_token(shutdown.child_token())
         .disable_allowed_hosts();
     let options = McpOptions {

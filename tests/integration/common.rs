@@ -379,12 +379,31 @@ impl Modern {
 pub struct Legacy {
     http: reqwest::Client,
     url: String,
-    session: String,
+    /// `None` against a server without 2025-era sessions (`--no-mcp-sessions`).
+    session: Option<String>,
     next_id: std::sync::atomic::AtomicU64,
 }
 
 impl Legacy {
+    /// A session: the server must answer `initialize` with an `Mcp-Session-Id`.
     pub async fn connect(url: &str) -> Self {
+        let this = Self::initialize(url).await;
+        assert!(
+            this.session.is_some(),
+            "initialize answered no Mcp-Session-Id"
+        );
+        this
+    }
+
+    /// Against a server without 2025-era sessions: `initialize` must answer no session id, in
+    /// plain JSON.
+    pub async fn stateless(url: &str) -> Self {
+        let this = Self::initialize(url).await;
+        assert_eq!(this.session, None, "a stateless server issued a session");
+        this
+    }
+
+    async fn initialize(url: &str) -> Self {
         let http = reqwest::Client::new();
         let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
             "protocolVersion":"2025-11-25","capabilities":{},
@@ -396,10 +415,10 @@ impl Legacy {
             .send()
             .await
             .unwrap();
-        let session = resp.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .map(|id| id.to_str().unwrap().to_owned());
         let body = parse_body(&resp.text().await.unwrap());
         assert_eq!(body["result"]["protocolVersion"], "2025-11-25", "{body}");
         let this = Self {
@@ -416,7 +435,9 @@ impl Legacy {
     /// The headers every request of this session carries.
     pub fn session_headers(&self) -> reqwest::header::HeaderMap {
         let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert("Mcp-Session-Id", self.session.parse().unwrap());
+        if let Some(session) = &self.session {
+            headers.insert("Mcp-Session-Id", session.parse().unwrap());
+        }
         headers.insert("MCP-Protocol-Version", "2025-11-25".parse().unwrap());
         headers
     }
@@ -448,6 +469,21 @@ impl Legacy {
             .post(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
             .await;
         (id, text)
+    }
+
+    /// The HTTP response to one request, headers and all.
+    pub async fn send(&self, method: &str, params: Value) -> reqwest::Response {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.http
+            .post(&self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .headers(self.session_headers())
+            .json(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
+            .send()
+            .await
+            .unwrap()
     }
 
     /// The session's standalone SSE stream (a GET), open for reading as events arrive.

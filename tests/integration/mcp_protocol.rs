@@ -767,3 +767,75 @@ async fn a_resumed_stream_never_sends_an_answer_again() {
         assert_eq!(resent, Vec::<Value>::new(), "{method} {params} (id {id})");
     }
 }
+
+/// `--no-mcp-sessions`: a 2025-era client gets no session and plain JSON answers, the same
+/// entries and bytes a 2026-era client gets, and no notification stream; with sessions (the
+/// default) the same requests are answered as SSE streams.
+#[tokio::test]
+async fn without_sessions_the_2025_era_is_answered_statelessly_in_plain_json() {
+    let mut config = skillreg::config::Config::default();
+    config.mcp_sessions = false;
+    let server = TestServer::builder().config(config).start().await;
+    let image: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let md = publish_pics(
+        &server,
+        vec![InputFile::regular("assets/big.png", image.clone())],
+    )
+    .await;
+    let legacy = Legacy::stateless(&server.url).await;
+    let modern = Modern::new(&server.url);
+    let list = json!({});
+    let get = json!({"uri": "skill://acme/pics/SKILL.md"});
+    let read_md = json!({"uri": "skill://acme/pics/SKILL.md"});
+    let read_png = json!({"uri": "skill://acme/@1.0.0/pics/assets/big.png"});
+    for (method, params) in [
+        ("skills/list", &list),
+        ("skills/get", &get),
+        ("resources/read", &read_md),
+        ("resources/read", &read_png),
+    ] {
+        let resp = legacy.send(method, params.clone()).await;
+        assert_eq!(resp.status(), reqwest::StatusCode::OK, "{method}");
+        assert!(resp.headers().get("mcp-session-id").is_none(), "{method}");
+        assert_eq!(
+            resp.headers()["content-type"],
+            "application/json",
+            "{method} {params}"
+        );
+        let old: Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+        let new = modern.call(method, params.clone()).await;
+        let result = |v: &Value| {
+            let mut r = v["result"].clone();
+            // Only what is the era's own may differ (`_meta`, the 2026 era's `resultType`);
+            // the entries and contents may not.
+            for era_own in ["_meta", "resultType"] {
+                r.as_object_mut().unwrap().remove(era_own);
+            }
+            r
+        };
+        assert!(old["result"].is_object(), "{method}: {old}");
+        assert_eq!(result(&old), result(&new), "{method} {params}");
+    }
+    let read = legacy.call("resources/read", read_md).await;
+    assert_eq!(content_bytes(&read), md.as_bytes());
+    let read = legacy.call("resources/read", read_png.clone()).await;
+    assert_eq!(content_bytes(&read), image);
+    // No session, so no stream to send notifications on.
+    let stream = legacy.stream().await;
+    assert!(
+        stream.status().is_client_error(),
+        "a standalone stream without sessions: {}",
+        stream.status()
+    );
+
+    // The default: the same request in a session is answered as an SSE stream.
+    let with_sessions = TestServer::builder().start().await;
+    publish_pics(
+        &with_sessions,
+        vec![InputFile::regular("assets/big.png", image)],
+    )
+    .await;
+    let session = Legacy::connect(&with_sessions.url).await;
+    let resp = session.send("resources/read", read_png).await;
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+}

@@ -103,12 +103,15 @@ impl ServerHandler for Anchor {
 struct Args {
     dir: Option<String>,
     trivial: bool,
+    /// No 2025-era sessions and plain JSON answers: rmcp as fast as it is configured to go.
+    stateless: bool,
     listen: SocketAddr,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
     let mut dir = None;
     let mut trivial = false;
+    let mut stateless = false;
     let mut listen: SocketAddr = "127.0.0.1:0".parse()?;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -122,8 +125,9 @@ fn parse_args() -> anyhow::Result<Args> {
                     .context("--listen wants HOST:PORT")?
             }
             "--trivial" => trivial = true,
+            "--stateless" => stateless = true,
             "-h" | "--help" => {
-                println!("usage: rmcp-catalog (--dir DIR | --trivial) [--listen 127.0.0.1:PORT]");
+                println!("usage: rmcp-catalog (--dir DIR | --trivial) [--stateless] [--listen 127.0.0.1:PORT]");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other}"),
@@ -135,6 +139,7 @@ fn parse_args() -> anyhow::Result<Args> {
     Ok(Args {
         dir,
         trivial,
+        stateless,
         listen,
     })
 }
@@ -180,8 +185,10 @@ async fn main() -> anyhow::Result<()> {
         let handler = Anchor {
             skills: Arc::new(catalog),
         };
-        let cfg =
-            StreamableHttpServerConfig::default().with_cancellation_token(token.child_token());
+        let cfg = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(!args.stateless)
+            .with_json_response(args.stateless)
+            .with_cancellation_token(token.child_token());
         let svc = StreamableHttpService::new(
             move || Ok(handler.clone()),
             LocalSessionManager::default().into(),
