@@ -1,7 +1,7 @@
 //! The body of a `resources/read` response whose file's content the handler left in a
-//! [`ContentSlot`] (see `mcp::slots`): rmcp's body, with the frame that carries the empty `text`
-//! or `blob` sent as three, the content between its halves. The content is neither escaped nor
-//! copied here: it goes out as the kept `Bytes` it is.
+//! [`ContentSlot`] (see `mcp::slots`): rmcp's body, with the frame that holds the slot's marker
+//! sent as three, the content in the marker's place. The content is neither escaped nor copied
+//! here: it goes out as the kept `Bytes` it is.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes, HttpBody};
 use hyper::body::{Frame, SizeHint};
 
 use crate::mcp::ContentSlot;
-use crate::mcp::slots::content_at;
+use crate::mcp::slots::marker_at;
 
 pub struct ContentBody {
     inner: Body,
@@ -44,14 +44,19 @@ impl ContentBody {
         self.content.as_ref().filter(|_| !self.placed)
     }
 
-    /// Bytes of this body that are not in `inner`: the content and the rest of its frame.
-    fn pending(&self) -> usize {
+    /// Bytes of this body that are not in `inner`, and those of `inner` that are not sent:
+    /// before the content is placed, the content and the marker it replaces; after, the
+    /// content and the rest of its frame.
+    fn pending(&self) -> (usize, usize) {
+        if self.placed {
+            let sent = |part: &Option<Bytes>| part.as_ref().map_or(0, Bytes::len);
+            return (sent(&self.content) + sent(&self.after), 0);
+        }
         let content = match &self.content {
-            Some(content) => content.len(),
-            None if self.placed => 0,
-            None => self.slot.peek(Bytes::len).unwrap_or(0),
+            Some(content) => Some(content.len()),
+            None => self.slot.peek(Bytes::len),
         };
-        content + self.after.as_ref().map_or(0, Bytes::len)
+        content.map_or((0, 0), |len| (len, self.slot.marker().len()))
     }
 }
 
@@ -72,8 +77,8 @@ impl HttpBody for ContentBody {
         let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
             Some(Ok(frame)) => frame,
             None if this.waiting().is_some() => {
-                // rmcp wrote the result in a shape `content_at` does not know: a bug to fix,
-                // never a file served without its bytes.
+                // rmcp's output did not hold the marker: a bug to fix, never a file served
+                // without its bytes.
                 tracing::error!("a resources/read response could not take its content");
                 return Poll::Ready(Some(Err(axum::Error::new(
                     "the resources/read response could not be assembled",
@@ -86,7 +91,7 @@ impl HttpBody for ContentBody {
             Err(frame) => return Poll::Ready(Some(Ok(frame))),
         };
         let at = match this.waiting() {
-            Some(_) => content_at(&frame),
+            Some(_) => marker_at(&frame, this.slot.marker()),
             None => None,
         };
         let Some(at) = at else {
@@ -94,26 +99,28 @@ impl HttpBody for ContentBody {
         };
         this.placed = true;
         let mut before = frame;
-        this.after = Some(before.split_off(at));
+        let mut after = before.split_off(at.start);
+        this.after = Some(after.split_off(at.len()));
         Poll::Ready(Some(Ok(Frame::data(before))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.pending() == 0 && self.inner.is_end_stream()
+        self.pending().0 == 0 && self.inner.is_end_stream()
     }
 
-    /// rmcp's body and the content still to come: exact when rmcp's is (a JSON response,
-    /// whose `Content-Length` then counts the content).
+    /// rmcp's body with the marker replaced by the content: exact when rmcp's is (a JSON
+    /// response, whose `Content-Length` then counts the content).
     fn size_hint(&self) -> SizeHint {
         let inner = self.inner.size_hint();
-        let pending = self.pending() as u64;
+        let (added, removed) = self.pending();
+        let (added, removed) = (added as u64, removed as u64);
         if let Some(exact) = inner.exact() {
-            return SizeHint::with_exact(exact + pending);
+            return SizeHint::with_exact((exact + added).saturating_sub(removed));
         }
         let mut hint = SizeHint::new();
-        hint.set_lower(inner.lower() + pending);
+        hint.set_lower((inner.lower() + added).saturating_sub(removed));
         if let Some(upper) = inner.upper() {
-            hint.set_upper(upper + pending);
+            hint.set_upper((upper + added).saturating_sub(removed).max(hint.lower()));
         }
         hint
     }

@@ -202,9 +202,9 @@ impl McpFront {
     }
 
     /// Put a `skills/list` page's serialized entries into rmcp's response (see
-    /// `mcp::slots`): the handler leaves them in the request's [`PageSlot`] and answers with
-    /// an empty `skills` array, and the response is completed here once rmcp has written it (a
-    /// JSON body, or a 2025-era session's SSE stream, which ends with the response).
+    /// `mcp::slots`): the handler leaves them in the request's [`PageSlot`] and answers the
+    /// slot's placeholder skill, which is replaced here once rmcp has written the response (a
+    /// JSON body, or a 2025-era session's SSE stream).
     async fn splice_page(&self, mut request: Request) -> Response {
         let slot = PageSlot::default();
         request.extensions_mut().insert(slot.clone());
@@ -217,9 +217,9 @@ impl McpFront {
             // An error, answered as rmcp wrote it.
             return Response::from_parts(parts, axum::body::Body::from(body));
         };
-        let Some(body) = crate::mcp::slots::splice(&body, &entries) else {
-            // rmcp wrote the response in a shape the splice does not know: a bug to fix, never
-            // a page answered without its skills.
+        let Some(body) = crate::mcp::slots::splice(&body, &slot, &entries) else {
+            // rmcp's output did not hold the placeholder: a bug to fix, never a page answered
+            // without its skills.
             tracing::error!("a skills/list response could not take its entries");
             return ApiError::from(Error::Internal(
                 "the skills/list response could not be assembled".to_owned(),

@@ -387,7 +387,7 @@ impl ServerHandler for SkillServer {
                 Some(slot) => {
                     let page = self.served_page(viewer, cursor).await?;
                     slot.fill(page.entries.clone());
-                    (Vec::new(), page.next_cursor.clone())
+                    (vec![slot.placeholder()], page.next_cursor.clone())
                 }
                 None => {
                     let page = self
@@ -457,12 +457,18 @@ impl ServerHandler for SkillServer {
             let mut contents = match (slot, text) {
                 (Some(slot), _) => {
                     let content = self.shared.content(file.digest, &file.bytes, text);
+                    // An empty file has nothing to go around the serializer.
+                    let marker = if content.is_empty() {
+                        ""
+                    } else {
+                        slot.marker()
+                    };
                     if !content.is_empty() {
                         slot.fill(content);
                     }
                     match text {
-                        Some(_) => ResourceContents::text("", &file.uri),
-                        None => ResourceContents::blob("", &file.uri),
+                        Some(_) => ResourceContents::text(marker, &file.uri),
+                        None => ResourceContents::blob(marker, &file.uri),
                     }
                 }
                 (None, Some(text)) => ResourceContents::text(text, &file.uri),

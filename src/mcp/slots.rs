@@ -7,102 +7,128 @@
 //! characters to escape (there are none), copied into the JSON text, and copied again into its
 //! SSE event; a reference file's text is escaped again on every read.
 //!
-//! So over HTTP the transport puts a slot in the request's extensions ([`PageSlot`],
-//! [`ContentSlot`]); the handler fills it and returns the result with an empty `skills` array
-//! or an empty `text` / `blob`, and the transport puts the bytes into rmcp's serialized
-//! response: a page by [`splice`], a content between the two halves of the frame that carries
-//! [`content_at`]'s empty string, without copying it. Where there is no slot (stdio) the result
-//! goes through rmcp whole. Both ways give the same bytes: `tests/integration/mcp_protocol.rs`
-//! compares them.
-
-use std::sync::{Arc, Mutex, PoisonError};
+//! So over HTTP the transport puts a [`Slot`] in the request's extensions ([`PageSlot`],
+//! [`ContentSlot`]), each with a marker of its own; the handler fills the slot and answers the
+//! marker in place of the bytes (a page's one placeholder skill, a file's `text` or `blob`), and
+//! the transport replaces the marker in rmcp's serialized response: a page by [`splice`], a
+//! content by sending the frame that holds it as three (`http::content`), without copying the
+//! content. Where there is no slot (stdio) the result goes through rmcp whole. Both ways give
+//! the same bytes: `tests/integration/mcp_protocol.rs` compares them, and this module's tests
+//! pin what each relies on in rmcp's output.
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use axum::body::Bytes;
+use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
 
-/// A value a handler leaves for the HTTP transport. Present in a request's extensions only
-/// when the transport will use it.
-pub struct Slot<T>(Arc<Mutex<Option<T>>>);
+/// How every marker starts (what a resumed stream looks for, [`resent`]).
+const MARKER_PREFIX: &str = "skillreg-slot-";
+
+/// A value a handler leaves for the HTTP transport, and the marker it answers in its place.
+/// Present in a request's extensions only when the transport will use it.
+///
+/// The marker is new for each slot and unguessable (128 bits keyed by the process's random
+/// hasher keys), so nothing stored (a path, a description, a file) can spell it: where rmcp's
+/// output holds it, the handler put it, and the transport finds the one place to put the bytes
+/// by searching for it. Its characters are ones JSON never escapes, so it is serialized as
+/// written.
+pub struct Slot<T> {
+    value: Arc<Mutex<Option<T>>>,
+    marker: Arc<str>,
+}
 
 impl<T> Clone for Slot<T> {
     fn clone(&self) -> Self {
-        Self(self.0.clone())
+        Self {
+            value: self.value.clone(),
+            marker: self.marker.clone(),
+        }
     }
 }
 
 impl<T> Default for Slot<T> {
     fn default() -> Self {
-        Self(Arc::default())
+        static KEYS: LazyLock<std::collections::hash_map::RandomState> =
+            LazyLock::new(Default::default);
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let (a, b) = (KEYS.hash_one(n), KEYS.hash_one((n, u64::MAX)));
+        Self {
+            value: Arc::default(),
+            marker: format!("{MARKER_PREFIX}{a:016x}{b:016x}").into(),
+        }
     }
 }
 
 impl<T> Slot<T> {
     pub fn fill(&self, value: T) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+        *self.value.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
     }
 
     pub fn take(&self) -> Option<T> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.value
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     /// `f` of the value left, if any, which stays.
     pub fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> Option<R> {
-        self.0
+        self.value
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
             .map(f)
     }
+
+    /// What the handler answers where the value goes.
+    pub fn marker(&self) -> &str {
+        &self.marker
+    }
 }
 
-/// A `skills/list` page's serialized entries, for [`splice`].
+/// A `skills/list` page's serialized entries (comma-separated), for [`splice`].
 pub type PageSlot = Slot<Arc<[u8]>>;
 
+impl PageSlot {
+    /// The one skill the handler answers in place of the page's entries, named by the marker:
+    /// a well-formed entry, since rmcp checks every listed skill before it serializes the page.
+    /// [`splice`] replaces it, as serialized, with the entries.
+    pub fn placeholder(&self) -> Skill {
+        let uri = format!("skill://{}/SKILL.md", self.marker());
+        let resource = SkillResource::new(&uri, format!("sha256:{}", "0".repeat(64)), 0);
+        Skill::new(
+            uri,
+            SkillFrontmatter::new(self.marker(), ""),
+            SkillResources::Files(vec![resource]),
+        )
+    }
+}
+
 /// A file's content as its JSON string holds it, without the quotes ([`json_string_body`] of
-/// its text, or its base64 text), for the frame [`content_at`] finds.
+/// its text, or its base64 text): the handler answers the marker as the file's `text` or `blob`,
+/// and the transport puts the content where [`marker_at`] finds it.
 pub type ContentSlot = Slot<Bytes>;
 
-/// The end of a serialized JSON-RPC response to `skills/list` whose `skills` were left to the
-/// transport: rmcp writes `skills` as the result's last field.
-const EMPTY_SKILLS_END: &[u8] = b"\"skills\":[]}}";
-
-/// `body` (a JSON-RPC response, or the SSE stream a 2025-era session answers a POST with,
-/// whose last event carries the response) with `entries` put into its empty `skills` array.
-/// `None` when `body` does not end as rmcp writes such a response.
-pub fn splice(body: &[u8], entries: &[u8]) -> Option<Vec<u8>> {
-    let end = body
-        .windows(EMPTY_SKILLS_END.len())
-        .rposition(|w| w == EMPTY_SKILLS_END)?;
-    // After the response only its SSE event's own fields may follow (`id: …`, blank lines).
-    let rest = &body[end + EMPTY_SKILLS_END.len()..];
-    let event_tail = rest.split(|&b| b == b'\n').all(|line| {
-        let line = line.trim_ascii();
-        line.is_empty() || line.starts_with(b"id:") || line.starts_with(b"retry:")
-    });
-    if !event_tail {
-        return None;
-    }
-    let at = end + b"\"skills\":[".len();
+/// `body` (a JSON-RPC response, or the SSE stream a 2025-era session answers a POST with) with
+/// the page's placeholder skill replaced by `entries`. `None` when `body` does not hold the
+/// placeholder exactly as `serde_json` writes it.
+pub fn splice(body: &[u8], slot: &PageSlot, entries: &[u8]) -> Option<Vec<u8>> {
+    let placeholder = serde_json::to_vec(&slot.placeholder()).expect("a skill serializes to JSON");
+    let at = memchr::memmem::find(body, &placeholder)?;
     let mut out = Vec::with_capacity(body.len() + entries.len());
     out.extend_from_slice(&body[..at]);
     out.extend_from_slice(entries);
-    out.extend_from_slice(&body[at..]);
+    out.extend_from_slice(&body[at + placeholder.len()..]);
     Some(out)
 }
 
-/// An empty `text` and an empty `blob` as rmcp writes them. Inside a JSON string a quote is
-/// escaped, so these bytes can only be a member whose value is empty. A `resources/read` result
-/// holds one file, whose `uri` and `mimeType` come before its `text` or `blob` and its `_meta`
-/// after: the first of them is the file's.
-const EMPTY_CONTENTS: [&[u8]; 2] = [b"\"text\":\"\"", b"\"blob\":\"\""];
-
-/// Where the content goes in `frame` (a JSON-RPC response to `resources/read`, or the SSE
-/// event carrying it) whose file's `text` or `blob` was left empty: just after the opening
-/// quote. `None` when the frame has neither (an SSE priming event, an error).
-pub fn content_at(frame: &[u8]) -> Option<usize> {
-    EMPTY_CONTENTS
-        .iter()
-        .filter_map(|empty| memchr::memmem::find(frame, empty).map(|at| at + empty.len() - 1))
-        .min()
+/// Where `marker` is in `frame` (a JSON-RPC response to `resources/read`, or the SSE event
+/// carrying it): the byte range the content replaces. `None` when the frame does not hold it
+/// (an SSE priming event, an error).
+pub fn marker_at(frame: &[u8], marker: &str) -> Option<std::ops::Range<usize>> {
+    memchr::memmem::find(frame, marker.as_bytes()).map(|at| at..at + marker.len())
 }
 
 /// `text` as the inside of a JSON string: escaped as serde_json escapes it (what rmcp would
@@ -116,20 +142,16 @@ pub fn json_string_body(text: &str) -> Bytes {
 
 /// An SSE event that rmcp sends again on a resumed 2025-era stream (`Last-Event-ID`), with
 /// its response put right: a response whose bytes went around the serializer the first time
-/// (an empty `text` or `blob`, an empty `skills` array; none of them is kept for a resend)
-/// becomes the error `response_not_resent` for the same request, so that the client sends it
-/// again rather than take an empty file or page. `None` when the event is to go as it is. A
-/// file that is empty, or a page with no skills, is refused the same way: a resent event does
-/// not tell them apart.
+/// (it holds a slot's marker; the bytes are not kept for a resend) becomes the error
+/// `response_not_resent` for the same request, so that the client sends it again rather than
+/// take a marker for a file or a page. `None` when the event is to go as it is.
 pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
     #[derive(serde::Deserialize)]
     struct Envelope<'a> {
         #[serde(borrow)]
         id: Option<&'a serde_json::value::RawValue>,
     }
-    let left_out = |data: &[u8]| {
-        content_at(data).is_some() || memchr::memmem::find(data, EMPTY_SKILLS_END).is_some()
-    };
+    let left_out = |data: &[u8]| memchr::memmem::find(data, MARKER_PREFIX.as_bytes()).is_some();
     if !left_out(event) {
         return None;
     }
@@ -163,61 +185,103 @@ pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::ResourceContents;
     use serde_json::json;
 
+    /// rmcp's JSON-RPC response as it writes it, as a JSON body and as an SSE event.
+    fn as_rmcp_writes(result: rmcp::model::ServerResult) -> [Vec<u8>; 2] {
+        let message =
+            rmcp::model::ServerJsonRpcMessage::response(result, rmcp::model::RequestId::Number(3));
+        let json = serde_json::to_vec(&message).unwrap();
+        let sse = [b"data: ".as_slice(), &json, b"\nid: 1/0\n\n"].concat();
+        [json, sse]
+    }
+
     #[test]
-    fn splice_fills_the_empty_skills_array_only() {
-        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[]}}"#;
-        assert_eq!(
-            splice(body, br#"{"a":1},{"b":2}"#).unwrap(),
-            br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"x","skills":[{"a":1},{"b":2}]}}"#
+    fn a_page_takes_its_entries_in_place_of_its_placeholder_as_rmcp_writes_it() {
+        let slot = PageSlot::default();
+        // rmcp refuses a page with an entry it finds malformed.
+        rmcp::model::validate_skills(&[slot.placeholder()]).unwrap();
+        // A skill whose fields spell the empty page or another slot's marker is left alone.
+        let decoy = Skill::new(
+            format!("skill://a/\"skills\":[]}}/{}", PageSlot::default().marker()),
+            SkillFrontmatter::new("skills", "[]"),
+            SkillResources::Files(Vec::new()),
         );
-        let sse = b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[]}}\nid: 1/0\n\n";
-        assert_eq!(
-            splice(sse, b"{}").unwrap(),
-            b"data: \nid: 0/0\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"skills\":[{}]}}\nid: 1/0\n\n"
-        );
-        for other in [
-            &br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#[..],
-            b"data: {\"result\":{\"skills\":[]}}\ndata: {\"more\":1}\n\n",
-            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[],"ttlMs":1}}"#,
-            br#"{"jsonrpc":"2.0","id":1,"result":{"skills":[{"a":1}]}}"#,
-        ] {
+        let result =
+            rmcp::model::ListSkillsResult::with_all_items(vec![decoy.clone(), slot.placeholder()])
+                .with_ttl_ms(1);
+        for body in as_rmcp_writes(result.into()) {
+            let spliced = splice(&body, &slot, br#"{"a":1},{"b":2}"#).unwrap();
+            let text = String::from_utf8(spliced).unwrap();
+            let json = text
+                .trim_start_matches("data: ")
+                .split('\n')
+                .next()
+                .unwrap();
+            let value: serde_json::Value = serde_json::from_str(json).unwrap();
             assert_eq!(
-                splice(other, b"{}"),
-                None,
-                "{}",
-                String::from_utf8_lossy(other)
+                value["result"]["skills"],
+                json!([serde_json::to_value(&decoy).unwrap(), {"a": 1}, {"b": 2}]),
+                "{text}"
             );
+            // An empty page: the placeholder and nothing else goes.
+            let empty = splice(&body, &slot, b"").unwrap();
+            assert!(!String::from_utf8(empty).unwrap().contains(slot.marker()));
+            // Another request's slot finds nothing here.
+            assert_eq!(splice(&body, &PageSlot::default(), b"{}"), None);
         }
     }
 
     #[test]
-    fn the_content_goes_inside_the_empty_text_or_blob_only() {
-        let blob = br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"","_meta":{}}]}}"#;
-        let at = content_at(blob).unwrap();
-        let filled = [&blob[..at], b"AAEC".as_slice(), &blob[at..]].concat();
-        assert_eq!(
-            filled,
-            br#"data: {"result":{"contents":[{"uri":"skill://a/b/x.png","mimeType":"image/png","blob":"AAEC","_meta":{}}]}}"#
-        );
-        // A text file's `_meta` may hold an empty `text` or `blob` of its own: the file's
-        // comes first.
-        let text =
-            br#"{"result":{"contents":[{"uri":"u","text":"","_meta":{"blob":"","text":""}}]}}"#;
-        let at = content_at(text).unwrap();
-        assert_eq!(
-            &text[..at],
-            br#"{"result":{"contents":[{"uri":"u","text":""#
-        );
-        // A URI or text that spells the member is escaped, so it is never taken for one.
-        for other in [
-            &br#"{"result":{"contents":[{"uri":"skill://a/b/\"blob\":\"\".md","text":"\"blob\":\"\""}]}}"#[..],
-            br#"{"result":{"contents":[{"uri":"skill://a/b/\"text\":\"\".md","blob":"AAEC"}]}}"#,
-            b"data: \nid: 0/0\nretry: 3000\n\n",
-            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"blob"}}"#,
+    fn a_content_goes_where_its_marker_is_as_rmcp_writes_it() {
+        let slot = ContentSlot::default();
+        let other = ContentSlot::default();
+        // The URI spells another request's marker: only this request's is taken.
+        let uri = format!("skill://a/b/{}.png", other.marker());
+        for contents in [
+            ResourceContents::blob(slot.marker(), &uri),
+            ResourceContents::text(slot.marker(), &uri),
         ] {
-            assert_eq!(content_at(other), None, "{}", String::from_utf8_lossy(other));
+            let contents = contents.with_mime_type("image/png");
+            let result = rmcp::model::ReadResourceResult::new(vec![contents]);
+            for frame in as_rmcp_writes(result.into()) {
+                let at = marker_at(&frame, slot.marker()).unwrap();
+                let filled = [&frame[..at.start], b"AAEC".as_slice(), &frame[at.end..]].concat();
+                let text = String::from_utf8(filled).unwrap();
+                let json = text
+                    .trim_start_matches("data: ")
+                    .split('\n')
+                    .next()
+                    .unwrap();
+                let value: serde_json::Value = serde_json::from_str(json).unwrap();
+                let content = &value["result"]["contents"][0];
+                assert_eq!(content["uri"], uri.as_str());
+                assert!(
+                    content["blob"] == "AAEC" || content["text"] == "AAEC",
+                    "{text}"
+                );
+            }
+        }
+        // A frame without the marker (a priming event, an error) takes nothing.
+        assert_eq!(
+            marker_at(b"data: \nid: 0/0\nretry: 3000\n\n", slot.marker()),
+            None
+        );
+    }
+
+    #[test]
+    fn markers_differ_and_json_writes_them_as_they_are() {
+        let markers: std::collections::HashSet<String> = (0..1000)
+            .map(|_| ContentSlot::default().marker().to_owned())
+            .collect();
+        assert_eq!(markers.len(), 1000);
+        for marker in &markers {
+            assert_eq!(marker.len(), MARKER_PREFIX.len() + 32);
+            assert_eq!(
+                serde_json::to_string(marker).unwrap(),
+                format!("\"{marker}\"")
+            );
         }
     }
 
@@ -236,10 +300,14 @@ mod tests {
 
     #[test]
     fn a_resent_response_that_left_bytes_out_becomes_an_error_for_its_request() {
-        let blob = b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"contents\":[{\"uri\":\"u\",\"blob\":\"\"}]}}\nid: 3/1\n\n";
-        let page =
-            b"data: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"skills\":[]}}\nid: 4/1\n\n";
-        for (event, id) in [(&blob[..], json!(7)), (&page[..], json!("a"))] {
+        let marker = ContentSlot::default().marker().to_owned();
+        let blob = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"contents\":[{{\"uri\":\"u\",\"blob\":\"{marker}\"}}]}}}}\nid: 3/1\n\n"
+        );
+        let page = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{{\"skills\":[{{\"uri\":\"{marker}\"}}]}}}}\nid: 4/1\n\n"
+        );
+        for (event, id) in [(blob.as_bytes(), json!(7)), (page.as_bytes(), json!("a"))] {
             let out = String::from_utf8(resent(event).unwrap()).unwrap();
             let (data, rest) = out.split_once('\n').unwrap();
             assert!(rest.starts_with("id: ") && rest.ends_with("\n\n"), "{out}");
@@ -249,9 +317,10 @@ mod tests {
             assert_eq!(error["error"]["code"], -32603);
             assert_eq!(error["error"]["data"]["code"], "response_not_resent");
         }
-        // What carried its bytes itself goes as it is.
+        // What carried its bytes itself goes as it is: an empty file too, which no slot holds.
         for event in [
             &b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"contents\":[{\"uri\":\"u\",\"text\":\"x\"}]}}\nid: 3/1\n\n"[..],
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"contents\":[{\"uri\":\"u\",\"blob\":\"\"}]}}\nid: 3/2\n\n",
             b"data: \nid: 3/0\nretry: 3000\n\n",
             b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n",
         ] {

@@ -773,8 +773,10 @@ async fn a_resumed_stream_never_sends_an_answer_again() {
 /// default) the same requests are answered as SSE streams.
 #[tokio::test]
 async fn without_sessions_the_2025_era_is_answered_statelessly_in_plain_json() {
-    let mut config = skillreg::config::Config::default();
-    config.mcp_sessions = false;
+    let config = skillreg::config::Config {
+        mcp_sessions: false,
+        ..Default::default()
+    };
     let server = TestServer::builder().config(config).start().await;
     let image: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 251) as u8).collect();
     let md = publish_pics(
