@@ -99,9 +99,10 @@ impl Scope {
     }
 }
 
-/// Who is calling.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who is calling: anonymous unless a credential says otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Principal {
+    #[default]
     Anonymous,
     Admin,
     Token {

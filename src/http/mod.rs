@@ -10,12 +10,12 @@ mod app;
 mod auth;
 mod bodies;
 mod clawhub;
-mod content;
 mod discovery;
 mod guard;
 pub mod rest;
 mod serve;
 mod sessions;
+mod slots;
 mod web;
 
 use std::sync::Arc;
@@ -32,8 +32,9 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::core::Principal;
 use crate::error::Error;
-use crate::mcp::{Codec, ContentSlot, McpOptions, PageSlot, Shared, SkillServer};
+use crate::mcp::{Codec, McpOptions, Port, Shared, SkillServer};
 use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
@@ -113,9 +114,9 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
 /// service rather than a layer (a `from_fn` layer costs every request a clone of the route it
 /// wraps and a boxed `Next`): the caller is authenticated (the handler reads the principal to
 /// know what the caller sees; when reads need a token, anonymous callers are refused here), then
-/// the session gate reads the JSON-RPC method (`sessions::gate`), and a `skills/list` page or a
-/// file's content is put into rmcp's response ([`McpFront::splice_page`],
-/// [`McpFront::place_content`]; a resumed stream, [`McpFront::resume`], cannot have them again).
+/// the session gate reads the JSON-RPC method (`sessions::gate`), and the handler is told of the
+/// request through a [`Port`]; a `skills/list` page or a file's content is put into rmcp's
+/// response in `slots`.
 #[derive(Clone)]
 struct McpEndpoint(Arc<McpFront>);
 
@@ -149,15 +150,23 @@ impl McpFront {
         if let Err(refused) = Reader::from_request_parts(&mut parts, &self.state).await {
             return refused.into_response();
         }
+        // What the handler learns of this request: the caller (authenticated just now) and,
+        // for the methods whose bytes go around rmcp's serializer, a slot (`slots`).
+        let port = Port {
+            principal: parts.extensions.remove::<Principal>().unwrap_or_default(),
+            ..Port::default()
+        };
         let request = Request::from_parts(parts, body);
         sessions::gate(
             &self.sessions,
             request,
             async |request, method| match method {
-                Some("skills/list") => self.splice_page(request).await,
-                Some("resources/read") => self.place_content(request).await,
-                None if request.headers().contains_key(LAST_EVENT_ID) => self.resume(request).await,
-                _ => self.rmcp(request).await,
+                Some("skills/list") => self.splice_page(request, port).await,
+                Some("resources/read") => self.place_content(request, port).await,
+                None if request.headers().contains_key(LAST_EVENT_ID) => {
+                    self.resume(request, port).await
+                }
+                _ => self.rmcp(request, port).await,
             },
         )
         .await
@@ -165,69 +174,11 @@ impl McpFront {
 
     /// rmcp's answer. Its future is large (every transport path of rmcp's): boxed where it is
     /// made, it is not copied again into each future that awaits it.
-    async fn rmcp(&self, request: Request) -> Response {
+    async fn rmcp(&self, mut request: Request, port: Port) -> Response {
+        request.extensions_mut().insert(port);
         Box::pin(self.mcp.handle(request))
             .await
             .map(axum::body::Body::new)
-    }
-
-    /// A 2025-era session's stream resumed (`Last-Event-ID`): what rmcp sends again, except
-    /// the responses whose bytes went around its serializer the first time, which become
-    /// errors asking for the request again (`mcp::slots::resent`).
-    async fn resume(&self, request: Request) -> Response {
-        use http_body_util::BodyExt as _;
-        self.rmcp(request).await.map(|body| {
-            axum::body::Body::new(body.map_frame(|frame| {
-                frame.map_data(|event| match crate::mcp::slots::resent(&event) {
-                    Some(instead) => instead.into(),
-                    None => event,
-                })
-            }))
-        })
-    }
-
-    /// rmcp's answer to a `resources/read`, with the file's content (its escaped text or its
-    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`,
-    /// [`content::ContentBody`]).
-    async fn place_content(&self, mut request: Request) -> Response {
-        let slot = ContentSlot::default();
-        request.extensions_mut().insert(slot.clone());
-        let (mut parts, body) = self.rmcp(request).await.into_parts();
-        // The body's size hint counts the content; a length rmcp set would not.
-        parts.headers.remove(header::CONTENT_LENGTH);
-        Response::from_parts(
-            parts,
-            axum::body::Body::new(content::ContentBody::new(body, slot)),
-        )
-    }
-
-    /// Put a `skills/list` page's serialized entries into rmcp's response (see
-    /// `mcp::slots`): the handler leaves them in the request's [`PageSlot`] and answers the
-    /// slot's placeholder skill, which is replaced here once rmcp has written the response (a
-    /// JSON body, or a 2025-era session's SSE stream).
-    async fn splice_page(&self, mut request: Request) -> Response {
-        let slot = PageSlot::default();
-        request.extensions_mut().insert(slot.clone());
-        let (mut parts, body) = self.rmcp(request).await.into_parts();
-        let body = match axum::body::to_bytes(body, usize::MAX).await {
-            Ok(body) => body,
-            Err(e) => return ApiError::from(Error::Internal(e.to_string())).into_response(),
-        };
-        let Some(entries) = slot.take() else {
-            // An error, answered as rmcp wrote it.
-            return Response::from_parts(parts, axum::body::Body::from(body));
-        };
-        let Some(body) = crate::mcp::slots::splice(&body, &slot, &entries) else {
-            // rmcp's output did not hold the placeholder: a bug to fix, never a page answered
-            // without its skills.
-            tracing::error!("a skills/list response could not take its entries");
-            return ApiError::from(Error::Internal(
-                "the skills/list response could not be assembled".to_owned(),
-            ))
-            .into_response();
-        };
-        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-        Response::from_parts(parts, axum::body::Body::from(body))
     }
 }
 

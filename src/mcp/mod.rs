@@ -37,7 +37,7 @@ use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
     TEMPLATE_SKILL_MD,
 };
-use crate::core::{Code, McpKind, Principal, SkillUri, Visibility, mime};
+use crate::core::{Code, McpKind, SkillUri, Visibility, mime};
 use crate::error::Error;
 use crate::registry::Registry;
 use crate::registry::cache::Cache;
@@ -45,7 +45,7 @@ pub use entries::Codec;
 use entries::Entries;
 use entries::scan_meta;
 pub use search_tool::SEARCH_TOOL;
-pub use slots::{ContentSlot, PageSlot};
+pub use slots::{ContentSlot, PageSlot, Port};
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
 pub const CURRENT_TTL_MS: u64 = 60_000;
@@ -213,14 +213,10 @@ impl SkillServer {
     /// Who is asking: over HTTP, the principal the transport authenticated for this request
     /// (stored in the request's extensions); over stdio, the operator who started the process,
     /// who sees everything. And whether shared caches may keep the answer.
-    fn caller(&self, ctx: &RequestContext<RoleServer>) -> (Visibility, CacheScope) {
-        let visibility = match ctx.extensions.get::<axum::http::request::Parts>() {
+    fn caller(&self, port: Option<&Port>) -> (Visibility, CacheScope) {
+        let visibility = match port {
             None => Visibility::All,
-            Some(parts) => parts
-                .extensions
-                .get::<Principal>()
-                .unwrap_or(&Principal::Anonymous)
-                .visibility(self.reads_need_token),
+            Some(port) => port.principal.visibility(self.reads_need_token),
         };
         let scope = if self.reads_need_token || visibility.is_caller_specific() {
             CacheScope::Private
@@ -376,14 +372,11 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         observed("skills/list", async {
-            let (viewer, cache_scope) = self.caller(&ctx);
+            let port = slots::of(&ctx);
+            let (viewer, cache_scope) = self.caller(port);
             let cursor = request.and_then(|r| r.cursor);
             // Over HTTP the transport splices the serialized entries into the response.
-            let slot = ctx
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<PageSlot>());
-            let (skills, next_cursor) = match slot {
+            let (skills, next_cursor) = match port.and_then(|port| port.page.as_ref()) {
                 Some(slot) => {
                     let page = self.served_page(viewer, cursor).await?;
                     slot.fill(page.entries.clone());
@@ -414,7 +407,7 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         observed("skills/get", async {
-            let (viewer, cache_scope) = self.caller(&ctx);
+            let (viewer, cache_scope) = self.caller(slots::of(&ctx));
             let entry = async {
                 let uri = parse_uri(&request.uri)?;
                 let entry = self.registry.get_skill(&viewer, &uri).await?;
@@ -443,18 +436,15 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         observed("resources/read", async {
-            let (viewer, cache_scope) = self.caller(&ctx);
+            let port = slots::of(&ctx);
+            let (viewer, cache_scope) = self.caller(port);
             let file = self
                 .read(&viewer, &request.uri)
                 .await
                 .map_err(|e| to_mcp(e, Some(&request.uri)))?;
             let text = mime::as_text(&file.mime_type, &file.bytes);
             // Over HTTP the content goes around rmcp's serializer (`slots`), made once.
-            let slot = ctx
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<ContentSlot>());
-            let mut contents = match (slot, text) {
+            let mut contents = match (port.and_then(|port| port.content.as_ref()), text) {
                 (Some(slot), _) => {
                     let content = self.shared.content(file.digest, &file.bytes, text);
                     // An empty file has nothing to go around the serializer.
@@ -502,7 +492,7 @@ impl ServerHandler for SkillServer {
                 // Directories are answered in one page, so no cursor of ours exists.
                 return Err(to_mcp(Error::InvalidCursor, None));
             }
-            let (viewer, _) = self.caller(&ctx);
+            let (viewer, _) = self.caller(slots::of(&ctx));
             let children = async {
                 let uri = parse_uri(&request.uri)?;
                 self.registry.read_dir(&viewer, &uri).await
@@ -530,7 +520,7 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         observed("resources/list", async {
-            let (viewer, cache_scope) = self.caller(&ctx);
+            let (viewer, cache_scope) = self.caller(slots::of(&ctx));
             let cursor = request.and_then(|r| r.cursor);
             let page = self
                 .registry
@@ -600,7 +590,7 @@ impl ServerHandler for SkillServer {
                 }
             })
             .collect();
-            let (_, cache_scope) = self.caller(&ctx);
+            let (_, cache_scope) = self.caller(slots::of(&ctx));
             Ok(ListResourceTemplatesResult::with_all_items(templates)
                 .with_ttl_ms(PINNED_TTL_MS)
                 .with_cache_scope(cache_scope))
@@ -650,7 +640,7 @@ impl ServerHandler for SkillServer {
                 .context
                 .and_then(|c| c.arguments)
                 .unwrap_or_default();
-            let (viewer, _) = self.caller(&ctx);
+            let (viewer, _) = self.caller(slots::of(&ctx));
             let completion = self
                 .registry
                 .complete(&viewer, argument, &request.argument.value, &context)
@@ -701,7 +691,7 @@ impl ServerHandler for SkillServer {
                     .as_deref()
                     .map(crate::core::refs::parse_namespace)
                     .transpose()?;
-                let (viewer, _) = self.caller(&ctx);
+                let (viewer, _) = self.caller(slots::of(&ctx));
                 self.registry
                     .search(
                         &viewer,

@@ -20,7 +20,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use axum::body::Bytes;
+
+use crate::core::Principal;
 use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+
+/// What the HTTP transport tells the handler about one request, in the request's extensions:
+/// who is asking, and the slots it will fill in rmcp's response. Over stdio there is none (the
+/// operator who started the process asks, and every result goes through rmcp whole). This is
+/// the handler's one view of its transport ([`of`]).
+#[derive(Clone, Default)]
+pub struct Port {
+    pub principal: Principal,
+    pub page: Option<PageSlot>,
+    pub content: Option<ContentSlot>,
+}
+
+/// The transport's [`Port`] of the request `ctx` serves: `None` over stdio. Over HTTP without
+/// one (never, as `http::slots` serves `/mcp`) the caller is anonymous and no slot is offered.
+pub fn of(ctx: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Option<&Port> {
+    static NONE: LazyLock<Port> = LazyLock::new(Port::default);
+    let parts = ctx.extensions.get::<axum::http::request::Parts>()?;
+    Some(parts.extensions.get::<Port>().unwrap_or(&NONE))
+}
 
 /// How every marker starts (what a resumed stream looks for, [`resent`]).
 const MARKER_PREFIX: &str = "skillreg-slot-";

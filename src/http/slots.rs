@@ -1,16 +1,81 @@
-//! The body of a `resources/read` response whose file's content the handler left in a
-//! [`ContentSlot`] (see `mcp::slots`): rmcp's body, with the frame that holds the slot's marker
-//! sent as three, the content in the marker's place. The content is neither escaped nor copied
-//! here: it goes out as the kept `Bytes` it is.
+//! The transport's half of the bytes that go around rmcp's serializer (the handler's half is
+//! `mcp::slots`): for a `skills/list` the page's entries replace the placeholder skill in rmcp's
+//! response; for a `resources/read` the body is rmcp's with the frame that holds the slot's
+//! marker sent as three, the content in the marker's place ([`ContentBody`]: the content is
+//! neither escaped nor copied here, it goes out as the kept `Bytes` it is); a resumed 2025-era
+//! stream sends neither again.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::Request;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use hyper::body::{Frame, SizeHint};
 
-use crate::mcp::ContentSlot;
-use crate::mcp::slots::marker_at;
+use super::McpFront;
+use super::app::ApiError;
+use crate::error::Error;
+use crate::mcp::slots::{self, marker_at};
+use crate::mcp::{ContentSlot, PageSlot, Port};
+
+impl McpFront {
+    /// A 2025-era session's stream resumed (`Last-Event-ID`): what rmcp sends again, except
+    /// the responses whose bytes went around its serializer the first time, which become
+    /// errors asking for the request again (`mcp::slots::resent`).
+    pub(super) async fn resume(&self, request: Request, port: Port) -> Response {
+        use http_body_util::BodyExt as _;
+        self.rmcp(request, port).await.map(|body| {
+            axum::body::Body::new(body.map_frame(|frame| {
+                frame.map_data(|event| match slots::resent(&event) {
+                    Some(instead) => instead.into(),
+                    None => event,
+                })
+            }))
+        })
+    }
+
+    /// rmcp's answer to a `resources/read`, with the file's content (its escaped text or its
+    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`, [`ContentBody`]).
+    pub(super) async fn place_content(&self, request: Request, mut port: Port) -> Response {
+        let slot = ContentSlot::default();
+        port.content = Some(slot.clone());
+        let (mut parts, body) = self.rmcp(request, port).await.into_parts();
+        // The body's size hint counts the content; a length rmcp set would not.
+        parts.headers.remove(header::CONTENT_LENGTH);
+        Response::from_parts(parts, axum::body::Body::new(ContentBody::new(body, slot)))
+    }
+
+    /// Put a `skills/list` page's serialized entries into rmcp's response (see
+    /// `mcp::slots`): the handler leaves them in the request's [`PageSlot`] and answers the
+    /// slot's placeholder skill, which is replaced here once rmcp has written the response (a
+    /// JSON body, or a 2025-era session's SSE stream).
+    pub(super) async fn splice_page(&self, request: Request, mut port: Port) -> Response {
+        let slot = PageSlot::default();
+        port.page = Some(slot.clone());
+        let (mut parts, body) = self.rmcp(request, port).await.into_parts();
+        let body = match axum::body::to_bytes(body, usize::MAX).await {
+            Ok(body) => body,
+            Err(e) => return ApiError::from(Error::Internal(e.to_string())).into_response(),
+        };
+        let Some(entries) = slot.take() else {
+            // An error, answered as rmcp wrote it.
+            return Response::from_parts(parts, axum::body::Body::from(body));
+        };
+        let Some(body) = slots::splice(&body, &slot, &entries) else {
+            // rmcp's output did not hold the placeholder: a bug to fix, never a page answered
+            // without its skills.
+            tracing::error!("a skills/list response could not take its entries");
+            return ApiError::from(Error::Internal(
+                "the skills/list response could not be assembled".to_owned(),
+            ))
+            .into_response();
+        };
+        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+        Response::from_parts(parts, axum::body::Body::from(body))
+    }
+}
 
 pub struct ContentBody {
     inner: Body,
