@@ -103,6 +103,14 @@ macro_rules! tables {
                     $(Table::$variant => &[$($(stringify!($derived)),*)?],)+
                 }
             }
+
+            /// The export's statement, [`CopyRow::SELECT`] of the table's rows.
+            #[cfg(test)]
+            pub(super) fn select(self) -> &'static str {
+                match self {
+                    $(Table::$variant => <$row as CopyRow>::SELECT,)+
+                }
+            }
         }
 
         $(

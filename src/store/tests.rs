@@ -1077,6 +1077,63 @@ async fn the_copy_describes_every_table_and_column_of_both_schemas() {
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
+/// The statements the description gives, for a table keyed by one column and one keyed by two.
+#[test]
+fn the_copy_statements_read_a_key_range_and_insert_every_column() {
+    use super::copy::{CopyRow, FileRow, NamespaceRow, SourceSkillRow};
+    assert_eq!(
+        NamespaceRow::SELECT,
+        "SELECT id, name, created_at, last_published_at, private, review_required \
+         FROM namespaces WHERE id > $1 ORDER BY id LIMIT +$3"
+    );
+    assert_eq!(
+        FileRow::SELECT,
+        "SELECT version_id, path, digest, size, mode FROM version_files \
+         WHERE (version_id, path) > ($1, $2) ORDER BY version_id, path LIMIT +$3"
+    );
+    assert_eq!(
+        SourceSkillRow::SELECT,
+        "SELECT source_id, skill_id, removed_at FROM source_skills \
+         WHERE (source_id, skill_id) > ($1, $4) ORDER BY source_id, skill_id LIMIT +$3"
+    );
+    assert_eq!(
+        FileRow::INSERT,
+        "INSERT INTO version_files (version_id, path, digest, size, mode) "
+    );
+}
+
+/// Each export reads one range of its table's primary key, in key order: no table is scanned
+/// or sorted whole, however far into it the copy is.
+#[tokio::test]
+async fn every_copy_export_reads_a_range_of_its_primary_key_on_sqlite() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let _store = super::sqlite::SqliteStore::open(dir.path()).await.unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join(super::sqlite::DB_FILE).display()
+    ))
+    .await
+    .unwrap();
+    for table in Table::ALL {
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {}",
+            table.select()
+        )))
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        let plan: Vec<String> = plan.into_iter().map(|r| r.3).collect();
+        // One step (no sort after it), a range of the key's index.
+        let [step] = plan.as_slice() else {
+            panic!("{table:?}: {plan:?}")
+        };
+        assert!(
+            step.starts_with(&format!("SEARCH {} USING ", table.name())) && step.contains('>'),
+            "{table:?}: {step}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_copy_goes_into_an_empty_store_only_and_leaves_a_full_one_alone() {
     let (_dir, _location, source) = fresh().await;
