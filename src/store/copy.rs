@@ -46,6 +46,23 @@ macro_rules! sql {
     };
 }
 
+/// PostgreSQL's statement that lets new rows of a table keyed by an integer `id` (an identity
+/// column) take ids after the copied ones; none for other keys.
+macro_rules! next_id {
+    ($table:literal; id: int) => {
+        Some(concat!(
+            "SELECT setval(pg_get_serial_sequence('",
+            $table,
+            "', 'id'), ",
+            "coalesce(max(id), 0) + 1, false) FROM ",
+            $table
+        ))
+    };
+    ($table:literal; $($key:tt)*) => {
+        None
+    };
+}
+
 /// The first of its arguments: an optional part of a description, or its default.
 macro_rules! first {
     ($first:expr $(, $rest:expr)*) => {
@@ -101,6 +118,14 @@ macro_rules! tables {
             pub fn derived(self) -> &'static [&'static str] {
                 match self {
                     $(Table::$variant => &[$($(stringify!($derived)),*)?],)+
+                }
+            }
+
+            /// PostgreSQL: the statement that sets the table's id sequence past the copied
+            /// ids (for a table keyed by an integer `id`).
+            pub(super) fn next_id(self) -> Option<&'static str> {
+                match self {
+                    $(Table::$variant => next_id!($table; $($key: $part),+),)+
                 }
             }
 

@@ -1019,6 +1019,9 @@ async fn a_copy_to_the_other_engine_holds_every_row_and_takes_new_ones() {
         source.audit_page(0, 100).await.unwrap().len() + 1
     );
     assert!(target.generation().await.unwrap() > report.generation);
+    let spec = SourceSpec::git("file:///srv/other.git", None, None, false).unwrap();
+    let added = target.record_source(&ns("fresh"), &spec, "admin").await;
+    assert!(added.unwrap().id > source.sources().await.unwrap()[0].id);
 }
 
 /// Every table and column of both schemas is one `skillreg migrate` copies (described in
@@ -1099,6 +1102,23 @@ fn the_copy_statements_read_a_key_range_and_insert_every_column() {
     assert_eq!(
         FileRow::INSERT,
         "INSERT INTO version_files (version_id, path, digest, size, mode) "
+    );
+    // PostgreSQL's identity columns: the tables keyed by an integer `id`.
+    let identities: Vec<&str> = Table::ALL
+        .into_iter()
+        .filter(|t| t.next_id().is_some())
+        .map(Table::name)
+        .collect();
+    assert_eq!(
+        identities,
+        ["namespaces", "skills", "versions", "audit_log", "sources"]
+    );
+    assert_eq!(
+        Table::Sources.next_id(),
+        Some(
+            "SELECT setval(pg_get_serial_sequence('sources', 'id'), coalesce(max(id), 0) + 1, \
+             false) FROM sources"
+        )
     );
 }
 

@@ -84,17 +84,9 @@ impl Importer for PgImport {
         .execute(&mut *self.0)
         .await?;
         // New rows take ids after the copied ones.
-        sqlx::query(
-            "SELECT setval(pg_get_serial_sequence(t, 'id'), m + 1, false)
-             FROM (VALUES
-                 ('namespaces', (SELECT coalesce(max(id), 0) FROM namespaces)),
-                 ('skills', (SELECT coalesce(max(id), 0) FROM skills)),
-                 ('versions', (SELECT coalesce(max(id), 0) FROM versions)),
-                 ('sources', (SELECT coalesce(max(id), 0) FROM sources)),
-                 ('audit_log', (SELECT coalesce(max(id), 0) FROM audit_log))) AS s (t, m)",
-        )
-        .execute(&mut *self.0)
-        .await?;
+        for next_id in Table::ALL.into_iter().filter_map(Table::next_id) {
+            sqlx::query(next_id).execute(&mut *self.0).await?;
+        }
         write::announce(&mut self.0, generation).await?;
         self.0.commit().await?;
         Ok(())
