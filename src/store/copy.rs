@@ -158,7 +158,10 @@ macro_rules! tables {
                     $(row.push_bind(&self.$col);)+
                 }
 
-                fn bind_postgres(rows: &[Self], columns: &mut Separated<'_, Postgres, &'static str>) {
+                fn bind_postgres(
+                    rows: &[Self],
+                    columns: &mut Separated<'_, Postgres, &'static str>,
+                ) {
                     $(columns.push_bind(rows.iter().map(|r| &r.$col).collect::<Vec<_>>());)+
                 }
             }
