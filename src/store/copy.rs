@@ -6,50 +6,394 @@
 //! the batches in one transaction ([`Store::import_rows`]) and commits only when the last one
 //! has arrived, so a copy that fails half way leaves the target as empty as it found it. Reading
 //! and writing overlap: the batches pass through a short channel.
+//!
+//! Each table is described once, in the `tables!` list below: its name, primary key, columns
+//! with their Rust types, and the columns the target derives instead. From that come the row
+//! struct, [`Table`], [`Batch`] and one SQL text per statement that serves both engines (both
+//! number their `$N` parameters): the export's `SELECT`, a range of the primary key in key
+//! order, and the head of the `INSERT`. The engines add only what truly differs: SQLite inserts
+//! multi-row `VALUES`, PostgreSQL one array per column; SQLite fills its derived columns after
+//! the rows are in. A table or column a copy should move is one entry or line in that list; a
+//! store test compares the list with both engines' live schemas and fails until it is there.
 
+use sqlx::postgres::PgRow;
+use sqlx::query_builder::Separated;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow, Postgres, Sqlite};
 use tokio::sync::mpsc;
 
 use super::{Result, Store, StoreError};
 
-/// The tables, in the order a copy fills them (each after the tables its rows point at; a
-/// skill's current version is set once the versions are in).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Table {
-    Namespaces,
-    Skills,
-    Blobs,
-    Versions,
-    Files,
-    Entries,
-    Listing,
-    Tokens,
-    Audit,
-    Sources,
-    SourceSkills,
+/// The SQL text of one table's parts, spliced from its description at compile time.
+macro_rules! sql {
+    // The columns (or keys), comma-separated.
+    (list $first:ident $(, $rest:ident)*) => {
+        concat!(stringify!($first) $(, ", ", stringify!($rest))*)
+    };
+    // The parameter a key part is bound to (see [`Key`]).
+    (param int) => { "$1" };
+    (param text) => { "$2" };
+    (param int2) => { "$4" };
+    // The rows after the key: a range of the primary key, on one column or a row value.
+    (after $key:ident: $part:ident) => {
+        concat!(stringify!($key), " > ", sql!(param $part))
+    };
+    (after $first:ident: $fpart:ident $(, $key:ident: $part:ident)+) => {
+        concat!(
+            "(", sql!(list $first $(, $key)+), ") > (",
+            sql!(param $fpart) $(, ", ", sql!(param $part))+, ")"
+        )
+    };
 }
 
-impl Table {
-    pub const ALL: [Table; 11] = [
-        Table::Namespaces,
-        Table::Skills,
-        Table::Blobs,
-        Table::Versions,
-        Table::Files,
-        Table::Entries,
-        Table::Listing,
-        Table::Tokens,
-        Table::Audit,
-        Table::Sources,
-        Table::SourceSkills,
-    ];
+/// PostgreSQL's statement that lets new rows of a table keyed by an integer `id` (an identity
+/// column) take ids after the copied ones; none for other keys.
+macro_rules! next_id {
+    ($table:literal; id: int) => {
+        Some(concat!(
+            "SELECT setval(pg_get_serial_sequence('",
+            $table,
+            "', 'id'), ",
+            "coalesce(max(id), 0) + 1, false) FROM ",
+            $table
+        ))
+    };
+    ($table:literal; $($key:tt)*) => {
+        None
+    };
+}
 
-    /// Rows per batch: blobs are up to 16 MiB each, every other row is small.
-    fn batch(self) -> u32 {
-        match self {
-            Table::Blobs => 16,
-            _ => 2_000,
+/// The first of its arguments: an optional part of a description, or its default.
+macro_rules! first {
+    ($first:expr $(, $rest:expr)*) => {
+        $first
+    };
+}
+
+/// Everything a copy knows of its tables, from one description per table (see the list below):
+/// the row struct, [`Table`], [`Batch`], and each row type's [`CopyRow`] (the export `SELECT`,
+/// the `INSERT`, and how each engine binds a row or a column).
+macro_rules! tables {
+    ($(
+        $(#[$attr:meta])*
+        $variant:ident($row:ident) in $table:literal,
+        key [$($key:ident: $part:ident),+]
+        $(, batch $batch:literal)?
+        $(, derived [$($derived:ident),* $(,)?])?
+        { $($col:ident: $ty:ty),+ $(,)? }
+    )+) => {
+        /// The tables, in the order a copy fills them (each after the tables its rows point
+        /// at; a skill's current version is set once the versions are in).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Table {
+            $($variant,)+
         }
+
+        impl Table {
+            pub const ALL: [Table; [$(Table::$variant),+].len()] = [$(Table::$variant),+];
+
+            /// Rows per batch.
+            fn batch(self) -> u32 {
+                match self {
+                    $(Table::$variant => first!($($batch,)? DEFAULT_BATCH),)+
+                }
+            }
+
+            /// The table's name in both schemas.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Table::$variant => $table,)+
+                }
+            }
+
+            /// The columns a copy moves.
+            pub fn columns(self) -> &'static [&'static str] {
+                match self {
+                    $(Table::$variant => &[$(stringify!($col)),+],)+
+                }
+            }
+
+            /// The columns a copy leaves out: derived from the others, the target fills them
+            /// (SQLite's, in its import's `finish`).
+            pub fn derived(self) -> &'static [&'static str] {
+                match self {
+                    $(Table::$variant => &[$($(stringify!($derived)),*)?],)+
+                }
+            }
+
+            /// PostgreSQL: the statement that sets the table's id sequence past the copied
+            /// ids (for a table keyed by an integer `id`).
+            pub(super) fn next_id(self) -> Option<&'static str> {
+                match self {
+                    $(Table::$variant => next_id!($table; $($key: $part),+),)+
+                }
+            }
+
+            /// The export's statement, [`CopyRow::SELECT`] of the table's rows.
+            #[cfg(test)]
+            pub(super) fn select(self) -> &'static str {
+                match self {
+                    $(Table::$variant => <$row as CopyRow>::SELECT,)+
+                }
+            }
+        }
+
+        $(
+            $(#[$attr])*
+            #[derive(Clone, PartialEq, sqlx::FromRow)]
+            pub struct $row {
+                $(pub $col: $ty,)+
+            }
+
+            impl CopyRow for $row {
+                const SELECT: &'static str = concat!(
+                    "SELECT ", sql!(list $($col),+), " FROM ", $table,
+                    " WHERE ", sql!(after $($key: $part),+),
+                    " ORDER BY ", sql!(list $($key),+), " LIMIT +$3"
+                );
+                const INSERT: &'static str =
+                    concat!("INSERT INTO ", $table, " (", sql!(list $($col),+), ") ");
+
+                fn bind_sqlite(&self, row: &mut Separated<'_, Sqlite, &'static str>) {
+                    $(row.push_bind(&self.$col);)+
+                }
+
+                fn bind_postgres(
+                    rows: &[Self],
+                    columns: &mut Separated<'_, Postgres, &'static str>,
+                ) {
+                    $(columns.push_bind(rows.iter().map(|r| &r.$col).collect::<Vec<_>>());)+
+                }
+            }
+        )+
+
+        /// Rows of one table, in key order; or the end of a copy.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Batch {
+            $($variant(Vec<$row>),)+
+            /// Every row has been sent: the target records the source's generation and catalog
+            /// id (a copy is the same catalog) and commits.
+            End {
+                generation: i64,
+                catalog_id: i64,
+            },
+        }
+
+        impl Batch {
+            pub fn len(&self) -> usize {
+                match self {
+                    $(Batch::$variant(rows) => rows.len(),)+
+                    Batch::End { .. } => 0,
+                }
+            }
+
+            /// The key of the last row, where the next batch of its table starts.
+            pub fn last_key(&self) -> Option<Key> {
+                match self {
+                    $(Batch::$variant(rows) => rows.last().map(|r| Key {
+                        $($part: owned(&r.$key),)+
+                        ..Key::default()
+                    }),)+
+                    Batch::End { .. } => None,
+                }
+            }
+
+            /// Store the rows through `tx`.
+            async fn insert_into(&self, tx: &mut impl Importer) -> Result<()> {
+                match self {
+                    $(Batch::$variant(rows) => tx.insert(rows).await,)+
+                    Batch::End { .. } => Ok(()),
+                }
+            }
+        }
+
+        /// Up to `limit` rows of `table` after `after`, read from `from` (the engines'
+        /// [`Store::export_rows`]).
+        pub(super) async fn export(
+            from: &impl Export,
+            table: Table,
+            after: &Key,
+            limit: u32,
+        ) -> Result<Batch> {
+            Ok(match table {
+                $(Table::$variant => Batch::$variant(from.page::<$row>(after, limit).await?),)+
+            })
+        }
+    };
+}
+
+/// Rows per batch unless a table says otherwise.
+const DEFAULT_BATCH: u32 = 2_000;
+
+fn owned<T: Clone>(value: &T) -> T {
+    value.clone()
+}
+
+// Every table a copy moves, in the order it fills them: the variant of [`Table`] and [`Batch`]
+// and its row struct, the table's name, its primary key (each column with the part of [`Key`]
+// that carries it), the rows per batch when not `DEFAULT_BATCH`, the columns the copy leaves out
+// because the target derives them, and the columns it moves with their Rust types. A table of
+// either schema that is neither here nor in `NOT_COPIED` fails a store test.
+tables! {
+    #[derive(Debug)]
+    Namespaces(NamespaceRow) in "namespaces", key [id: int] {
+        id: i64,
+        name: String,
+        created_at: String,
+        last_published_at: Option<String>,
+        private: bool,
+        review_required: bool,
     }
+
+    /// Sent with its current version; stored without it until the versions are in.
+    #[derive(Debug)]
+    Skills(SkillRow) in "skills", key [id: int] {
+        id: i64,
+        namespace_id: i64,
+        name: String,
+        created_at: String,
+        current_version_id: Option<i64>,
+        deprecated_at: Option<String>,
+        deprecation_message: Option<String>,
+        updated_gen: i64,
+        last_published_at: Option<String>,
+    }
+
+    /// Up to 16 MiB each: a few per batch.
+    Blobs(BlobRow) in "blobs", key [digest: text], batch 16 {
+        digest: String,
+        size: i64,
+        data: Vec<u8>,
+    }
+
+    #[derive(Debug)]
+    Versions(VersionRow) in "versions", key [id: int], derived [manifest] {
+        id: i64,
+        skill_id: i64,
+        version: String,
+        content_digest: String,
+        file_count: i64,
+        total_size: i64,
+        warnings: String,
+        published_at: String,
+        published_by: Option<String>,
+        yanked_at: Option<String>,
+        yank_reason: Option<String>,
+        verdict: String,
+        findings: String,
+        revoked_at: Option<String>,
+        revoke_reason: Option<String>,
+        pending: bool,
+        provenance: Option<String>,
+    }
+
+    #[derive(Debug)]
+    Files(FileRow) in "version_files", key [version_id: int, path: text] {
+        version_id: i64,
+        path: String,
+        digest: String,
+        size: i64,
+        mode: i64,
+    }
+
+    #[derive(Debug)]
+    Entries(EntryRow) in "version_entries", key [version_id: int, subpath: text] {
+        version_id: i64,
+        subpath: String,
+        name: String,
+        description: String,
+        frontmatter: String,
+    }
+
+    #[derive(Debug)]
+    Listing(ListingRow) in "listing", key [uri: text],
+    derived [
+        name, description, namespace_id, skill, version, verdict, findings, deprecated,
+        deprecation_message, entry_id,
+    ] {
+        uri: String,
+        skill_id: i64,
+        version_id: i64,
+        subpath: String,
+    }
+
+    #[derive(Debug)]
+    Tokens(TokenRow) in "tokens", key [id: text] {
+        id: String,
+        hash: String,
+        description: String,
+        namespaces: String,
+        actions: String,
+        created_at: String,
+        revoked_at: Option<String>,
+    }
+
+    #[derive(Debug)]
+    Audit(AuditRow) in "audit_log", key [id: int] {
+        id: i64,
+        at: String,
+        actor: String,
+        action: String,
+        namespace: Option<String>,
+        name: Option<String>,
+        version: Option<String>,
+        details: String,
+    }
+
+    #[derive(Debug)]
+    Sources(SourceRow) in "sources", key [id: int] {
+        id: i64,
+        namespace_id: i64,
+        kind: String,
+        location: String,
+        reference: String,
+        subpath: String,
+        fix: bool,
+        created_at: String,
+        synced_at: Option<String>,
+        revision: Option<String>,
+    }
+
+    #[derive(Debug)]
+    SourceSkills(SourceSkillRow) in "source_skills", key [source_id: int, skill_id: int2] {
+        source_id: i64,
+        skill_id: i64,
+        removed_at: Option<String>,
+    }
+}
+
+/// The tables of either schema a copy does not move: `meta` (the copy carries its generation
+/// and catalog id in [`Batch::End`]; the counts follow the rows), SQLite's `listing_entries`
+/// (serialized entries, derived and filled again in the background), and each engine's own
+/// migration history.
+pub const NOT_COPIED: [&str; 3] = ["meta", "listing_entries", "_sqlx_migrations"];
+
+/// A row of a copied table, as both engines read and write it (generated by `tables!`).
+pub(super) trait CopyRow:
+    Send + Sync + Unpin + for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow>
+{
+    /// Up to `$3` rows after the key in `$1` (integer), `$2` (text) and `$4` (second
+    /// integer), in key order. SQLite and PostgreSQL both number `$N` parameters; the limit is
+    /// `+$3` for SQLite (see `store::sqlite`).
+    const SELECT: &'static str;
+
+    /// `INSERT INTO <table> (<columns>) `, followed by the rows: SQLite's `VALUES`,
+    /// PostgreSQL's `SELECT * FROM UNNEST(<one array per column>)`.
+    const INSERT: &'static str;
+
+    /// Bind this row's values, one per column (SQLite).
+    fn bind_sqlite(&self, row: &mut Separated<'_, Sqlite, &'static str>);
+
+    /// Bind each column of `rows` as one array (PostgreSQL).
+    fn bind_postgres(rows: &[Self], columns: &mut Separated<'_, Postgres, &'static str>)
+    where
+        Self: Sized;
+}
+
+/// One engine's side of an export: a page of rows with [`CopyRow::SELECT`].
+#[async_trait::async_trait]
+pub(super) trait Export: Sync {
+    async fn page<R: CopyRow>(&self, after: &Key, limit: u32) -> Result<Vec<R>>;
 }
 
 /// Where a table's export continues: after this key (an integer id, a text key, both for the
@@ -63,213 +407,15 @@ pub struct Key {
     pub int2: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct NamespaceRow {
-    pub id: i64,
-    pub name: String,
-    pub created_at: String,
-    pub last_published_at: Option<String>,
-    pub private: bool,
-    pub review_required: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct SkillRow {
-    pub id: i64,
-    pub namespace_id: i64,
-    pub name: String,
-    pub created_at: String,
-    pub current_version_id: Option<i64>,
-    pub deprecated_at: Option<String>,
-    pub deprecation_message: Option<String>,
-    pub updated_gen: i64,
-    pub last_published_at: Option<String>,
-}
-
-#[derive(Clone, PartialEq, sqlx::FromRow)]
-pub struct BlobRow {
-    pub digest: String,
-    pub size: i64,
-    pub data: Vec<u8>,
-}
-
 impl std::fmt::Debug for BlobRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "BlobRow({}, {} bytes)", self.digest, self.size)
     }
 }
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct VersionRow {
-    pub id: i64,
-    pub skill_id: i64,
-    pub version: String,
-    pub content_digest: String,
-    pub file_count: i64,
-    pub total_size: i64,
-    pub warnings: String,
-    pub published_at: String,
-    pub published_by: Option<String>,
-    pub yanked_at: Option<String>,
-    pub yank_reason: Option<String>,
-    pub verdict: String,
-    pub findings: String,
-    pub revoked_at: Option<String>,
-    pub revoke_reason: Option<String>,
-    pub pending: bool,
-    pub provenance: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct FileRow {
-    pub version_id: i64,
-    pub path: String,
-    pub digest: String,
-    pub size: i64,
-    pub mode: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct EntryRow {
-    pub version_id: i64,
-    pub subpath: String,
-    pub name: String,
-    pub description: String,
-    pub frontmatter: String,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct ListingRow {
-    pub uri: String,
-    pub skill_id: i64,
-    pub version_id: i64,
-    pub subpath: String,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct TokenRow {
-    pub id: String,
-    pub hash: String,
-    pub description: String,
-    pub namespaces: String,
-    pub actions: String,
-    pub created_at: String,
-    pub revoked_at: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct AuditRow {
-    pub id: i64,
-    pub at: String,
-    pub actor: String,
-    pub action: String,
-    pub namespace: Option<String>,
-    pub name: Option<String>,
-    pub version: Option<String>,
-    pub details: String,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct SourceRow {
-    pub id: i64,
-    pub namespace_id: i64,
-    pub kind: String,
-    pub location: String,
-    pub reference: String,
-    pub subpath: String,
-    pub fix: bool,
-    pub created_at: String,
-    pub synced_at: Option<String>,
-    pub revision: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct SourceSkillRow {
-    pub source_id: i64,
-    pub skill_id: i64,
-    pub removed_at: Option<String>,
-}
-
-/// Rows of one table, in key order; or the end of a copy.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Batch {
-    Namespaces(Vec<NamespaceRow>),
-    Skills(Vec<SkillRow>),
-    Blobs(Vec<BlobRow>),
-    Versions(Vec<VersionRow>),
-    Files(Vec<FileRow>),
-    Entries(Vec<EntryRow>),
-    Listing(Vec<ListingRow>),
-    Tokens(Vec<TokenRow>),
-    Audit(Vec<AuditRow>),
-    Sources(Vec<SourceRow>),
-    SourceSkills(Vec<SourceSkillRow>),
-    /// Every row has been sent: the target records the source's generation and catalog id (a
-    /// copy is the same catalog) and commits.
-    End {
-        generation: i64,
-        catalog_id: i64,
-    },
-}
-
 impl Batch {
-    pub fn len(&self) -> usize {
-        match self {
-            Batch::Namespaces(r) => r.len(),
-            Batch::Skills(r) => r.len(),
-            Batch::Blobs(r) => r.len(),
-            Batch::Versions(r) => r.len(),
-            Batch::Files(r) => r.len(),
-            Batch::Entries(r) => r.len(),
-            Batch::Listing(r) => r.len(),
-            Batch::Tokens(r) => r.len(),
-            Batch::Audit(r) => r.len(),
-            Batch::Sources(r) => r.len(),
-            Batch::SourceSkills(r) => r.len(),
-            Batch::End { .. } => 0,
-        }
-    }
-
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// The key of the last row, where the next batch of its table starts.
-    pub fn last_key(&self) -> Option<Key> {
-        let int = |int: i64| Key {
-            int,
-            ..Key::default()
-        };
-        let text = |text: &str| Key {
-            text: text.to_owned(),
-            ..Key::default()
-        };
-        Some(match self {
-            Batch::Namespaces(r) => int(r.last()?.id),
-            Batch::Skills(r) => int(r.last()?.id),
-            Batch::Blobs(r) => text(&r.last()?.digest),
-            Batch::Versions(r) => int(r.last()?.id),
-            Batch::Files(r) => r.last().map(|f| Key {
-                int: f.version_id,
-                text: f.path.clone(),
-                int2: 0,
-            })?,
-            Batch::Entries(r) => r.last().map(|e| Key {
-                int: e.version_id,
-                text: e.subpath.clone(),
-                int2: 0,
-            })?,
-            Batch::Listing(r) => text(&r.last()?.uri),
-            Batch::Tokens(r) => text(&r.last()?.id),
-            Batch::Audit(r) => int(r.last()?.id),
-            Batch::Sources(r) => int(r.last()?.id),
-            Batch::SourceSkills(r) => r.last().map(|m| Key {
-                int: m.source_id,
-                int2: m.skill_id,
-                ..Key::default()
-            })?,
-            Batch::End { .. } => return None,
-        })
     }
 
     /// Blob bytes in this batch.
@@ -366,8 +512,9 @@ pub(super) trait Importer: Send {
     /// Whether the store holds nothing a copy could collide with.
     async fn is_empty(&mut self) -> Result<bool>;
 
-    /// Store a batch of rows (skills without their current version: see `set_current`).
-    async fn insert(&mut self, batch: Batch) -> Result<()>;
+    /// Store rows of one table, all columns of [`CopyRow`] (skills without their current
+    /// version: see `set_current`).
+    async fn insert<R: CopyRow>(&mut self, rows: &[R]) -> Result<()>;
 
     /// Point each skill `(id, version id)` at its current version (once the versions are in).
     async fn set_current(&mut self, current: &[(i64, i64)]) -> Result<()>;
@@ -388,8 +535,8 @@ pub(super) async fn import(mut tx: impl Importer, mut rows: mpsc::Receiver<Batch
     }
     let mut stored = 0u64;
     let mut current = Vec::new();
-    while let Some(batch) = rows.recv().await {
-        match &batch {
+    while let Some(mut batch) = rows.recv().await {
+        match &mut batch {
             Batch::End {
                 generation,
                 catalog_id,
@@ -398,15 +545,16 @@ pub(super) async fn import(mut tx: impl Importer, mut rows: mpsc::Receiver<Batch
                 tx.finish(*generation, *catalog_id).await?;
                 return Ok(stored);
             }
+            // Set once the versions it points at are in.
             Batch::Skills(skills) => current.extend(
                 skills
-                    .iter()
-                    .filter_map(|s| Some((s.id, s.current_version_id?))),
+                    .iter_mut()
+                    .filter_map(|s| Some((s.id, s.current_version_id.take()?))),
             ),
             _ => {}
         }
         stored += batch.len() as u64;
-        tx.insert(batch).await?;
+        batch.insert_into(&mut tx).await?;
     }
     Err(StoreError::Unsupported(
         "the copy stopped before its last batch: nothing was stored".to_owned(),

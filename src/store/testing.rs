@@ -2,6 +2,7 @@
 //! directory (the default), or a fresh database on the PostgreSQL server that
 //! `SKILLREG_TEST_POSTGRES_URL` names (`.ci/run` runs the tests once per engine).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -62,6 +63,40 @@ pub async fn execute(location: &Location, sqlite: &str, postgres: &str) {
                 .unwrap();
         }
     }
+}
+
+/// Each table of the schema at `location` with its columns (SQLite's own tables left out).
+pub async fn schema(location: &Location) -> BTreeMap<String, BTreeSet<String>> {
+    let rows: Vec<(String, String)> = match location {
+        Location::Sqlite(dir) => {
+            let db = dir.join(DB_FILE);
+            let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.display()))
+                .await
+                .unwrap();
+            sqlx::query_as(
+                "SELECT m.name, c.name FROM sqlite_schema m, pragma_table_info(m.name) c
+                 WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'",
+            )
+            .fetch_all(&mut conn)
+            .await
+            .unwrap()
+        }
+        Location::Postgres(url, _) => {
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            sqlx::query_as(
+                "SELECT table_name::text, column_name::text FROM information_schema.columns
+                 WHERE table_schema = current_schema()",
+            )
+            .fetch_all(&mut conn)
+            .await
+            .unwrap()
+        }
+    };
+    let mut tables = BTreeMap::<String, BTreeSet<String>>::new();
+    for (table, column) in rows {
+        tables.entry(table).or_default().insert(column);
+    }
+    tables
 }
 
 async fn fresh_database() -> String {
