@@ -11,7 +11,7 @@
 //! [`ContentSlot`]), each with a marker of its own; the handler fills the slot and answers the
 //! marker in place of the bytes (a page's one placeholder skill, a file's `text` or `blob`), and
 //! the transport replaces the marker in rmcp's serialized response: a page by [`splice`], a
-//! content by sending the frame that holds it as three (`http::content`), without copying the
+//! content by sending the frame that holds it as three (`http::slots`), without copying the
 //! content. Where there is no slot (stdio) the result goes through rmcp whole. Both ways give
 //! the same bytes: `tests/integration/mcp_protocol.rs` compares them, and this module's tests
 //! pin what each relies on in rmcp's output.
