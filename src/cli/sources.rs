@@ -16,12 +16,11 @@ use clap::{Args, Subcommand};
 
 use super::credentials::Credentials;
 use super::{DataArgs, Progress, print_import_line, print_import_summary};
-use crate::consumer::Source;
-use crate::consumer::remote::Remote;
 use crate::core::provenance::{SourceKind, SourceSpec, public_server, short_commit};
-use crate::core::{Code, InputFile, Namespace};
+use crate::core::{Code, Namespace};
 use crate::error::Error;
-use crate::registry::{ImportSummary, MirrorItem, Registry, SourceRecord};
+use crate::mcp::upstream::RemoteUpstream;
+use crate::registry::{ImportSummary, ReadLimits, Registry, SourceRead, SourceRecord};
 use crate::source::git;
 
 /// Where `import` reads from when it is not a set of directories.
@@ -69,13 +68,11 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
-    fn timeout(self) -> Duration {
-        Duration::from_secs(self.source_timeout_secs)
-    }
-
-    /// Limits for a read starting now.
-    fn git(self) -> git::Limits {
-        git::Limits::new(self.timeout(), self.max_checkout_mib)
+    fn read(self) -> ReadLimits {
+        ReadLimits {
+            timeout: Duration::from_secs(self.source_timeout_secs),
+            max_checkout_mib: self.max_checkout_mib,
+        }
     }
 }
 
@@ -199,12 +196,15 @@ pub async fn import_git(args: GitImportArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let result = async {
         let spinner = Progress::spinner("fetching");
-        let checkout = read_git(&spec, args.limits).await;
+        let read = read(&registry, &spec, None, args.limits).await;
         spinner.finish();
-        let checkout = checkout?;
-        checkout.dir(&spec.location, &spec.subpath)?;
+        let read = read?;
+        if let SourceRead::Git(checkout) = &read {
+            // The directory asked for is there before the source is recorded.
+            checkout.dir(&spec.location, &spec.subpath)?;
+        }
         let source = registry.record_source(&namespace, &spec).await?;
-        read_checkout(&registry, &source, &checkout, args.common.json).await
+        store(&registry, &source, read, args.common.json).await
     }
     .await;
     registry.close().await;
@@ -229,17 +229,17 @@ pub async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
         source_timeout_secs: args.source_timeout_secs,
         max_checkout_mib: git::Limits::DEFAULT_MAX_MIB,
     };
-    let spinner = if args.json {
-        Progress(None)
-    } else {
-        Progress::spinner("reading")
-    };
-    let read = read(spec.clone(), token, limits).await;
-    spinner.finish();
-    let read = read?;
     let registry = Registry::builder_for(&args.data.storage)?.open().await?;
     let started = std::time::Instant::now();
     let result = async {
+        let spinner = if args.json {
+            Progress(None)
+        } else {
+            Progress::spinner("reading")
+        };
+        let read = read(&registry, &spec, token.as_deref(), limits).await;
+        spinner.finish();
+        let read = read?;
         let source = registry.record_source(&namespace, &spec).await?;
         store(&registry, &source, read, args.json).await
     }
@@ -282,10 +282,11 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
                 SourceKind::Git => None,
             };
             let (done, readers, limits) = (done.clone(), readers.clone(), args.limits);
+            let registry = registry.clone();
             tasks.spawn(async move {
                 let _reader = readers.acquire_owned().await;
                 let started = std::time::Instant::now();
-                let read = read(spec, token, limits).await;
+                let read = read(&registry, &spec, token.as_deref(), limits).await;
                 let _ = done.send((i, read, started.elapsed()));
             });
         }
@@ -402,177 +403,33 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// What reading a source brought, before anything of it is stored.
-enum Read {
-    Git(git::Checkout),
-    Mcp(Vec<MirrorItem>),
+/// Read a source for `registry`, whose upstreams `consumer::remote` reads.
+async fn read(
+    registry: &Registry,
+    spec: &SourceSpec,
+    token: Option<&str>,
+    limits: LimitArgs,
+) -> Result<SourceRead, Error> {
+    registry.read_upstreams_with(std::sync::Arc::new(RemoteUpstream));
+    registry.read_source(spec, token, limits.read()).await
 }
 
-/// How long git's own deadline may run past the source's before the read stops waiting for it
-/// (git is killed at the source's deadline; this only reports it).
-const GIT_GRACE: Duration = Duration::from_secs(5);
-
-/// Read a source (the network part: a Git checkout, or an upstream's every skill), given up
-/// at `--source-timeout-secs`. A recorded source refused now (an older database may hold a URL
-/// carrying a secret) is not read.
-async fn read(spec: SourceSpec, token: Option<String>, limits: LimitArgs) -> Result<Read, Error> {
-    spec.check().map_err(invalid_source)?;
-    match spec.kind {
-        SourceKind::Git => read_git(&spec, limits).await.map(Read::Git),
-        SourceKind::Mcp => {
-            // Dropped at the deadline: the connection is closed, a `stdio:` server killed.
-            let timeout = limits.timeout();
-            match tokio::time::timeout(timeout, read_mcp(&spec.location, token.as_deref())).await {
-                Ok(items) => Ok(Read::Mcp(items?)),
-                Err(_) => Err(given_up(&spec, timeout)),
-            }
-        }
-    }
-}
-
-fn given_up(spec: &SourceSpec, timeout: Duration) -> Error {
-    Error::Source {
-        code: Code::SourceUnavailable,
-        message: format!(
-            "{} gave up after {} s (--source-timeout-secs)",
-            spec.public(),
-            timeout.as_secs()
-        ),
-    }
-}
-
-/// Check out a Git source's commit: git runs on a blocking thread, and is killed (with what it
-/// started) at the source's deadline.
-async fn read_git(spec: &SourceSpec, limits: LimitArgs) -> Result<git::Checkout, Error> {
-    let (url, reference, git_limits) =
-        (spec.location.clone(), spec.reference.clone(), limits.git());
-    let checkout =
-        tokio::task::spawn_blocking(move || git::checkout(&url, reference.as_deref(), &git_limits));
-    match tokio::time::timeout(limits.timeout() + GIT_GRACE, checkout).await {
-        Ok(joined) => Ok(joined.map_err(|e| Error::Internal(e.to_string()))??),
-        Err(_) => Err(given_up(spec, limits.timeout())),
-    }
-}
-
-/// Store what was read from `source`.
+/// Store what was read from `source`, with progress (a bar when the upstream's size is known).
 async fn store(
     registry: &Registry,
     source: &SourceRecord,
-    read: Read,
+    read: SourceRead,
     json: bool,
 ) -> Result<ImportSummary, Error> {
-    match read {
-        Read::Git(checkout) => read_checkout(registry, source, &checkout, json).await,
-        Read::Mcp(items) => store_mirrored(registry, source, items, json).await,
-    }
-}
-
-async fn read_checkout(
-    registry: &Registry,
-    source: &SourceRecord,
-    checkout: &git::Checkout,
-    json: bool,
-) -> Result<ImportSummary, Error> {
-    let progress = if json {
-        Progress(None)
-    } else {
-        Progress::spinner("importing")
+    let progress = match (json, read.listed()) {
+        (true, _) => Progress(None),
+        (false, Some(listed)) => Progress::bar("mirroring", listed as u64),
+        (false, None) => Progress::spinner("importing"),
     };
     let summary = registry
-        .import_checkout(source, checkout, |line| {
-            print_import_line(line, json, &progress);
+        .store_read(source, read, |line| {
+            print_import_line(line, json, &progress)
         })
-        .await;
-    progress.finish();
-    summary
-}
-
-async fn connect(upstream: &Source, token: Option<&str>) -> Result<Remote, Error> {
-    Remote::connect(upstream, token)
-        .await
-        .map_err(|e| Error::Source {
-            code: Code::SourceUnavailable,
-            message: e.message,
-        })
-}
-
-/// Every skill an upstream lists, read and checked file by file (`consumer::remote`).
-async fn read_mcp(location: &str, token: Option<&str>) -> Result<Vec<MirrorItem>, Error> {
-    let upstream = Source::parse(location).map_err(|e| invalid_source(e.message))?;
-    let remote = connect(&upstream, token).await?;
-    let items = read_items(&remote, location).await;
-    remote.close().await;
-    items
-}
-
-async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>, Error> {
-    let unavailable = |message: String| Error::Source {
-        code: Code::SourceUnavailable,
-        message,
-    };
-    // A listing past its bounds (pages, entries, bytes, a repeated cursor) is an upstream too
-    // large to mirror, as a checkout past its cap is; anything else, one that did not answer.
-    let entries = remote.list().await.map_err(|e| Error::Source {
-        code: if e.code == crate::consumer::Code::LimitExceeded {
-            Code::SourceTooLarge
-        } else {
-            Code::SourceUnavailable
-        },
-        message: e.message,
-    })?;
-    let mut items = Vec::with_capacity(entries.len());
-    for (i, entry) in entries.into_iter().enumerate() {
-        items.push(match entry {
-            Err(e) => MirrorItem {
-                upstream: format!("entry {} of {}", i + 1, public_server(location)),
-                name: None,
-                files: Err(e.message),
-                version: None,
-            },
-            Ok(entry) => match remote.read_all(&entry).await {
-                Ok(files) => MirrorItem {
-                    upstream: entry.uri,
-                    name: Some(entry.name),
-                    files: Ok(files
-                        .into_iter()
-                        .map(|(f, bytes)| InputFile::regular(f.path, bytes))
-                        .collect()),
-                    version: entry.version,
-                },
-                Err(e) if e.code == crate::consumer::Code::SourceUnreachable => {
-                    return Err(unavailable(e.message));
-                }
-                Err(e) => MirrorItem {
-                    upstream: entry.uri,
-                    name: Some(entry.name),
-                    files: Err(e.message),
-                    version: entry.version,
-                },
-            },
-        });
-    }
-    Ok(items)
-}
-
-/// Store an upstream's skills, read before, one at a time.
-async fn store_mirrored(
-    registry: &Registry,
-    source: &SourceRecord,
-    items: Vec<MirrorItem>,
-    json: bool,
-) -> Result<ImportSummary, Error> {
-    let progress = if json {
-        Progress(None)
-    } else {
-        Progress::bar("mirroring", items.len() as u64)
-    };
-    let mut run = registry.source_run(source.clone(), None).await?;
-    for item in items {
-        let line = run.take_mirrored(item).await?;
-        print_import_line(&line, json, &progress);
-    }
-    let summary = run
-        .finish(|line| print_import_line(line, json, &progress))
         .await;
     progress.finish();
     summary

@@ -11,6 +11,7 @@ pub mod entries;
 pub mod params;
 pub mod search_tool;
 pub mod slots;
+pub mod upstream;
 
 use std::future::Future;
 use std::sync::Arc;

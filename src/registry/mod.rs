@@ -63,7 +63,7 @@ pub use read::{
     DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
     cursor_after,
 };
-pub use sources::{MirrorItem, SourceRun};
+pub use sources::{MirrorItem, ReadLimits, SourceRead, SourceRun, Upstream};
 pub use trust::{FindingsItem, RescanReport, Revocation};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
@@ -202,6 +202,8 @@ struct Inner {
     policy: Policy,
     /// How the serving transport serializes entries for the store to keep, once registered.
     codec: entries::Codec,
+    /// How MCP sources are read, once registered ([`Registry::read_upstreams_with`]).
+    upstream: std::sync::OnceLock<Arc<dyn sources::Upstream>>,
 }
 
 /// How to open a registry.
@@ -381,6 +383,7 @@ impl Registry {
                 admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
                 policy,
                 codec: entries::Codec::default(),
+                upstream: std::sync::OnceLock::new(),
             }),
         };
         let mut tasks = Vec::new();

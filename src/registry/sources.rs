@@ -14,9 +14,17 @@
 //! When the run ends, the skills the source held before and no longer has are **deprecated**,
 //! never deleted (pinned installs keep working); one found there again has that deprecation
 //! lifted.
+//!
+//! Reading a source is the network part ([`Registry::read_source`]: a Git checkout by the system
+//! `git`, or every skill of another server), given up at its deadline; storing what was read
+//! ([`Registry::store_read`]) is the run. Another SEP-2640 server is read through an
+//! [`Upstream`], a port: the client that reads one is `consumer`, which the registry never
+//! imports, so whoever opens the registry plugs one in ([`Registry::read_upstreams_with`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary, skipped};
 use super::{Prepared, PublishRequest, Registry};
@@ -26,7 +34,7 @@ use crate::core::provenance::{
 use crate::core::version::tracked;
 use crate::core::{Code, InputFile, Namespace, SkillName, SkillRef, SkillVersion, Warning};
 use crate::error::{Error, Result};
-use crate::source::git::Checkout;
+use crate::source::git::{self, Checkout};
 use crate::source::{Candidate, dir};
 use crate::store::{SourceId, SourceRecord};
 
@@ -52,7 +60,122 @@ pub struct MirrorItem {
     pub version: Option<SkillVersion>,
 }
 
+/// Another SEP-2640 server, read for a mirror: how the registry reads one without importing the
+/// client that does (see the module docs).
+#[async_trait::async_trait]
+pub trait Upstream: Send + Sync + 'static {
+    /// Every skill the server at `location` lists, each with its files read and checked (or why
+    /// they were refused). A listing past its bounds is `source_too_large`; a server that does
+    /// not answer, `source_unavailable`.
+    async fn read(&self, location: &str, token: Option<&str>) -> Result<Vec<MirrorItem>>;
+}
+
+/// What reading a source brought, before anything of it is stored.
+pub enum SourceRead {
+    Git(Checkout),
+    Mcp(Vec<MirrorItem>),
+}
+
+impl SourceRead {
+    /// How many skills an upstream listed (a checkout's are counted as they are found).
+    pub fn listed(&self) -> Option<usize> {
+        match self {
+            SourceRead::Git(_) => None,
+            SourceRead::Mcp(items) => Some(items.len()),
+        }
+    }
+}
+
+/// How long one source may take to be read, and how large a Git checkout may be.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadLimits {
+    pub timeout: Duration,
+    pub max_checkout_mib: u64,
+}
+
+/// How long git's own deadline may run past the source's before the read stops waiting for it
+/// (git is killed at the source's deadline; this only reports it).
+const GIT_GRACE: Duration = Duration::from_secs(5);
+
 impl Registry {
+    /// Read MCP sources through `upstream` from now on. A second one is ignored.
+    pub fn read_upstreams_with(&self, upstream: Arc<dyn Upstream>) {
+        if self.inner.upstream.set(upstream).is_err() {
+            tracing::debug!("an upstream reader is registered already: keeping the first");
+        }
+    }
+
+    /// Read a source (the network part: a Git checkout, or an upstream's every skill), given up
+    /// at `limits.timeout`. A recorded source refused now (an older database may hold a URL
+    /// carrying a secret) is not read. `token` goes to an MCP upstream only.
+    pub async fn read_source(
+        &self,
+        spec: &SourceSpec,
+        token: Option<&str>,
+        limits: ReadLimits,
+    ) -> Result<SourceRead> {
+        spec.check().map_err(|message| Error::Source {
+            code: Code::InvalidSource,
+            message,
+        })?;
+        let given_up = || Error::Source {
+            code: Code::SourceUnavailable,
+            message: format!(
+                "{} gave up after {} s (--source-timeout-secs)",
+                spec.public(),
+                limits.timeout.as_secs()
+            ),
+        };
+        match spec.kind {
+            SourceKind::Git => {
+                // git runs on a blocking thread, and is killed (with what it started) at the
+                // source's deadline.
+                let (url, reference) = (spec.location.clone(), spec.reference.clone());
+                let git_limits = git::Limits::new(limits.timeout, limits.max_checkout_mib);
+                let checkout = tokio::task::spawn_blocking(move || {
+                    git::checkout(&url, reference.as_deref(), &git_limits)
+                });
+                match tokio::time::timeout(limits.timeout + GIT_GRACE, checkout).await {
+                    Ok(joined) => Ok(SourceRead::Git(
+                        joined.map_err(|e| Error::Internal(e.to_string()))??,
+                    )),
+                    Err(_) => Err(given_up()),
+                }
+            }
+            SourceKind::Mcp => {
+                let upstream = self.inner.upstream.get().ok_or_else(|| {
+                    Error::Internal("no upstream reader is registered in this process".into())
+                })?;
+                // Dropped at the deadline: the connection is closed, a `stdio:` server killed.
+                match tokio::time::timeout(limits.timeout, upstream.read(&spec.location, token))
+                    .await
+                {
+                    Ok(items) => Ok(SourceRead::Mcp(items?)),
+                    Err(_) => Err(given_up()),
+                }
+            }
+        }
+    }
+
+    /// Store what was read from `source`, as one run, reporting each skill.
+    pub async fn store_read(
+        &self,
+        source: &SourceRecord,
+        read: SourceRead,
+        mut report: impl FnMut(&ImportLine),
+    ) -> Result<ImportSummary> {
+        match read {
+            SourceRead::Git(checkout) => self.import_checkout(source, &checkout, report).await,
+            SourceRead::Mcp(items) => {
+                let mut run = self.source_run(source.clone(), None).await?;
+                for item in items {
+                    report(&run.take_mirrored(item).await?);
+                }
+                run.finish(report).await
+            }
+        }
+    }
+
     /// Record a source feeding `namespace` (or find it recorded), for `sync` to read again.
     pub async fn record_source(
         &self,

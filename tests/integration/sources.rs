@@ -867,3 +867,63 @@ async fn a_token_goes_only_to_its_origin_and_secret_upstream_urls_are_never_read
     let listed = storage.cli(&["sources", "list"]).await;
     assert_eq!(listed.stdout.lines().count(), 3, "{listed:?}");
 }
+
+/// The registry reads another server through its `Upstream` port, wherever it runs: here a
+/// serving registry mirrors another in-process (what a server-side sync does), with no CLI.
+/// Without a reader plugged in, an MCP source is not read.
+#[tokio::test]
+async fn a_registry_mirrors_another_server_through_its_upstream_port() {
+    use skillreg::core::provenance::SourceSpec;
+    use skillreg::registry::ReadLimits;
+    let upstream = TestServer::builder().seeded().start().await;
+    let server = TestServer::builder().start().await;
+    let registry = &server.registry;
+    let spec = SourceSpec::mcp(&upstream.url).unwrap();
+    let limits = ReadLimits {
+        timeout: std::time::Duration::from_secs(60),
+        max_checkout_mib: 64,
+    };
+    let unread = registry.read_source(&spec, None, limits).await;
+    assert!(
+        unread
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("no upstream reader")),
+        "{:?}",
+        unread.err()
+    );
+
+    registry.read_upstreams_with(std::sync::Arc::new(skillreg::mcp::upstream::RemoteUpstream));
+    let read = registry.read_source(&spec, None, limits).await.unwrap();
+    let listed = read.listed().unwrap();
+    let seeded = Modern::new(&upstream.url)
+        .call("skills/list", json!({}))
+        .await["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(listed, seeded);
+    let namespace = skillreg::core::Namespace::new("mirrored").unwrap();
+    let source = registry.record_source(&namespace, &spec).await.unwrap();
+    let mut reported = 0;
+    let summary = registry
+        .store_read(&source, read, |_| reported += 1)
+        .await
+        .unwrap();
+    assert_eq!((summary.imported, summary.skipped), (listed, 0));
+    assert_eq!(reported, listed);
+    // Served as the mirror's own, under the namespace the source feeds.
+    let list = Modern::new(&server.url)
+        .call("skills/list", json!({}))
+        .await;
+    let uris: Vec<&str> = list["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["uri"].as_str())
+        .collect();
+    assert_eq!(uris.len(), listed, "{list}");
+    assert!(
+        uris.iter().all(|u| u.starts_with("skill://mirrored/")),
+        "{uris:?}"
+    );
+}
