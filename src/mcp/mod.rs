@@ -352,71 +352,60 @@ impl SkillServer {
         Ok(content)
     }
 
-    /// The contents of a `resources/read` result for `found`: over HTTP (`slot`), empty, with
-    /// the content put around rmcp's serializer (`slots`), made once; over stdio, whole.
-    async fn contents(
+    /// The contents of a `resources/read` result for `found` over HTTP, and whether its version
+    /// is pinned: empty, with the content put into `slot`, to go around rmcp's serializer
+    /// (`slots`).
+    async fn spliced_contents(
         &self,
         found: Found,
-        slot: Option<&ContentSlot>,
+        slot: &ContentSlot,
     ) -> Result<(ResourceContents, bool), Error> {
-        let (uri, mime_type, content, pinned, scan) = match (found, slot) {
-            (Found::Stored(file), Some(_)) => {
+        let (uri, mime_type, content, pinned, scan) = match found {
+            Found::Stored(file) => {
                 let content = self.stored_content(&file).await?;
-                let uri = file.uri.to_string();
-                (
-                    uri,
-                    content.mime_type.to_string(),
-                    content,
-                    file.is_pinned(),
-                    Some(file.scan),
-                )
+                let mime_type = content.mime_type.to_string();
+                let (uri, pinned) = (file.uri.to_string(), file.is_pinned());
+                (uri, mime_type, content, pinned, Some(file.scan))
             }
-            (
-                Found::Made {
-                    uri,
-                    mime_type,
-                    bytes,
-                    pinned,
-                },
-                Some(_),
-            ) => {
+            Found::Made {
+                uri,
+                mime_type,
+                bytes,
+                pinned,
+            } => {
                 let content = Content::of(&mime_type, &bytes);
                 (uri, mime_type, content, pinned, None)
             }
-            (found, None) => {
-                let (uri, mime_type, bytes, pinned, scan) = match found {
-                    Found::Stored(file) => {
-                        let read = self.registry.read_located(file, Keep::Bytes).await?;
-                        let pinned = read.is_pinned();
-                        (
-                            read.uri.to_string(),
-                            read.mime_type,
-                            read.bytes,
-                            pinned,
-                            Some(read.scan),
-                        )
-                    }
-                    Found::Made {
-                        uri,
-                        mime_type,
-                        bytes,
-                        pinned,
-                    } => (uri, mime_type, Arc::new(bytes), pinned, None),
-                };
-                let contents = match mime::as_text(&mime_type, &bytes) {
-                    Some(text) => ResourceContents::text(text, &uri),
-                    None => ResourceContents::blob(STANDARD.encode(&*bytes), &uri),
-                };
-                return Ok((with_scan(contents.with_mime_type(&mime_type), scan), pinned));
-            }
         };
-        let slot = slot.expect("only the HTTP arms reach here");
         if !content.body.is_empty() {
             slot.fill(content.body);
         }
         let contents = match content.carried {
             Carried::Text => ResourceContents::text("", &uri),
             Carried::Base64 => ResourceContents::blob("", &uri),
+        };
+        Ok((with_scan(contents.with_mime_type(&mime_type), scan), pinned))
+    }
+
+    /// The contents of a `resources/read` result for `found`, whole (over stdio), and whether
+    /// its version is pinned.
+    async fn whole_contents(&self, found: Found) -> Result<(ResourceContents, bool), Error> {
+        let (uri, mime_type, bytes, pinned, scan) = match found {
+            Found::Stored(file) => {
+                let read = self.registry.read_located(file, Keep::Bytes).await?;
+                let (uri, pinned) = (read.uri.to_string(), read.is_pinned());
+                (uri, read.mime_type, read.bytes, pinned, Some(read.scan))
+            }
+            Found::Made {
+                uri,
+                mime_type,
+                bytes,
+                pinned,
+            } => (uri, mime_type, Arc::new(bytes), pinned, None),
+        };
+        let contents = match mime::as_text(&mime_type, &bytes) {
+            Some(text) => ResourceContents::text(text, &uri),
+            None => ResourceContents::blob(STANDARD.encode(&*bytes), &uri),
         };
         Ok((with_scan(contents.with_mime_type(&mime_type), scan), pinned))
     }
@@ -533,7 +522,10 @@ impl ServerHandler for SkillServer {
                 .and_then(|parts| parts.extensions.get::<ContentSlot>());
             let (contents, pinned) = async {
                 let found = self.find(&viewer, &request.uri).await?;
-                self.contents(found, slot).await
+                match slot {
+                    Some(slot) => self.spliced_contents(found, slot).await,
+                    None => self.whole_contents(found).await,
+                }
             }
             .await
             .map_err(|e| to_mcp(e, Some(&request.uri)))?;
