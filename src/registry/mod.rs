@@ -16,7 +16,9 @@
 //! change feed), resolutions are dropped when a change is heard and kept for up to
 //! [`FEED_RESOLVE_TTL`] otherwise. A transport that keeps its own answers about what is current
 //! (the MCP surface keeps `skills/list` pages as served) follows the same rule through
-//! [`Registry::current_epoch`].
+//! [`Registry::current_epoch`]. Every cache of the process, the transports' included, is built
+//! from one memory budget ([`Registry::caches`]); [`cache`] lists them with their weights and
+//! what invalidates each.
 
 mod access;
 pub mod cache;
