@@ -222,6 +222,11 @@ pub struct Config {
     /// Skills per skills/list and resources/list page, 1 to 1000.
     #[arg(long, env = "SKILLREG_PAGE_SIZE", default_value = "100")]
     pub page_size: u32,
+    /// Memory for the in-memory caches, all together, in MiB (manifests, file bytes and
+    /// contents, serialized entries, archives, pages; each has a declared share, and each
+    /// shows its bytes, hits and evictions in /metrics). The process holds more besides.
+    #[arg(long, env = "SKILLREG_CACHE_MEMORY_MIB", default_value = "384")]
+    pub cache_memory_mib: usize,
     /// Catalog size up to which skill://index.json lists every skill.
     #[arg(long, env = "SKILLREG_INDEX_JSON_MAX_SKILLS", default_value = "1000")]
     pub index_json_max_skills: usize,

@@ -1,5 +1,6 @@
 //! Prometheus metrics, process-wide: HTTP requests per route, MCP requests per method, errors per
-//! code, publishes, search and completion latency, and the catalog's size (read at scrape time).
+//! code, publishes, search and completion latency, and the catalog's size and each cache's bytes,
+//! hits, misses and evictions (read at scrape time).
 //!
 //! Every label comes from a bounded set, whatever a caller passes: the HTTP method is one of
 //! [`METHODS`] or `other`, a route is one of at most [`MAX_ROUTES`] route patterns (later ones are
@@ -115,6 +116,28 @@ struct Metrics {
     changes_heard: Counter,
     change_lag: Histogram,
     connections: Family<StateLabels, Gauge>,
+    cache_bytes: Family<CacheLabels, Gauge>,
+    cache_capacity: Family<CacheLabels, Gauge>,
+    cache_hits: Family<CacheLabels, Counter>,
+    cache_misses: Family<CacheLabels, Counter>,
+    cache_evictions: Family<CacheLabels, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CacheLabels {
+    cache: &'static str,
+}
+
+/// One cache as `/metrics` shows it: what its counters read at scrape time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSample {
+    /// The cache's name (a `&'static str` of the crate).
+    pub cache: &'static str,
+    pub held_bytes: u64,
+    pub capacity_bytes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -146,6 +169,11 @@ fn metrics() -> &'static Metrics {
             changes_heard: Counter::default(),
             change_lag: latency(),
             connections: Family::default(),
+            cache_bytes: Family::default(),
+            cache_capacity: Family::default(),
+            cache_hits: Family::default(),
+            cache_misses: Family::default(),
+            cache_evictions: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -219,6 +247,31 @@ fn metrics() -> &'static Metrics {
             "database_connections",
             "Connections of the database pool that reads use: open, and idle among them",
             m.connections.clone(),
+        );
+        registry.register(
+            "cache_bytes",
+            "Bytes each in-memory cache holds (estimated for decoded records)",
+            m.cache_bytes.clone(),
+        );
+        registry.register(
+            "cache_capacity_bytes",
+            "Bytes each in-memory cache may hold: its share of cache_memory_mib",
+            m.cache_capacity.clone(),
+        );
+        registry.register(
+            "cache_hits",
+            "Lookups each in-memory cache answered",
+            m.cache_hits.clone(),
+        );
+        registry.register(
+            "cache_misses",
+            "Lookups each in-memory cache did not answer",
+            m.cache_misses.clone(),
+        );
+        registry.register(
+            "cache_evictions",
+            "Items each in-memory cache dropped to stay within its bytes",
+            m.cache_evictions.clone(),
         );
         Metrics { registry, ..m }
     })
@@ -294,12 +347,14 @@ pub fn change_heard(lag_ms: i64) {
 }
 
 /// The Prometheus text exposition, with the catalog gauges set from `catalog` (kind, value),
-/// the generation gauges from `generations` (`database`, `search`) and the pool's from
-/// `connections` (open, idle).
+/// the generation gauges from `generations` (`database`, `search`), the pool's from
+/// `connections` (open, idle) and the caches' series from `caches` (their counters are the
+/// caches' own, read at scrape time).
 pub fn render(
     catalog: Option<&[(&'static str, i64)]>,
     generations: &[(&'static str, Option<i64>)],
     connections: Option<(u32, usize)>,
+    caches: &[CacheSample],
 ) -> String {
     // Setting the gauges and encoding them is one step: two scrapes at once (or, in the tests,
     // two servers of one process) must not encode each other's values.
@@ -319,6 +374,29 @@ pub fn render(
     for &(of, value) in generations {
         if let Some(value) = value {
             m.generation.get_or_create(&OfLabels { of }).set(value);
+        }
+    }
+    for sample in caches {
+        let labels = CacheLabels {
+            cache: sample.cache,
+        };
+        let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        m.cache_bytes
+            .get_or_create(&labels)
+            .set(gauge(sample.held_bytes));
+        m.cache_capacity
+            .get_or_create(&labels)
+            .set(gauge(sample.capacity_bytes));
+        for (family, value) in [
+            (&m.cache_hits, sample.hits),
+            (&m.cache_misses, sample.misses),
+            (&m.cache_evictions, sample.evictions),
+        ] {
+            // The cache keeps the count; the series shows it.
+            family
+                .get_or_create(&labels)
+                .inner()
+                .store(value, std::sync::atomic::Ordering::Relaxed);
         }
     }
     let mut out = String::new();

@@ -657,6 +657,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tracing::debug!(?config, "configuration");
     let registry = Registry::builder_for(&config.storage)?
         .page_size(config.page_size)
+        .cache_memory_mib(config.cache_memory_mib)
         .admin_token(config.admin_token())
         .search()
         .index_snapshot(config.index_snapshot.as_deref())
@@ -683,7 +684,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             reads_need_token: false,
             index_max_skills: config.index_json_max_skills,
         };
-        let service = SkillServer::new(registry.clone(), options, Default::default())
+        let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches()));
+        let service = SkillServer::new(registry.clone(), options, shared)
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;

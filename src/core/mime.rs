@@ -9,9 +9,19 @@ const OCTET_STREAM: &str = "application/octet-stream";
 /// The MIME type of the file at `path` (by extension; `SKILL.md` is always `text/markdown`).
 /// Files with no known extension are `text/plain` when `bytes` is UTF-8 text, else octet-stream.
 pub fn for_file(path: &str, bytes_are_text: impl FnOnce() -> bool) -> String {
+    match by_name(path) {
+        Some(m) => m,
+        None if bytes_are_text() => "text/plain".to_owned(),
+        None => OCTET_STREAM.to_owned(),
+    }
+}
+
+/// The MIME type the name of the file at `path` gives ([`for_file`]), `None` when its bytes
+/// decide.
+pub fn by_name(path: &str) -> Option<String> {
     let file_name = path.rsplit('/').next().unwrap_or(path);
     if file_name == SKILL_MD {
-        return MARKDOWN.to_owned();
+        return Some(MARKDOWN.to_owned());
     }
     let ext = file_name
         .rsplit_once('.')
@@ -27,13 +37,10 @@ pub fn for_file(path: &str, bytes_are_text: impl FnOnce() -> bool) -> String {
         _ => None,
     };
     if let Some(m) = known {
-        return m.to_owned();
+        return Some(m.to_owned());
     }
-    match ext.and_then(|e| mime_guess::from_ext(&e).first()) {
-        Some(m) => m.essence_str().to_owned(),
-        None if bytes_are_text() => "text/plain".to_owned(),
-        None => OCTET_STREAM.to_owned(),
-    }
+    ext.and_then(|e| mime_guess::from_ext(&e).first())
+        .map(|m| m.essence_str().to_owned())
 }
 
 /// The bytes of a file of type `mime` as text, when it is served as `text`: a textual MIME type

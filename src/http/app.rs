@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::core::Digest;
 use crate::error::Error;
 use crate::registry::Registry;
-use crate::registry::cache::Cache;
+use crate::registry::cache::{Cache, CacheId};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -21,20 +21,16 @@ pub struct AppState {
     pub rendered: Arc<Cache<Digest, Arc<String>>>,
 }
 
-/// Memory for rendered pages; a page larger than a quarter of it is rendered every time.
-const RENDERED_CACHE_BYTES: usize = 32 * 1024 * 1024;
-
 impl AppState {
     pub fn new(registry: Registry, config: &Config) -> Self {
         Self {
-            registry,
+            registry: registry.clone(),
             config: Arc::new(config.clone()),
-            rendered: Arc::new(Cache::weighed(
-                RENDERED_CACHE_BYTES,
-                RENDERED_CACHE_BYTES / 4,
-                None,
-                |html: &Arc<String>| html.len(),
-            )),
+            rendered: Arc::new(
+                registry
+                    .caches()
+                    .cache(CacheId::Rendered, |_, html: &Arc<String>| html.len()),
+            ),
         }
     }
 }

@@ -66,7 +66,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         Duration::from_secs(config.mcp_session_idle_secs),
     ));
     session_manager.sweep(shutdown.child_token());
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(Shared::new(registry.caches()));
     let mcp = StreamableHttpService::new(
         move || Ok(SkillServer::new(registry.clone(), options, shared.clone())),
         session_manager,
@@ -389,6 +389,7 @@ async fn metrics(State(s): State<AppState>, _: Reader) -> Response {
                 ),
             ],
             Some(s.registry.connections()),
+            &s.registry.caches().samples(),
         ),
     )
         .into_response()

@@ -3,9 +3,9 @@
 //! A version never changes, so most of its entry (`uri`, the frontmatter verbatim, every
 //! resource with its digest and size, and the `_meta` that is the version's own: its version
 //! and where it came from) is the same bytes for as long as the version exists. Those bytes are
-//! serialized on first use and kept in a bounded cache keyed by version and subpath, shared by
-//! every session; what varies per moment (deprecation, yank, the scan verdict, which a rescan
-//! may change) is written per request after them.
+//! serialized once through the registered [`Codec`] and kept by the registry (its `entries`
+//! cache, and the store), the one layer that holds them; what varies per moment (deprecation,
+//! yank, the scan verdict, which a rescan may change) is written per request after them.
 //!
 //! rmcp serializes every result it is handed, so a page of cached bytes cannot travel through
 //! its typed `ListSkillsResult`: over HTTP the page goes around it (`super::slots`).
@@ -32,13 +32,8 @@ use crate::core::SkillUri;
 use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
 use crate::registry::VersionId;
-use crate::registry::cache::Cache;
+use crate::registry::cache::{Budget, Cache, CacheId};
 use crate::registry::{EntryCodec, Listed, SkillEntry};
-
-/// Total bytes of serialized entries kept (about 25,000 typical entries: a 1k catalog whole).
-const ENTRY_CACHE_BYTES: usize = 32 << 20;
-/// An entry larger than this (thousands of files) is serialized on every use instead.
-const ENTRY_MAX_BYTES: usize = 1 << 20;
 
 /// A skill entry as rmcp's typed `Skill`: frontmatter verbatim, every file with its digest and
 /// size, and `_meta` with the version, its source, and deprecation, yank and the scan.
@@ -164,11 +159,9 @@ fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
     }
 }
 
-/// The serialized entries of current versions, by version and subpath; one per process (every
-/// MCP session shares it). Never invalidated: a version's entry is the same bytes for as long
-/// as the version exists.
+/// The typed entries of `skills/get` answers; one per process (every MCP session shares it).
+/// Never invalidated: a version's entry is the same for as long as the version exists.
 pub struct Entries {
-    cache: Cache<(VersionId, String), Arc<str>>,
     /// `skills/get` answers' entries without what varies per moment, typed (rmcp serializes
     /// what a handler returns), by version, subpath and whether the URI is pinned (the URIs in
     /// an entry name the version as it was asked for).
@@ -183,16 +176,15 @@ struct Typed {
     weight: usize,
 }
 
-impl Default for Entries {
-    fn default() -> Self {
+impl Entries {
+    pub fn new(budget: &Budget) -> Self {
         Self {
-            cache: Cache::weighed(ENTRY_CACHE_BYTES, ENTRY_MAX_BYTES, None, |b| b.len()),
-            typed: Cache::weighed(ENTRY_CACHE_BYTES, ENTRY_MAX_BYTES, None, |t| t.weight),
+            typed: budget.cache(CacheId::TypedEntries, |(_, subpath, _), t| {
+                t.weight.saturating_add(subpath.len())
+            }),
         }
     }
-}
 
-impl Entries {
     /// A `skills/get` entry: its version's own part made once and kept, then what varies per
     /// moment. The same as [`skill`] makes.
     pub fn skill(&self, entry: &SkillEntry) -> Skill {
@@ -217,8 +209,8 @@ impl Entries {
 
     /// The entries of a page of current versions, as the elements of a JSON array (without the
     /// brackets): the immutable part as the registry has it (through the registered [`Codec`]),
-    /// or, without a codec, from this cache or serialized now; then what varies per moment.
-    pub fn page(&self, entries: &[Listed]) -> Vec<u8> {
+    /// or, without a codec, serialized now; then what varies per moment.
+    pub fn page(entries: &[Listed]) -> Vec<u8> {
         let mut out = Vec::with_capacity(entries.len() * 1536);
         for (i, listed) in entries.iter().enumerate() {
             if i > 0 {
@@ -234,25 +226,14 @@ impl Entries {
                     moment_meta_of(deprecation.as_deref(), None, scan)
                 }
                 Listed::Built(entry) => {
-                    out.extend_from_slice(self.own_part(entry).as_bytes());
+                    debug_assert!(!entry.is_pinned(), "pages list current versions");
+                    out.extend_from_slice(own_part(entry).as_bytes());
                     moment_meta(entry)
                 }
             };
             close_entry(&mut out, moment);
         }
         out
-    }
-
-    /// The immutable part of a current entry, from the cache or serialized now.
-    fn own_part(&self, entry: &SkillEntry) -> Arc<str> {
-        debug_assert!(!entry.is_pinned(), "pages list current versions");
-        let key = (entry.version_id, entry.subpath.clone());
-        if let Some(body) = self.cache.get(&key) {
-            return body;
-        }
-        let body: Arc<str> = own_part(entry).into();
-        self.cache.insert(key, body.clone());
-        body
     }
 }
 

@@ -40,8 +40,8 @@ use crate::core::uri::{
 };
 use crate::core::{Code, McpKind, SkillUri, Visibility, mime};
 use crate::error::Error;
-use crate::registry::Registry;
-use crate::registry::cache::Cache;
+use crate::registry::cache::{Budget, Cache, CacheId};
+use crate::registry::{Keep, Located, Registry};
 pub use entries::Codec;
 use entries::Entries;
 use entries::scan_meta;
@@ -82,11 +82,6 @@ pub struct SkillServer {
     shared: Arc<Shared>,
 }
 
-/// Bytes of files' content strings kept (as the registry keeps their bytes).
-const CONTENT_CACHE_BYTES: usize = 64 << 20;
-/// A file whose content string is longer than this is made again on every read.
-const CONTENT_MAX_BYTES: usize = 2 << 20;
-
 /// How a file's bytes travel in a `resources/read` result: as its `text`, or as the base64
 /// text of its `blob`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -99,17 +94,15 @@ enum Carried {
 /// made of never changes (a version's entry; a file's bytes, addressed by their digest).
 pub struct Shared {
     entries: Entries,
-    /// A file's content as the inside of its JSON string (its text escaped, or its base64
-    /// text), by its digest and how it is carried.
-    contents: Cache<(Digest, Carried), Bytes>,
+    /// A stored file's content as served over HTTP, by its digest and the MIME type its name
+    /// gives (`None`: its bytes decide): the one cache of what is read this way, so a hit reads
+    /// no bytes, and a miss does not have the registry keep them.
+    contents: Cache<(Digest, Option<String>), Content>,
     /// `skills/list` pages as served, by who asks and from where: a page of the current
     /// catalog is the same bytes until the catalog changes, so it is kept like the registry's
     /// resolutions ([`Registry::current_epoch`]).
     pages: Cache<(Visibility, Option<String>), Arc<ServedPage>>,
 }
-
-/// Bytes of `skills/list` pages kept.
-const PAGE_CACHE_BYTES: usize = 16 << 20;
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
 struct ServedPage {
@@ -119,57 +112,60 @@ struct ServedPage {
     next_cursor: Option<String>,
 }
 
-impl Default for Shared {
-    fn default() -> Self {
+/// A file's content as `resources/read` serves it over HTTP.
+#[derive(Clone)]
+struct Content {
+    mime_type: Arc<str>,
+    carried: Carried,
+    /// The inside of the JSON string that carries the file: its text escaped, when it is served
+    /// as text, else the base64 text of its bytes.
+    body: Bytes,
+}
+
+impl Content {
+    fn of(mime_type: &str, bytes: &[u8]) -> Self {
+        let (carried, body) = match mime::as_text(mime_type, bytes) {
+            Some(text) => (Carried::Text, slots::json_string_body(text)),
+            None => (Carried::Base64, Bytes::from(STANDARD.encode(bytes))),
+        };
         Self {
-            entries: Entries::default(),
-            contents: Cache::weighed(CONTENT_CACHE_BYTES, CONTENT_MAX_BYTES, None, |s| s.len()),
-            pages: Cache::weighed(PAGE_CACHE_BYTES, PAGE_CACHE_BYTES / 16, None, |p| {
-                p.entries.len()
-            }),
+            mime_type: mime_type.into(),
+            carried,
+            body,
         }
     }
 }
 
 impl Shared {
-    /// The inside of the JSON string that carries `bytes` (hashing to `digest`, when they
-    /// are a stored file's): `text` escaped, when the file is served as that text, else the
-    /// base64 text of `bytes`.
-    fn content(&self, digest: Option<Digest>, bytes: &[u8], text: Option<&str>) -> Bytes {
-        let carried = match text {
-            Some(_) => Carried::Text,
-            None => Carried::Base64,
-        };
-        let make = || match text {
-            Some(text) => slots::json_string_body(text),
-            None => Bytes::from(STANDARD.encode(bytes)),
-        };
-        let Some(digest) = digest else {
-            return make();
-        };
-        if let Some(content) = self.contents.get(&(digest, carried)) {
-            return content;
+    /// The caches every session shares, sized from the registry's budget; made once per
+    /// process, then cloned into every session.
+    pub fn new(budget: &Budget) -> Self {
+        Self {
+            entries: Entries::new(budget),
+            contents: budget.cache(CacheId::Contents, |(_, mime), c| {
+                mime.as_ref().map_or(0, String::len) + c.mime_type.len() + c.body.len()
+            }),
+            pages: budget.cache(CacheId::Pages, |(_, cursor), p| {
+                cursor.as_ref().map_or(0, String::len) + p.entries.len()
+            }),
         }
-        let content = make();
-        self.contents.insert((digest, carried), content.clone());
-        content
     }
 }
 
-/// A file as `resources/read` serves it.
-struct ReadFile {
-    uri: String,
-    mime_type: String,
-    bytes: Arc<Vec<u8>>,
-    /// The digest of stored bytes (`None` for what is made up per request: `index.json`,
-    /// FastMCP's manifest).
-    digest: Option<Digest>,
-    pinned: bool,
-    scan: Option<Summary>,
+/// A file `resources/read` serves: made up per request (`index.json`, FastMCP's manifest), or
+/// stored (its bytes not read yet).
+enum Found {
+    Made {
+        uri: String,
+        mime_type: String,
+        bytes: Vec<u8>,
+        pinned: bool,
+    },
+    Stored(Located),
 }
 
 impl SkillServer {
-    /// A handler for one session; `shared` is made once per process (`Arc::default()`), then
+    /// A handler for one session; `shared` is made once per process ([`Shared::new`]), then
     /// cloned into every session.
     pub fn new(registry: Registry, options: McpOptions, shared: Arc<Shared>) -> Self {
         Self {
@@ -204,7 +200,7 @@ impl SkillServer {
         let served = Arc::new(ServedPage {
             epoch,
             made,
-            entries: self.shared.entries.page(&page.items).into(),
+            entries: Entries::page(&page.items).into(),
             next_cursor: page.next_cursor,
         });
         self.shared.pages.insert(key, served.clone());
@@ -303,7 +299,7 @@ fn ttl(pinned: bool) -> u64 {
 }
 
 impl SkillServer {
-    async fn read(&self, viewer: &Visibility, raw: &str) -> Result<ReadFile, Error> {
+    async fn find(&self, viewer: &Visibility, raw: &str) -> Result<Found, Error> {
         if raw == INDEX_JSON {
             let summaries = self
                 .registry
@@ -313,39 +309,120 @@ impl SkillServer {
                 )
                 .await?;
             let index = compat::index_json(summaries, self.index_max_skills);
-            return Ok(ReadFile {
+            return Ok(Found::Made {
                 uri: INDEX_JSON.to_owned(),
                 mime_type: "application/json".to_owned(),
-                bytes: Arc::new(index.to_string().into_bytes()),
-                digest: None,
+                bytes: index.to_string().into_bytes(),
                 pinned: false,
-                scan: None,
             });
         }
         let uri = parse_uri(raw)?;
-        match self.registry.read(viewer, &uri).await {
-            Ok(file) => Ok(ReadFile {
-                uri: file.uri.to_string(),
-                pinned: file.is_pinned(),
-                mime_type: file.mime_type,
-                bytes: file.bytes,
-                digest: Some(file.digest),
-                scan: Some(file.scan),
-            }),
+        match self.registry.locate(viewer, &uri).await {
+            Ok(file) => Ok(Found::Stored(file)),
             // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
             Err(e) if e.code() == Code::FileNotFound && uri.path() == FASTMCP_MANIFEST => {
                 let files = self.registry.files_of(viewer, &uri).await?.ok_or(e)?;
-                Ok(ReadFile {
+                Ok(Found::Made {
                     uri: uri.to_string(),
                     mime_type: "application/json".to_owned(),
-                    bytes: Arc::new(compat::fastmcp_manifest(&uri.name, &files)),
-                    digest: None,
+                    bytes: compat::fastmcp_manifest(&uri.name, &files),
                     pinned: uri.is_pinned(),
-                    scan: None,
                 })
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// A stored file's content as served over HTTP: kept, else its bytes read (and not kept by
+    /// the registry: this is the one layer that holds them) and made into it.
+    async fn stored_content(&self, file: &Located) -> Result<Content, Error> {
+        let key = (file.digest, mime::by_name(file.path()));
+        if let Some(content) = self.shared.contents.get(&key) {
+            return Ok(content);
+        }
+        let read = self
+            .registry
+            .read_located(file.clone(), Keep::Nothing)
+            .await?;
+        let content = Content::of(&read.mime_type, &read.bytes);
+        self.shared.contents.insert(key, content.clone());
+        Ok(content)
+    }
+
+    /// The contents of a `resources/read` result for `found` over HTTP, and whether its version
+    /// is pinned: empty, with the content put into `slot`, to go around rmcp's serializer
+    /// (`slots`).
+    async fn spliced_contents(
+        &self,
+        found: Found,
+        slot: &ContentSlot,
+    ) -> Result<(ResourceContents, bool), Error> {
+        let (uri, mime_type, content, pinned, scan) = match found {
+            Found::Stored(file) => {
+                let content = self.stored_content(&file).await?;
+                let mime_type = content.mime_type.to_string();
+                let (uri, pinned) = (file.uri.to_string(), file.is_pinned());
+                (uri, mime_type, content, pinned, Some(file.scan))
+            }
+            Found::Made {
+                uri,
+                mime_type,
+                bytes,
+                pinned,
+            } => {
+                let content = Content::of(&mime_type, &bytes);
+                (uri, mime_type, content, pinned, None)
+            }
+        };
+        // An empty file has nothing to go around the serializer.
+        let marker = if content.body.is_empty() {
+            ""
+        } else {
+            slot.marker()
+        };
+        if !content.body.is_empty() {
+            slot.fill(content.body);
+        }
+        let contents = match content.carried {
+            Carried::Text => ResourceContents::text(marker, &uri),
+            Carried::Base64 => ResourceContents::blob(marker, &uri),
+        };
+        Ok((with_scan(contents.with_mime_type(&mime_type), scan), pinned))
+    }
+
+    /// The contents of a `resources/read` result for `found`, whole (over stdio), and whether
+    /// its version is pinned.
+    async fn whole_contents(&self, found: Found) -> Result<(ResourceContents, bool), Error> {
+        let (uri, mime_type, bytes, pinned, scan) = match found {
+            Found::Stored(file) => {
+                let read = self.registry.read_located(file, Keep::Bytes).await?;
+                let (uri, pinned) = (read.uri.to_string(), read.is_pinned());
+                (uri, read.mime_type, read.bytes, pinned, Some(read.scan))
+            }
+            Found::Made {
+                uri,
+                mime_type,
+                bytes,
+                pinned,
+            } => (uri, mime_type, Arc::new(bytes), pinned, None),
+        };
+        let contents = match mime::as_text(&mime_type, &bytes) {
+            Some(text) => ResourceContents::text(text, &uri),
+            None => ResourceContents::blob(STANDARD.encode(&*bytes), &uri),
+        };
+        Ok((with_scan(contents.with_mime_type(&mime_type), scan), pinned))
+    }
+}
+
+/// `contents` with the version's scan in its `_meta`, for a stored file.
+fn with_scan(contents: ResourceContents, scan: Option<Summary>) -> ResourceContents {
+    match scan {
+        Some(scan) => {
+            let mut meta = Map::new();
+            meta.insert(format!("{META_PREFIX}scan"), scan_meta(&scan));
+            contents.with_meta(rmcp::model::MetaObject(meta))
+        }
+        None => contents,
     }
 }
 
@@ -439,44 +516,19 @@ impl ServerHandler for SkillServer {
         observed("resources/read", async {
             let port = slots::of(&ctx);
             let (viewer, cache_scope) = self.caller(port);
-            let file = self
-                .read(&viewer, &request.uri)
-                .await
-                .map_err(|e| to_mcp(e, Some(&request.uri)))?;
-            let text = mime::as_text(&file.mime_type, &file.bytes);
             // Over HTTP the content goes around rmcp's serializer (`slots`), made once.
-            let mut contents = match (port.and_then(|port| port.content.as_ref()), text) {
-                (Some(slot), _) => {
-                    let content = self.shared.content(file.digest, &file.bytes, text);
-                    // An empty file has nothing to go around the serializer.
-                    let marker = if content.is_empty() {
-                        ""
-                    } else {
-                        slot.marker()
-                    };
-                    if !content.is_empty() {
-                        slot.fill(content);
-                    }
-                    match text {
-                        Some(_) => ResourceContents::text(marker, &file.uri),
-                        None => ResourceContents::blob(marker, &file.uri),
-                    }
-                }
-                (None, Some(text)) => ResourceContents::text(text, &file.uri),
-                (None, None) => {
-                    let base64 = self.shared.content(file.digest, &file.bytes, None);
-                    // base64 text is ASCII.
-                    ResourceContents::blob(String::from_utf8_lossy(&base64), &file.uri)
+            let slot = port.and_then(|port| port.content.as_ref());
+            let (contents, pinned) = async {
+                let found = self.find(&viewer, &request.uri).await?;
+                match slot {
+                    Some(slot) => self.spliced_contents(found, slot).await,
+                    None => self.whole_contents(found).await,
                 }
             }
-            .with_mime_type(&file.mime_type);
-            if let Some(scan) = file.scan {
-                let mut meta = Map::new();
-                meta.insert(format!("{META_PREFIX}scan"), scan_meta(&scan));
-                contents = contents.with_meta(rmcp::model::MetaObject(meta));
-            }
+            .await
+            .map_err(|e| to_mcp(e, Some(&request.uri)))?;
             Ok(ReadResourceResult::new(vec![contents])
-                .with_ttl_ms(ttl(file.pinned))
+                .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(cache_scope)
                 .into())
         })

@@ -1,16 +1,342 @@
-//! The registry's in-memory caches, with one bounding rule and one poisoning policy.
+//! Every in-memory cache of the process, built here from one budget (`cache_memory_mib`), with
+//! one bounding rule, one poisoning policy and one set of counters each (exported to
+//! `/metrics`).
 //!
 //! Everything cached is derived from storage, so the policy is simple: a cache that grows past its
 //! limit drops its least recently used items until it fits again, and one whose lock was poisoned
 //! by a panic is emptied and used on (a panic never makes every later read fail). Items leave one
 //! at a time: emptying a full cache of 15,000 manifests at once frees about a million allocations
 //! inside one request, while every other reader of that cache waits.
+//!
+//! # The budget
+//!
+//! [`Budget::new`] splits the configured bytes across the caches by the weights of [`CACHES`]
+//! (each cache's share is its weight over the sum; what rounding leaves goes to the first cache,
+//! so the shares sum to the budget). At the default, 384 MiB, a weight is a MiB. Every cache is
+//! bounded in bytes: items are weighed by their heap bytes plus a per-item overhead (the LRU node
+//! with its key and value), estimated for decoded records. The budget bounds what the caches
+//! hold; the process holds more (the search index's readers, connection pools, requests in
+//! flight).
+//!
+//! # What invalidates each cache
+//!
+//! | cache | owner | key | invalidated by |
+//! | --- | --- | --- | --- |
+//! | `manifests` | registry | version id | never: a version's files never change |
+//! | `resolutions` | registry | skill, pinned version | what is current: whole cache after [`RESOLVE_TTL`] (30 s with a change feed), and dropped on every change made or heard |
+//! | `completions` | registry | template variable, namespace, prefix, viewer | what is current (as resolutions) |
+//! | `private_namespaces` | registry | (one item) | what is current (as resolutions) |
+//! | `blobs` | registry | file digest | never: bytes are addressed by their digest (verified when read) |
+//! | `exports` | registry | version id, archive format | never: a version's archive never changes |
+//! | `archive_digests` | registry | version id | never (as exports) |
+//! | `entries` | registry (serialized by the transport's codec) | version id, subpath | never: a version's entry is the same bytes for as long as it exists |
+//! | `typed_entries` | mcp (`skills/get`) | version id, subpath, pinned | never (as entries) |
+//! | `contents` | mcp (`resources/read`) | file digest, MIME type by name | never (as blobs) |
+//! | `pages` | mcp (`skills/list` pages as served) | viewer, cursor | epoch: an item made before the last change, or older than [`RESOLVE_TTL`], is not served ([`Registry::current_epoch`]) |
+//! | `rendered` | http (web page) | SKILL.md digest | never (as blobs) |
+//!
+//! Each datum is held in one layer: a file read over MCP is kept as its content string only (a
+//! hit reads no bytes; a miss reads them without keeping them in `blobs`), and a current entry's
+//! serialized bytes only in `entries`.
+//!
+//! [`RESOLVE_TTL`]: super::RESOLVE_TTL
+//! [`Registry::current_epoch`]: super::Registry::current_epoch
 
 use std::hash::Hash;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use lru::LruCache;
+
+/// The caches of the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheId {
+    Manifests,
+    Resolutions,
+    Completions,
+    PrivateNamespaces,
+    Blobs,
+    Exports,
+    ArchiveDigests,
+    Entries,
+    TypedEntries,
+    Contents,
+    Pages,
+    Rendered,
+}
+
+/// How a cache's items stop being served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invalidation {
+    /// Never: what is cached is immutable (a version's, or addressed by its digest).
+    Never,
+    /// What is current: the whole cache expires after the registry's current TTL and is dropped
+    /// on every change.
+    Current,
+    /// Each item carries the epoch it was made in; its reader serves it only while the epoch is
+    /// the same and it is younger than the current TTL.
+    Epoch,
+}
+
+/// One cache's declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared {
+    pub id: CacheId,
+    /// Its label in `/metrics`.
+    pub name: &'static str,
+    /// Its share of the budget: `weight / sum of weights` (MiB at the default budget).
+    pub weight: usize,
+    /// Items heavier than this are not kept...
+    pub max_item: usize,
+    /// ...nor heavier than this fraction of the cache.
+    pub max_item_share: usize,
+    pub invalidation: Invalidation,
+}
+
+const MIB: usize = 1 << 20;
+
+/// The default of `cache_memory_mib`: today's bounds of the caches (see [`CACHES`]).
+pub const DEFAULT_BUDGET_MIB: usize = 384;
+
+/// Every cache, its weight and what invalidates it. The weights are the MiB each had as a
+/// constant before the budget (15,000 manifests of about 3 KiB; 50,000 resolutions, 200,000
+/// archive digests and 10,000 completions of a few hundred bytes), so the default budget keeps
+/// the bounds as they were.
+pub const CACHES: [Declared; 12] = [
+    declare(
+        CacheId::Manifests,
+        "manifests",
+        48,
+        usize::MAX,
+        64,
+        Invalidation::Never,
+    ),
+    declare(
+        CacheId::Resolutions,
+        "resolutions",
+        12,
+        usize::MAX,
+        64,
+        Invalidation::Current,
+    ),
+    declare(
+        CacheId::Completions,
+        "completions",
+        6,
+        usize::MAX,
+        64,
+        Invalidation::Current,
+    ),
+    declare(
+        CacheId::PrivateNamespaces,
+        "private_namespaces",
+        2,
+        usize::MAX,
+        1,
+        Invalidation::Current,
+    ),
+    declare(CacheId::Blobs, "blobs", 64, MIB, 4, Invalidation::Never),
+    declare(
+        CacheId::Exports,
+        "exports",
+        64,
+        usize::MAX,
+        2,
+        Invalidation::Never,
+    ),
+    declare(
+        CacheId::ArchiveDigests,
+        "archive_digests",
+        12,
+        usize::MAX,
+        64,
+        Invalidation::Never,
+    ),
+    declare(CacheId::Entries, "entries", 32, MIB, 4, Invalidation::Never),
+    declare(
+        CacheId::TypedEntries,
+        "typed_entries",
+        32,
+        MIB,
+        4,
+        Invalidation::Never,
+    ),
+    declare(
+        CacheId::Contents,
+        "contents",
+        64,
+        2 * MIB,
+        4,
+        Invalidation::Never,
+    ),
+    declare(
+        CacheId::Pages,
+        "pages",
+        16,
+        usize::MAX,
+        16,
+        Invalidation::Epoch,
+    ),
+    declare(
+        CacheId::Rendered,
+        "rendered",
+        32,
+        usize::MAX,
+        4,
+        Invalidation::Never,
+    ),
+];
+
+const fn declare(
+    id: CacheId,
+    name: &'static str,
+    weight: usize,
+    max_item: usize,
+    max_item_share: usize,
+    invalidation: Invalidation,
+) -> Declared {
+    Declared {
+        id,
+        name,
+        weight,
+        max_item,
+        max_item_share,
+        invalidation,
+    }
+}
+
+/// What a cache did, read lock-free by `/metrics`.
+#[derive(Debug, Default)]
+pub struct Counters {
+    capacity: AtomicU64,
+    held: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evictions: AtomicU64,
+}
+
+/// The memory budget of the caches: each cache's share, and its counters.
+pub struct Budget {
+    total: usize,
+    current_ttl: Duration,
+    counters: [Arc<Counters>; CACHES.len()],
+    shares: [usize; CACHES.len()],
+}
+
+impl Budget {
+    /// `total` bytes split by [`CACHES`]' weights; `current_ttl` is how long what is current
+    /// stays cached ([`Invalidation::Current`]).
+    pub fn new(total: usize, current_ttl: Duration) -> Self {
+        let weights: usize = CACHES.iter().map(|c| c.weight).sum();
+        let mut shares = CACHES.map(|c| {
+            usize::try_from(total as u128 * c.weight as u128 / weights as u128).unwrap_or(total)
+        });
+        shares[0] += total - shares.iter().sum::<usize>();
+        let counters = std::array::from_fn(|i| {
+            let c = Counters::default();
+            c.capacity.store(shares[i] as u64, Ordering::Relaxed);
+            Arc::new(c)
+        });
+        Self {
+            total,
+            current_ttl,
+            counters,
+            shares,
+        }
+    }
+
+    /// The budget in bytes.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The bytes `id` may hold.
+    pub fn share(&self, id: CacheId) -> usize {
+        self.shares[index(id)]
+    }
+
+    /// The cache `id`, sized from the budget, its items weighed by `weigh` (their heap bytes;
+    /// the per-item overhead is added). Build each once per process: a second one of the same
+    /// id gets a budget of its own and shares the counters.
+    pub fn cache<K: Eq + Hash, V: Clone>(
+        &self,
+        id: CacheId,
+        weigh: fn(&K, &V) -> usize,
+    ) -> Cache<K, V> {
+        let at = index(id);
+        let declared = &CACHES[at];
+        let limit = self.shares[at];
+        let ttl = (declared.invalidation == Invalidation::Current).then_some(self.current_ttl);
+        Cache {
+            state: Mutex::new(State {
+                map: LruCache::unbounded(),
+                weight: 0,
+                started: Instant::now(),
+            }),
+            limit,
+            max_item: declared
+                .max_item
+                .min(limit / declared.max_item_share.max(1)),
+            ttl,
+            weigh,
+            overhead: overhead::<K, V>(),
+            counters: self.counters[at].clone(),
+        }
+    }
+
+    /// Each cache's counters, for `/metrics`.
+    pub fn samples(&self) -> Vec<crate::metrics::CacheSample> {
+        CACHES
+            .iter()
+            .zip(&self.counters)
+            .map(|(declared, c)| crate::metrics::CacheSample {
+                cache: declared.name,
+                held_bytes: c.held.load(Ordering::Relaxed),
+                capacity_bytes: c.capacity.load(Ordering::Relaxed),
+                hits: c.hits.load(Ordering::Relaxed),
+                misses: c.misses.load(Ordering::Relaxed),
+                evictions: c.evictions.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+}
+
+fn index(id: CacheId) -> usize {
+    CACHES
+        .iter()
+        .position(|c| c.id == id)
+        .expect("every cache is declared")
+}
+
+/// The heap bytes of a decoded manifest, estimated: its paths, names, descriptions and
+/// frontmatter (a decoded JSON map holds about twice its text).
+pub fn manifest_bytes(manifest: &crate::store::Manifest) -> usize {
+    let files: usize = manifest
+        .files
+        .iter()
+        .map(|f| std::mem::size_of_val(f) + f.path.len())
+        .sum();
+    let entries: usize = manifest
+        .entries
+        .iter()
+        .map(|e| {
+            std::mem::size_of_val(e)
+                + e.subpath.len()
+                + e.name.as_str().len()
+                + e.description.len()
+                + 2 * serde_json::to_vec(&e.frontmatter).map_or(0, |b| b.len())
+        })
+        .sum();
+    let provenance = manifest.provenance.as_ref().map_or(0, |_| 256);
+    files + entries + provenance
+}
+
+/// What an item costs besides its heap bytes: its key and value inline, and the LRU's node
+/// (two links) and hash-table slot.
+fn overhead<K, V>() -> usize {
+    std::mem::size_of::<K>() + std::mem::size_of::<V>() + 48
+}
 
 /// A map bounded by total weight, optionally expiring as a whole `ttl` after it was started.
 pub struct Cache<K, V> {
@@ -20,36 +346,56 @@ pub struct Cache<K, V> {
     /// Items heavier than this are not kept.
     max_item: usize,
     ttl: Option<Duration>,
-    weigh: fn(&V) -> usize,
+    weigh: fn(&K, &V) -> usize,
+    /// Added to each item's weight ([`overhead`]).
+    overhead: usize,
+    counters: Arc<Counters>,
 }
 
 struct State<K, V> {
-    map: LruCache<K, V>,
+    /// Each item with its weight (weighed once, outside the lock).
+    map: LruCache<K, (V, usize)>,
     weight: usize,
     started: Instant,
 }
 
 impl<K: Eq + Hash, V> State<K, V> {
     /// Start over empty; the old items are returned, to be dropped outside the lock.
-    fn reset(&mut self) -> LruCache<K, V> {
+    fn reset(&mut self) -> LruCache<K, (V, usize)> {
         self.weight = 0;
         self.started = Instant::now();
         std::mem::replace(&mut self.map, LruCache::unbounded())
     }
 }
 
+impl Counters {
+    /// The cache went from holding `before` bytes to `after`.
+    fn held(&self, before: usize, after: usize) {
+        if after >= before {
+            self.held
+                .fetch_add((after - before) as u64, Ordering::Relaxed);
+        } else {
+            self.held
+                .fetch_sub((before - after) as u64, Ordering::Relaxed);
+        }
+    }
+}
+
 impl<K: Eq + Hash, V: Clone> Cache<K, V> {
-    /// A cache of at most `limit` items.
-    pub fn counted(limit: usize, ttl: Option<Duration>) -> Self {
-        Self::weighed(limit, usize::MAX, ttl, |_| 1)
+    /// A cache of its own (outside the budget) of at most `limit` items.
+    #[cfg(test)]
+    fn counted(limit: usize, ttl: Option<Duration>) -> Self {
+        Self::weighed(limit, usize::MAX, ttl, |_, _| 1)
     }
 
-    /// A cache of at most `limit` total weight, refusing items over `max_item`.
-    pub fn weighed(
+    /// A cache of its own (outside the budget) of at most `limit` total weight, refusing items
+    /// over `max_item`, with no per-item overhead.
+    #[cfg(test)]
+    fn weighed(
         limit: usize,
         max_item: usize,
         ttl: Option<Duration>,
-        weigh: fn(&V) -> usize,
+        weigh: fn(&K, &V) -> usize,
     ) -> Self {
         Self {
             state: Mutex::new(State {
@@ -61,6 +407,8 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
             max_item,
             ttl,
             weigh,
+            overhead: 0,
+            counters: Arc::default(),
         }
     }
 
@@ -69,7 +417,9 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
             Ok(guard) => guard,
             Err(poisoned) => {
                 let mut guard = poisoned.into_inner();
+                let before = guard.weight;
                 drop(guard.reset());
+                self.counters.held(before, 0);
                 self.state.clear_poison();
                 guard
             }
@@ -80,42 +430,68 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
         self.ttl.is_some_and(|ttl| state.started.elapsed() >= ttl)
     }
 
+    fn weight(&self, key: &K, value: &V) -> usize {
+        (self.weigh)(key, value).saturating_add(self.overhead)
+    }
+
     pub fn get(&self, key: &K) -> Option<V> {
-        let mut state = self.lock();
-        if self.expired(&state) {
-            return None;
-        }
-        state.map.get(key).cloned()
+        let found = {
+            let mut state = self.lock();
+            if self.expired(&state) {
+                None
+            } else {
+                state.map.get(key).map(|(value, _)| value.clone())
+            }
+        };
+        let counter = match found {
+            Some(_) => &self.counters.hits,
+            None => &self.counters.misses,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
     }
 
     pub fn insert(&self, key: K, value: V) {
-        let weight = (self.weigh)(&value);
+        let weight = self.weight(&key, &value);
         if weight > self.max_item {
             return;
         }
         // What leaves the cache is dropped after the lock is released.
         let mut evicted = Vec::new();
         let mut state = self.lock();
+        let before = state.weight;
         let expired = self.expired(&state).then(|| state.reset());
         state.weight += weight;
-        if let Some((_, old)) = state.map.push(key, value) {
-            state.weight -= (self.weigh)(&old);
+        if let Some(old) = state.map.push(key, (value, weight)) {
+            state.weight -= old.1.1;
             evicted.push(old);
         }
+        let mut dropped = 0;
         while state.weight > self.limit {
-            let Some((_, old)) = state.map.pop_lru() else {
+            let Some(old) = state.map.pop_lru() else {
                 break;
             };
-            state.weight -= (self.weigh)(&old);
+            state.weight -= old.1.1;
             evicted.push(old);
+            dropped += 1;
         }
+        self.counters.held(before, state.weight);
         drop(state);
+        if dropped > 0 {
+            self.counters
+                .evictions
+                .fetch_add(dropped, Ordering::Relaxed);
+        }
         drop((evicted, expired));
     }
 
     /// Drop everything (after a change to the catalog).
     pub fn clear(&self) {
-        let old = self.lock().reset();
+        let mut state = self.lock();
+        let before = state.weight;
+        let old = state.reset();
+        self.counters.held(before, 0);
+        drop(state);
         drop(old);
     }
 }
@@ -126,7 +502,7 @@ mod tests {
 
     #[test]
     fn bounded_by_weight_dropping_the_least_recently_used() {
-        let c: Cache<u32, Vec<u8>> = Cache::weighed(10, 6, None, Vec::len);
+        let c: Cache<u32, Vec<u8>> = Cache::weighed(10, 6, None, |_, v| v.len());
         c.insert(1, vec![0; 4]);
         c.insert(2, vec![0; 4]);
         assert_eq!(
@@ -149,6 +525,88 @@ mod tests {
             c.get(&5).is_some() && c.get(&1).is_none(),
             "a replaced item's weight is given back: only one item had to leave"
         );
+    }
+
+    #[test]
+    fn the_budget_is_split_by_the_declared_weights_and_sums_to_it() {
+        let weights: usize = CACHES.iter().map(|c| c.weight).sum();
+        assert_eq!(
+            weights, DEFAULT_BUDGET_MIB,
+            "at the default, a weight is a MiB"
+        );
+        for total in [DEFAULT_BUDGET_MIB << 20, 16 << 20, 1 << 30, 1_000_003, 0] {
+            let budget = Budget::new(total, Duration::from_secs(1));
+            let shares: Vec<usize> = CACHES.iter().map(|c| budget.share(c.id)).collect();
+            assert_eq!(shares.iter().sum::<usize>(), total, "{total}: {shares:?}");
+            for (declared, share) in CACHES.iter().zip(&shares).skip(1) {
+                assert_eq!(
+                    *share,
+                    (total as u128 * declared.weight as u128 / weights as u128) as usize,
+                    "{}",
+                    declared.name
+                );
+            }
+            // The first takes what rounding leaves: less than one byte per cache.
+            let exact = total as u128 * CACHES[0].weight as u128 / weights as u128;
+            assert!(shares[0] as u128 - exact < CACHES.len() as u128);
+            let samples = budget.samples();
+            assert_eq!(samples.len(), CACHES.len());
+            assert!(
+                samples
+                    .iter()
+                    .zip(&shares)
+                    .all(|(s, share)| s.capacity_bytes == *share as u64)
+            );
+        }
+        let budget = Budget::new(DEFAULT_BUDGET_MIB << 20, Duration::from_secs(1));
+        assert_eq!(
+            budget.share(CacheId::Blobs),
+            64 << 20,
+            "as before the budget"
+        );
+        assert_eq!(budget.share(CacheId::Pages), 16 << 20);
+        let names: std::collections::HashSet<_> = CACHES.iter().map(|c| c.name).collect();
+        assert_eq!(names.len(), CACHES.len(), "one series per cache");
+    }
+
+    #[test]
+    fn a_small_budget_evicts_and_counts_what_its_caches_do() {
+        let budget = Budget::new(4 << 20, Duration::from_secs(60));
+        let share = budget.share(CacheId::Blobs);
+        let blobs: Cache<u32, Arc<Vec<u8>>> = budget.cache(CacheId::Blobs, |_, b| b.len());
+        let item = share / 8;
+        for key in 0..16 {
+            blobs.insert(key, Arc::new(vec![0; item]));
+        }
+        assert!(blobs.get(&0).is_none(), "the first left");
+        assert!(blobs.get(&15).is_some(), "the last stayed");
+        let sample = |name| {
+            budget
+                .samples()
+                .into_iter()
+                .find(|s| s.cache == name)
+                .unwrap()
+        };
+        let blob = sample("blobs");
+        assert!(blob.evictions >= 8, "{blob:?}");
+        assert!(
+            blob.held_bytes <= share as u64 && blob.held_bytes >= 6 * item as u64,
+            "{blob:?}"
+        );
+        assert_eq!((blob.hits, blob.misses), (1, 1));
+        // An item over its share's bound is not kept (a quarter of the blobs' share here).
+        blobs.insert(99, Arc::new(vec![0; share / 3]));
+        assert!(blobs.get(&99).is_none());
+        blobs.clear();
+        assert_eq!(sample("blobs").held_bytes, 0, "cleared");
+        // A cache of what is current expires whole; the others are untouched.
+        let current = Budget::new(4 << 20, Duration::ZERO);
+        let resolved: Cache<u32, u32> = current.cache(CacheId::Resolutions, |_, _| 0);
+        resolved.insert(1, 1);
+        assert_eq!(resolved.get(&1), None, "expired");
+        let manifests: Cache<u32, u32> = current.cache(CacheId::Manifests, |_, _| 0);
+        manifests.insert(1, 1);
+        assert_eq!(manifests.get(&1), Some(1), "immutable: never expires");
     }
 
     #[test]

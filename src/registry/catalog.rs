@@ -298,7 +298,7 @@ impl Registry {
             version: version.clone(),
             path: path.chars().take(200).collect(),
         })?;
-        let bytes = self.blob(&file.digest).await?;
+        let bytes = self.blob(&file.digest, true).await?;
         Ok(FileContent {
             uri: version.root_uri().join(path),
             mime_type: mime::for_file(path, || mime::looks_like_text(&bytes)),
@@ -328,7 +328,7 @@ impl Registry {
         }
         let mut blobs = Vec::with_capacity(manifest.files.len());
         for f in &manifest.files {
-            blobs.push(self.blob(&f.digest).await?);
+            blobs.push(self.blob(&f.digest, true).await?);
         }
         let packed = self
             .heavy(move || {

@@ -22,7 +22,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::cache::Cache;
+use super::cache::{Budget, Cache, CacheId};
 use super::read::listed_entry;
 use super::{Page, Registry, SkillEntry, VersionId};
 use crate::core::Visibility;
@@ -32,10 +32,6 @@ use crate::store::{EntryId, ListingRecord, SerializedEntry};
 
 /// Listing rows serialized per batch (one transaction each).
 const FILL_BATCH: u32 = 500;
-/// Total bytes of serialized entries cached (about 18,000 synthetic entries; a 1k catalog whole).
-const CACHE_BYTES: usize = 32 << 20;
-/// An entry larger than this is not cached (it is still kept by the store).
-const CACHE_MAX_ENTRY_BYTES: usize = 1 << 20;
 /// Batches per run of the fill: the indexer task comes back at once while rows remain, and
 /// keeps the search index current in between.
 const FILL_BATCHES_PER_RUN: usize = 20;
@@ -71,17 +67,18 @@ pub(super) struct Codec {
     state: AtomicU8,
     /// The entries served lately, by version and subpath, as the codec wrote them: never
     /// invalidated, since a version's entry is the same bytes for as long as the version exists.
+    /// The only cache of these bytes (the transport keeps none of its own).
     cache: Cache<(VersionId, String), Arc<str>>,
     /// Entries kept since the fill last found rows waiting, and when it did (for its log).
     fill: std::sync::Mutex<Option<(u64, std::time::Instant)>>,
 }
 
-impl Default for Codec {
-    fn default() -> Self {
+impl Codec {
+    pub(super) fn new(budget: &Budget) -> Self {
         Self {
             codec: Default::default(),
             state: AtomicU8::new(UNCHECKED),
-            cache: Cache::weighed(CACHE_BYTES, CACHE_MAX_ENTRY_BYTES, None, |b| b.len()),
+            cache: budget.cache(CacheId::Entries, |(_, subpath), b| subpath.len() + b.len()),
             fill: Default::default(),
         }
     }

@@ -16,7 +16,9 @@
 //! change feed), resolutions are dropped when a change is heard and kept for up to
 //! [`FEED_RESOLVE_TTL`] otherwise. A transport that keeps its own answers about what is current
 //! (the MCP surface keeps `skills/list` pages as served) follows the same rule through
-//! [`Registry::current_epoch`].
+//! [`Registry::current_epoch`]. Every cache of the process, the transports' included, is built
+//! from one memory budget ([`Registry::caches`]); [`cache`] lists them with their weights and
+//! what invalidates each.
 
 mod access;
 pub mod cache;
@@ -60,8 +62,8 @@ pub use entries::{EntryCodec, Listed};
 pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
 pub use publish::{Prepared, PublishRequest, Published};
 pub use read::{
-    DirChild, FileContent, FileRef, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
-    cursor_after,
+    DirChild, FileContent, FileRef, Keep, Located, SearchHit, SkillEntry, SkillMdResource,
+    SkillSummary, cursor_after,
 };
 pub use sources::{MirrorItem, ReadLimits, SourceRead, SourceRun, Upstream};
 pub use trust::{FindingsItem, RescanReport, Revocation};
@@ -73,24 +75,9 @@ pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
 /// The same, when storage announces every change (a change heard drops the cache at once; the
 /// limit only bounds what a missed announcement could leave stale).
 pub const FEED_RESOLVE_TTL: Duration = Duration::from_secs(30);
-/// Manifests kept in memory (the least recently used leave first). Each is a few kilobytes
-/// decoded: 15,000 keep serving RSS at 1M skills under 300 MB with every other cache full.
-const MANIFEST_CACHE_LIMIT: usize = 15_000;
-/// Completions kept at most.
-const COMPLETION_CACHE_LIMIT: usize = 10_000;
-/// Resolutions kept at most.
-const RESOLVE_CACHE_LIMIT: usize = 50_000;
-/// Memory for cached file bytes.
-const BLOB_CACHE_BYTES: usize = 64 * 1024 * 1024;
-/// Files larger than this are not cached.
-const BLOB_CACHE_MAX_ITEM: usize = 1024 * 1024;
 /// Blobs up to this size are verified on the async worker that reads them; larger ones on a
 /// blocking thread (hashing 1 MiB takes about a millisecond).
 const HASH_INLINE_BYTES: usize = 256 * 1024;
-/// Archive digests kept at most (32 bytes each).
-const ARCHIVE_DIGEST_CACHE_LIMIT: usize = 200_000;
-/// Memory for exported archives (a version's export never changes).
-const EXPORT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Where a data directory keeps its search index.
 pub fn search_dir(data_dir: &Path) -> PathBuf {
@@ -160,6 +147,8 @@ struct Inner {
     store: Arc<dyn Store>,
     blobs: Arc<dyn Blobs>,
     page_size: u32,
+    /// The caches' memory budget: every cache of the process is built from it ([`cache`]).
+    budget: cache::Budget,
     manifests: cache::Cache<VersionId, Arc<Manifest>>,
     resolved: cache::Cache<ResolveKey, ResolvedVersion>,
     /// Namespace and name completions, kept and dropped like resolutions.
@@ -216,9 +205,17 @@ pub struct RegistryBuilder {
     index_snapshot: Option<PathBuf>,
     admin_token: Option<String>,
     policy: Policy,
+    cache_bytes: usize,
 }
 
 impl RegistryBuilder {
+    /// Memory for the caches of the process, all together (`cache_memory_mib`), split by
+    /// [`cache::CACHES`].
+    pub fn cache_memory_mib(mut self, mib: usize) -> Self {
+        self.cache_bytes = mib.saturating_mul(1 << 20);
+        self
+    }
+
     /// The scan policy every publish is judged by (`core::scan`; the default: each rule's own).
     pub fn scan_policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
@@ -290,6 +287,7 @@ impl RegistryBuilder {
             search,
             self.admin_token.as_deref(),
             self.policy,
+            self.cache_bytes,
         ))
     }
 }
@@ -326,6 +324,7 @@ impl Registry {
             index_snapshot: None,
             admin_token: None,
             policy: Policy::default(),
+            cache_bytes: cache::DEFAULT_BUDGET_MIB << 20,
         }
     }
 
@@ -335,6 +334,7 @@ impl Registry {
         search: Option<Arc<SearchIndex>>,
         admin_token: Option<&str>,
         policy: Policy,
+        cache_bytes: usize,
     ) -> Self {
         let (changes, _) = broadcast::channel(16);
         let resolve_ttl = if backend.feed.is_some() {
@@ -342,6 +342,8 @@ impl Registry {
         } else {
             RESOLVE_TTL
         };
+        let budget = cache::Budget::new(cache_bytes, resolve_ttl);
+        use cache::CacheId;
         let wake = search
             .as_ref()
             .filter(|s| s.is_writable())
@@ -351,26 +353,29 @@ impl Registry {
                 store: backend.store,
                 blobs: backend.blobs,
                 page_size,
-                manifests: cache::Cache::counted(MANIFEST_CACHE_LIMIT, None),
-                resolved: cache::Cache::counted(RESOLVE_CACHE_LIMIT, Some(resolve_ttl)),
-                completions: cache::Cache::counted(COMPLETION_CACHE_LIMIT, Some(resolve_ttl)),
-                blob_cache: cache::Cache::weighed(
-                    BLOB_CACHE_BYTES,
-                    BLOB_CACHE_MAX_ITEM,
-                    None,
-                    |b: &Arc<Vec<u8>>| b.len(),
-                ),
-                exports: cache::Cache::weighed(
-                    EXPORT_CACHE_BYTES,
-                    EXPORT_CACHE_BYTES / 2,
-                    None,
-                    |b: &Arc<Vec<u8>>| b.len(),
-                ),
-                archive_digests: cache::Cache::counted(ARCHIVE_DIGEST_CACHE_LIMIT, None),
+                manifests: budget.cache(CacheId::Manifests, |_, m| cache::manifest_bytes(m)),
+                resolved: budget.cache(CacheId::Resolutions, |(skill, _), r| {
+                    skill.namespace.as_str().len()
+                        + skill.name.as_str().len()
+                        + r.yanked.as_ref().map_or(0, String::len)
+                        + r.deprecation.as_ref().map_or(0, String::len)
+                        + r.revoked.as_ref().map_or(0, String::len)
+                        + 64
+                }),
+                completions: budget.cache(CacheId::Completions, |(_, ns, prefix, _), (v, _)| {
+                    ns.as_ref().map_or(0, |n| n.as_str().len())
+                        + prefix.len()
+                        + v.iter().map(|s| s.len() + 24).sum::<usize>()
+                }),
+                blob_cache: budget.cache(CacheId::Blobs, |_, b| b.len()),
+                exports: budget.cache(CacheId::Exports, |_, b| b.len()),
+                archive_digests: budget.cache(CacheId::ArchiveDigests, |_, _| 0),
                 heavy: tokio::sync::Semaphore::new(
                     std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),
-                private: cache::Cache::counted(1, Some(resolve_ttl)),
+                private: budget.cache(CacheId::PrivateNamespaces, |_, set| {
+                    set.iter().map(|n| n.as_str().len() + 32).sum()
+                }),
                 epoch: std::sync::atomic::AtomicU64::new(0),
                 current_ttl: resolve_ttl,
                 changes,
@@ -382,7 +387,8 @@ impl Registry {
                 tasks: std::sync::Mutex::new(Vec::new()),
                 admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
                 policy,
-                codec: entries::Codec::default(),
+                codec: entries::Codec::new(&budget),
+                budget,
                 upstream: std::sync::OnceLock::new(),
             }),
         };
@@ -418,6 +424,12 @@ impl Registry {
     /// The scan policy publishes are judged by.
     pub fn scan_policy(&self) -> &Policy {
         &self.inner.policy
+    }
+
+    /// The caches' memory budget: a transport builds its caches from it, so that every cache of
+    /// the process shares one `cache_memory_mib` and shows in `/metrics`.
+    pub fn caches(&self) -> &cache::Budget {
+        &self.inner.budget
     }
 
     /// A receiver that gets `()` after every change to the current catalog.
@@ -461,8 +473,8 @@ impl Registry {
     }
 
     /// The bytes stored under `digest`, verified: bytes that no longer hash to their digest are
-    /// never served (`integrity_error`). Verified blobs are kept in a bounded cache.
-    async fn blob(&self, digest: &Digest) -> Result<Arc<Vec<u8>>> {
+    /// never served (`integrity_error`). Verified blobs are kept in a bounded cache when `keep`.
+    async fn blob(&self, digest: &Digest, keep: bool) -> Result<Arc<Vec<u8>>> {
         if let Some(bytes) = self.inner.blob_cache.get(digest) {
             return Ok(bytes);
         }
@@ -490,7 +502,9 @@ impl Registry {
             )));
         }
         let bytes = Arc::new(bytes);
-        self.inner.blob_cache.insert(*digest, bytes.clone());
+        if keep {
+            self.inner.blob_cache.insert(*digest, bytes.clone());
+        }
         Ok(bytes)
     }
 

@@ -222,6 +222,37 @@ impl FileContent {
     }
 }
 
+/// A file found in its version's manifest, its bytes not read ([`Registry::locate`]).
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub uri: SkillUri,
+    pub digest: Digest,
+    /// The scan verdict of the version the file belongs to.
+    pub scan: Summary,
+}
+
+impl Located {
+    /// The file's path in its version.
+    pub fn path(&self) -> &str {
+        match &self.uri.target {
+            Target::Path(path) => path,
+            _ => "",
+        }
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.uri.is_pinned()
+    }
+}
+
+/// Whether bytes read go into the registry's cache of file bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    Bytes,
+    /// The caller keeps what it makes of them.
+    Nothing,
+}
+
 /// One direct child of a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirChild {
@@ -301,6 +332,13 @@ impl Registry {
 
     /// The bytes of the file at `uri`.
     pub async fn read(&self, viewer: &Visibility, uri: &SkillUri) -> Result<FileContent> {
+        let file = self.locate(viewer, uri).await?;
+        self.read_located(file, Keep::Bytes).await
+    }
+
+    /// The file at `uri`, found in its version's manifest: its digest, without reading its bytes
+    /// (a transport that keeps what it makes of a file's bytes, by digest, may need none).
+    pub async fn locate(&self, viewer: &Visibility, uri: &SkillUri) -> Result<Located> {
         let not_found = || Error::NotFound(NotFound::Resource(uri.to_string()));
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
@@ -310,14 +348,28 @@ impl Registry {
             .await?
             .ok_or_else(not_found)?;
         let file = manifest.file(path).ok_or_else(not_found)?;
-        let bytes = self.blob(&file.digest).await?;
+        Ok(Located {
+            uri: uri.clone(),
+            digest: file.digest,
+            scan: resolved.scan,
+        })
+    }
+
+    /// The bytes of a located file. With [`Keep::Nothing`] (the caller keeps what it makes of
+    /// them) bytes not cached already are read and verified, but not cached: each datum is
+    /// held in one layer.
+    pub async fn read_located(&self, file: Located, keep: Keep) -> Result<FileContent> {
+        let bytes = self.blob(&file.digest, keep == Keep::Bytes).await?;
+        let Target::Path(path) = &file.uri.target else {
+            return Err(Error::NotFound(NotFound::Resource(file.uri.to_string())));
+        };
         let mime_type = mime::for_file(path, || mime::looks_like_text(&bytes));
         Ok(FileContent {
-            uri: uri.clone(),
+            uri: file.uri,
             mime_type,
             digest: file.digest,
             bytes,
-            scan: resolved.scan,
+            scan: file.scan,
         })
     }
 

@@ -158,7 +158,7 @@ impl Registry {
         let manifest = self.manifest(target.version_id).await?;
         let mut blobs = Vec::with_capacity(manifest.files.len());
         for f in &manifest.files {
-            blobs.push(self.blob(&f.digest).await?);
+            blobs.push(self.blob(&f.digest, true).await?);
         }
         let policy = self.scan_policy().clone();
         self.heavy(move || {

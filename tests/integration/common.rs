@@ -138,6 +138,7 @@ impl TestServerBuilder {
         let registry = Registry::builder_for(&self.config.storage)
             .unwrap()
             .page_size(self.config.page_size)
+            .cache_memory_mib(self.config.cache_memory_mib)
             .admin_token(self.config.admin_token())
             .search()
             .open()

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 async fn health_readiness_metrics_and_request_ids() {
     // The metrics registry is process-wide and other tests run in this process: compare with
     // what it held before, and assert that this test's requests raised each counter.
-    let before = skillreg::metrics::render(None, &[], None);
+    let before = skillreg::metrics::render(None, &[], None, &[]);
     let server = TestServer::builder().seeded().start().await;
     let http = reqwest::Client::new();
     let health = http
@@ -118,6 +118,76 @@ async fn health_readiness_metrics_and_request_ids() {
 }
 
 /// The value of one series (`name{labels}`) in a Prometheus text exposition; 0 when absent.
+/// Each cache's series are this server's (set from its caches when it renders the scrape); a
+/// file read over MCP is kept once, as its content: a second read reads no bytes.
+#[tokio::test]
+async fn caches_show_in_metrics_and_a_content_hit_reads_no_file_bytes() {
+    let server = TestServer::builder()
+        .seeded()
+        .config(Config {
+            cache_memory_mib: 48,
+            ..Config::default()
+        })
+        .start()
+        .await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/metrics", server.base());
+    let scrape = || async { http.get(&url).send().await.unwrap().text().await.unwrap() };
+    let cache = |text: &str, cache: &str, what: &str| {
+        sample(
+            text,
+            &format!(r#"skillreg_cache_{what}{{cache="{cache}"}}"#),
+        )
+    };
+    let mcp = Modern::new(&server.url);
+    let uri = "skill://skillreg/finding-skills/SKILL.md";
+
+    let before = scrape().await;
+    // 48 MiB split by the declared weights (384 in all): the contents' weight is 64.
+    assert_eq!(
+        cache(&before, "contents", "capacity_bytes"),
+        (8 << 20) as f64,
+        "{before}"
+    );
+    for name in ["manifests", "blobs", "entries", "pages", "rendered"] {
+        assert!(
+            before.contains(&format!(r#"skillreg_cache_hits_total{{cache="{name}"}}"#)),
+            "{name}: {before}"
+        );
+    }
+    let first = mcp.call("resources/read", json!({"uri": uri})).await;
+    let missed = scrape().await;
+    let second = mcp.call("resources/read", json!({"uri": uri})).await;
+    let hit = scrape().await;
+    assert_eq!(first, second, "the same answer from the cache");
+    let text = first["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("---"), "{first}");
+
+    let rose = |from: &str, to: &str, name: &str, what: &str| {
+        cache(to, name, what) - cache(from, name, what)
+    };
+    assert_eq!(rose(&before, &missed, "contents", "misses_total"), 1.0);
+    assert_eq!(
+        rose(&before, &missed, "blobs", "misses_total"),
+        1.0,
+        "bytes read"
+    );
+    assert_eq!(
+        rose(&before, &missed, "blobs", "bytes"),
+        0.0,
+        "the bytes are not kept besides their content"
+    );
+    assert!(rose(&before, &missed, "contents", "bytes") > text.len() as f64);
+    assert_eq!(rose(&missed, &hit, "contents", "hits_total"), 1.0);
+    for what in ["hits_total", "misses_total"] {
+        assert_eq!(
+            rose(&missed, &hit, "blobs", what),
+            0.0,
+            "no bytes read: {what}"
+        );
+    }
+}
+
 fn sample(text: &str, series: &str) -> f64 {
     text.lines()
         .find_map(|l| {
