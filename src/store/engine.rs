@@ -7,9 +7,15 @@
 /// Implement `Store` and `Blobs` for `$engine` (inside its module, where the statement modules
 /// are in scope), reading through `self.$read` and writing through `self.$write`.
 macro_rules! engine_impls {
-    ($engine:ty, read: $read:ident, write: $write:ident) => {
+    ($engine:ty, read: $read:ident, write: $write:ident $(, $kept:ident)?) => {
         #[async_trait::async_trait]
-        impl $crate::store::Store for $engine {
+        impl $crate::store::Catalog for $engine {
+            $(
+                fn $kept(&self) -> Option<&dyn $crate::store::KeptEntries> {
+                    Some(self)
+                }
+            )?
+
             async fn publish(
                 &self,
                 new: $crate::store::NewVersion<'_>,
@@ -39,31 +45,6 @@ macro_rules! engine_impls {
                 visibility: &$crate::core::Visibility,
             ) -> $crate::store::Result<Vec<$crate::store::ListingRecord>> {
                 skills::list_page(&self.$read, after, limit, visibility).await
-            }
-
-            async fn serialized(
-                &self,
-                entries: &[$crate::store::EntryId],
-            ) -> $crate::store::Result<Vec<Option<String>>> {
-                skills::serialized(&self.$read, entries).await
-            }
-
-            async fn serialized_format(&self, format: i64) -> $crate::store::Result<()> {
-                skills::serialized_format(&self.$read, &self.$write, format).await
-            }
-
-            async fn unserialized(
-                &self,
-                limit: u32,
-            ) -> $crate::store::Result<Vec<$crate::store::ListingRecord>> {
-                skills::unserialized(&self.$read, limit).await
-            }
-
-            async fn keep_serialized(
-                &self,
-                entries: &[$crate::store::SerializedEntry],
-            ) -> $crate::store::Result<u64> {
-                skills::keep_serialized(&self.$write, entries).await
             }
 
             async fn resolve(
@@ -123,21 +104,28 @@ macro_rules! engine_impls {
                 skills::catalog_by_name(&self.$read, names, after, limit, visibility).await
             }
 
-            async fn set_private(
+            async fn complete_namespaces(
                 &self,
-                namespace: &$crate::core::Namespace,
-                private: bool,
-                actor: &str,
-            ) -> $crate::store::Result<()> {
-                skills::set_private(&self.$write, namespace, private, actor).await
+                prefix: &str,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<(Vec<String>, u64)> {
+                completion::namespaces(&self.$read, prefix, limit, visibility).await
             }
 
-            async fn private_namespaces(
+            async fn complete_names(
                 &self,
-            ) -> $crate::store::Result<Vec<$crate::core::Namespace>> {
-                skills::private_namespaces(&self.$read).await
+                namespace: Option<&$crate::core::Namespace>,
+                prefix: &str,
+                limit: u32,
+                visibility: &$crate::core::Visibility,
+            ) -> $crate::store::Result<(Vec<String>, u64)> {
+                completion::names(&self.$read, namespace, prefix, limit, visibility).await
             }
+        }
 
+        #[async_trait::async_trait]
+        impl $crate::store::Lifecycle for $engine {
             async fn withdraw(
                 &self,
                 version: &$crate::core::VersionRef,
@@ -148,50 +136,13 @@ macro_rules! engine_impls {
                 skills::withdraw(&self.$write, version, kind, reason, actor).await
             }
 
-            async fn record_source(
+            async fn set_deprecated(
                 &self,
-                namespace: &$crate::core::Namespace,
-                spec: &$crate::core::provenance::SourceSpec,
-                actor: &str,
-            ) -> $crate::store::Result<$crate::store::SourceRecord> {
-                sources::record(&self.$write, namespace, spec, actor).await
-            }
-
-            async fn sources(&self) -> $crate::store::Result<Vec<$crate::store::SourceRecord>> {
-                sources::all(&self.$read).await
-            }
-
-            async fn remove_source(
-                &self,
-                id: $crate::store::SourceId,
+                skill: &$crate::core::SkillRef,
+                message: Option<&str>,
                 actor: &str,
             ) -> $crate::store::Result<bool> {
-                sources::remove(&self.$write, id, actor).await
-            }
-
-            async fn source_members(
-                &self,
-                id: $crate::store::SourceId,
-            ) -> $crate::store::Result<Vec<$crate::store::SourceMember>> {
-                sources::members(&self.$read, id).await
-            }
-
-            async fn source_claims(
-                &self,
-                namespace: &$crate::core::Namespace,
-            ) -> $crate::store::Result<Vec<($crate::core::SkillName, $crate::store::SourceId)>>
-            {
-                sources::claims(&self.$read, namespace).await
-            }
-
-            async fn finish_source_read(
-                &self,
-                id: $crate::store::SourceId,
-                revision: Option<&str>,
-                present: &[$crate::core::SkillName],
-                removed: &[$crate::core::SkillName],
-            ) -> $crate::store::Result<()> {
-                sources::finish_read(&self.$write, id, revision, present, removed).await
+                skills::set_deprecated(&self.$write, skill, message, actor).await
             }
 
             async fn findings_page(
@@ -252,15 +203,73 @@ macro_rules! engine_impls {
                 trust::revocations(&self.$read, after, limit, visibility).await
             }
 
-            async fn set_deprecated(
+            async fn set_private(
                 &self,
-                skill: &$crate::core::SkillRef,
-                message: Option<&str>,
+                namespace: &$crate::core::Namespace,
+                private: bool,
                 actor: &str,
-            ) -> $crate::store::Result<bool> {
-                skills::set_deprecated(&self.$write, skill, message, actor).await
+            ) -> $crate::store::Result<()> {
+                skills::set_private(&self.$write, namespace, private, actor).await
             }
 
+            async fn private_namespaces(
+                &self,
+            ) -> $crate::store::Result<Vec<$crate::core::Namespace>> {
+                skills::private_namespaces(&self.$read).await
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::store::Sources for $engine {
+            async fn record_source(
+                &self,
+                namespace: &$crate::core::Namespace,
+                spec: &$crate::core::provenance::SourceSpec,
+                actor: &str,
+            ) -> $crate::store::Result<$crate::store::SourceRecord> {
+                sources::record(&self.$write, namespace, spec, actor).await
+            }
+
+            async fn sources(&self) -> $crate::store::Result<Vec<$crate::store::SourceRecord>> {
+                sources::all(&self.$read).await
+            }
+
+            async fn remove_source(
+                &self,
+                id: $crate::store::SourceId,
+                actor: &str,
+            ) -> $crate::store::Result<bool> {
+                sources::remove(&self.$write, id, actor).await
+            }
+
+            async fn source_members(
+                &self,
+                id: $crate::store::SourceId,
+            ) -> $crate::store::Result<Vec<$crate::store::SourceMember>> {
+                sources::members(&self.$read, id).await
+            }
+
+            async fn source_claims(
+                &self,
+                namespace: &$crate::core::Namespace,
+            ) -> $crate::store::Result<Vec<($crate::core::SkillName, $crate::store::SourceId)>>
+            {
+                sources::claims(&self.$read, namespace).await
+            }
+
+            async fn finish_source_read(
+                &self,
+                id: $crate::store::SourceId,
+                revision: Option<&str>,
+                present: &[$crate::core::SkillName],
+                removed: &[$crate::core::SkillName],
+            ) -> $crate::store::Result<()> {
+                sources::finish_read(&self.$write, id, revision, present, removed).await
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::store::Access for $engine {
             async fn create_token(
                 &self,
                 token: $crate::store::NewToken<'_>,
@@ -290,36 +299,16 @@ macro_rules! engine_impls {
             ) -> $crate::store::Result<Vec<$crate::store::AuditRecord>> {
                 audit::page(&self.$read, after, limit).await
             }
+        }
 
-            async fn complete_namespaces(
-                &self,
-                prefix: &str,
-                limit: u32,
-                visibility: &$crate::core::Visibility,
-            ) -> $crate::store::Result<(Vec<String>, u64)> {
-                completion::namespaces(&self.$read, prefix, limit, visibility).await
-            }
-
-            async fn complete_names(
-                &self,
-                namespace: Option<&$crate::core::Namespace>,
-                prefix: &str,
-                limit: u32,
-                visibility: &$crate::core::Visibility,
-            ) -> $crate::store::Result<(Vec<String>, u64)> {
-                completion::names(&self.$read, namespace, prefix, limit, visibility).await
-            }
-
+        #[async_trait::async_trait]
+        impl $crate::store::Maintenance for $engine {
             async fn generation(&self) -> $crate::store::Result<i64> {
                 changes::generation(&self.$read).await
             }
 
             async fn catalog_id(&self) -> $crate::store::Result<i64> {
                 changes::catalog_id(&self.$read).await
-            }
-
-            fn connections(&self) -> (u32, usize) {
-                (self.$read.size(), self.$read.num_idle())
             }
 
             async fn changed_since(
@@ -360,6 +349,10 @@ macro_rules! engine_impls {
                 rows: tokio::sync::mpsc::Receiver<$crate::store::Batch>,
             ) -> $crate::store::Result<u64> {
                 copy::import(&self.$write, rows).await
+            }
+
+            fn connections(&self) -> (u32, usize) {
+                (self.$read.size(), self.$read.num_idle())
             }
 
             async fn close(&self) {

@@ -240,33 +240,6 @@ pub(super) async fn list_page(
     decode_all(rows, ListingRow::decode)
 }
 
-/// PostgreSQL keeps no serialized entries (it reads the tables of record): its pages are built
-/// by the registry.
-pub(super) async fn serialized(
-    _pool: &PgPool,
-    entries: &[crate::store::EntryId],
-) -> Result<Vec<Option<String>>> {
-    Ok(vec![None; entries.len()])
-}
-
-/// No serialized entries are kept here, in any format.
-pub(super) async fn serialized_format(_read: &PgPool, _write: &PgPool, _format: i64) -> Result<()> {
-    Ok(())
-}
-
-/// No listing row keeps a serialized entry, and none is waiting for one.
-pub(super) async fn unserialized(_pool: &PgPool, _limit: u32) -> Result<Vec<ListingRecord>> {
-    Ok(Vec::new())
-}
-
-/// Nothing is kept: every page is built.
-pub(super) async fn keep_serialized(
-    _pool: &PgPool,
-    _entries: &[crate::store::SerializedEntry],
-) -> Result<u64> {
-    Ok(0)
-}
-
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
 macro_rules! resolve_sql {
     ($join:literal) => {

@@ -174,4 +174,32 @@ pub fn writable(dir: &Path) -> bool {
     }
 }
 
-super::engine::engine_impls!(SqliteStore, read: read, write: write);
+super::engine::engine_impls!(SqliteStore, read: read, write: write, kept_entries);
+
+#[async_trait::async_trait]
+impl crate::store::KeptEntries for SqliteStore {
+    async fn serialized(
+        &self,
+        entries: &[crate::store::EntryId],
+    ) -> crate::store::Result<Vec<Option<String>>> {
+        skills::serialized(&self.read, entries).await
+    }
+
+    async fn serialized_format(&self, format: i64) -> crate::store::Result<()> {
+        skills::serialized_format(&self.read, &self.write, format).await
+    }
+
+    async fn unserialized(
+        &self,
+        limit: u32,
+    ) -> crate::store::Result<Vec<crate::store::ListingRecord>> {
+        skills::unserialized(&self.read, limit).await
+    }
+
+    async fn keep_serialized(
+        &self,
+        entries: &[crate::store::SerializedEntry],
+    ) -> crate::store::Result<u64> {
+        skills::keep_serialized(&self.write, entries).await
+    }
+}
