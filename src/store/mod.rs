@@ -16,7 +16,6 @@
 //! [`postgres`] (one database that any number of replicas share).
 
 pub mod copy;
-mod engine;
 mod error;
 pub mod postgres;
 mod records;

@@ -673,27 +673,36 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     assert!(problems[2].contains("given twice"), "{problems:?}");
 }
 
-/// SQLite plans a bare bound `LIMIT ?N` with the value bound, so a statement that has one is
+/// SQLite plans a bare bound `LIMIT $N` with the value bound, so a statement that has one is
 /// prepared again on every execution (each binds its limit anew): a tenth of a `skills/list`
-/// page's CPU time went to that. Every SQLite statement binds its limit as `LIMIT +?N`.
+/// page's CPU time went to that. Every SQLite statement binds its limit as `LIMIT +$N`: those
+/// of the SQLite engine spell it so, those written once for both (`store/sql`) through the
+/// dialect's `limit!`, which SQLite's spells so.
 #[test]
 fn no_sqlite_statement_binds_a_bare_limit() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/sqlite");
+    let store = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
     let mut bare = Vec::new();
-    for file in std::fs::read_dir(&dir).unwrap() {
-        let path = file.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap().to_ascii_uppercase();
-        let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
-        for (n, line) in code.enumerate() {
-            if line
-                .match_indices("LIMIT")
-                .any(|(at, _)| line[at + 5..].trim_start().starts_with('?'))
-            {
-                bare.push(format!("{}, code line {}: {line}", path.display(), n + 1));
+    for dir in ["sqlite", "sql"] {
+        for file in std::fs::read_dir(store.join(dir)).unwrap() {
+            let path = file.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap().to_ascii_uppercase();
+            let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+            for (n, line) in code.enumerate() {
+                if line
+                    .match_indices("LIMIT")
+                    .any(|(at, _)| line[at + 5..].trim_start().starts_with(['?', '$']))
+                {
+                    bare.push(format!("{}, code line {}: {line}", path.display(), n + 1));
+                }
             }
         }
     }
-    assert!(bare.is_empty(), "a bare LIMIT ?N at {bare:?}");
+    let dialect = std::fs::read_to_string(store.join("sqlite/dialect.rs")).unwrap();
+    assert!(
+        dialect.contains(r#"concat!("LIMIT +", $n)"#),
+        "SQLite's limit! binds LIMIT +$N"
+    );
+    assert!(bare.is_empty(), "a bare LIMIT $N at {bare:?}");
 }
 
 #[tokio::test]

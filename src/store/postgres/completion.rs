@@ -4,7 +4,7 @@
 
 use sqlx::PgPool;
 
-use super::write::{visibility_args, visible};
+use super::dialect::{visibility_args, visible};
 use crate::core::{Namespace, Visibility};
 use crate::store::Result;
 use crate::store::rows::{CANDIDATES, COUNT_CAP, count, namespace_by_namespace, prefix_range};
@@ -18,7 +18,7 @@ pub(super) async fn namespaces(
     visibility: &Visibility,
 ) -> Result<(Vec<String>, u64)> {
     let (lo, hi) = prefix_range(prefix);
-    let (mode, visible_names) = visibility_args(visibility);
+    let (mode, visible_names) = visibility_args(visibility)?;
     let names: Vec<String> = sqlx::query_scalar(concat!(
         "SELECT name FROM (SELECT n.name, n.last_published_at FROM namespaces n
                            WHERE n.name >= $1 AND n.name < $2 AND ",
@@ -196,7 +196,7 @@ async fn across(
     limit: u32,
     visibility: &Visibility,
 ) -> Result<(Vec<String>, i64)> {
-    let (mode, visible_names) = visibility_args(visibility);
+    let (mode, visible_names) = visibility_args(visibility)?;
     let names = sqlx::query_scalar(rank)
         .bind(mode)
         .bind(&visible_names)

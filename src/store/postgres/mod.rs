@@ -7,18 +7,24 @@
 //! on the pool in parallel and never wait for writes. The modules mirror the SQLite engine's:
 //! the statements differ, the rows and their decoding (`store::rows`) are shared.
 
-mod audit;
 mod blobs;
-mod changes;
+mod checks;
 mod completion;
 mod copy;
+mod dialect;
 mod feed;
-mod maintenance;
 mod skills;
-mod sources;
-mod tokens;
-mod trust;
 mod write;
+
+// The table groups written once for both engines (`store/sql`), with this engine's `dialect`.
+#[path = "../sql/access.rs"]
+mod access;
+#[path = "../sql/lifecycle.rs"]
+mod lifecycle;
+#[path = "../sql/maintenance.rs"]
+mod maintenance;
+#[path = "../sql/sources.rs"]
+mod sources;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -106,6 +112,14 @@ impl PgStore {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
-}
 
-super::engine::engine_impls!(PgStore, read: pool, write: pool);
+    /// The pool reads use: the one pool.
+    fn read(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The pool writes use: the one pool (each write takes the writer lock, [`write::begin`]).
+    fn write(&self) -> &PgPool {
+        &self.pool
+    }
+}

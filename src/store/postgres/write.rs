@@ -7,28 +7,7 @@ use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use crate::core::SkillRef;
 use crate::store::Result;
 pub(super) use crate::store::rows::{Target, json_text};
-use crate::store::rows::{current_version, listing_rows, visibility_mode};
-
-/// The SQL condition "namespace alias `$n` is visible", reading the mode and the names from the
-/// statement's parameters `$mode` (bigint) and `$names` (text[]); bind them with
-/// [`visibility_args`]. A namespace ranks 0 when public and 1 when private, and is visible when
-/// its rank is below the mode (2 every namespace, 1 the public ones, 0 none) or it is named.
-/// Written as one comparison rather than cases of the mode: a prepared statement's generic plan
-/// then estimates it as unselective and walks the ordered index under a LIMIT (with the cases
-/// it could guess them so selective that it sorted the whole catalog for every page).
-#[rustfmt::skip]
-macro_rules! visible {
-    ($n:literal, $mode:literal, $names:literal) => {
-        concat!("(", $n, ".private::int < ", $mode, " OR ", $n, ".name = ANY(", $names, "))")
-    };
-}
-pub(super) use visible;
-
-/// The parameters of [`visible!`].
-pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> (i64, Vec<String>) {
-    let (mode, names) = visibility_mode(visibility);
-    (mode, names.into_iter().map(str::to_owned).collect())
-}
+use crate::store::rows::{current_version, listing_rows};
 
 /// The key of the advisory lock every write transaction holds: writes apply one at a time,
 /// across every replica, as on SQLite's single writer.

@@ -3,7 +3,7 @@
 
 use sqlx::SqlitePool;
 
-use super::write::{visibility_args, visible};
+use super::dialect::{visibility_args, visible};
 use crate::core::{Namespace, Visibility};
 use crate::store::Result;
 use crate::store::rows::{CANDIDATES, COUNT_CAP, count, namespace_by_namespace, prefix_range};

@@ -13,17 +13,23 @@
 //! The unary plus makes the limit an expression, planned once. A store test holds every statement
 //! here to it.
 
-mod audit;
 mod blobs;
-mod changes;
+mod checks;
 mod completion;
 mod copy;
-mod maintenance;
+mod dialect;
 pub(in crate::store) mod skills;
-mod sources;
-mod tokens;
-mod trust;
 pub(in crate::store) mod write;
+
+// The table groups written once for both engines (`store/sql`), with this engine's `dialect`.
+#[path = "../sql/access.rs"]
+mod access;
+#[path = "../sql/lifecycle.rs"]
+mod lifecycle;
+#[path = "../sql/maintenance.rs"]
+mod maintenance;
+#[path = "../sql/sources.rs"]
+mod sources;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -109,6 +115,16 @@ impl SqliteStore {
             .await?;
         Ok(Self { read, write })
     }
+
+    /// The pool reads use.
+    fn read(&self) -> &SqlitePool {
+        &self.read
+    }
+
+    /// The single writer.
+    fn write(&self) -> &SqlitePool {
+        &self.write
+    }
 }
 
 /// Create the data directory readable by its owner only (it holds token hashes and the audit
@@ -171,35 +187,5 @@ pub fn writable(dir: &Path) -> bool {
             true
         }
         Err(_) => false,
-    }
-}
-
-super::engine::engine_impls!(SqliteStore, read: read, write: write, kept_entries);
-
-#[async_trait::async_trait]
-impl crate::store::KeptEntries for SqliteStore {
-    async fn serialized(
-        &self,
-        entries: &[crate::store::EntryId],
-    ) -> crate::store::Result<Vec<Option<String>>> {
-        skills::serialized(&self.read, entries).await
-    }
-
-    async fn serialized_format(&self, format: i64) -> crate::store::Result<()> {
-        skills::serialized_format(&self.read, &self.write, format).await
-    }
-
-    async fn unserialized(
-        &self,
-        limit: u32,
-    ) -> crate::store::Result<Vec<crate::store::ListingRecord>> {
-        skills::unserialized(&self.read, limit).await
-    }
-
-    async fn keep_serialized(
-        &self,
-        entries: &[crate::store::SerializedEntry],
-    ) -> crate::store::Result<u64> {
-        skills::keep_serialized(&self.write, entries).await
     }
 }

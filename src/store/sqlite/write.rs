@@ -4,47 +4,11 @@
 use serde_json::Value;
 use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
 
+use super::dialect::now;
 use crate::core::SkillRef;
 use crate::store::Result;
 pub(super) use crate::store::rows::{Target, json_text, pow2_chunks};
-use crate::store::rows::{current_version, listing_rows, visibility_mode};
-
-/// The timestamp every row carries: UTC, ISO 8601 with milliseconds. A macro, so that constant
-/// SQL can splice it in with `concat!` (no SQL is ever built at run time).
-macro_rules! now {
-    () => {
-        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-    };
-}
-pub(super) use now;
-
-/// The SQL condition "namespace alias `$n` is visible", reading the mode and the names from
-/// the statement's parameters `$mode` and `$names` (bind them with [`visibility_args`]).
-macro_rules! visible {
-    ($n:literal, $mode:literal, $names:literal) => {
-        concat!(
-            "(",
-            $mode,
-            " = 2 OR (",
-            $mode,
-            " = 1 AND ",
-            $n,
-            ".private = 0) OR ",
-            $n,
-            ".name IN (SELECT value FROM json_each(",
-            $names,
-            ")))"
-        )
-    };
-}
-pub(super) use visible;
-
-/// The parameters of [`visible!`]: the mode (2 every namespace, 1 the public ones and the
-/// named, 0 the named only) and the named namespaces as a JSON array.
-pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i64, String)> {
-    let (mode, names) = visibility_mode(visibility);
-    Ok((mode, json_text(&names)?))
-}
+use crate::store::rows::{current_version, listing_rows};
 
 /// A write transaction on the single writer connection, `BEGIN IMMEDIATE` so it never deadlocks
 /// against another writer. Dropped without [`WriteTx::commit`] (an error anywhere, a full disk at
@@ -99,6 +63,11 @@ impl Drop for WriteTx {
             self.conn.close_on_drop();
         }
     }
+}
+
+/// A write transaction ([`WriteTx::begin`]).
+pub(super) async fn begin(pool: &SqlitePool) -> Result<WriteTx> {
+    WriteTx::begin(pool).await
 }
 
 /// Append an audit entry inside `tx`.
