@@ -1,4 +1,5 @@
-//! Skills, versions, their files and entries, and the listing: the catalog's tables.
+//! [`Catalog`] on this engine: skills, versions, their files and entries, and the
+//! listing (the catalog's tables), with completion from `completion`.
 
 use sqlx::PgConnection;
 

@@ -2,16 +2,18 @@
 //!
 //! Writes go through a single-connection pool and `BEGIN IMMEDIATE` transactions, so a publish is
 //! atomic and never deadlocks against another writer (another process included); reads use a
-//! separate pool and never block on writes. Each table group's queries live in a module of its
-//! own: `skills` (skills, versions, files, entries, the listing), `tokens`, `audit`, `completion`,
-//! `changes` (the feed the search index follows), `maintenance` (stats, verify, backup) and
-//! `blobs`; `write` holds what every write shares.
+//! separate pool and never block on writes. The table groups both engines share are in
+//! `store/sql` (compiled here with this engine's `dialect`); this engine's own are `skills`
+//! (skills, versions, files, entries, the listing with its derived columns and kept entries),
+//! `completion`, `blobs`, `checks` (the scrub of derived columns, backup) and `copy`; `write`
+//! holds what every write shares.
 //!
-//! A statement binds its row limit as `LIMIT +?N`, never `LIMIT ?N`: this SQLite plans a bare
-//! bound limit with its value, so it prepares such a statement again every time the limit is
-//! bound, that is on every execution (a tenth of a `skills/list` page's CPU time went to it).
-//! The unary plus makes the limit an expression, planned once. A store test holds every statement
-//! here to it.
+//! A statement binds its row limit as `LIMIT +$N` (`LIMIT +?N` in this engine's own modules),
+//! never `LIMIT $N`: this SQLite plans a bare bound limit with its value, so it prepares such a
+//! statement again every time the limit is bound, that is on every execution (a tenth of a
+//! `skills/list` page's CPU time went to it). The unary plus makes the limit an expression,
+//! planned once. The dialect's `limit!` spells it so, and a store test holds every statement
+//! here and in `store/sql` to it.
 
 mod blobs;
 mod checks;

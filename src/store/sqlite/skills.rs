@@ -1,4 +1,6 @@
-//! Skills, versions, their files and entries, and the listing: the catalog's tables.
+//! [`Catalog`] on this engine: skills, versions, their files and entries, and the listing (the
+//! catalog's tables), with completion from `completion`; and [`KeptEntries`], the serialized
+//! entries kept with the listing.
 
 use sqlx::{QueryBuilder, SqliteConnection};
 
