@@ -21,16 +21,34 @@ mod write;
 // The table groups written once for both engines (`store/sql`), with this engine's `dialect`
 // (the SQLite engine compiles them too).
 #[path = "../sql/access.rs"]
-#[expect(clippy::duplicate_mod, reason = "written once, compiled for each engine with its dialect")]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
 mod access;
+#[path = "../sql/catalog.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod catalog;
 #[path = "../sql/lifecycle.rs"]
-#[expect(clippy::duplicate_mod, reason = "written once, compiled for each engine with its dialect")]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
 mod lifecycle;
 #[path = "../sql/maintenance.rs"]
-#[expect(clippy::duplicate_mod, reason = "written once, compiled for each engine with its dialect")]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
 mod maintenance;
 #[path = "../sql/sources.rs"]
-#[expect(clippy::duplicate_mod, reason = "written once, compiled for each engine with its dialect")]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
 mod sources;
 
 use std::str::FromStr;

@@ -26,6 +26,8 @@ pub(in crate::store) mod write;
 // The table groups written once for both engines (`store/sql`), with this engine's `dialect`.
 #[path = "../sql/access.rs"]
 mod access;
+#[path = "../sql/catalog.rs"]
+mod catalog;
 #[path = "../sql/lifecycle.rs"]
 mod lifecycle;
 #[path = "../sql/maintenance.rs"]

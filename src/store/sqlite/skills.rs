@@ -8,9 +8,7 @@ use super::dialect::{Engine, now, visibility_args, visible};
 use super::write::{self, Published, Target, WriteTx, json_text, pow2_chunks};
 use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::store::records::decode;
-use crate::store::rows::{
-    self, CatalogRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
-};
+use crate::store::rows::{self, ListingRow, decode_all};
 use crate::store::{
     Catalog, CatalogRecord, KeptEntries, ListingRecord, Manifests, NameMatch, NewVersion,
     PublishOutcome, ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
@@ -64,21 +62,6 @@ pub(in crate::store) const KEPT_ENTRIES: &str =
      FROM json_each(?1) u
      JOIN listing_entries e ON e.id = u.value";
 
-/// The columns of a resolution; the version comes from the current pointer or a pinned match.
-macro_rules! resolve_sql {
-    ($join:literal) => {
-        concat!(
-            "SELECT s.id AS skill_id, v.id AS version_id, v.version,
-        v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
-        s.deprecated_at IS NOT NULL AS deprecated, n.private != 0 AS private, v.verdict, v.findings,
-        v.revoked_at IS NOT NULL AS revoked, v.revoke_reason, v.pending != 0 AS pending
-     FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
-            $join,
-            " WHERE n.name = ?1 AND s.name = ?2"
-        )
-    };
-}
-
 /// A version's manifest column as its files and entries give it (in a statement on `versions`).
 macro_rules! manifest_of_rows {
     () => {
@@ -106,18 +89,6 @@ pub(super) const STALE_MANIFESTS: &str = concat!(
     manifest_of_rows!(),
     ") ORDER BY id"
 );
-
-/// The columns of a [`VersionRow`].
-macro_rules! version_sql {
-    ($where:literal) => {
-        concat!(
-            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
-                    published_by, yanked_at, yank_reason, verdict, findings, revoked_at,
-                    revoke_reason, pending != 0 AS pending FROM versions WHERE ",
-            $where
-        )
-    };
-}
 
 #[async_trait::async_trait]
 impl Catalog for Engine {
@@ -235,29 +206,7 @@ impl Catalog for Engine {
         skill: &SkillRef,
         version: Option<&SkillVersion>,
     ) -> Result<Option<ResolvedVersion>> {
-        let pool = self.read();
-        let row: Option<ResolvedRow> = match version {
-            None => {
-                sqlx::query_as(resolve_sql!(
-                    "JOIN versions v ON v.id = s.current_version_id"
-                ))
-                .bind(skill.namespace.as_str())
-                .bind(skill.name.as_str())
-                .fetch_optional(pool)
-                .await?
-            }
-            Some(version) => {
-                sqlx::query_as(resolve_sql!(
-                    "JOIN versions v ON v.skill_id = s.id AND v.version = ?3"
-                ))
-                .bind(skill.namespace.as_str())
-                .bind(skill.name.as_str())
-                .bind(version.to_string())
-                .fetch_optional(pool)
-                .await?
-            }
-        };
-        row.map(ResolvedRow::decode).transpose()
+        super::catalog::resolve(self.read(), skill, version).await
     }
 
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
@@ -278,30 +227,11 @@ impl Catalog for Engine {
     }
 
     async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {
-        let pool = self.read();
-        let row: Option<SkillRow> = sqlx::query_as(
-            "SELECT s.id, n.name AS namespace, s.name, s.created_at,
-                v.version AS current_version, s.deprecated_at, s.deprecation_message,
-                n.private != 0 AS private
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         WHERE n.name = ?1 AND s.name = ?2",
-        )
-        .bind(skill.namespace.as_str())
-        .bind(skill.name.as_str())
-        .fetch_optional(pool)
-        .await?;
-        row.map(SkillRow::decode).transpose()
+        super::catalog::skill(self.read(), skill).await
     }
 
     async fn versions(&self, skill_id: i64) -> Result<Vec<VersionRecord>> {
-        let pool = self.read();
-        let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = ?1"))
-            .bind(skill_id)
-            .fetch_all(pool)
-            .await?;
-        decode_all(rows, VersionRow::decode)
+        super::catalog::versions(self.read(), skill_id).await
     }
 
     async fn version(
@@ -309,14 +239,7 @@ impl Catalog for Engine {
         skill_id: i64,
         version: &SkillVersion,
     ) -> Result<Option<VersionRecord>> {
-        let pool = self.read();
-        let row: Option<VersionRow> =
-            sqlx::query_as(version_sql!("skill_id = ?1 AND version = ?2"))
-                .bind(skill_id)
-                .bind(version.to_string())
-                .fetch_optional(pool)
-                .await?;
-        row.map(VersionRow::decode).transpose()
+        super::catalog::version(self.read(), skill_id, version).await
     }
 
     async fn catalog_page(
@@ -326,34 +249,7 @@ impl Catalog for Engine {
         limit: u32,
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>> {
-        let pool = self.read();
-        let (after_ns, after_name) =
-            after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
-        let (mode, names) = visibility_args(visibility)?;
-        let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-            "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
-                s.current_version_id IS NULL AND NOT EXISTS (
-                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND p.pending = 0
-                ) AS pending_only,
-                s.created_at, s.last_published_at, v.published_at AS current_published_at
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3) AND ",
-            visible!("n", "?5", "?6"),
-            " ORDER BY n.name, s.name LIMIT +?4"
-        ))
-        .bind(namespace.map(Namespace::as_str))
-        .bind(after_ns)
-        .bind(after_name)
-        .bind(i64::from(limit))
-        .bind(mode)
-        .bind(names)
-        .fetch_all(pool)
-        .await?;
-        decode_all(rows, CatalogRow::decode)
+        super::catalog::catalog_page(self.read(), namespace, after, limit, visibility).await
     }
 
     async fn catalog_by_name(
@@ -363,36 +259,7 @@ impl Catalog for Engine {
         limit: u32,
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>> {
-        let pool = self.read();
-        let (from, to) = matching.range();
-        let (after_name, after_ns) =
-            after.map_or(("", ""), |s| (s.name.as_str(), s.namespace.as_str()));
-        let (mode, names) = visibility_args(visibility)?;
-        let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-            "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
-                s.current_version_id IS NULL AND NOT EXISTS (
-                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND p.pending = 0
-                ) AS pending_only,
-                s.created_at, s.last_published_at, v.published_at AS current_published_at
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE s.name >= ?1 AND s.name < ?2 AND (s.name, n.name) > (?3, ?4) AND ",
-            visible!("n", "?6", "?7"),
-            " ORDER BY s.name, n.name LIMIT +?5"
-        ))
-        .bind(from)
-        .bind(to)
-        .bind(after_name)
-        .bind(after_ns)
-        .bind(i64::from(limit))
-        .bind(mode)
-        .bind(names)
-        .fetch_all(pool)
-        .await?;
-        decode_all(rows, CatalogRow::decode)
+        super::catalog::catalog_by_name(self.read(), matching, after, limit, visibility).await
     }
 }
 
