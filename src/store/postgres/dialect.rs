@@ -27,6 +27,14 @@ macro_rules! int8 {
 }
 pub(super) use int8;
 
+/// A descending order with NULL last.
+macro_rules! desc_nulls_last {
+    () => {
+        "DESC NULLS LAST"
+    };
+}
+pub(super) use desc_nulls_last;
+
 /// The timestamp every row carries: UTC, ISO 8601 with milliseconds (a function the
 /// migrations define).
 macro_rules! now {

@@ -9,9 +9,9 @@
 //! the SQLite engine's (`skills`, `completion`, `blobs`, `checks`, `copy`), with the rows and
 //! their decoding (`store::rows`) shared.
 
+mod across;
 mod blobs;
 mod checks;
-mod completion;
 mod copy;
 mod dialect;
 mod feed;
@@ -32,6 +32,12 @@ mod access;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod catalog;
+#[path = "../sql/completion.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod completion;
 #[path = "../sql/lifecycle.rs"]
 #[expect(
     clippy::duplicate_mod,

@@ -15,9 +15,9 @@
 //! planned once. The dialect's `limit!` spells it so, and a store test holds every statement
 //! here and in `store/sql` to it.
 
+mod across;
 mod blobs;
 mod checks;
-mod completion;
 mod copy;
 mod dialect;
 pub(in crate::store) mod skills;
@@ -28,6 +28,8 @@ pub(in crate::store) mod write;
 mod access;
 #[path = "../sql/catalog.rs"]
 mod catalog;
+#[path = "../sql/completion.rs"]
+mod completion;
 #[path = "../sql/lifecycle.rs"]
 mod lifecycle;
 #[path = "../sql/maintenance.rs"]
