@@ -8,6 +8,9 @@ use crate::store::rows::visibility_mode;
 /// The engine these statements run on.
 pub(super) type Engine = super::PgStore;
 
+/// A connection of this engine (as a transaction derefs to).
+pub(super) type Conn = sqlx::PgConnection;
+
 /// The pool of this engine's connections.
 pub(super) type Pool = sqlx::PgPool;
 

@@ -1,9 +1,9 @@
-//! The write path shared by every table: the writer lock, the audit row, the generation stamp,
-//! and the current version with its listing rows.
+//! The write path shared by every table: the writer lock, the audit row (written once, in
+//! `store/sql/access.rs`), the generation stamp, and the current version with its listing rows.
 
-use serde_json::Value;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
+pub(super) use super::access::audit;
 use crate::core::SkillRef;
 use crate::store::Result;
 pub(super) use crate::store::rows::{Target, json_text};
@@ -22,30 +22,6 @@ pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres
         .execute(&mut *tx)
         .await?;
     Ok(tx)
-}
-
-/// Append an audit entry inside `tx`.
-pub(super) async fn audit(
-    tx: &mut PgConnection,
-    actor: &str,
-    action: &str,
-    target: Target<'_>,
-    details: &Value,
-) -> Result<()> {
-    let (namespace, name, version) = target.columns();
-    sqlx::query(
-        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(actor)
-    .bind(action)
-    .bind(namespace)
-    .bind(name)
-    .bind(version)
-    .bind(details.to_string())
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
 }
 
 /// The channel every replica listens on: a change to the catalog (the payload is the new

@@ -1,8 +1,11 @@
 //! [`Access`]: API tokens, stored as hashes, created and revoked with an audit row, and the
-//! append-only audit log (its rows are written by each change, in its transaction). Written once
+//! append-only audit log (its rows are written by each change, in its transaction, with
+//! [`audit`]). Written once
 //! for both engines: each compiles this module with its own `dialect`.
 
-use super::dialect::{Engine, limit, now};
+use serde_json::Value;
+
+use super::dialect::{Conn, Engine, limit, now};
 use super::write::{self, Target, json_text};
 use crate::core::{Action, Digest};
 use crate::store::rows::{AuditRow, TokenRow, decode_all};
@@ -15,6 +18,30 @@ macro_rules! token_sql {
             $rest
         )
     };
+}
+
+/// Append an audit entry inside `tx`: every change writes its own, in its transaction.
+pub(super) async fn audit(
+    tx: &mut Conn,
+    actor: &str,
+    action: &str,
+    target: Target<'_>,
+    details: &Value,
+) -> Result<()> {
+    let (namespace, name, version) = target.columns();
+    sqlx::query(
+        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(actor)
+    .bind(action)
+    .bind(namespace)
+    .bind(name)
+    .bind(version)
+    .bind(details.to_string())
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }
 
 #[async_trait::async_trait]

@@ -1,9 +1,10 @@
-//! The write path shared by every table: the single-writer transaction, the audit row, the
-//! generation stamp, and the current version with its listing rows.
+//! The write path shared by every table: the single-writer transaction, the audit row (written
+//! once, in `store/sql/access.rs`), the generation stamp, and the current version with its
+//! listing rows.
 
-use serde_json::Value;
 use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
 
+pub(super) use super::access::audit;
 use super::dialect::now;
 use crate::core::SkillRef;
 use crate::store::Result;
@@ -68,30 +69,6 @@ impl Drop for WriteTx {
 /// A write transaction ([`WriteTx::begin`]).
 pub(super) async fn begin(pool: &SqlitePool) -> Result<WriteTx> {
     WriteTx::begin(pool).await
-}
-
-/// Append an audit entry inside `tx`.
-pub(super) async fn audit(
-    tx: &mut SqliteConnection,
-    actor: &str,
-    action: &str,
-    target: Target<'_>,
-    details: &Value,
-) -> Result<()> {
-    let (namespace, name, version) = target.columns();
-    sqlx::query(
-        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )
-    .bind(actor)
-    .bind(action)
-    .bind(namespace)
-    .bind(name)
-    .bind(version)
-    .bind(details.to_string())
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
 }
 
 /// Bump the catalog generation, inside `tx`, and return it.
