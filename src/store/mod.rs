@@ -17,16 +17,17 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `lifecycle`, `sources`, `maintenance`): each engine compiles those modules as its own children
-//! (`#[path = "../sql/…"]`), with its own `dialect` in scope, which supplies what the two
-//! engines truly say differently as macros usable in `concat!` (`now!`, the bound `limit!`,
-//! flags, `visible!`, lists given as one parameter) and the types that go with them; and its
-//! own `write` (the write lock as `write::begin`, the audit row, the generation stamp, the
-//! current version and its listing). One SQL text serves both engines: sqlx binds `$N` by
-//! number on SQLite as on PostgreSQL. A role method is implemented in one place: in `sql/`
-//! when it is shared, in the engine's `skills` (which calls `sql/catalog` for the shared part
-//! of [`Catalog`]), `completion` and `blobs` where the engines differ (SQLite's derived listing columns and kept entries, PostgreSQL's array binds and
-//! lateral joins). Adding a method is two edits: the role trait's declaration and one body.
+//! `completion`, `lifecycle`, `sources`, `maintenance`): each engine compiles those modules as
+//! its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which supplies
+//! what the two engines truly say differently as macros usable in `concat!` (`now!`, the bound
+//! `limit!`, flags, `visible!`, lists given as one parameter) and the types that go with them;
+//! and its own `write` (the write lock as `write::begin`, the generation stamp, the current
+//! version and its listing). One SQL text serves both engines: sqlx binds `$N` by number on
+//! SQLite as on PostgreSQL. A role method is implemented in one place: in `sql/` when it is
+//! shared; in the engine's `skills` (publishing, the listing, manifests, SQLite's kept entries;
+//! it calls `sql/catalog` for the shared part of [`Catalog`]), `across` (completion across
+//! namespaces), `blobs` and `checks` (SQLite's derived columns, backup) where the engines
+//! differ. Adding a shared method is two edits: the role trait's declaration and one body.
 
 pub mod copy;
 mod error;

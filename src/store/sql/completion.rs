@@ -59,8 +59,9 @@ pub(super) async fn namespaces(
 }
 
 /// Up to `limit` distinct skill names starting with `prefix`, in `namespace` or across every
-/// visible one, of skills with a publish that is not pending review (`last_published_at` set): the exact match first, then by most recent publish; and how many skills match
-/// (counted up to [`COMPLETION_COUNT_CAP`]). Work is bounded: the ranking looks at the first
+/// visible one, of skills with a publish that is not pending review (`last_published_at` set):
+/// the exact match first, then by most recent publish; and how many skills match (counted up to
+/// [`COMPLETION_COUNT_CAP`]). Work is bounded: the ranking looks at the first
 /// [`CANDIDATES`] matches in name order, so a one-letter prefix over a million skills costs the
 /// same as a long one.
 pub(super) async fn names(
