@@ -159,7 +159,9 @@ impl Registry {
         let key = |row: &ListingRecord| (row.version_id, row.subpath.clone());
         let mut own: Vec<Option<Arc<str>>> =
             rows.iter().map(|row| codec.cache.get(&key(row))).collect();
-        if codec.ready() {
+        if codec.ready()
+            && let Some(kept) = self.store().kept_entries()
+        {
             // The kept entries the rows named when this page read them: an id names one body
             // ever, so each is the row's, or gone.
             let (at, ids): (Vec<usize>, Vec<EntryId>) = rows
@@ -168,7 +170,7 @@ impl Registry {
                 .enumerate()
                 .filter_map(|(at, (row, own))| Some((at, row.entry.filter(|_| own.is_none())?)))
                 .unzip();
-            for (at, body) in at.into_iter().zip(self.store().serialized(&ids).await?) {
+            for (at, body) in at.into_iter().zip(kept.serialized(&ids).await?) {
                 if let Some(body) = body {
                     let body: Arc<str> = body.into();
                     codec.cache.insert(key(&rows[at]), body.clone());
@@ -213,11 +215,11 @@ impl Registry {
     /// remain. Without a codec, or on storage that cannot keep entries, does nothing.
     pub async fn serialize_entries(&self) -> Result<bool> {
         let codec = &self.inner.codec;
-        let Some(encoder) = codec.codec.get() else {
+        let (Some(encoder), Some(kept)) = (codec.codec.get(), self.store().kept_entries()) else {
             return Ok(false);
         };
         if codec.state.load(Ordering::Acquire) == UNCHECKED {
-            match self.store().serialized_format(encoder.format()).await {
+            match kept.serialized_format(encoder.format()).await {
                 Ok(()) => codec.state.store(CHECKED, Ordering::Release),
                 Err(e) if e.code() == crate::core::Code::StorageReadOnly => {
                     tracing::info!(
@@ -232,7 +234,7 @@ impl Registry {
             return Ok(false);
         }
         for _ in 0..FILL_BATCHES_PER_RUN {
-            let rows = self.store().unserialized(FILL_BATCH).await?;
+            let rows = kept.unserialized(FILL_BATCH).await?;
             if rows.is_empty() {
                 codec.filled(0, true);
                 return Ok(false);
@@ -248,7 +250,7 @@ impl Registry {
                 .into_iter()
                 .map(|(id, m)| (id, Arc::new(m)))
                 .collect();
-            let kept: Vec<SerializedEntry> = rows
+            let entries: Vec<SerializedEntry> = rows
                 .into_iter()
                 .map(|row| {
                     let (uri, version_id) = (row.uri.clone(), row.version_id);
@@ -260,7 +262,7 @@ impl Registry {
                     })
                 })
                 .collect::<Result<_>>()?;
-            let count = self.store().keep_serialized(&kept).await?;
+            let count = kept.keep_serialized(&entries).await?;
             codec.filled(count, last);
             if last {
                 return Ok(false);

@@ -42,12 +42,11 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Engine, Storage};
+use crate::config::Storage;
 use crate::core::scan::Policy;
 use crate::core::{Digest, Namespace, Principal, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
-use crate::store::postgres::PgOptions;
 use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store};
 
 pub use crate::core::Status;
@@ -86,7 +85,7 @@ pub fn search_dir(data_dir: &Path) -> PathBuf {
 
 /// Whether `data_dir` holds a registry's database.
 pub fn holds_registry(data_dir: &Path) -> bool {
-    data_dir.join(crate::store::sqlite::DB_FILE).is_file()
+    crate::store::holds_catalog(data_dir)
 }
 
 /// Make the snapshot at `from` the index in `dir` unless `dir` holds one already; a snapshot
@@ -249,16 +248,9 @@ impl RegistryBuilder {
         self
     }
 
-    /// Keep the catalog in PostgreSQL at `url` instead of the data directory's SQLite database
-    /// (the data directory then holds only the search index).
-    pub fn postgres(mut self, url: &str, options: PgOptions) -> Self {
-        self.database = Some(Location::Postgres(url.to_owned(), options));
-        self
-    }
-
-    /// Keep the catalog at `location` (tests choose the engine this way).
-    #[cfg(test)]
-    pub(crate) fn at(mut self, location: Location) -> Self {
+    /// Keep the catalog at `location` instead of the data directory's embedded database (with
+    /// a database elsewhere, the data directory holds only the search index).
+    pub fn at(mut self, location: Location) -> Self {
         self.database = Some(location);
         self
     }
@@ -303,15 +295,11 @@ impl Registry {
     pub fn builder_for(storage: &Storage) -> Result<RegistryBuilder> {
         let policy = Policy::parse(&storage.scanning.scan_policy)
             .map_err(|e| Error::InvalidRequest(format!("scan_policy: {e}")))?;
-        let builder = match storage
-            .engine()
-            .map_err(|e| Error::InvalidRequest(e.to_string()))?
-        {
-            Engine::Sqlite(dir) => Self::builder(&dir),
-            Engine::Postgres(url) => {
-                Self::builder(&storage.data_dir).postgres(&url, PgOptions::from(storage))
-            }
-        };
+        let builder =
+            match Location::of(storage).map_err(|e| Error::InvalidRequest(e.to_string()))? {
+                Location::Sqlite(dir) => Self::builder(&dir),
+                elsewhere => Self::builder(&storage.data_dir).at(elsewhere),
+            };
         Ok(builder.scan_policy(policy))
     }
 

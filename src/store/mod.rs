@@ -1,19 +1,35 @@
 //! Storage: every SQL statement of the crate lives under this module, behind two interfaces.
 //!
-//! - [`Store`]: the catalog (skills, versions, files, entries, the listing), tokens, the audit log,
-//!   completion, the change feed the search index follows, and maintenance. The registry talks to
-//!   storage only through it, so a second engine implements it without touching the registry,
-//!   the transports or the tests.
+//! - [`Store`]: every role below, as the registry holds it. The registry talks to storage only
+//!   through it, so a second engine implements it without touching the registry, the transports
+//!   or the tests. Its roles: [`Catalog`] (skills, versions, files, entries, the listing,
+//!   completion), [`Lifecycle`] (withdrawal, deprecation, scans, review, revocations, private
+//!   namespaces), [`Sources`], [`Access`] (tokens, the audit log) and [`Maintenance`] (the change
+//!   feed the search index follows, counters, scrubbing, backups, copies). What only one engine
+//!   keeps is an optional capability: [`KeptEntries`] (SQLite's serialized listing entries).
 //! - [`Blobs`]: file bytes by digest (get, put if absent), so that bytes can later live outside
 //!   the database. A publish stores its blobs first, then the version's rows in one transaction:
 //!   a version is visible completely or not at all, and a crash in between leaves at most
 //!   unreferenced blobs.
 //!
 //! Engines: [`sqlite`] (the embedded default: one data directory, WAL, one writer) and
-//! [`postgres`] (one database that any number of replicas share).
+//! [`postgres`] (one database that any number of replicas share). Outside this module only
+//! [`Location`] (built from the settings by [`Location::of`]) says which.
+//!
+//! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
+//! `completion`, `lifecycle`, `sources`, `maintenance`): each engine compiles those modules as
+//! its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which supplies
+//! what the two engines truly say differently as macros usable in `concat!` (`now!`, the bound
+//! `limit!`, flags, `visible!`, lists given as one parameter) and the types that go with them;
+//! and its own `write` (the write lock as `write::begin`, the generation stamp, the current
+//! version and its listing). One SQL text serves both engines: sqlx binds `$N` by number on
+//! SQLite as on PostgreSQL. A role method is implemented in one place: in `sql/` when it is
+//! shared; in the engine's `skills` (publishing, the listing, manifests, SQLite's kept entries;
+//! it calls `sql/catalog` for the shared part of [`Catalog`]), `across` (completion across
+//! namespaces), `blobs` and `checks` (SQLite's derived columns, backup) where the engines
+//! differ. Adding a shared method is two edits: the role trait's declaration and one body.
 
 pub mod copy;
-mod engine;
 mod error;
 pub mod postgres;
 mod records;
@@ -44,11 +60,16 @@ use crate::core::{Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionR
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// The catalog's storage engine.
-#[async_trait]
-pub trait Store: Send + Sync + 'static {
-    // ---- skills and versions ------------------------------------------------------------------
+/// The catalog's storage engine: every role, as the registry holds it (`Arc<dyn Store>`, whose
+/// methods need no role trait in scope).
+pub trait Store: Catalog + Lifecycle + Sources + Access + Maintenance {}
 
+impl<T: Catalog + Lifecycle + Sources + Access + Maintenance> Store for T {}
+
+/// The catalog: publishing, the listing, resolving, skills and versions, catalog pages and
+/// completion.
+#[async_trait]
+pub trait Catalog: Send + Sync + 'static {
     /// Store a version's rows in one transaction (its blobs are already stored): the version,
     /// files, entries, the new current version, the listing, the generation and the audit row.
     /// Identical content under an existing version is a no-op; different content is
@@ -73,23 +94,6 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
         visibility: &Visibility,
     ) -> Result<Vec<ListingRecord>>;
-
-    /// The bytes of the kept serialized entries `entries` (as listing rows name them), by
-    /// position: `None` for one no longer kept (its row has changed since it was read).
-    async fn serialized(&self, entries: &[EntryId]) -> Result<Vec<Option<String>>>;
-
-    /// Make `format` the format of kept serialized entries: when the kept ones are in another
-    /// (a build that serializes entries differently), drop them all. An engine that keeps none
-    /// (PostgreSQL) does nothing.
-    async fn serialized_format(&self, format: i64) -> Result<()>;
-
-    /// Up to `limit` listing rows, in URI order, that keep no serialized entry (empty on an
-    /// engine that keeps none).
-    async fn unserialized(&self, limit: u32) -> Result<Vec<ListingRecord>>;
-
-    /// Keep each serialized entry with its listing row, where the row still lists its version
-    /// and keeps none yet; returns how many were kept. A body with a newline is refused.
-    async fn keep_serialized(&self, entries: &[SerializedEntry]) -> Result<u64>;
 
     /// The current version of a skill (`version == None`) or one pinned version.
     async fn resolve(
@@ -134,12 +138,35 @@ pub trait Store: Send + Sync + 'static {
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>>;
 
-    /// Make a namespace private or public (creating it when it has no skill yet), audited.
-    async fn set_private(&self, namespace: &Namespace, private: bool, actor: &str) -> Result<()>;
+    /// Up to `limit` namespaces that `visibility` sees starting with `prefix` (the exact match
+    /// first, then by most recent publish), and how many there are (counted up to
+    /// [`COMPLETION_COUNT_CAP`]).
+    async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)>;
 
-    /// Every private namespace.
-    async fn private_namespaces(&self) -> Result<Vec<Namespace>>;
+    /// The same for skill names, in one namespace or across all.
+    async fn complete_names(
+        &self,
+        namespace: Option<&Namespace>,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)>;
 
+    /// The serialized entries this engine keeps, when it keeps any.
+    fn kept_entries(&self) -> Option<&dyn KeptEntries> {
+        None
+    }
+}
+
+/// What happens to versions and namespaces after publishing: withdrawal, deprecation, scans
+/// and their findings, the review gate, revocations and private namespaces.
+#[async_trait]
+pub trait Lifecycle: Send + Sync + 'static {
     /// Withdraw (`reason = Some`) a version, as a yank or a revocation, or reverse that;
     /// recompute the current version and the listing, and audit it, in one transaction. `false`
     /// when the version does not exist.
@@ -158,8 +185,6 @@ pub trait Store: Send + Sync + 'static {
         message: Option<&str>,
         actor: &str,
     ) -> Result<bool>;
-
-    // ---- trust: scans and revocations ----------------------------------------------------------
 
     /// Versions with their scans, by version id after `after`, of one verdict or any, in the
     /// namespaces `visibility` sees (revoked versions included: their findings are the record).
@@ -202,8 +227,16 @@ pub trait Store: Send + Sync + 'static {
         visibility: &Visibility,
     ) -> Result<Vec<RevocationRecord>>;
 
-    // ---- sources: what `skillreg sync` reads again --------------------------------------------
+    /// Make a namespace private or public (creating it when it has no skill yet), audited.
+    async fn set_private(&self, namespace: &Namespace, private: bool, actor: &str) -> Result<()>;
 
+    /// Every private namespace.
+    async fn private_namespaces(&self) -> Result<Vec<Namespace>>;
+}
+
+/// The sources `skillreg sync` reads again.
+#[async_trait]
+pub trait Sources: Send + Sync + 'static {
     /// Record a source feeding `namespace` (created if new), audited when it is new; an
     /// existing one (same namespace, kind, location, ref and directory) keeps its id and takes
     /// the new `fix`.
@@ -235,9 +268,11 @@ pub trait Store: Send + Sync + 'static {
         present: &[SkillName],
         removed: &[SkillName],
     ) -> Result<()>;
+}
 
-    // ---- tokens and audit ---------------------------------------------------------------------
-
+/// Tokens and the audit log.
+#[async_trait]
+pub trait Access: Send + Sync + 'static {
     /// Store a new token (its hash only) and audit it.
     async fn create_token(&self, token: NewToken<'_>) -> Result<TokenRecord>;
 
@@ -252,30 +287,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Audit entries with `id > after`, oldest first.
     async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<AuditRecord>>;
+}
 
-    // ---- completion ---------------------------------------------------------------------------
-
-    /// Up to `limit` namespaces that `visibility` sees starting with `prefix` (the exact match
-    /// first, then by most recent publish), and how many there are (counted up to
-    /// [`COMPLETION_COUNT_CAP`]).
-    async fn complete_namespaces(
-        &self,
-        prefix: &str,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<(Vec<String>, u64)>;
-
-    /// The same for skill names, in one namespace or across all.
-    async fn complete_names(
-        &self,
-        namespace: Option<&Namespace>,
-        prefix: &str,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<(Vec<String>, u64)>;
-
-    // ---- the change feed ----------------------------------------------------------------------
-
+/// The change feed, counters, scrubbing, backups, copying a whole store (`skillreg migrate`,
+/// see [`copy`]), and the connections.
+#[async_trait]
+pub trait Maintenance: Send + Sync + 'static {
     /// The catalog generation: bumped by every change to what a skill serves.
     async fn generation(&self) -> Result<i64>;
 
@@ -291,8 +308,6 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
     ) -> Result<Vec<ChangedSkill>>;
 
-    // ---- maintenance --------------------------------------------------------------------------
-
     /// Row counts and stored bytes, kept current as rows are written: constant cost at any
     /// catalog size (anyone may scrape `/metrics`).
     async fn stats(&self) -> Result<Stats>;
@@ -304,8 +319,6 @@ pub trait Store: Send + Sync + 'static {
     /// A consistent copy of the whole store at `path` (which must not exist), taken while the
     /// registry keeps serving.
     async fn backup(&self, path: &Path) -> Result<()>;
-
-    // ---- copying a whole store (`skillreg migrate`, see [`copy`]) --------------------------------
 
     /// Up to `limit` rows of `table` after `after`, in key order.
     async fn export_rows(&self, table: Table, after: &copy::Key, limit: u32) -> Result<Batch>;
@@ -320,6 +333,27 @@ pub trait Store: Send + Sync + 'static {
 
     /// Close every connection.
     async fn close(&self);
+}
+
+/// Serialized `skills/list` entries kept with their listing rows: an engine that keeps them
+/// (SQLite) offers this through [`Catalog::kept_entries`]; one that keeps none (PostgreSQL
+/// reads the tables of record) has its pages built by the registry.
+#[async_trait]
+pub trait KeptEntries: Send + Sync + 'static {
+    /// The bytes of the kept serialized entries `entries` (as listing rows name them), by
+    /// position: `None` for one no longer kept (its row has changed since it was read).
+    async fn serialized(&self, entries: &[EntryId]) -> Result<Vec<Option<String>>>;
+
+    /// Make `format` the format of kept serialized entries: when the kept ones are in another
+    /// (a build that serializes entries differently), drop them all.
+    async fn serialized_format(&self, format: i64) -> Result<()>;
+
+    /// Up to `limit` listing rows, in URI order, that keep no serialized entry.
+    async fn unserialized(&self, limit: u32) -> Result<Vec<ListingRecord>>;
+
+    /// Keep each serialized entry with its listing row, where the row still lists its version
+    /// and keeps none yet; returns how many were kept. A body with a newline is refused.
+    async fn keep_serialized(&self, entries: &[SerializedEntry]) -> Result<u64>;
 }
 
 /// File bytes, addressed by the digest of those exact bytes.
@@ -356,6 +390,23 @@ impl std::fmt::Debug for Location {
             ),
         }
     }
+}
+
+impl Location {
+    /// The location the `data_dir` and `database_*` settings name.
+    pub fn of(storage: &crate::config::Storage) -> Result<Self, crate::config::ConfigError> {
+        Ok(match storage.engine()? {
+            crate::config::Engine::Sqlite(dir) => Self::Sqlite(dir),
+            crate::config::Engine::Postgres(url) => {
+                Self::Postgres(url, postgres::PgOptions::from(storage))
+            }
+        })
+    }
+}
+
+/// Whether `data_dir` holds a catalog of the embedded engine.
+pub fn holds_catalog(data_dir: &Path) -> bool {
+    data_dir.join(sqlite::DB_FILE).is_file()
 }
 
 /// Open (creating and migrating as needed) the store and its blobs at `location`.

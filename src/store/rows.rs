@@ -1,7 +1,7 @@
 //! What both engines share below their SQL: the rows their queries return (the same columns on
 //! SQLite and PostgreSQL, decoded by one `FromRow` derive each) and their decoding into records,
-//! the current-version and listing rules of a write, and the checks of a scrub. Each engine's
-//! module holds only its statements.
+//! the current-version and listing rules of a write, and the checks of a scrub. The statements
+//! are in `store/sql` (both engines) and in each engine's own modules.
 
 use serde_json::Value;
 
@@ -543,7 +543,7 @@ impl Target<'_> {
 }
 
 /// The content digests of `len` versions asked for together, from the `(position, digest)` of
-/// those that exist ([`crate::store::Store::content_digests`]).
+/// those that exist ([`crate::store::Catalog::content_digests`]).
 pub(super) fn digests_by_position(
     len: usize,
     found: impl IntoIterator<Item = (usize, String)>,

@@ -537,6 +537,11 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     let acme = ns("acme");
     publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
     publish(&*store, &acme, &bundle("invoices", "one"), "1.0.0").await;
+    let Some(kept_entries) = store.kept_entries() else {
+        // PostgreSQL keeps none (it reads the tables of record): every page is built.
+        assert!(matches!(location, Location::Postgres(..)));
+        return;
+    };
     // Each row's kept entry, by the id the row names, asked for in reverse (and with an id
     // nothing has): the answer is by position, and every id a row names is kept.
     let serialized = async |page: &[crate::store::ListingRecord]| -> Vec<Option<String>> {
@@ -549,7 +554,7 @@ async fn kept_serialized_entries_follow_their_listing_row() {
         let mut ids: Vec<EntryId> = named.iter().map(|&(_, id)| id).collect();
         let nobody = ids.len().min(1);
         ids.insert(nobody, EntryId::MAX);
-        let mut bodies = store.serialized(&ids).await.unwrap();
+        let mut bodies = kept_entries.serialized(&ids).await.unwrap();
         assert_eq!(bodies.len(), ids.len(), "one answer per id");
         assert_eq!(bodies.remove(nobody), None, "an id nothing has");
         let mut by_row = vec![None; page.len()];
@@ -558,22 +563,8 @@ async fn kept_serialized_entries_follow_their_listing_row() {
         }
         by_row
     };
-    let waiting = store.unserialized(10).await.unwrap();
-    if !matches!(location, Location::Sqlite(_)) {
-        // PostgreSQL keeps none: nothing waits, nothing is kept, every page is built.
-        assert!(waiting.is_empty());
-        let page = store.list_page("", 10, &Visibility::All).await.unwrap();
-        let entry = SerializedEntry {
-            uri: page[0].uri.clone(),
-            version_id: page[0].version_id,
-            body: "{}".into(),
-        };
-        assert_eq!(store.keep_serialized(&[entry]).await.unwrap(), 0);
-        store.serialized_format(1).await.unwrap();
-        assert_eq!(serialized(&page).await, [None, None]);
-        return;
-    }
-    store.serialized_format(1).await.unwrap();
+    let waiting = kept_entries.unserialized(10).await.unwrap();
+    kept_entries.serialized_format(1).await.unwrap();
     let uris: Vec<&str> = waiting.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(
         uris,
@@ -589,7 +580,7 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     };
     let (invoices, refunds) = (&waiting[0], &waiting[1]);
     // A body with a newline is refused, and nothing of its batch is kept.
-    let err = store
+    let err = kept_entries
         .keep_serialized(&[
             keep(invoices, invoices.version_id, "{\"a\":1"),
             keep(refunds, refunds.version_id, "{\n"),
@@ -597,9 +588,9 @@ async fn kept_serialized_entries_follow_their_listing_row() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("newline"), "{err}");
-    assert_eq!(store.unserialized(10).await.unwrap().len(), 2);
+    assert_eq!(kept_entries.unserialized(10).await.unwrap().len(), 2);
     // Kept only where the row still lists the version the bytes were made for.
-    let kept = store
+    let kept = kept_entries
         .keep_serialized(&[
             keep(invoices, invoices.version_id, "{\"a\":1"),
             keep(refunds, 99, "{\"stale\":1"),
@@ -609,17 +600,17 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     assert_eq!(kept, 1);
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(serialized(&page).await, [Some("{\"a\":1".to_owned()), None]);
-    let waiting = store.unserialized(10).await.unwrap();
+    let waiting = kept_entries.unserialized(10).await.unwrap();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].skill.name.as_str(), "refunds");
     // A row keeps one entry: a second is left out.
     let again = keep(invoices, invoices.version_id, "{\"b\":2");
-    assert_eq!(store.keep_serialized(&[again]).await.unwrap(), 0);
+    assert_eq!(kept_entries.keep_serialized(&[again]).await.unwrap(), 0);
     // A new current version drops the row's entry with the row; withdrawing a version that is
     // not current keeps it, since the row still lists the same version.
     let refunds_id = refunds.version_id;
     let kept = keep(refunds, refunds_id, "{\"r\":1");
-    assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
+    assert_eq!(kept_entries.keep_serialized(&[kept]).await.unwrap(), 1);
     publish(&*store, &acme, &bundle("invoices", "two"), "1.1.0").await;
     publish(&*store, &acme, &bundle("refunds", "old"), "0.9.0").await;
     let old = VersionRef::parse("acme", "refunds", "0.9.0").unwrap();
@@ -641,26 +632,26 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].entry, None, "the new row keeps none yet");
     let kept = keep(&page[1], page[1].version_id, "{\"r\":3");
-    assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
+    assert_eq!(kept_entries.keep_serialized(&[kept]).await.unwrap(), 1);
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert!(
         page[1].entry.unwrap() > dropped,
         "{:?} {dropped}",
         page[1].entry
     );
-    assert_eq!(store.serialized(&[dropped]).await.unwrap(), [None]);
+    assert_eq!(kept_entries.serialized(&[dropped]).await.unwrap(), [None]);
     assert_eq!(serialized(&page).await, [None, Some("{\"r\":3".to_owned())]);
     assert!(store.verify(&|_| {}).await.unwrap().is_clean());
     // The same format keeps what is kept; another drops it all.
-    store.serialized_format(1).await.unwrap();
-    assert_eq!(store.unserialized(10).await.unwrap().len(), 1);
-    store.serialized_format(2).await.unwrap();
-    assert_eq!(store.unserialized(10).await.unwrap().len(), 2);
+    kept_entries.serialized_format(1).await.unwrap();
+    assert_eq!(kept_entries.unserialized(10).await.unwrap().len(), 1);
+    kept_entries.serialized_format(2).await.unwrap();
+    assert_eq!(kept_entries.unserialized(10).await.unwrap().len(), 2);
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(serialized(&page).await, [None, None]);
     // `verify` reports a row naming an entry that is not kept, and an entry nobody names.
     let kept = keep(&page[1], page[1].version_id, "{\"r\":2");
-    assert_eq!(store.keep_serialized(&[kept]).await.unwrap(), 1);
+    assert_eq!(kept_entries.keep_serialized(&[kept]).await.unwrap(), 1);
     let damaged = async |sql: &str| {
         testing::execute(&location, sql, "SELECT 1").await;
         store.verify(&|_| {}).await.unwrap().problems
@@ -682,27 +673,36 @@ async fn kept_serialized_entries_follow_their_listing_row() {
     assert!(problems[2].contains("given twice"), "{problems:?}");
 }
 
-/// SQLite plans a bare bound `LIMIT ?N` with the value bound, so a statement that has one is
+/// SQLite plans a bare bound `LIMIT $N` with the value bound, so a statement that has one is
 /// prepared again on every execution (each binds its limit anew): a tenth of a `skills/list`
-/// page's CPU time went to that. Every SQLite statement binds its limit as `LIMIT +?N`.
+/// page's CPU time went to that. Every SQLite statement binds its limit as `LIMIT +$N`: those
+/// of the SQLite engine spell it so, those written once for both (`store/sql`) through the
+/// dialect's `limit!`, which SQLite's spells so.
 #[test]
 fn no_sqlite_statement_binds_a_bare_limit() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/sqlite");
+    let store = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
     let mut bare = Vec::new();
-    for file in std::fs::read_dir(&dir).unwrap() {
-        let path = file.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap().to_ascii_uppercase();
-        let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
-        for (n, line) in code.enumerate() {
-            if line
-                .match_indices("LIMIT")
-                .any(|(at, _)| line[at + 5..].trim_start().starts_with('?'))
-            {
-                bare.push(format!("{}, code line {}: {line}", path.display(), n + 1));
+    for dir in ["sqlite", "sql"] {
+        for file in std::fs::read_dir(store.join(dir)).unwrap() {
+            let path = file.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap().to_ascii_uppercase();
+            let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+            for (n, line) in code.enumerate() {
+                if line
+                    .match_indices("LIMIT")
+                    .any(|(at, _)| line[at + 5..].trim_start().starts_with(['?', '$']))
+                {
+                    bare.push(format!("{}, code line {}: {line}", path.display(), n + 1));
+                }
             }
         }
     }
-    assert!(bare.is_empty(), "a bare LIMIT ?N at {bare:?}");
+    let dialect = std::fs::read_to_string(store.join("sqlite/dialect.rs")).unwrap();
+    assert!(
+        dialect.contains(r#"concat!("LIMIT +", $n)"#),
+        "SQLite's limit! binds LIMIT +$N"
+    );
+    assert!(bare.is_empty(), "a bare LIMIT $N at {bare:?}");
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! The layering rule of `ARCHITECTURE.md`, checked on the source: a module imports only from
 //! layers below its own, the transports (and the binaries in `src/bin/`) never reach storage or
 //! the search index, `core` imports nothing of the crate, `consumer` only `core`, and the
-//! registry neither imports `consumer` nor re-exports storage or search types beyond today's.
+//! registry neither imports `consumer` nor re-exports storage or search types beyond today's, and
+//! nothing outside storage names an engine.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -52,10 +53,19 @@ const REEXPORTS_ALLOWED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Imports of storage or search from `src/bin/` and `src/main.rs` allowed today: (file, module).
-/// The bench opens PostgreSQL with `store::postgres::PgOptions` until the registry stops naming
-/// engine types (#40). Do not add to this list.
-const BIN_ALLOWED: &[(&str, &str)] = &[("bin/skillreg-bench/main.rs", "store")];
+/// Imports of storage or search from `src/bin/` and `src/main.rs` allowed: (file, module). None:
+/// the binaries open a registry from the settings. Do not add to this list.
+const BIN_ALLOWED: &[(&str, &str)] = &[];
+
+/// What names a storage engine: outside `store`, only `store::Location` says which one.
+const ENGINE_NAMES: &[&str] = &[
+    "store::sqlite",
+    "store::postgres",
+    "PgOptions",
+    "PgStore",
+    "SqliteStore",
+    "DB_FILE",
+];
 
 fn layer(module: &str) -> u8 {
     LAYERS
@@ -216,6 +226,30 @@ fn the_binaries_never_reach_storage_or_the_index() {
                 && !BIN_ALLOWED.contains(&(name.as_str(), import.as_str()))
             {
                 violations.push(format!("{name} imports skillreg::{import}"));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn only_storage_names_an_engine() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![
+        src.join("main.rs"),
+        src.join("lib.rs"),
+        src.join("error.rs"),
+    ];
+    for dir in ["registry", "mcp", "http", "cli", "bin"] {
+        rust_files(&src.join(dir), &mut files);
+    }
+    let mut violations = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for name in ENGINE_NAMES {
+            if text.contains(name) {
+                let file = file.strip_prefix(&src).unwrap().display().to_string();
+                violations.push(format!("{file} names {name}"));
             }
         }
     }

@@ -11,6 +11,7 @@ use skillreg::Registry;
 use skillreg::config::{Config, Secret};
 use skillreg::core::{InputFile, Namespace};
 use skillreg::registry::PublishRequest;
+use skillreg::store::Location;
 use skillreg::store::postgres::PgOptions;
 use tempfile::TempDir;
 
@@ -52,7 +53,7 @@ async fn on_sqlite_dir(dir: &std::path::Path) -> TestServer {
 /// Open a registry on the PostgreSQL database at `url` (no search index, like an import).
 async fn open_postgres(url: &str, dir: &TempDir) -> Registry {
     Registry::builder(dir.path())
-        .postgres(url, PgOptions::default())
+        .at(Location::Postgres(url.to_owned(), PgOptions::default()))
         .open()
         .await
         .unwrap()
@@ -602,13 +603,13 @@ async fn storage_errors_on_postgres_have_stable_codes() {
     // Nothing listens at this port: opening fails with a clear error, not a hang.
     let dir = TempDir::new().unwrap();
     let open = Registry::builder(dir.path())
-        .postgres(
-            "postgres://skillreg@127.0.0.1:1/none",
+        .at(Location::Postgres(
+            "postgres://skillreg@127.0.0.1:1/none".to_owned(),
             PgOptions {
                 acquire_timeout: Duration::from_secs(2),
                 ..PgOptions::default()
             },
-        )
+        ))
         .open();
     let err = tokio::time::timeout(Duration::from_secs(60), open)
         .await
@@ -676,7 +677,7 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
     let dir = TempDir::new().unwrap();
     let open = async || {
         Registry::builder(dir.path())
-            .postgres(&url, PgOptions::default())
+            .at(Location::Postgres(url.to_owned(), PgOptions::default()))
             .search()
             .open()
             .await
@@ -747,7 +748,7 @@ async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
     };
     let replica_from = async |url: &str, snapshot: &std::path::Path, dir: &str| {
         Registry::builder(&tmp.path().join(dir))
-            .postgres(url, PgOptions::default())
+            .at(Location::Postgres(url.to_owned(), PgOptions::default()))
             .search()
             .index_snapshot(Some(snapshot))
             .open()

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use skillreg::registry::{Registry, RegistryBuilder};
-use skillreg::store::postgres::PgOptions;
 
 /// The allocator of the `skillreg` binary, so that in-process latencies are the server's.
 #[global_allocator]
@@ -82,12 +81,16 @@ enum Command {
 }
 
 /// The registry in `data_dir`, or in PostgreSQL at `database_url` with its index in `data_dir`.
-fn builder(data_dir: &std::path::Path, database_url: Option<&str>) -> RegistryBuilder {
-    let builder = Registry::builder(data_dir);
-    match database_url {
-        Some(url) => builder.postgres(url, PgOptions::default()),
-        None => builder,
-    }
+fn builder(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+) -> anyhow::Result<RegistryBuilder> {
+    let storage = skillreg::config::Storage {
+        data_dir: data_dir.to_path_buf(),
+        database_url: database_url.map(skillreg::config::Secret::new),
+        ..Default::default()
+    };
+    Ok(Registry::builder_for(&storage)?)
 }
 
 #[tokio::main]
@@ -156,7 +159,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             database_url,
         } => {
             let words = vocabulary(vocabulary_from.as_deref())?;
-            let registry = builder(&data_dir, database_url.as_deref())
+            let registry = builder(&data_dir, database_url.as_deref())?
                 .search()
                 .open()
                 .await?;
@@ -188,7 +191,7 @@ async fn generate(
     skills: u64,
     words: Option<Arc<dyn synthetic::Words>>,
 ) -> anyhow::Result<()> {
-    let registry = builder(data_dir, database_url).open().await?;
+    let registry = builder(data_dir, database_url)?.open().await?;
     let started = std::time::Instant::now();
     let created = synthetic::generate(&registry, from, from + skills, words, |done| {
         if done % 100_000 == 0 {
@@ -204,7 +207,7 @@ async fn generate(
     );
     registry.close().await;
     let indexing = std::time::Instant::now();
-    let registry = builder(data_dir, database_url).search().open().await?;
+    let registry = builder(data_dir, database_url)?.search().open().await?;
     registry.catch_up_search().await?;
     println!(
         "indexed for search in {:.1} s",

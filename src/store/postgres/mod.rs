@@ -4,21 +4,58 @@
 //! Writes take one transaction-scoped advisory lock ([`write::begin`]), so they apply one at a
 //! time across every replica, exactly as on SQLite's single writer: concurrent publishes of one
 //! version from two replicas end with one stored and the other unchanged or refused. Reads run
-//! on the pool in parallel and never wait for writes. The modules mirror the SQLite engine's:
-//! the statements differ, the rows and their decoding (`store::rows`) are shared.
+//! on the pool in parallel and never wait for writes. The table groups both engines share are in
+//! `store/sql` (compiled here with this engine's `dialect`); this engine's own modules mirror
+//! the SQLite engine's (`skills`, `completion`, `blobs`, `checks`, `copy`), with the rows and
+//! their decoding (`store::rows`) shared.
 
-mod audit;
+mod across;
 mod blobs;
-mod changes;
-mod completion;
+mod checks;
 mod copy;
+mod dialect;
 mod feed;
-mod maintenance;
 mod skills;
-mod sources;
-mod tokens;
-mod trust;
 mod write;
+
+// The table groups written once for both engines (`store/sql`), with this engine's `dialect`
+// (the SQLite engine compiles them too).
+#[path = "../sql/access.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod access;
+#[path = "../sql/catalog.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod catalog;
+#[path = "../sql/completion.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod completion;
+#[path = "../sql/lifecycle.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod lifecycle;
+#[path = "../sql/maintenance.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod maintenance;
+#[path = "../sql/sources.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod sources;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -106,6 +143,14 @@ impl PgStore {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
-}
 
-super::engine::engine_impls!(PgStore, read: pool, write: pool);
+    /// The pool reads use: the one pool.
+    fn read(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The pool writes use: the one pool (each write takes the writer lock, [`write::begin`]).
+    fn write(&self) -> &PgPool {
+        &self.pool
+    }
+}

@@ -1,45 +1,191 @@
-//! Skills, versions, their files and entries, and the listing: the catalog's tables.
+//! [`Catalog`] on this engine: skills, versions, their files and entries, and the
+//! listing (the catalog's tables), with completion from `completion`.
 
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgConnection;
 
-use super::write::{self, Published, Target, json_text, visibility_args, visible};
+use super::dialect::{Engine, visibility_args, visible};
+use super::write::{self, Published, Target, json_text};
 use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
-use crate::store::records::decode;
-use crate::store::rows::{
-    self, CatalogRow, EntryRow, FileRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
-};
+use crate::store::rows::{self, EntryRow, FileRow, ListingRow, decode_all};
 use crate::store::{
-    CatalogRecord, ListingRecord, Manifests, NameMatch, NewVersion, PublishOutcome,
-    ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord, Withdrawal,
+    Catalog, CatalogRecord, ListingRecord, Manifests, NameMatch, NewVersion, PublishOutcome,
+    ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
 };
 
-pub(super) async fn publish(pool: &PgPool, new: NewVersion<'_>) -> Result<PublishOutcome> {
-    let mut tx = write::begin(pool).await?;
-    let outcome = publish_in(&mut tx, new).await?;
-    match outcome {
-        PublishOutcome::Created => tx.commit().await?,
-        PublishOutcome::Unchanged => tx.rollback().await?,
+#[async_trait::async_trait]
+impl Catalog for Engine {
+    async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        super::completion::namespaces(self.read(), prefix, limit, visibility).await
     }
-    Ok(outcome)
-}
 
-pub(super) async fn publish_many(
-    pool: &PgPool,
-    versions: Vec<NewVersion<'_>>,
-) -> Result<Vec<Result<PublishOutcome>>> {
-    let mut tx = write::begin(pool).await?;
-    let mut outcomes = Vec::with_capacity(versions.len());
-    for new in versions {
-        // `publish_in` tells a conflict from a new version without a failing statement (which
-        // would abort the whole transaction), so one version can be left out.
-        match publish_in(&mut tx, new).await {
-            Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
-            Err(e) => return Err(e),
-            Ok(o) => outcomes.push(Ok(o)),
-        }
+    async fn complete_names(
+        &self,
+        namespace: Option<&Namespace>,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        super::completion::names(self.read(), namespace, prefix, limit, visibility).await
     }
-    tx.commit().await?;
-    Ok(outcomes)
+
+    async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome> {
+        let pool = self.write();
+        let mut tx = write::begin(pool).await?;
+        let outcome = publish_in(&mut tx, new).await?;
+        match outcome {
+            PublishOutcome::Created => tx.commit().await?,
+            PublishOutcome::Unchanged => tx.rollback().await?,
+        }
+        Ok(outcome)
+    }
+
+    async fn publish_many(
+        &self,
+        versions: Vec<NewVersion<'_>>,
+    ) -> Result<Vec<Result<PublishOutcome>>> {
+        let pool = self.write();
+        let mut tx = write::begin(pool).await?;
+        let mut outcomes = Vec::with_capacity(versions.len());
+        for new in versions {
+            // `publish_in` tells a conflict from a new version without a failing statement (which
+            // would abort the whole transaction), so one version can be left out.
+            match publish_in(&mut tx, new).await {
+                Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
+                Err(e) => return Err(e),
+                Ok(o) => outcomes.push(Ok(o)),
+            }
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    async fn content_digests(&self, versions: &[VersionRef]) -> Result<Vec<Option<Digest>>> {
+        let pool = self.read();
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One statement for the whole batch (an import asks for 256 at a time).
+        let namespaces: Vec<&str> = versions.iter().map(|v| v.namespace().as_str()).collect();
+        let names: Vec<&str> = versions.iter().map(|v| v.name().as_str()).collect();
+        let numbers: Vec<String> = versions.iter().map(|v| v.version.to_string()).collect();
+        let found: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT w.i, v.content_digest
+         FROM UNNEST($1::text[], $2::text[], $3::text[]) WITH ORDINALITY
+              AS w (namespace, name, version, i)
+         JOIN namespaces n ON n.name = w.namespace
+         JOIN skills s ON s.namespace_id = n.id AND s.name = w.name
+         JOIN versions v ON v.skill_id = s.id AND v.version = w.version",
+        )
+        .bind(&namespaces)
+        .bind(&names)
+        .bind(&numbers)
+        .fetch_all(pool)
+        .await?;
+        // ORDINALITY counts from 1.
+        let found = found
+            .into_iter()
+            .map(|(i, digest)| (usize::try_from(i - 1).unwrap_or(usize::MAX), digest));
+        rows::digests_by_position(versions.len(), found)
+    }
+
+    async fn list_page(
+        &self,
+        after: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<ListingRecord>> {
+        let pool = self.read();
+        let (mode, names) = visibility_args(visibility)?;
+        let rows: Vec<ListingRow> = sqlx::query_as(concat!(
+            "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
+                e.description, v.version, s.deprecation_message,
+                s.deprecated_at IS NOT NULL AS deprecated, v.verdict, v.findings
+         FROM listing l
+         JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
+         JOIN versions v ON v.id = l.version_id
+         JOIN skills s ON s.id = l.skill_id
+         JOIN namespaces n ON n.id = s.namespace_id
+         WHERE l.uri > $1 AND ",
+            visible!("n", "$3", "$4"),
+            " ORDER BY l.uri LIMIT $2"
+        ))
+        .bind(after)
+        .bind(i64::from(limit))
+        .bind(mode)
+        .bind(&names)
+        .fetch_all(pool)
+        .await?;
+        decode_all(rows, ListingRow::decode)
+    }
+
+    async fn resolve(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<ResolvedVersion>> {
+        super::catalog::resolve(self.read(), skill, version).await
+    }
+
+    async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
+        let pool = self.read();
+        let files: Vec<FileRow> = sqlx::query_as(
+            "SELECT version_id, path, digest, size, mode FROM version_files
+         WHERE version_id = ANY($1) ORDER BY version_id, path",
+        )
+        .bind(version_ids)
+        .fetch_all(pool)
+        .await?;
+        let entries: Vec<EntryRow> = sqlx::query_as(
+            "SELECT e.version_id, e.subpath, e.name, e.description, e.frontmatter, v.provenance
+         FROM version_entries e JOIN versions v ON v.id = e.version_id
+         WHERE e.version_id = ANY($1) ORDER BY e.version_id, e.subpath",
+        )
+        .bind(version_ids)
+        .fetch_all(pool)
+        .await?;
+        rows::manifests(files, entries)
+    }
+
+    async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {
+        super::catalog::skill(self.read(), skill).await
+    }
+
+    async fn versions(&self, skill_id: i64) -> Result<Vec<VersionRecord>> {
+        super::catalog::versions(self.read(), skill_id).await
+    }
+
+    async fn version(
+        &self,
+        skill_id: i64,
+        version: &SkillVersion,
+    ) -> Result<Option<VersionRecord>> {
+        super::catalog::version(self.read(), skill_id, version).await
+    }
+
+    async fn catalog_page(
+        &self,
+        namespace: Option<&Namespace>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        super::catalog::catalog_page(self.read(), namespace, after, limit, visibility).await
+    }
+
+    async fn catalog_by_name(
+        &self,
+        matching: NameMatch<'_>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        super::catalog::catalog_by_name(self.read(), matching, after, limit, visibility).await
+    }
 }
 
 /// The rows of one version, inside `tx` (which holds the writer lock): namespace and skill, then
@@ -178,416 +324,4 @@ async fn insert_entries(
     .execute(&mut *tx)
     .await?;
     Ok(subpaths)
-}
-
-pub(super) async fn content_digests(
-    pool: &PgPool,
-    versions: &[VersionRef],
-) -> Result<Vec<Option<Digest>>> {
-    if versions.is_empty() {
-        return Ok(Vec::new());
-    }
-    // One statement for the whole batch (an import asks for 256 at a time).
-    let namespaces: Vec<&str> = versions.iter().map(|v| v.namespace().as_str()).collect();
-    let names: Vec<&str> = versions.iter().map(|v| v.name().as_str()).collect();
-    let numbers: Vec<String> = versions.iter().map(|v| v.version.to_string()).collect();
-    let found: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT w.i, v.content_digest
-         FROM UNNEST($1::text[], $2::text[], $3::text[]) WITH ORDINALITY
-              AS w (namespace, name, version, i)
-         JOIN namespaces n ON n.name = w.namespace
-         JOIN skills s ON s.namespace_id = n.id AND s.name = w.name
-         JOIN versions v ON v.skill_id = s.id AND v.version = w.version",
-    )
-    .bind(&namespaces)
-    .bind(&names)
-    .bind(&numbers)
-    .fetch_all(pool)
-    .await?;
-    // ORDINALITY counts from 1.
-    let found = found
-        .into_iter()
-        .map(|(i, digest)| (usize::try_from(i - 1).unwrap_or(usize::MAX), digest));
-    rows::digests_by_position(versions.len(), found)
-}
-
-pub(super) async fn list_page(
-    pool: &PgPool,
-    after: &str,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<ListingRecord>> {
-    let (mode, names) = visibility_args(visibility);
-    let rows: Vec<ListingRow> = sqlx::query_as(concat!(
-        "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
-                e.description, v.version, s.deprecation_message,
-                s.deprecated_at IS NOT NULL AS deprecated, v.verdict, v.findings
-         FROM listing l
-         JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
-         JOIN versions v ON v.id = l.version_id
-         JOIN skills s ON s.id = l.skill_id
-         JOIN namespaces n ON n.id = s.namespace_id
-         WHERE l.uri > $1 AND ",
-        visible!("n", "$3", "$4"),
-        " ORDER BY l.uri LIMIT $2"
-    ))
-    .bind(after)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(&names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, ListingRow::decode)
-}
-
-/// PostgreSQL keeps no serialized entries (it reads the tables of record): its pages are built
-/// by the registry.
-pub(super) async fn serialized(
-    _pool: &PgPool,
-    entries: &[crate::store::EntryId],
-) -> Result<Vec<Option<String>>> {
-    Ok(vec![None; entries.len()])
-}
-
-/// No serialized entries are kept here, in any format.
-pub(super) async fn serialized_format(_read: &PgPool, _write: &PgPool, _format: i64) -> Result<()> {
-    Ok(())
-}
-
-/// No listing row keeps a serialized entry, and none is waiting for one.
-pub(super) async fn unserialized(_pool: &PgPool, _limit: u32) -> Result<Vec<ListingRecord>> {
-    Ok(Vec::new())
-}
-
-/// Nothing is kept: every page is built.
-pub(super) async fn keep_serialized(
-    _pool: &PgPool,
-    _entries: &[crate::store::SerializedEntry],
-) -> Result<u64> {
-    Ok(0)
-}
-
-/// The columns of a resolution; the version comes from the current pointer or a pinned match.
-macro_rules! resolve_sql {
-    ($join:literal) => {
-        concat!(
-            "SELECT s.id AS skill_id, v.id AS version_id, v.version,
-        v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
-        s.deprecated_at IS NOT NULL AS deprecated, n.private, v.verdict, v.findings,
-        v.revoked_at IS NOT NULL AS revoked, v.revoke_reason, v.pending
-     FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
-            $join,
-            " WHERE n.name = $1 AND s.name = $2"
-        )
-    };
-}
-
-pub(super) async fn resolve(
-    pool: &PgPool,
-    skill: &SkillRef,
-    version: Option<&SkillVersion>,
-) -> Result<Option<ResolvedVersion>> {
-    let row: Option<ResolvedRow> = match version {
-        None => {
-            sqlx::query_as(resolve_sql!(
-                "JOIN versions v ON v.id = s.current_version_id"
-            ))
-            .bind(skill.namespace.as_str())
-            .bind(skill.name.as_str())
-            .fetch_optional(pool)
-            .await?
-        }
-        Some(version) => {
-            sqlx::query_as(resolve_sql!(
-                "JOIN versions v ON v.skill_id = s.id AND v.version = $3"
-            ))
-            .bind(skill.namespace.as_str())
-            .bind(skill.name.as_str())
-            .bind(version.to_string())
-            .fetch_optional(pool)
-            .await?
-        }
-    };
-    row.map(ResolvedRow::decode).transpose()
-}
-
-pub(super) async fn manifests(pool: &PgPool, version_ids: &[i64]) -> Result<Manifests> {
-    let files: Vec<FileRow> = sqlx::query_as(
-        "SELECT version_id, path, digest, size, mode FROM version_files
-         WHERE version_id = ANY($1) ORDER BY version_id, path",
-    )
-    .bind(version_ids)
-    .fetch_all(pool)
-    .await?;
-    let entries: Vec<EntryRow> = sqlx::query_as(
-        "SELECT e.version_id, e.subpath, e.name, e.description, e.frontmatter, v.provenance
-         FROM version_entries e JOIN versions v ON v.id = e.version_id
-         WHERE e.version_id = ANY($1) ORDER BY e.version_id, e.subpath",
-    )
-    .bind(version_ids)
-    .fetch_all(pool)
-    .await?;
-    rows::manifests(files, entries)
-}
-
-pub(super) async fn skill(pool: &PgPool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
-    let row: Option<SkillRow> = sqlx::query_as(
-        "SELECT s.id, n.name AS namespace, s.name, s.created_at,
-                v.version AS current_version, s.deprecated_at, s.deprecation_message, n.private
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         WHERE n.name = $1 AND s.name = $2",
-    )
-    .bind(skill.namespace.as_str())
-    .bind(skill.name.as_str())
-    .fetch_optional(pool)
-    .await?;
-    row.map(SkillRow::decode).transpose()
-}
-
-/// The columns of a [`VersionRow`].
-macro_rules! version_sql {
-    ($where:literal) => {
-        concat!(
-            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
-                    published_by, yanked_at, yank_reason, verdict, findings, revoked_at,
-                    revoke_reason, pending FROM versions WHERE ",
-            $where
-        )
-    };
-}
-
-pub(super) async fn versions(pool: &PgPool, skill_id: i64) -> Result<Vec<VersionRecord>> {
-    let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1"))
-        .bind(skill_id)
-        .fetch_all(pool)
-        .await?;
-    decode_all(rows, VersionRow::decode)
-}
-
-pub(super) async fn version(
-    pool: &PgPool,
-    skill_id: i64,
-    version: &SkillVersion,
-) -> Result<Option<VersionRecord>> {
-    let row: Option<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1 AND version = $2"))
-        .bind(skill_id)
-        .bind(version.to_string())
-        .fetch_optional(pool)
-        .await?;
-    row.map(VersionRow::decode).transpose()
-}
-
-pub(super) async fn catalog_page(
-    pool: &PgPool,
-    namespace: Option<&Namespace>,
-    after: Option<&SkillRef>,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<CatalogRecord>> {
-    let (after_ns, after_name) =
-        after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
-    let (mode, names) = visibility_args(visibility);
-    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
-                s.current_version_id IS NULL AND NOT EXISTS (
-                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND NOT p.pending
-                ) AS pending_only,
-                s.created_at, s.last_published_at, v.published_at AS current_published_at
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE ($1::text IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
-        visible!("n", "$5", "$6"),
-        " ORDER BY n.name, s.name LIMIT $4"
-    ))
-    .bind(namespace.map(Namespace::as_str))
-    .bind(after_ns)
-    .bind(after_name)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(&names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, CatalogRow::decode)
-}
-
-pub(super) async fn catalog_by_name(
-    pool: &PgPool,
-    matching: NameMatch<'_>,
-    after: Option<&SkillRef>,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<CatalogRecord>> {
-    let (from, to) = matching.range();
-    let (after_name, after_ns) =
-        after.map_or(("", ""), |s| (s.name.as_str(), s.namespace.as_str()));
-    let (mode, names) = visibility_args(visibility);
-    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
-                s.current_version_id IS NULL AND NOT EXISTS (
-                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND NOT p.pending
-                ) AS pending_only,
-                s.created_at, s.last_published_at, v.published_at AS current_published_at
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE s.name >= $1 AND s.name < $2 AND (s.name, n.name) > ($3, $4) AND ",
-        visible!("n", "$6", "$7"),
-        " ORDER BY s.name, n.name LIMIT $5"
-    ))
-    .bind(from)
-    .bind(to)
-    .bind(after_name)
-    .bind(after_ns)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(&names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, CatalogRow::decode)
-}
-
-pub(super) async fn withdraw(
-    pool: &PgPool,
-    version: &VersionRef,
-    kind: Withdrawal,
-    reason: Option<&str>,
-    actor: &str,
-) -> Result<bool> {
-    let mut tx = write::begin(pool).await?;
-    let Some(skill_id): Option<i64> = sqlx::query_scalar(
-        "SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
-         WHERE n.name = $1 AND s.name = $2",
-    )
-    .bind(version.namespace().as_str())
-    .bind(version.name().as_str())
-    .fetch_optional(&mut *tx)
-    .await?
-    else {
-        return Ok(false);
-    };
-    let v = version.version.to_string();
-    // Every statement binds the reason as its third parameter (NULL when reversing).
-    let statement = match (kind, reason.is_some()) {
-        (Withdrawal::Yank, true) => {
-            "UPDATE versions SET yanked_at = skillreg_now(), yank_reason = $3
-             WHERE skill_id = $1 AND version = $2"
-        }
-        (Withdrawal::Yank, false) => {
-            "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
-             WHERE skill_id = $1 AND version = $2 AND $3::text IS NULL"
-        }
-        (Withdrawal::Revoke, true) => {
-            "UPDATE versions SET revoked_at = skillreg_now(), revoke_reason = $3
-             WHERE skill_id = $1 AND version = $2"
-        }
-        (Withdrawal::Revoke, false) => {
-            "UPDATE versions SET revoked_at = NULL, revoke_reason = NULL
-             WHERE skill_id = $1 AND version = $2 AND $3::text IS NULL"
-        }
-    };
-    let changed = sqlx::query(statement)
-        .bind(skill_id)
-        .bind(&v)
-        .bind(reason)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if changed == 0 {
-        return Ok(false);
-    }
-    write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
-    write::touch(&mut tx, skill_id).await?;
-    let (action, details) = rows::withdrawal_audit(kind, reason);
-    write::audit(
-        &mut tx,
-        actor,
-        action,
-        Target::Version(&version.skill, &v),
-        &details,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-pub(super) async fn set_deprecated(
-    pool: &PgPool,
-    skill: &SkillRef,
-    message: Option<&str>,
-    actor: &str,
-) -> Result<bool> {
-    let mut tx = write::begin(pool).await?;
-    let skill_id: Option<i64> = sqlx::query_scalar(
-        "UPDATE skills SET deprecated_at = CASE WHEN $3::text IS NULL THEN NULL ELSE skillreg_now() END,
-                deprecation_message = $3
-         WHERE name = $2 AND namespace_id = (SELECT id FROM namespaces WHERE name = $1)
-         RETURNING id",
-    )
-    .bind(skill.namespace.as_str())
-    .bind(skill.name.as_str())
-    .bind(message)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(skill_id) = skill_id else {
-        return Ok(false);
-    };
-    write::touch(&mut tx, skill_id).await?;
-    let (action, details) = match message {
-        Some(m) => ("deprecate", serde_json::json!({ "message": m })),
-        None => ("undeprecate", serde_json::json!({})),
-    };
-    write::audit(&mut tx, actor, action, Target::Skill(skill), &details).await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-pub(super) async fn set_private(
-    pool: &PgPool,
-    namespace: &Namespace,
-    private: bool,
-    actor: &str,
-) -> Result<()> {
-    let mut tx = write::begin(pool).await?;
-    sqlx::query(
-        "INSERT INTO namespaces (name, private) VALUES ($1, $2)
-         ON CONFLICT (name) DO UPDATE SET private = excluded.private",
-    )
-    .bind(namespace.as_str())
-    .bind(private)
-    .execute(&mut *tx)
-    .await?;
-    // Every skill of the namespace changes whom it is served to: the change feed says so.
-    let generation = write::next_generation(&mut tx).await?;
-    sqlx::query(
-        "UPDATE skills SET updated_gen = $1
-         WHERE namespace_id = (SELECT id FROM namespaces WHERE name = $2)",
-    )
-    .bind(generation)
-    .bind(namespace.as_str())
-    .execute(&mut *tx)
-    .await?;
-    let action = if private {
-        "namespace_private"
-    } else {
-        "namespace_public"
-    };
-    let details = serde_json::json!({ "namespace": namespace.as_str() });
-    write::audit(&mut tx, actor, action, Target::None, &details).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-pub(super) async fn private_namespaces(pool: &PgPool) -> Result<Vec<Namespace>> {
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM namespaces WHERE private ORDER BY name")
-            .fetch_all(pool)
-            .await?;
-    names.iter().map(|n| decode::namespace(n)).collect()
 }

@@ -1,34 +1,13 @@
-//! The write path shared by every table: the writer lock, the audit row, the generation stamp,
-//! and the current version with its listing rows.
+//! The write path shared by every table: the writer lock, the audit row (written once, in
+//! `store/sql/access.rs`), the generation stamp, and the current version with its listing rows.
 
-use serde_json::Value;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
+pub(super) use super::access::audit;
 use crate::core::SkillRef;
 use crate::store::Result;
 pub(super) use crate::store::rows::{Target, json_text};
-use crate::store::rows::{current_version, listing_rows, visibility_mode};
-
-/// The SQL condition "namespace alias `$n` is visible", reading the mode and the names from the
-/// statement's parameters `$mode` (bigint) and `$names` (text[]); bind them with
-/// [`visibility_args`]. A namespace ranks 0 when public and 1 when private, and is visible when
-/// its rank is below the mode (2 every namespace, 1 the public ones, 0 none) or it is named.
-/// Written as one comparison rather than cases of the mode: a prepared statement's generic plan
-/// then estimates it as unselective and walks the ordered index under a LIMIT (with the cases
-/// it could guess them so selective that it sorted the whole catalog for every page).
-#[rustfmt::skip]
-macro_rules! visible {
-    ($n:literal, $mode:literal, $names:literal) => {
-        concat!("(", $n, ".private::int < ", $mode, " OR ", $n, ".name = ANY(", $names, "))")
-    };
-}
-pub(super) use visible;
-
-/// The parameters of [`visible!`].
-pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> (i64, Vec<String>) {
-    let (mode, names) = visibility_mode(visibility);
-    (mode, names.into_iter().map(str::to_owned).collect())
-}
+use crate::store::rows::{current_version, listing_rows};
 
 /// The key of the advisory lock every write transaction holds: writes apply one at a time,
 /// across every replica, as on SQLite's single writer.
@@ -43,30 +22,6 @@ pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres
         .execute(&mut *tx)
         .await?;
     Ok(tx)
-}
-
-/// Append an audit entry inside `tx`.
-pub(super) async fn audit(
-    tx: &mut PgConnection,
-    actor: &str,
-    action: &str,
-    target: Target<'_>,
-    details: &Value,
-) -> Result<()> {
-    let (namespace, name, version) = target.columns();
-    sqlx::query(
-        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(actor)
-    .bind(action)
-    .bind(namespace)
-    .bind(name)
-    .bind(version)
-    .bind(details.to_string())
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
 }
 
 /// The channel every replica listens on: a change to the catalog (the payload is the new

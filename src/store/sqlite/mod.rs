@@ -2,16 +2,18 @@
 //!
 //! Writes go through a single-connection pool and `BEGIN IMMEDIATE` transactions, so a publish is
 //! atomic and never deadlocks against another writer (another process included); reads use a
-//! separate pool and never block on writes. Each table group's queries live in a module of its
-//! own: `skills` (skills, versions, files, entries, the listing), `tokens`, `audit`, `completion`,
-//! `changes` (the feed the search index follows), `maintenance` (stats, verify, backup) and
-//! `blobs`; `write` holds what every write shares.
+//! separate pool and never block on writes. The table groups both engines share are in
+//! `store/sql` (compiled here with this engine's `dialect`); this engine's own are `skills`
+//! (skills, versions, files, entries, the listing with its derived columns and kept entries),
+//! `completion`, `blobs`, `checks` (the scrub of derived columns, backup) and `copy`; `write`
+//! holds what every write shares.
 //!
-//! A statement binds its row limit as `LIMIT +?N`, never `LIMIT ?N`: this SQLite plans a bare
-//! bound limit with its value, so it prepares such a statement again every time the limit is
-//! bound, that is on every execution (a tenth of a `skills/list` page's CPU time went to it).
-//! The unary plus makes the limit an expression, planned once. A store test holds every statement
-//! here to it.
+//! A statement binds its row limit as `LIMIT +$N` (`LIMIT +?N` in this engine's own modules),
+//! never `LIMIT $N`: this SQLite plans a bare bound limit with its value, so it prepares such a
+//! statement again every time the limit is bound, that is on every execution (a tenth of a
+//! `skills/list` page's CPU time went to it). The unary plus makes the limit an expression,
+//! planned once. The dialect's `limit!` spells it so, and a store test holds every statement
+//! here and in `store/sql` to it.
 //!
 //! Derived columns. Rows a read would otherwise gather from several tables are kept beside their
 //! record and never replace it; `skillreg verify` checks each against the tables of record:
@@ -29,17 +31,27 @@
 //!
 //! PostgreSQL reads the tables of record.
 
-mod audit;
+mod across;
 mod blobs;
-mod changes;
-mod completion;
+mod checks;
 mod copy;
-mod maintenance;
+mod dialect;
 pub(in crate::store) mod skills;
-mod sources;
-mod tokens;
-mod trust;
 pub(in crate::store) mod write;
+
+// The table groups written once for both engines (`store/sql`), with this engine's `dialect`.
+#[path = "../sql/access.rs"]
+mod access;
+#[path = "../sql/catalog.rs"]
+mod catalog;
+#[path = "../sql/completion.rs"]
+mod completion;
+#[path = "../sql/lifecycle.rs"]
+mod lifecycle;
+#[path = "../sql/maintenance.rs"]
+mod maintenance;
+#[path = "../sql/sources.rs"]
+mod sources;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -125,6 +137,16 @@ impl SqliteStore {
             .await?;
         Ok(Self { read, write })
     }
+
+    /// The pool reads use.
+    fn read(&self) -> &SqlitePool {
+        &self.read
+    }
+
+    /// The single writer.
+    fn write(&self) -> &SqlitePool {
+        &self.write
+    }
 }
 
 /// Create the data directory readable by its owner only (it holds token hashes and the audit
@@ -189,5 +211,3 @@ pub fn writable(dir: &Path) -> bool {
         Err(_) => false,
     }
 }
-
-super::engine::engine_impls!(SqliteStore, read: read, write: write);

@@ -1,48 +1,391 @@
-//! Skills, versions, their files and entries, and the listing: the catalog's tables.
+//! [`Catalog`] on this engine: skills, versions, their files and entries, and the listing (the
+//! catalog's tables), with completion from `completion`; and [`KeptEntries`], the serialized
+//! entries kept with the listing.
 
-use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
+use sqlx::{QueryBuilder, SqliteConnection};
 
-use super::write::{
-    self, Published, Target, WriteTx, json_text, now, pow2_chunks, visibility_args, visible,
-};
+use super::dialect::{Engine, now, visibility_args, visible};
+use super::write::{self, Published, Target, WriteTx, json_text, pow2_chunks};
 use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::store::records::decode;
-use crate::store::rows::{
-    self, CatalogRow, ListingRow, ResolvedRow, SkillRow, VersionRow, decode_all,
-};
+use crate::store::rows::{self, ListingRow, decode_all};
 use crate::store::{
-    CatalogRecord, ListingRecord, Manifests, NameMatch, NewVersion, PublishOutcome,
-    ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord, Withdrawal,
+    Catalog, CatalogRecord, KeptEntries, ListingRecord, Manifests, NameMatch, NewVersion,
+    PublishOutcome, ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
 };
 
-pub(super) async fn publish(pool: &SqlitePool, new: NewVersion<'_>) -> Result<PublishOutcome> {
-    let mut tx = WriteTx::begin(pool).await?;
-    let outcome = publish_in(&mut tx, new).await?;
-    match outcome {
-        PublishOutcome::Created => tx.commit().await?,
-        PublishOutcome::Unchanged => tx.rollback().await,
-    }
-    Ok(outcome)
+/// A page of listing rows as one row, a JSON array (sorted by [`listing_of_page`]). `$from`
+/// follows `FROM listing l`: it joins `namespaces n`, and picks the rows (ordered by `l.uri`,
+/// limited).
+macro_rules! listing_page_sql {
+    ($from:expr) => {
+        concat!(
+            "SELECT json_group_array(json_object(
+                'uri', uri, 'namespace', namespace, 'skill', skill, 'version_id', version_id,
+                'subpath', subpath, 'name', name, 'description', description, 'version', version,
+                'deprecation_message', deprecation_message,
+                'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
+                'findings', findings, 'entry_id', entry_id))
+         FROM (SELECT l.uri, n.name AS namespace, l.skill, l.version_id, l.subpath, l.name,
+                      l.description, l.version, l.deprecation_message, l.deprecated, l.verdict,
+                      l.findings, l.entry_id
+               FROM listing l ",
+            $from,
+            ")"
+        )
+    };
 }
 
-pub(super) async fn publish_many(
-    pool: &SqlitePool,
-    versions: Vec<NewVersion<'_>>,
-) -> Result<Vec<Result<PublishOutcome>>> {
-    let mut tx = WriteTx::begin(pool).await?;
-    let mut outcomes = Vec::with_capacity(versions.len());
-    for new in versions {
-        // `publish_in` decides Unchanged/VersionExists before it writes anything but the no-op
-        // upserts of an existing skill, so no savepoint is needed to leave one out.
-        match publish_in(&mut tx, new).await {
-            Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
-            // Anything else (I/O, a full disk) fails the whole batch.
-            Err(e) => return Err(e),
-            Ok(o) => outcomes.push(Ok(o)),
-        }
+/// A page of the listing after `?1`, `?2` rows, visible by `?3` and `?4`: one range of listing
+/// rows, and a rowid lookup per row into the namespaces.
+pub(in crate::store) const LISTING_PAGE: &str = listing_page_sql!(concat!(
+    "JOIN namespaces n ON n.id = l.namespace_id
+     WHERE l.uri > ?1 AND ",
+    visible!("n", "?3", "?4"),
+    " ORDER BY l.uri LIMIT +?2"
+));
+
+/// Up to `?1` listing rows that keep no serialized entry, in URI order: a range of the partial
+/// index that holds just them.
+pub(in crate::store) const UNSERIALIZED: &str = listing_page_sql!(
+    "INDEXED BY listing_unserialized JOIN namespaces n ON n.id = l.namespace_id
+         WHERE l.entry_id IS NULL ORDER BY l.uri LIMIT +?1"
+);
+
+/// The kept entries whose ids are the JSON array `?1`, each as one line `<position in ?1>
+/// <body>` (a body holds no newline; lines, not a JSON array, so that about 180 KB of JSON text
+/// per page is not escaped and parsed again): one rowid lookup per entry, and the entries a fill
+/// kept in URI order lie in URI order. The listing is not read again: an id names one body ever
+/// (see [`keep_serialized`]), so the body found is the one kept for the row that named it.
+pub(in crate::store) const KEPT_ENTRIES: &str =
+    "SELECT group_concat(u.key || ' ' || e.body, char(10))
+     FROM json_each(?1) u
+     JOIN listing_entries e ON e.id = u.value";
+
+/// A version's manifest column as its files and entries give it (in a statement on `versions`).
+macro_rules! manifest_of_rows {
+    () => {
+        "json_array(
+    (SELECT json_group_array(json_array(f.path, f.digest, f.size, f.mode) ORDER BY f.path)
+     FROM version_files f WHERE f.version_id = versions.id),
+    (SELECT json_group_array(json_array(e.subpath, e.name, e.description, e.frontmatter)
+                             ORDER BY e.subpath)
+     FROM version_entries e WHERE e.version_id = versions.id))"
+    };
+}
+
+/// Fill the manifest column of every version that has none (versions copied in by `skillreg
+/// migrate`) from its files and entries. As migrations/sqlite/0010, which fills it for versions
+/// published before the column.
+pub(in crate::store) const FILL_MANIFESTS: &str = concat!(
+    "UPDATE versions SET manifest = ",
+    manifest_of_rows!(),
+    "\nWHERE manifest IS NULL"
+);
+
+/// Versions whose manifest column is not what their files and entries give (`skillreg verify`).
+pub(super) const STALE_MANIFESTS: &str = concat!(
+    "SELECT id FROM versions WHERE json(manifest) IS NOT json(",
+    manifest_of_rows!(),
+    ") ORDER BY id"
+);
+
+#[async_trait::async_trait]
+impl Catalog for Engine {
+    fn kept_entries(&self) -> Option<&dyn KeptEntries> {
+        Some(self)
     }
-    tx.commit().await?;
-    Ok(outcomes)
+
+    async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        super::completion::namespaces(self.read(), prefix, limit, visibility).await
+    }
+
+    async fn complete_names(
+        &self,
+        namespace: Option<&Namespace>,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        super::completion::names(self.read(), namespace, prefix, limit, visibility).await
+    }
+
+    async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome> {
+        let pool = self.write();
+        let mut tx = WriteTx::begin(pool).await?;
+        let outcome = publish_in(&mut tx, new).await?;
+        match outcome {
+            PublishOutcome::Created => tx.commit().await?,
+            PublishOutcome::Unchanged => tx.rollback().await,
+        }
+        Ok(outcome)
+    }
+
+    async fn publish_many(
+        &self,
+        versions: Vec<NewVersion<'_>>,
+    ) -> Result<Vec<Result<PublishOutcome>>> {
+        let pool = self.write();
+        let mut tx = WriteTx::begin(pool).await?;
+        let mut outcomes = Vec::with_capacity(versions.len());
+        for new in versions {
+            // `publish_in` decides Unchanged/VersionExists before it writes anything but the no-op
+            // upserts of an existing skill, so no savepoint is needed to leave one out.
+            match publish_in(&mut tx, new).await {
+                Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
+                // Anything else (I/O, a full disk) fails the whole batch.
+                Err(e) => return Err(e),
+                Ok(o) => outcomes.push(Ok(o)),
+            }
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    async fn content_digests(&self, versions: &[VersionRef]) -> Result<Vec<Option<Digest>>> {
+        let pool = self.read();
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One statement for the whole batch (an import asks for 256 at a time): the versions as a
+        // JSON array of `[namespace, name, version]`, the matches back as one JSON row of
+        // `[index, digest]`.
+        let wanted: Vec<[String; 3]> = versions
+            .iter()
+            .map(|v| {
+                [
+                    v.namespace().as_str().to_owned(),
+                    v.name().as_str().to_owned(),
+                    v.version.to_string(),
+                ]
+            })
+            .collect();
+        let found: Option<String> = sqlx::query_scalar(
+            "SELECT json_group_array(json_array(w.key, v.content_digest))
+         FROM json_each(?1) w
+         JOIN namespaces n ON n.name = w.value ->> 0
+         JOIN skills s ON s.namespace_id = n.id AND s.name = w.value ->> 1
+         JOIN versions v ON v.skill_id = s.id AND v.version = w.value ->> 2",
+        )
+        .bind(json_text(&wanted)?)
+        .fetch_one(pool)
+        .await?;
+        let found: Vec<(usize, String)> = decode::json_rows("content digests", found.as_deref())?;
+        rows::digests_by_position(versions.len(), found)
+    }
+
+    async fn list_page(
+        &self,
+        after: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<ListingRecord>> {
+        let pool = self.read();
+        let (mode, names) = visibility_args(visibility)?;
+        // The page comes back as one row holding a JSON array of its rows: sqlx hands each row of a
+        // result from SQLite's worker thread to the caller separately, and on a 100-row page those
+        // handoffs cost more than the query. The listing rows carry their skill and version
+        // (migrations/sqlite/0012): the page is one range of them, and the namespaces.
+        let page: Option<String> = sqlx::query_scalar(LISTING_PAGE)
+            .bind(after)
+            .bind(i64::from(limit))
+            .bind(mode)
+            .bind(names)
+            .fetch_one(pool)
+            .await?;
+        listing_of_page(page)
+    }
+
+    async fn resolve(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<ResolvedVersion>> {
+        super::catalog::resolve(self.read(), skill, version).await
+    }
+
+    async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
+        let pool = self.read();
+        // One row per version (its manifest column), the page's rows as one JSON row (as a listing
+        // page comes back). The manifest text is put in as it is stored: `json(manifest)` had SQLite
+        // parse every manifest only to write it out again, a fifth of the query's time at 1M.
+        let columns: Option<String> = sqlx::query_scalar(
+            "SELECT '[' || group_concat('[' || id || ',' || coalesce(manifest, 'null') || ','
+                                    || json_quote(provenance) || ']', ',') || ']'
+         FROM versions WHERE id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(write::json_text(&version_ids)?)
+        .fetch_one(pool)
+        .await?;
+        let columns = decode::json_rows("versions' manifests", columns.as_deref())?;
+        rows::manifests_of_columns(columns)
+    }
+
+    async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {
+        super::catalog::skill(self.read(), skill).await
+    }
+
+    async fn versions(&self, skill_id: i64) -> Result<Vec<VersionRecord>> {
+        super::catalog::versions(self.read(), skill_id).await
+    }
+
+    async fn version(
+        &self,
+        skill_id: i64,
+        version: &SkillVersion,
+    ) -> Result<Option<VersionRecord>> {
+        super::catalog::version(self.read(), skill_id, version).await
+    }
+
+    async fn catalog_page(
+        &self,
+        namespace: Option<&Namespace>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        super::catalog::catalog_page(self.read(), namespace, after, limit, visibility).await
+    }
+
+    async fn catalog_by_name(
+        &self,
+        matching: NameMatch<'_>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        super::catalog::catalog_by_name(self.read(), matching, after, limit, visibility).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KeptEntries for Engine {
+    /// The bytes of the kept entries `ids`, by position (migrations/sqlite/0013).
+    async fn serialized(&self, ids: &[crate::store::EntryId]) -> Result<Vec<Option<String>>> {
+        let pool = self.read();
+        let mut bodies = vec![None; ids.len()];
+        if ids.is_empty() {
+            return Ok(bodies);
+        }
+        let lines: Option<String> = sqlx::query_scalar(KEPT_ENTRIES)
+            .bind(json_text(&ids)?)
+            .fetch_one(pool)
+            .await?;
+        for line in lines.as_deref().unwrap_or_default().split('\n') {
+            if line.is_empty() {
+                continue;
+            }
+            let slot = line
+                .split_once(' ')
+                .and_then(|(at, body)| Some((bodies.get_mut(at.parse::<usize>().ok()?)?, body)));
+            let Some((slot, body)) = slot else {
+                return Err(StoreError::corrupt("a kept entry", "not <position> <body>"));
+            };
+            *slot = Some(body.to_owned());
+        }
+        Ok(bodies)
+    }
+
+    /// The format of kept serialized entries (`meta.entry_format`), made `format`: when it is
+    /// another, every kept entry is dropped first. Read first, so that a read-only database whose
+    /// entries are in `format` already is never written.
+    async fn serialized_format(&self, format: i64) -> Result<()> {
+        let (read, write) = (self.read(), self.write());
+        const FORMAT: &str = "SELECT value FROM meta WHERE key = 'entry_format'";
+        let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(read).await?;
+        if kept == format {
+            return Ok(());
+        }
+        let mut tx = WriteTx::begin(write).await?;
+        let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(&mut *tx).await?;
+        if kept != format {
+            // 0: none was ever kept (the fill's own log says it starts).
+            if kept != 0 {
+                tracing::info!(
+                    kept_format = kept,
+                    format,
+                    "serialized entries are in another format: dropping them to serialize again"
+                );
+            }
+            for statement in [
+                "UPDATE listing SET entry_id = NULL WHERE entry_id IS NOT NULL",
+                "DELETE FROM listing_entries",
+            ] {
+                sqlx::query(statement).execute(&mut *tx).await?;
+            }
+            sqlx::query("UPDATE meta SET value = ?1 WHERE key = 'entry_format'")
+                .bind(format)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await
+    }
+
+    /// Listing rows that keep no serialized entry, in URI order (through the partial index
+    /// `listing_unserialized`, which holds just them).
+    async fn unserialized(&self, limit: u32) -> Result<Vec<ListingRecord>> {
+        let pool = self.read();
+        let page = sqlx::query_scalar(UNSERIALIZED)
+            .bind(i64::from(limit))
+            .fetch_one(pool)
+            .await?;
+        listing_of_page(page)
+    }
+
+    /// Keep each entry with its listing row, in one transaction; an entry whose row no longer lists
+    /// its version, or keeps one already, is left out. No generation is bumped: a page served with
+    /// or without the kept entry is the same bytes. The entries' ids are taken from
+    /// `meta.last_entry_id` (migrations/sqlite/0014), so none is ever given twice.
+    async fn keep_serialized(&self, entries: &[crate::store::SerializedEntry]) -> Result<u64> {
+        let pool = self.write();
+        if let Some(bad) = entries.iter().find(|e| e.body.contains('\n')) {
+            return Err(StoreError::Unsupported(format!(
+                "the serialized entry of {} holds a newline",
+                bad.uri
+            )));
+        }
+        if entries.is_empty() {
+            return Ok(0);
+        }
+        let count = i64::try_from(entries.len()).unwrap_or(i64::MAX);
+        let mut tx = WriteTx::begin(pool).await?;
+        let last: i64 = sqlx::query_scalar(
+            "UPDATE meta SET value = value + ?1 WHERE key = 'last_entry_id' RETURNING value",
+        )
+        .bind(count)
+        .fetch_one(&mut *tx)
+        .await?;
+        let first = last - count + 1;
+        let mut kept = 0;
+        for (entry, id) in entries.iter().zip(first..) {
+            let id: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO listing_entries (id, body)
+             SELECT ?1, ?2 FROM listing WHERE uri = ?3 AND version_id = ?4 AND entry_id IS NULL
+             RETURNING id",
+            )
+            .bind(id)
+            .bind(&entry.body)
+            .bind(&entry.uri)
+            .bind(entry.version_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(id) = id {
+                sqlx::query("UPDATE listing SET entry_id = ?1 WHERE uri = ?2")
+                    .bind(id)
+                    .bind(&entry.uri)
+                    .execute(&mut *tx)
+                    .await?;
+                kept += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(kept)
+    }
 }
 
 /// The rows of one version, inside `tx`: namespace and skill (upserted), then the version row —
@@ -185,109 +528,6 @@ async fn insert_entries(
     Ok(())
 }
 
-pub(super) async fn content_digests(
-    pool: &SqlitePool,
-    versions: &[VersionRef],
-) -> Result<Vec<Option<Digest>>> {
-    if versions.is_empty() {
-        return Ok(Vec::new());
-    }
-    // One statement for the whole batch (an import asks for 256 at a time): the versions as a
-    // JSON array of `[namespace, name, version]`, the matches back as one JSON row of
-    // `[index, digest]`.
-    let wanted: Vec<[String; 3]> = versions
-        .iter()
-        .map(|v| {
-            [
-                v.namespace().as_str().to_owned(),
-                v.name().as_str().to_owned(),
-                v.version.to_string(),
-            ]
-        })
-        .collect();
-    let found: Option<String> = sqlx::query_scalar(
-        "SELECT json_group_array(json_array(w.key, v.content_digest))
-         FROM json_each(?1) w
-         JOIN namespaces n ON n.name = w.value ->> 0
-         JOIN skills s ON s.namespace_id = n.id AND s.name = w.value ->> 1
-         JOIN versions v ON v.skill_id = s.id AND v.version = w.value ->> 2",
-    )
-    .bind(json_text(&wanted)?)
-    .fetch_one(pool)
-    .await?;
-    let found: Vec<(usize, String)> = decode::json_rows("content digests", found.as_deref())?;
-    rows::digests_by_position(versions.len(), found)
-}
-
-/// A page of listing rows as one row, a JSON array (sorted by [`listing_of_page`]). `$from`
-/// follows `FROM listing l`: it joins `namespaces n`, and picks the rows (ordered by `l.uri`,
-/// limited).
-macro_rules! listing_page_sql {
-    ($from:expr) => {
-        concat!(
-            "SELECT json_group_array(json_object(
-                'uri', uri, 'namespace', namespace, 'skill', skill, 'version_id', version_id,
-                'subpath', subpath, 'name', name, 'description', description, 'version', version,
-                'deprecation_message', deprecation_message,
-                'deprecated', json(iif(deprecated, 'true', 'false')), 'verdict', verdict,
-                'findings', findings, 'entry_id', entry_id))
-         FROM (SELECT l.uri, n.name AS namespace, l.skill, l.version_id, l.subpath, l.name,
-                      l.description, l.version, l.deprecation_message, l.deprecated, l.verdict,
-                      l.findings, l.entry_id
-               FROM listing l ",
-            $from,
-            ")"
-        )
-    };
-}
-
-/// A page of the listing after `?1`, `?2` rows, visible by `?3` and `?4`: one range of listing
-/// rows, and a rowid lookup per row into the namespaces.
-pub(in crate::store) const LISTING_PAGE: &str = listing_page_sql!(concat!(
-    "JOIN namespaces n ON n.id = l.namespace_id
-     WHERE l.uri > ?1 AND ",
-    visible!("n", "?3", "?4"),
-    " ORDER BY l.uri LIMIT +?2"
-));
-
-/// Up to `?1` listing rows that keep no serialized entry, in URI order: a range of the partial
-/// index that holds just them.
-pub(in crate::store) const UNSERIALIZED: &str = listing_page_sql!(
-    "INDEXED BY listing_unserialized JOIN namespaces n ON n.id = l.namespace_id
-         WHERE l.entry_id IS NULL ORDER BY l.uri LIMIT +?1"
-);
-
-/// The kept entries whose ids are the JSON array `?1`, each as one line `<position in ?1>
-/// <body>` (a body holds no newline; lines, not a JSON array, so that about 180 KB of JSON text
-/// per page is not escaped and parsed again): one rowid lookup per entry, and the entries a fill
-/// kept in URI order lie in URI order. The listing is not read again: an id names one body ever
-/// (see [`keep_serialized`]), so the body found is the one kept for the row that named it.
-pub(in crate::store) const KEPT_ENTRIES: &str =
-    "SELECT group_concat(u.key || ' ' || e.body, char(10))
-     FROM json_each(?1) u
-     JOIN listing_entries e ON e.id = u.value";
-
-pub(super) async fn list_page(
-    pool: &SqlitePool,
-    after: &str,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<ListingRecord>> {
-    let (mode, names) = visibility_args(visibility)?;
-    // The page comes back as one row holding a JSON array of its rows: sqlx hands each row of a
-    // result from SQLite's worker thread to the caller separately, and on a 100-row page those
-    // handoffs cost more than the query. The listing rows carry their skill and version
-    // (migrations/sqlite/0012): the page is one range of them, and the namespaces.
-    let page: Option<String> = sqlx::query_scalar(LISTING_PAGE)
-        .bind(after)
-        .bind(i64::from(limit))
-        .bind(mode)
-        .bind(names)
-        .fetch_one(pool)
-        .await?;
-    listing_of_page(page)
-}
-
 /// The rows of a [`listing_page_sql!`] row, in URI order. The aggregate takes them in the
 /// order of its subquery, which SQLite does not promise: they are sorted here (a pass over rows
 /// already in order) rather than by an `ORDER BY` in the aggregate, which sorts them again in a
@@ -297,485 +537,4 @@ fn listing_of_page(rows: Option<String>) -> Result<Vec<ListingRecord>> {
     let mut records = decode_all(rows, ListingRow::decode)?;
     records.sort_by(|a, b| a.uri.cmp(&b.uri));
     Ok(records)
-}
-
-/// The bytes of the kept entries `ids`, by position (migrations/sqlite/0013).
-pub(super) async fn serialized(
-    pool: &SqlitePool,
-    ids: &[crate::store::EntryId],
-) -> Result<Vec<Option<String>>> {
-    let mut bodies = vec![None; ids.len()];
-    if ids.is_empty() {
-        return Ok(bodies);
-    }
-    let lines: Option<String> = sqlx::query_scalar(KEPT_ENTRIES)
-        .bind(json_text(&ids)?)
-        .fetch_one(pool)
-        .await?;
-    for line in lines.as_deref().unwrap_or_default().split('\n') {
-        if line.is_empty() {
-            continue;
-        }
-        let slot = line
-            .split_once(' ')
-            .and_then(|(at, body)| Some((bodies.get_mut(at.parse::<usize>().ok()?)?, body)));
-        let Some((slot, body)) = slot else {
-            return Err(StoreError::corrupt("a kept entry", "not <position> <body>"));
-        };
-        *slot = Some(body.to_owned());
-    }
-    Ok(bodies)
-}
-
-/// The format of kept serialized entries (`meta.entry_format`), made `format`: when it is
-/// another, every kept entry is dropped first. Read first, so that a read-only database whose
-/// entries are in `format` already is never written.
-pub(super) async fn serialized_format(
-    read: &SqlitePool,
-    write: &SqlitePool,
-    format: i64,
-) -> Result<()> {
-    const FORMAT: &str = "SELECT value FROM meta WHERE key = 'entry_format'";
-    let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(read).await?;
-    if kept == format {
-        return Ok(());
-    }
-    let mut tx = WriteTx::begin(write).await?;
-    let kept: i64 = sqlx::query_scalar(FORMAT).fetch_one(&mut *tx).await?;
-    if kept != format {
-        // 0: none was ever kept (the fill's own log says it starts).
-        if kept != 0 {
-            tracing::info!(
-                kept_format = kept,
-                format,
-                "serialized entries are in another format: dropping them to serialize again"
-            );
-        }
-        for statement in [
-            "UPDATE listing SET entry_id = NULL WHERE entry_id IS NOT NULL",
-            "DELETE FROM listing_entries",
-        ] {
-            sqlx::query(statement).execute(&mut *tx).await?;
-        }
-        sqlx::query("UPDATE meta SET value = ?1 WHERE key = 'entry_format'")
-            .bind(format)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await
-}
-
-/// Listing rows that keep no serialized entry, in URI order (through the partial index
-/// `listing_unserialized`, which holds just them).
-pub(super) async fn unserialized(pool: &SqlitePool, limit: u32) -> Result<Vec<ListingRecord>> {
-    let page = sqlx::query_scalar(UNSERIALIZED)
-        .bind(i64::from(limit))
-        .fetch_one(pool)
-        .await?;
-    listing_of_page(page)
-}
-
-/// Keep each entry with its listing row, in one transaction; an entry whose row no longer lists
-/// its version, or keeps one already, is left out. No generation is bumped: a page served with
-/// or without the kept entry is the same bytes. The entries' ids are taken from
-/// `meta.last_entry_id` (migrations/sqlite/0014), so none is ever given twice.
-pub(super) async fn keep_serialized(
-    pool: &SqlitePool,
-    entries: &[crate::store::SerializedEntry],
-) -> Result<u64> {
-    if let Some(bad) = entries.iter().find(|e| e.body.contains('\n')) {
-        return Err(StoreError::Unsupported(format!(
-            "the serialized entry of {} holds a newline",
-            bad.uri
-        )));
-    }
-    if entries.is_empty() {
-        return Ok(0);
-    }
-    let count = i64::try_from(entries.len()).unwrap_or(i64::MAX);
-    let mut tx = WriteTx::begin(pool).await?;
-    let last: i64 = sqlx::query_scalar(
-        "UPDATE meta SET value = value + ?1 WHERE key = 'last_entry_id' RETURNING value",
-    )
-    .bind(count)
-    .fetch_one(&mut *tx)
-    .await?;
-    let first = last - count + 1;
-    let mut kept = 0;
-    for (entry, id) in entries.iter().zip(first..) {
-        let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO listing_entries (id, body)
-             SELECT ?1, ?2 FROM listing WHERE uri = ?3 AND version_id = ?4 AND entry_id IS NULL
-             RETURNING id",
-        )
-        .bind(id)
-        .bind(&entry.body)
-        .bind(&entry.uri)
-        .bind(entry.version_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(id) = id {
-            sqlx::query("UPDATE listing SET entry_id = ?1 WHERE uri = ?2")
-                .bind(id)
-                .bind(&entry.uri)
-                .execute(&mut *tx)
-                .await?;
-            kept += 1;
-        }
-    }
-    tx.commit().await?;
-    Ok(kept)
-}
-
-/// The columns of a resolution; the version comes from the current pointer or a pinned match.
-macro_rules! resolve_sql {
-    ($join:literal) => {
-        concat!(
-            "SELECT s.id AS skill_id, v.id AS version_id, v.version,
-        v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
-        s.deprecated_at IS NOT NULL AS deprecated, n.private != 0 AS private, v.verdict, v.findings,
-        v.revoked_at IS NOT NULL AS revoked, v.revoke_reason, v.pending != 0 AS pending
-     FROM skills s JOIN namespaces n ON n.id = s.namespace_id ",
-            $join,
-            " WHERE n.name = ?1 AND s.name = ?2"
-        )
-    };
-}
-
-pub(super) async fn resolve(
-    pool: &SqlitePool,
-    skill: &SkillRef,
-    version: Option<&SkillVersion>,
-) -> Result<Option<ResolvedVersion>> {
-    let row: Option<ResolvedRow> = match version {
-        None => {
-            sqlx::query_as(resolve_sql!(
-                "JOIN versions v ON v.id = s.current_version_id"
-            ))
-            .bind(skill.namespace.as_str())
-            .bind(skill.name.as_str())
-            .fetch_optional(pool)
-            .await?
-        }
-        Some(version) => {
-            sqlx::query_as(resolve_sql!(
-                "JOIN versions v ON v.skill_id = s.id AND v.version = ?3"
-            ))
-            .bind(skill.namespace.as_str())
-            .bind(skill.name.as_str())
-            .bind(version.to_string())
-            .fetch_optional(pool)
-            .await?
-        }
-    };
-    row.map(ResolvedRow::decode).transpose()
-}
-
-pub(super) async fn manifests(pool: &SqlitePool, version_ids: &[i64]) -> Result<Manifests> {
-    // One row per version (its manifest column), the page's rows as one JSON row (as a listing
-    // page comes back). The manifest text is put in as it is stored: `json(manifest)` had SQLite
-    // parse every manifest only to write it out again, a fifth of the query's time at 1M.
-    let columns: Option<String> = sqlx::query_scalar(
-        "SELECT '[' || group_concat('[' || id || ',' || coalesce(manifest, 'null') || ','
-                                    || json_quote(provenance) || ']', ',') || ']'
-         FROM versions WHERE id IN (SELECT value FROM json_each(?1))",
-    )
-    .bind(write::json_text(&version_ids)?)
-    .fetch_one(pool)
-    .await?;
-    let columns = decode::json_rows("versions' manifests", columns.as_deref())?;
-    rows::manifests_of_columns(columns)
-}
-
-/// A version's manifest column as its files and entries give it (in a statement on `versions`).
-macro_rules! manifest_of_rows {
-    () => {
-        "json_array(
-    (SELECT json_group_array(json_array(f.path, f.digest, f.size, f.mode) ORDER BY f.path)
-     FROM version_files f WHERE f.version_id = versions.id),
-    (SELECT json_group_array(json_array(e.subpath, e.name, e.description, e.frontmatter)
-                             ORDER BY e.subpath)
-     FROM version_entries e WHERE e.version_id = versions.id))"
-    };
-}
-
-/// Fill the manifest column of every version that has none (versions copied in by `skillreg
-/// migrate`) from its files and entries. As migrations/sqlite/0010, which fills it for versions
-/// published before the column.
-pub(in crate::store) const FILL_MANIFESTS: &str = concat!(
-    "UPDATE versions SET manifest = ",
-    manifest_of_rows!(),
-    "\nWHERE manifest IS NULL"
-);
-
-/// Versions whose manifest column is not what their files and entries give (`skillreg verify`).
-pub(super) const STALE_MANIFESTS: &str = concat!(
-    "SELECT id FROM versions WHERE json(manifest) IS NOT json(",
-    manifest_of_rows!(),
-    ") ORDER BY id"
-);
-
-pub(super) async fn skill(pool: &SqlitePool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
-    let row: Option<SkillRow> = sqlx::query_as(
-        "SELECT s.id, n.name AS namespace, s.name, s.created_at,
-                v.version AS current_version, s.deprecated_at, s.deprecation_message,
-                n.private != 0 AS private
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         WHERE n.name = ?1 AND s.name = ?2",
-    )
-    .bind(skill.namespace.as_str())
-    .bind(skill.name.as_str())
-    .fetch_optional(pool)
-    .await?;
-    row.map(SkillRow::decode).transpose()
-}
-
-/// The columns of a [`VersionRow`].
-macro_rules! version_sql {
-    ($where:literal) => {
-        concat!(
-            "SELECT id, version, content_digest, file_count, total_size, warnings, published_at,
-                    published_by, yanked_at, yank_reason, verdict, findings, revoked_at,
-                    revoke_reason, pending != 0 AS pending FROM versions WHERE ",
-            $where
-        )
-    };
-}
-
-pub(super) async fn versions(pool: &SqlitePool, skill_id: i64) -> Result<Vec<VersionRecord>> {
-    let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = ?1"))
-        .bind(skill_id)
-        .fetch_all(pool)
-        .await?;
-    decode_all(rows, VersionRow::decode)
-}
-
-pub(super) async fn version(
-    pool: &SqlitePool,
-    skill_id: i64,
-    version: &SkillVersion,
-) -> Result<Option<VersionRecord>> {
-    let row: Option<VersionRow> = sqlx::query_as(version_sql!("skill_id = ?1 AND version = ?2"))
-        .bind(skill_id)
-        .bind(version.to_string())
-        .fetch_optional(pool)
-        .await?;
-    row.map(VersionRow::decode).transpose()
-}
-
-pub(super) async fn catalog_page(
-    pool: &SqlitePool,
-    namespace: Option<&Namespace>,
-    after: Option<&SkillRef>,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<CatalogRecord>> {
-    let (after_ns, after_name) =
-        after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
-    let (mode, names) = visibility_args(visibility)?;
-    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
-                s.current_version_id IS NULL AND NOT EXISTS (
-                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND p.pending = 0
-                ) AS pending_only,
-                s.created_at, s.last_published_at, v.published_at AS current_published_at
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE (?1 IS NULL OR n.name = ?1) AND (n.name, s.name) > (?2, ?3) AND ",
-        visible!("n", "?5", "?6"),
-        " ORDER BY n.name, s.name LIMIT +?4"
-    ))
-    .bind(namespace.map(Namespace::as_str))
-    .bind(after_ns)
-    .bind(after_name)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, CatalogRow::decode)
-}
-
-pub(super) async fn catalog_by_name(
-    pool: &SqlitePool,
-    matching: NameMatch<'_>,
-    after: Option<&SkillRef>,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<CatalogRecord>> {
-    let (from, to) = matching.range();
-    let (after_name, after_ns) =
-        after.map_or(("", ""), |s| (s.name.as_str(), s.namespace.as_str()));
-    let (mode, names) = visibility_args(visibility)?;
-    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-        "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
-                s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
-                s.current_version_id IS NULL AND NOT EXISTS (
-                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND p.pending = 0
-                ) AS pending_only,
-                s.created_at, s.last_published_at, v.published_at AS current_published_at
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
-         WHERE s.name >= ?1 AND s.name < ?2 AND (s.name, n.name) > (?3, ?4) AND ",
-        visible!("n", "?6", "?7"),
-        " ORDER BY s.name, n.name LIMIT +?5"
-    ))
-    .bind(from)
-    .bind(to)
-    .bind(after_name)
-    .bind(after_ns)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, CatalogRow::decode)
-}
-
-pub(super) async fn withdraw(
-    pool: &SqlitePool,
-    version: &VersionRef,
-    kind: Withdrawal,
-    reason: Option<&str>,
-    actor: &str,
-) -> Result<bool> {
-    let mut tx = WriteTx::begin(pool).await?;
-    let Some(skill_id): Option<i64> = sqlx::query_scalar(
-        "SELECT s.id FROM skills s JOIN namespaces n ON n.id = s.namespace_id
-         WHERE n.name = ?1 AND s.name = ?2",
-    )
-    .bind(version.namespace().as_str())
-    .bind(version.name().as_str())
-    .fetch_optional(&mut *tx)
-    .await?
-    else {
-        return Ok(false);
-    };
-    let v = version.version.to_string();
-    // Every statement binds the reason as its third parameter (NULL when reversing).
-    let statement = match (kind, reason.is_some()) {
-        (Withdrawal::Yank, true) => concat!(
-            "UPDATE versions SET yanked_at = ",
-            now!(),
-            ", yank_reason = ?3 WHERE skill_id = ?1 AND version = ?2"
-        ),
-        (Withdrawal::Yank, false) => {
-            "UPDATE versions SET yanked_at = NULL, yank_reason = NULL
-             WHERE skill_id = ?1 AND version = ?2 AND ?3 IS NULL"
-        }
-        (Withdrawal::Revoke, true) => concat!(
-            "UPDATE versions SET revoked_at = ",
-            now!(),
-            ", revoke_reason = ?3 WHERE skill_id = ?1 AND version = ?2"
-        ),
-        (Withdrawal::Revoke, false) => {
-            "UPDATE versions SET revoked_at = NULL, revoke_reason = NULL
-             WHERE skill_id = ?1 AND version = ?2 AND ?3 IS NULL"
-        }
-    };
-    let changed = sqlx::query(statement)
-        .bind(skill_id)
-        .bind(&v)
-        .bind(reason)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if changed == 0 {
-        return Ok(false);
-    }
-    write::refresh_current(&mut tx, skill_id, &version.skill, None).await?;
-    write::touch(&mut tx, skill_id).await?;
-    let (action, details) = rows::withdrawal_audit(kind, reason);
-    write::audit(
-        &mut tx,
-        actor,
-        action,
-        Target::Version(&version.skill, &v),
-        &details,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-pub(super) async fn set_deprecated(
-    pool: &SqlitePool,
-    skill: &SkillRef,
-    message: Option<&str>,
-    actor: &str,
-) -> Result<bool> {
-    let mut tx = WriteTx::begin(pool).await?;
-    let skill_id: Option<i64> = sqlx::query_scalar(concat!(
-        "UPDATE skills SET deprecated_at = CASE WHEN ?3 IS NULL THEN NULL ELSE ",
-        now!(),
-        " END, deprecation_message = ?3
-         WHERE name = ?2 AND namespace_id = (SELECT id FROM namespaces WHERE name = ?1)
-         RETURNING id"
-    ))
-    .bind(skill.namespace.as_str())
-    .bind(skill.name.as_str())
-    .bind(message)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(skill_id) = skill_id else {
-        return Ok(false);
-    };
-    write::touch(&mut tx, skill_id).await?;
-    let (action, details) = match message {
-        Some(m) => ("deprecate", serde_json::json!({ "message": m })),
-        None => ("undeprecate", serde_json::json!({})),
-    };
-    write::audit(&mut tx, actor, action, Target::Skill(skill), &details).await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-pub(super) async fn set_private(
-    pool: &SqlitePool,
-    namespace: &Namespace,
-    private: bool,
-    actor: &str,
-) -> Result<()> {
-    let mut tx = WriteTx::begin(pool).await?;
-    sqlx::query(
-        "INSERT INTO namespaces (name, private) VALUES (?1, ?2)
-         ON CONFLICT (name) DO UPDATE SET private = excluded.private",
-    )
-    .bind(namespace.as_str())
-    .bind(private)
-    .execute(&mut *tx)
-    .await?;
-    // Every skill of the namespace changes whom it is served to: the change feed says so.
-    let generation = write::next_generation(&mut tx).await?;
-    sqlx::query(
-        "UPDATE skills SET updated_gen = ?1
-         WHERE namespace_id = (SELECT id FROM namespaces WHERE name = ?2)",
-    )
-    .bind(generation)
-    .bind(namespace.as_str())
-    .execute(&mut *tx)
-    .await?;
-    let action = if private {
-        "namespace_private"
-    } else {
-        "namespace_public"
-    };
-    let details = serde_json::json!({ "namespace": namespace.as_str() });
-    write::audit(&mut tx, actor, action, Target::None, &details).await?;
-    tx.commit().await
-}
-
-pub(super) async fn private_namespaces(pool: &SqlitePool) -> Result<Vec<Namespace>> {
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM namespaces WHERE private != 0 ORDER BY name")
-            .fetch_all(pool)
-            .await?;
-    names.iter().map(|n| decode::namespace(n)).collect()
 }

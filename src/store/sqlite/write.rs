@@ -1,50 +1,15 @@
-//! The write path shared by every table: the single-writer transaction, the audit row, the
-//! generation stamp, and the current version with its listing rows.
+//! The write path shared by every table: the single-writer transaction, the audit row (written
+//! once, in `store/sql/access.rs`), the generation stamp, and the current version with its
+//! listing rows.
 
-use serde_json::Value;
 use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
 
+pub(super) use super::access::audit;
+use super::dialect::now;
 use crate::core::SkillRef;
 use crate::store::Result;
 pub(super) use crate::store::rows::{Target, json_text, pow2_chunks};
-use crate::store::rows::{current_version, listing_rows, visibility_mode};
-
-/// The timestamp every row carries: UTC, ISO 8601 with milliseconds. A macro, so that constant
-/// SQL can splice it in with `concat!` (no SQL is ever built at run time).
-macro_rules! now {
-    () => {
-        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-    };
-}
-pub(super) use now;
-
-/// The SQL condition "namespace alias `$n` is visible", reading the mode and the names from
-/// the statement's parameters `$mode` and `$names` (bind them with [`visibility_args`]).
-macro_rules! visible {
-    ($n:literal, $mode:literal, $names:literal) => {
-        concat!(
-            "(",
-            $mode,
-            " = 2 OR (",
-            $mode,
-            " = 1 AND ",
-            $n,
-            ".private = 0) OR ",
-            $n,
-            ".name IN (SELECT value FROM json_each(",
-            $names,
-            ")))"
-        )
-    };
-}
-pub(super) use visible;
-
-/// The parameters of [`visible!`]: the mode (2 every namespace, 1 the public ones and the
-/// named, 0 the named only) and the named namespaces as a JSON array.
-pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i64, String)> {
-    let (mode, names) = visibility_mode(visibility);
-    Ok((mode, json_text(&names)?))
-}
+use crate::store::rows::{current_version, listing_rows};
 
 /// A write transaction on the single writer connection, `BEGIN IMMEDIATE` so it never deadlocks
 /// against another writer. Dropped without [`WriteTx::commit`] (an error anywhere, a full disk at
@@ -101,28 +66,9 @@ impl Drop for WriteTx {
     }
 }
 
-/// Append an audit entry inside `tx`.
-pub(super) async fn audit(
-    tx: &mut SqliteConnection,
-    actor: &str,
-    action: &str,
-    target: Target<'_>,
-    details: &Value,
-) -> Result<()> {
-    let (namespace, name, version) = target.columns();
-    sqlx::query(
-        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )
-    .bind(actor)
-    .bind(action)
-    .bind(namespace)
-    .bind(name)
-    .bind(version)
-    .bind(details.to_string())
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
+/// A write transaction ([`WriteTx::begin`]).
+pub(super) async fn begin(pool: &SqlitePool) -> Result<WriteTx> {
+    WriteTx::begin(pool).await
 }
 
 /// Bump the catalog generation, inside `tx`, and return it.
