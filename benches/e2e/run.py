@@ -1229,9 +1229,9 @@ def markdown(results: dict) -> str:
                         row.append(f"{mine['rps'] / other['rps']:.2f}×")
                     else:
                         row.append("–")
-            for label, num, den in variants:
+            for variant, num, den in variants:
                 if rounds > 1:
-                    row.append(fmt_ratio(here.get(label), "rps"))
+                    row.append(fmt_ratio(here.get(variant), "rps"))
                     continue
                 a, b = cells.get(num), cells.get(den)
                 if a and b and a.get("status") == "ok" and b.get("status") == "ok" and b["rps"] > 0:
