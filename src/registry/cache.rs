@@ -99,11 +99,16 @@ const MIB: usize = 1 << 20;
 /// The default of `cache_memory_mib`: today's bounds of the caches (see [`CACHES`]).
 pub const DEFAULT_BUDGET_MIB: usize = 384;
 
+/// How many caches there are. A literal, not `CACHES.len()`: array lengths in types that are
+/// computed from `CACHES` make the release build's query system cycle (E0391, through the `Send`
+/// check of async fns that hold a `Budget`).
+const CACHE_COUNT: usize = 12;
+
 /// Every cache, its weight and what invalidates it. The weights are the MiB each had as a
 /// constant before the budget (15,000 manifests of about 3 KiB; 50,000 resolutions, 200,000
 /// archive digests and 10,000 completions of a few hundred bytes), so the default budget keeps
 /// the bounds as they were.
-pub const CACHES: [Declared; 12] = [
+pub const CACHES: [Declared; CACHE_COUNT] = [
     declare(
         CacheId::Manifests,
         "manifests",
@@ -220,8 +225,8 @@ pub struct Counters {
 pub struct Budget {
     total: usize,
     current_ttl: Duration,
-    counters: [Arc<Counters>; CACHES.len()],
-    shares: [usize; CACHES.len()],
+    counters: [Arc<Counters>; CACHE_COUNT],
+    shares: [usize; CACHE_COUNT],
 }
 
 impl Budget {
