@@ -45,6 +45,8 @@ pub fn of(ctx: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Option<&Port
 
 /// How every marker starts (what a resumed stream looks for, [`resent`]).
 const MARKER_PREFIX: &str = "skillreg-slot-";
+/// Hex digits after the prefix: 128 bits.
+const MARKER_HEX: usize = 32;
 
 /// A value a handler leaves for the HTTP transport, and the marker it answers in its place.
 /// Present in a request's extensions only when the transport will use it.
@@ -113,18 +115,62 @@ impl<T> Slot<T> {
 pub type PageSlot = Slot<Arc<[u8]>>;
 
 impl PageSlot {
-    /// The one skill the handler answers in place of the page's entries, named by the marker:
-    /// a well-formed entry, since rmcp checks every listed skill before it serializes the page.
-    /// [`splice`] replaces it, as serialized, with the entries.
+    /// The one skill the handler answers in place of the page's entries, the marker in its
+    /// `_meta`: a well-formed entry, since rmcp checks every listed skill before it serializes
+    /// the page (its name is one letter, so that check costs little). [`splice`] replaces it, as
+    /// serialized, with the entries.
     pub fn placeholder(&self) -> Skill {
-        let uri = format!("skill://{}/SKILL.md", self.marker());
-        let resource = SkillResource::new(&uri, format!("sha256:{}", "0".repeat(64)), 0);
-        Skill::new(
-            uri,
-            SkillFrontmatter::new(self.marker(), ""),
-            SkillResources::Files(vec![resource]),
-        )
+        placeholder_marked(self.marker())
     }
+}
+
+fn placeholder_marked(marker: &str) -> Skill {
+    const URI: &str = "skill://x/SKILL.md";
+    let digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    let mut meta = serde_json::Map::new();
+    meta.insert("m".to_owned(), marker.into());
+    Skill::new(
+        URI,
+        SkillFrontmatter::new("x", ""),
+        SkillResources::Files(vec![SkillResource::new(URI, digest, 0)]),
+    )
+    .with_meta(rmcp::model::MetaObject(meta))
+}
+
+/// The placeholder as serialized, in two parts around its marker (every marker has the same
+/// length): computed once, so that a splice serializes nothing.
+struct Template {
+    before: Vec<u8>,
+    after: Vec<u8>,
+}
+
+static TEMPLATE: LazyLock<Template> = LazyLock::new(|| {
+    let marker = format!("{MARKER_PREFIX}{}", "0".repeat(MARKER_HEX));
+    let bytes = serde_json::to_vec(&placeholder_marked(&marker)).expect("a skill serializes");
+    let at =
+        memchr::memmem::find(&bytes, marker.as_bytes()).expect("the marker is written as it is");
+    Template {
+        before: bytes[..at].to_vec(),
+        after: bytes[at + marker.len()..].to_vec(),
+    }
+});
+
+/// Finds [`MARKER_PREFIX`]: built once (building a finder costs more than a search with it).
+static PREFIX: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(MARKER_PREFIX));
+
+/// Where `marker` starts in `haystack`: the first place its prefix is followed by the rest of it.
+fn find_marker(haystack: &[u8], marker: &str) -> Option<usize> {
+    let rest = &marker.as_bytes()[MARKER_PREFIX.len()..];
+    let mut from = 0;
+    while let Some(found) = PREFIX.find(&haystack[from..]) {
+        let at = from + found;
+        if haystack.get(at + MARKER_PREFIX.len()..at + marker.len()) == Some(rest) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// A file's content as its JSON string holds it, without the quotes ([`json_string_body`] of
@@ -136,12 +182,21 @@ pub type ContentSlot = Slot<Bytes>;
 /// the page's placeholder skill replaced by `entries`. `None` when `body` does not hold the
 /// placeholder exactly as `serde_json` writes it.
 pub fn splice(body: &[u8], slot: &PageSlot, entries: &[u8]) -> Option<Vec<u8>> {
-    let placeholder = serde_json::to_vec(&slot.placeholder()).expect("a skill serializes to JSON");
-    let at = memchr::memmem::find(body, &placeholder)?;
+    let Template { before, after } = &*TEMPLATE;
+    let marker = find_marker(body, slot.marker())?;
+    let (start, end) = (
+        marker.checked_sub(before.len())?,
+        marker + slot.marker().len() + after.len(),
+    );
+    if body.get(start..marker)? != &before[..]
+        || body.get(marker + slot.marker().len()..end)? != &after[..]
+    {
+        return None;
+    }
     let mut out = Vec::with_capacity(body.len() + entries.len());
-    out.extend_from_slice(&body[..at]);
+    out.extend_from_slice(&body[..start]);
     out.extend_from_slice(entries);
-    out.extend_from_slice(&body[at + placeholder.len()..]);
+    out.extend_from_slice(&body[end..]);
     Some(out)
 }
 
@@ -149,7 +204,7 @@ pub fn splice(body: &[u8], slot: &PageSlot, entries: &[u8]) -> Option<Vec<u8>> {
 /// carrying it): the byte range the content replaces. `None` when the frame does not hold it
 /// (an SSE priming event, an error).
 pub fn marker_at(frame: &[u8], marker: &str) -> Option<std::ops::Range<usize>> {
-    memchr::memmem::find(frame, marker.as_bytes()).map(|at| at..at + marker.len())
+    find_marker(frame, marker).map(|at| at..at + marker.len())
 }
 
 /// `text` as the inside of a JSON string: escaped as serde_json escapes it (what rmcp would
@@ -172,7 +227,7 @@ pub fn resent(event: &[u8]) -> Option<Vec<u8>> {
         #[serde(borrow)]
         id: Option<&'a serde_json::value::RawValue>,
     }
-    let left_out = |data: &[u8]| memchr::memmem::find(data, MARKER_PREFIX.as_bytes()).is_some();
+    let left_out = |data: &[u8]| PREFIX.find(data).is_some();
     if !left_out(event) {
         return None;
     }
@@ -298,7 +353,7 @@ mod tests {
             .collect();
         assert_eq!(markers.len(), 1000);
         for marker in &markers {
-            assert_eq!(marker.len(), MARKER_PREFIX.len() + 32);
+            assert_eq!(marker.len(), MARKER_PREFIX.len() + MARKER_HEX);
             assert_eq!(
                 serde_json::to_string(marker).unwrap(),
                 format!("\"{marker}\"")
