@@ -2,7 +2,8 @@
 //!
 //! - [`Store`]: every role below, as the registry holds it. The registry talks to storage only
 //!   through it, so a second engine implements it without touching the registry, the transports
-//!   or the tests. Its roles: [`Catalog`] (skills, versions, files, entries, the listing,
+//!   or the tests. Its roles: [`Catalog`] (publishing skills, versions, files and entries; the
+//!   listing; manifests), [`Browse`] (resolving, skills and versions, catalog pages,
 //!   completion), [`Lifecycle`] (withdrawal, deprecation, scans, review, revocations, private
 //!   namespaces), [`Sources`], [`Access`] (tokens, the audit log) and [`Maintenance`] (the change
 //!   feed the search index follows, counters, scrubbing, backups, copies). What only one engine
@@ -24,8 +25,8 @@
 //! and its own `write` (the write lock as `write::begin`, the generation stamp, the current
 //! version and its listing). One SQL text serves both engines: sqlx binds `$N` by number on
 //! SQLite as on PostgreSQL. A role method is implemented in one place: in `sql/` when it is
-//! shared; in the engine's `skills` (publishing, the listing, manifests, SQLite's kept entries;
-//! it calls `sql/catalog` for the shared part of [`Catalog`]), `across` (completion across
+//! shared; in the engine's `skills` (its [`Catalog`]: publishing, the listing, manifests; SQLite's
+//! kept entries), `across` (completion across
 //! namespaces), `blobs` and `checks` (SQLite's derived columns, backup) where the engines
 //! differ. Adding a shared method is two edits: the role trait's declaration and one body.
 
@@ -62,12 +63,11 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// The catalog's storage engine: every role, as the registry holds it (`Arc<dyn Store>`, whose
 /// methods need no role trait in scope).
-pub trait Store: Catalog + Lifecycle + Sources + Access + Maintenance {}
+pub trait Store: Catalog + Browse + Lifecycle + Sources + Access + Maintenance {}
 
-impl<T: Catalog + Lifecycle + Sources + Access + Maintenance> Store for T {}
+impl<T: Catalog + Browse + Lifecycle + Sources + Access + Maintenance> Store for T {}
 
-/// The catalog: publishing, the listing, resolving, skills and versions, catalog pages and
-/// completion.
+/// The catalog as each engine keeps it its own way: publishing, the listing, manifests.
 #[async_trait]
 pub trait Catalog: Send + Sync + 'static {
     /// Store a version's rows in one transaction (its blobs are already stored): the version,
@@ -95,15 +95,25 @@ pub trait Catalog: Send + Sync + 'static {
         visibility: &Visibility,
     ) -> Result<Vec<ListingRecord>>;
 
+    /// The manifests of many versions; versions that do not exist are absent.
+    async fn manifests(&self, version_ids: &[VersionId]) -> Result<Manifests>;
+
+    /// The serialized entries this engine keeps, when it keeps any.
+    fn kept_entries(&self) -> Option<&dyn KeptEntries> {
+        None
+    }
+}
+
+/// Reading the catalog beyond the listing: resolving a version, a skill and its versions,
+/// catalog pages and completion. Written once for both engines (`store/sql/catalog.rs`).
+#[async_trait]
+pub trait Browse: Send + Sync + 'static {
     /// The current version of a skill (`version == None`) or one pinned version.
     async fn resolve(
         &self,
         skill: &SkillRef,
         version: Option<&SkillVersion>,
     ) -> Result<Option<ResolvedVersion>>;
-
-    /// The manifests of many versions; versions that do not exist are absent.
-    async fn manifests(&self, version_ids: &[VersionId]) -> Result<Manifests>;
 
     /// A skill by reference.
     async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>>;
@@ -156,11 +166,6 @@ pub trait Catalog: Send + Sync + 'static {
         limit: u32,
         visibility: &Visibility,
     ) -> Result<(Vec<String>, u64)>;
-
-    /// The serialized entries this engine keeps, when it keeps any.
-    fn kept_entries(&self) -> Option<&dyn KeptEntries> {
-        None
-    }
 }
 
 /// What happens to versions and namespaces after publishing: withdrawal, deprecation, scans

@@ -1,38 +1,18 @@
-//! [`Catalog`] on this engine: skills, versions, their files and entries, and the
-//! listing (the catalog's tables), with completion from `completion`.
+//! [`Catalog`] on this engine: publishing skills, versions, their files and entries, the listing
+//! and manifests (what `store/sql/catalog.rs`'s [`Browse`](crate::store::Browse) does not share).
 
 use sqlx::PgConnection;
 
 use super::dialect::{Engine, visibility_args, visible};
 use super::write::{self, Published, Target, json_text};
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::core::{Digest, SkillRef, VersionRef, Visibility};
 use crate::store::rows::{self, EntryRow, FileRow, ListingRow, decode_all};
 use crate::store::{
-    Catalog, CatalogRecord, ListingRecord, Manifests, NameMatch, NewVersion, PublishOutcome,
-    ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
+    Catalog, ListingRecord, Manifests, NewVersion, PublishOutcome, Result, StoreError,
 };
 
 #[async_trait::async_trait]
 impl Catalog for Engine {
-    async fn complete_namespaces(
-        &self,
-        prefix: &str,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<(Vec<String>, u64)> {
-        super::completion::namespaces(self.read(), prefix, limit, visibility).await
-    }
-
-    async fn complete_names(
-        &self,
-        namespace: Option<&Namespace>,
-        prefix: &str,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<(Vec<String>, u64)> {
-        super::completion::names(self.read(), namespace, prefix, limit, visibility).await
-    }
-
     async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome> {
         let pool = self.write();
         let mut tx = write::begin(pool).await?;
@@ -123,14 +103,6 @@ impl Catalog for Engine {
         decode_all(rows, ListingRow::decode)
     }
 
-    async fn resolve(
-        &self,
-        skill: &SkillRef,
-        version: Option<&SkillVersion>,
-    ) -> Result<Option<ResolvedVersion>> {
-        super::catalog::resolve(self.read(), skill, version).await
-    }
-
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
         let pool = self.read();
         let files: Vec<FileRow> = sqlx::query_as(
@@ -149,42 +121,6 @@ impl Catalog for Engine {
         .fetch_all(pool)
         .await?;
         rows::manifests(files, entries)
-    }
-
-    async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {
-        super::catalog::skill(self.read(), skill).await
-    }
-
-    async fn versions(&self, skill_id: i64) -> Result<Vec<VersionRecord>> {
-        super::catalog::versions(self.read(), skill_id).await
-    }
-
-    async fn version(
-        &self,
-        skill_id: i64,
-        version: &SkillVersion,
-    ) -> Result<Option<VersionRecord>> {
-        super::catalog::version(self.read(), skill_id, version).await
-    }
-
-    async fn catalog_page(
-        &self,
-        namespace: Option<&Namespace>,
-        after: Option<&SkillRef>,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<Vec<CatalogRecord>> {
-        super::catalog::catalog_page(self.read(), namespace, after, limit, visibility).await
-    }
-
-    async fn catalog_by_name(
-        &self,
-        matching: NameMatch<'_>,
-        after: Option<&SkillRef>,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<Vec<CatalogRecord>> {
-        super::catalog::catalog_by_name(self.read(), matching, after, limit, visibility).await
     }
 }
 

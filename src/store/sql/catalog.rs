@@ -1,14 +1,13 @@
-//! The part of [`Catalog`](crate::store::Catalog) both engines share: resolving a version, a
-//! skill and its versions, and the catalog's pages (`GET /v1/skills`, name search). The engine's
-//! `skills` implements the trait with these and with what it does its own way (publishing, the
-//! listing, manifests). Written once for both engines: each compiles this module with its own
-//! `dialect`.
+//! [`Browse`] on both engines, written once: resolving a version, a skill and its versions,
+//! the catalog's pages (`GET /v1/skills`, name search) and completion (`completion`). Each engine
+//! compiles this module with its own `dialect`; what it does its own way (publishing, the
+//! listing, manifests) is its `skills` module's [`Catalog`](crate::store::Catalog).
 
-use super::dialect::{Pool, is_set, is_unset, limit, text, visibility_args, visible};
+use super::dialect::{Engine, is_set, is_unset, limit, text, visibility_args, visible};
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::store::rows::{CatalogRow, ResolvedRow, SkillRow, VersionRow, decode_all};
 use crate::store::{
-    CatalogRecord, NameMatch, ResolvedVersion, Result, SkillId, SkillRecord, VersionRecord,
+    Browse, CatalogRecord, NameMatch, ResolvedVersion, Result, SkillId, SkillRecord, VersionRecord,
 };
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
@@ -66,128 +65,157 @@ macro_rules! catalog_sql {
     };
 }
 
-pub(super) async fn resolve(
-    pool: &Pool,
-    skill: &SkillRef,
-    version: Option<&SkillVersion>,
-) -> Result<Option<ResolvedVersion>> {
-    let row: Option<ResolvedRow> = match version {
-        None => {
-            sqlx::query_as(resolve_sql!(
-                "JOIN versions v ON v.id = s.current_version_id"
-            ))
-            .bind(skill.namespace.as_str())
-            .bind(skill.name.as_str())
-            .fetch_optional(pool)
-            .await?
-        }
-        Some(version) => {
-            sqlx::query_as(resolve_sql!(
-                "JOIN versions v ON v.skill_id = s.id AND v.version = $3"
-            ))
-            .bind(skill.namespace.as_str())
-            .bind(skill.name.as_str())
-            .bind(version.to_string())
-            .fetch_optional(pool)
-            .await?
-        }
-    };
-    row.map(ResolvedRow::decode).transpose()
-}
+#[async_trait::async_trait]
+impl Browse for Engine {
+    async fn complete_namespaces(
+        &self,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        super::completion::namespaces(self.read(), prefix, limit, visibility).await
+    }
 
-pub(super) async fn skill(pool: &Pool, skill: &SkillRef) -> Result<Option<SkillRecord>> {
-    let row: Option<SkillRow> = sqlx::query_as(concat!(
-        "SELECT s.id, n.name AS namespace, s.name, s.created_at,
-                v.version AS current_version, s.deprecated_at, s.deprecation_message, ",
-        is_set!("n.private"),
-        " AS private
-         FROM skills s
-         JOIN namespaces n ON n.id = s.namespace_id
-         LEFT JOIN versions v ON v.id = s.current_version_id
-         WHERE n.name = $1 AND s.name = $2"
-    ))
-    .bind(skill.namespace.as_str())
-    .bind(skill.name.as_str())
-    .fetch_optional(pool)
-    .await?;
-    row.map(SkillRow::decode).transpose()
-}
+    async fn complete_names(
+        &self,
+        namespace: Option<&Namespace>,
+        prefix: &str,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<(Vec<String>, u64)> {
+        super::completion::names(self.read(), namespace, prefix, limit, visibility).await
+    }
 
-pub(super) async fn versions(pool: &Pool, skill_id: SkillId) -> Result<Vec<VersionRecord>> {
-    let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1"))
-        .bind(skill_id)
-        .fetch_all(pool)
-        .await?;
-    decode_all(rows, VersionRow::decode)
-}
+    async fn resolve(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<ResolvedVersion>> {
+        let pool = self.read();
+        let row: Option<ResolvedRow> = match version {
+            None => {
+                sqlx::query_as(resolve_sql!(
+                    "JOIN versions v ON v.id = s.current_version_id"
+                ))
+                .bind(skill.namespace.as_str())
+                .bind(skill.name.as_str())
+                .fetch_optional(pool)
+                .await?
+            }
+            Some(version) => {
+                sqlx::query_as(resolve_sql!(
+                    "JOIN versions v ON v.skill_id = s.id AND v.version = $3"
+                ))
+                .bind(skill.namespace.as_str())
+                .bind(skill.name.as_str())
+                .bind(version.to_string())
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        row.map(ResolvedRow::decode).transpose()
+    }
 
-pub(super) async fn version(
-    pool: &Pool,
-    skill_id: SkillId,
-    version: &SkillVersion,
-) -> Result<Option<VersionRecord>> {
-    let row: Option<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1 AND version = $2"))
-        .bind(skill_id)
-        .bind(version.to_string())
+    async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {
+        let pool = self.read();
+        let row: Option<SkillRow> = sqlx::query_as(concat!(
+            "SELECT s.id, n.name AS namespace, s.name, s.created_at,
+                    v.version AS current_version, s.deprecated_at, s.deprecation_message, ",
+            is_set!("n.private"),
+            " AS private
+             FROM skills s
+             JOIN namespaces n ON n.id = s.namespace_id
+             LEFT JOIN versions v ON v.id = s.current_version_id
+             WHERE n.name = $1 AND s.name = $2"
+        ))
+        .bind(skill.namespace.as_str())
+        .bind(skill.name.as_str())
         .fetch_optional(pool)
         .await?;
-    row.map(VersionRow::decode).transpose()
-}
+        row.map(SkillRow::decode).transpose()
+    }
 
-pub(super) async fn catalog_page(
-    pool: &Pool,
-    namespace: Option<&Namespace>,
-    after: Option<&SkillRef>,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<CatalogRecord>> {
-    let (after_ns, after_name) =
-        after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
-    let (mode, names) = visibility_args(visibility)?;
-    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-        catalog_sql!("("),
-        text!("$1"),
-        " IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
-        visible!("n", "$5", "$6"),
-        " ORDER BY n.name, s.name ",
-        limit!("$4")
-    ))
-    .bind(namespace.map(Namespace::as_str))
-    .bind(after_ns)
-    .bind(after_name)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(&names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, CatalogRow::decode)
-}
+    async fn versions(&self, skill_id: SkillId) -> Result<Vec<VersionRecord>> {
+        let pool = self.read();
+        let rows: Vec<VersionRow> = sqlx::query_as(version_sql!("skill_id = $1"))
+            .bind(skill_id)
+            .fetch_all(pool)
+            .await?;
+        decode_all(rows, VersionRow::decode)
+    }
 
-pub(super) async fn catalog_by_name(
-    pool: &Pool,
-    matching: NameMatch<'_>,
-    after: Option<&SkillRef>,
-    limit: u32,
-    visibility: &Visibility,
-) -> Result<Vec<CatalogRecord>> {
-    let (from, to) = matching.range();
-    let (after_name, after_ns) =
-        after.map_or(("", ""), |s| (s.name.as_str(), s.namespace.as_str()));
-    let (mode, names) = visibility_args(visibility)?;
-    let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
-        catalog_sql!("s.name >= $1 AND s.name < $2 AND (s.name, n.name) > ($3, $4) AND "),
-        visible!("n", "$6", "$7"),
-        " ORDER BY s.name, n.name ",
-        limit!("$5")
-    ))
-    .bind(from)
-    .bind(to)
-    .bind(after_name)
-    .bind(after_ns)
-    .bind(i64::from(limit))
-    .bind(mode)
-    .bind(&names)
-    .fetch_all(pool)
-    .await?;
-    decode_all(rows, CatalogRow::decode)
+    async fn version(
+        &self,
+        skill_id: SkillId,
+        version: &SkillVersion,
+    ) -> Result<Option<VersionRecord>> {
+        let pool = self.read();
+        let row: Option<VersionRow> =
+            sqlx::query_as(version_sql!("skill_id = $1 AND version = $2"))
+                .bind(skill_id)
+                .bind(version.to_string())
+                .fetch_optional(pool)
+                .await?;
+        row.map(VersionRow::decode).transpose()
+    }
+
+    async fn catalog_page(
+        &self,
+        namespace: Option<&Namespace>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        let pool = self.read();
+        let (after_ns, after_name) =
+            after.map_or(("", ""), |s| (s.namespace.as_str(), s.name.as_str()));
+        let (mode, names) = visibility_args(visibility)?;
+        let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
+            catalog_sql!("("),
+            text!("$1"),
+            " IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
+            visible!("n", "$5", "$6"),
+            " ORDER BY n.name, s.name ",
+            limit!("$4")
+        ))
+        .bind(namespace.map(Namespace::as_str))
+        .bind(after_ns)
+        .bind(after_name)
+        .bind(i64::from(limit))
+        .bind(mode)
+        .bind(&names)
+        .fetch_all(pool)
+        .await?;
+        decode_all(rows, CatalogRow::decode)
+    }
+
+    async fn catalog_by_name(
+        &self,
+        matching: NameMatch<'_>,
+        after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        let pool = self.read();
+        let (from, to) = matching.range();
+        let (after_name, after_ns) =
+            after.map_or(("", ""), |s| (s.name.as_str(), s.namespace.as_str()));
+        let (mode, names) = visibility_args(visibility)?;
+        let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
+            catalog_sql!("s.name >= $1 AND s.name < $2 AND (s.name, n.name) > ($3, $4) AND "),
+            visible!("n", "$6", "$7"),
+            " ORDER BY s.name, n.name ",
+            limit!("$5")
+        ))
+        .bind(from)
+        .bind(to)
+        .bind(after_name)
+        .bind(after_ns)
+        .bind(i64::from(limit))
+        .bind(mode)
+        .bind(&names)
+        .fetch_all(pool)
+        .await?;
+        decode_all(rows, CatalogRow::decode)
+    }
 }

@@ -1,17 +1,16 @@
-//! [`Catalog`] on this engine: skills, versions, their files and entries, and the listing (the
-//! catalog's tables), with completion from `completion`; and [`KeptEntries`], the serialized
-//! entries kept with the listing.
+//! [`Catalog`] on this engine: publishing skills, versions, their files and entries, the listing
+//! and manifests (what `store/sql/catalog.rs`'s [`Browse`](crate::store::Browse) does not share);
+//! and [`KeptEntries`], the serialized entries kept with the listing.
 
 use sqlx::{QueryBuilder, SqliteConnection};
 
 use super::dialect::{Engine, now, visibility_args, visible};
 use super::write::{self, Published, Target, WriteTx, json_text, pow2_chunks};
-use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::core::{Digest, SkillRef, VersionRef, Visibility};
 use crate::store::records::decode;
 use crate::store::rows::{self, ListingRow, decode_all};
 use crate::store::{
-    Catalog, CatalogRecord, KeptEntries, ListingRecord, Manifests, NameMatch, NewVersion,
-    PublishOutcome, ResolvedVersion, Result, SkillRecord, StoreError, VersionRecord,
+    Catalog, KeptEntries, ListingRecord, Manifests, NewVersion, PublishOutcome, Result, StoreError,
 };
 
 /// A page of listing rows as one row, a JSON array (sorted by [`listing_of_page`]). `$from`
@@ -94,25 +93,6 @@ pub(super) const STALE_MANIFESTS: &str = concat!(
 impl Catalog for Engine {
     fn kept_entries(&self) -> Option<&dyn KeptEntries> {
         Some(self)
-    }
-
-    async fn complete_namespaces(
-        &self,
-        prefix: &str,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<(Vec<String>, u64)> {
-        super::completion::namespaces(self.read(), prefix, limit, visibility).await
-    }
-
-    async fn complete_names(
-        &self,
-        namespace: Option<&Namespace>,
-        prefix: &str,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<(Vec<String>, u64)> {
-        super::completion::names(self.read(), namespace, prefix, limit, visibility).await
     }
 
     async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome> {
@@ -201,14 +181,6 @@ impl Catalog for Engine {
         listing_of_page(page)
     }
 
-    async fn resolve(
-        &self,
-        skill: &SkillRef,
-        version: Option<&SkillVersion>,
-    ) -> Result<Option<ResolvedVersion>> {
-        super::catalog::resolve(self.read(), skill, version).await
-    }
-
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
         let pool = self.read();
         // One row per version (its manifest column), the page's rows as one JSON row (as a listing
@@ -224,42 +196,6 @@ impl Catalog for Engine {
         .await?;
         let columns = decode::json_rows("versions' manifests", columns.as_deref())?;
         rows::manifests_of_columns(columns)
-    }
-
-    async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {
-        super::catalog::skill(self.read(), skill).await
-    }
-
-    async fn versions(&self, skill_id: i64) -> Result<Vec<VersionRecord>> {
-        super::catalog::versions(self.read(), skill_id).await
-    }
-
-    async fn version(
-        &self,
-        skill_id: i64,
-        version: &SkillVersion,
-    ) -> Result<Option<VersionRecord>> {
-        super::catalog::version(self.read(), skill_id, version).await
-    }
-
-    async fn catalog_page(
-        &self,
-        namespace: Option<&Namespace>,
-        after: Option<&SkillRef>,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<Vec<CatalogRecord>> {
-        super::catalog::catalog_page(self.read(), namespace, after, limit, visibility).await
-    }
-
-    async fn catalog_by_name(
-        &self,
-        matching: NameMatch<'_>,
-        after: Option<&SkillRef>,
-        limit: u32,
-        visibility: &Visibility,
-    ) -> Result<Vec<CatalogRecord>> {
-        super::catalog::catalog_by_name(self.read(), matching, after, limit, visibility).await
     }
 }
 
