@@ -190,9 +190,7 @@ pub async fn import_git(args: GitImportArgs) -> anyhow::Result<ExitCode> {
         args.fix,
     )
     .map_err(invalid_source)?;
-    let registry = Registry::builder_for(&args.common.data.storage)?
-        .open()
-        .await?;
+    let registry = open(&args.common.data).await?;
     let started = std::time::Instant::now();
     let result = async {
         let spinner = Progress::spinner("fetching");
@@ -229,7 +227,7 @@ pub async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
         source_timeout_secs: args.source_timeout_secs,
         max_checkout_mib: git::Limits::DEFAULT_MAX_MIB,
     };
-    let registry = Registry::builder_for(&args.data.storage)?.open().await?;
+    let registry = open(&args.data).await?;
     let started = std::time::Instant::now();
     let result = async {
         let spinner = if args.json {
@@ -262,7 +260,7 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
             "warning: sync does not send SKILLREG_MIRROR_TOKEN (it would go to every source); write each upstream's token in the credentials file under its origin"
         );
     }
-    let registry = Registry::builder_for(&args.data.storage)?.open().await?;
+    let registry = open(&args.data).await?;
     let started = std::time::Instant::now();
     let result = async {
         let sources: Vec<SourceRecord> = registry
@@ -403,14 +401,20 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Read a source for `registry`, whose upstreams `consumer::remote` reads.
+/// The registry a source command works on, reading MCP upstreams through `consumer::remote`.
+async fn open(data: &DataArgs) -> anyhow::Result<Registry> {
+    let registry = Registry::builder_for(&data.storage)?.open().await?;
+    registry.read_upstreams_with(std::sync::Arc::new(RemoteUpstream));
+    Ok(registry)
+}
+
+/// Read a source for `registry` within `limits`.
 async fn read(
     registry: &Registry,
     spec: &SourceSpec,
     token: Option<&str>,
     limits: LimitArgs,
 ) -> Result<SourceRead, Error> {
-    registry.read_upstreams_with(std::sync::Arc::new(RemoteUpstream));
     registry.read_source(spec, token, limits.read()).await
 }
 

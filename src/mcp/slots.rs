@@ -273,6 +273,18 @@ mod tests {
         [json, sse]
     }
 
+    /// A response as sent (JSON, or an SSE event) and its JSON-RPC message.
+    fn response_of(bytes: Vec<u8>) -> (String, serde_json::Value) {
+        let text = String::from_utf8(bytes).unwrap();
+        let json = text
+            .trim_start_matches("data: ")
+            .split('\n')
+            .next()
+            .unwrap();
+        let value = serde_json::from_str(json).unwrap();
+        (text, value)
+    }
+
     #[test]
     fn a_page_takes_its_entries_in_place_of_its_placeholder_as_rmcp_writes_it() {
         let slot = PageSlot::default();
@@ -289,13 +301,7 @@ mod tests {
                 .with_ttl_ms(1);
         for body in as_rmcp_writes(result.into()) {
             let spliced = splice(&body, &slot, br#"{"a":1},{"b":2}"#).unwrap();
-            let text = String::from_utf8(spliced).unwrap();
-            let json = text
-                .trim_start_matches("data: ")
-                .split('\n')
-                .next()
-                .unwrap();
-            let value: serde_json::Value = serde_json::from_str(json).unwrap();
+            let (text, value) = response_of(spliced);
             assert_eq!(
                 value["result"]["skills"],
                 json!([serde_json::to_value(&decoy).unwrap(), {"a": 1}, {"b": 2}]),
@@ -324,13 +330,7 @@ mod tests {
             for frame in as_rmcp_writes(result.into()) {
                 let at = marker_at(&frame, slot.marker()).unwrap();
                 let filled = [&frame[..at.start], b"AAEC".as_slice(), &frame[at.end..]].concat();
-                let text = String::from_utf8(filled).unwrap();
-                let json = text
-                    .trim_start_matches("data: ")
-                    .split('\n')
-                    .next()
-                    .unwrap();
-                let value: serde_json::Value = serde_json::from_str(json).unwrap();
+                let (text, value) = response_of(filled);
                 let content = &value["result"]["contents"][0];
                 assert_eq!(content["uri"], uri.as_str());
                 assert!(

@@ -181,18 +181,19 @@ impl Sources for Engine {
         .execute(&mut *tx)
         .await?;
         sqlx::query(concat!(
-        "UPDATE source_skills SET removed_at = ",
-        now!(),
-        " WHERE source_id = $1 AND removed_at IS NULL
-           AND skill_id IN (SELECT k.id FROM skills k JOIN sources s ON s.namespace_id = k.namespace_id
-                            WHERE s.id = $1 AND ",
-        in_list!("k.name", "$2"),
-        ")"
-    ))
-    .bind(id)
-    .bind(names(removed)?)
-    .execute(&mut *tx)
-    .await?;
+            "UPDATE source_skills SET removed_at = ",
+            now!(),
+            " WHERE source_id = $1 AND removed_at IS NULL
+               AND skill_id IN (SELECT k.id FROM skills k
+                                JOIN sources s ON s.namespace_id = k.namespace_id
+                                WHERE s.id = $1 AND ",
+            in_list!("k.name", "$2"),
+            ")"
+        ))
+        .bind(id)
+        .bind(names(removed)?)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(())
     }
