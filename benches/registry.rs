@@ -67,7 +67,7 @@ fn catalog() -> Catalog {
                 .await
                 .expect("generate");
         }
-        registry.catch_up_search().await.expect("index");
+        registry.index().catch_up_search().await.expect("index");
         registry
     });
     let skills = rt.block_on(registry.stats()).expect("stats").skills as u64;
@@ -113,13 +113,16 @@ fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("{} skills", cat.skills));
 
     group.bench_function("skills/list first page", |b| {
-        b.iter(|| rt.block_on(reg.list_skills(&ALL, None)).expect("list"))
+        b.iter(|| {
+            rt.block_on(reg.reads().list_skills(&ALL, None))
+                .expect("list")
+        })
     });
     group.bench_function("skills/list deep page", |b| {
         b.iter_batched(
             || skillreg::registry::cursor_after(&uri(spread.next(), "SKILL.md").to_string()),
             |cursor| {
-                rt.block_on(reg.list_skills(&ALL, Some(&cursor)))
+                rt.block_on(reg.reads().list_skills(&ALL, Some(&cursor)))
                     .expect("list")
             },
             BatchSize::SmallInput,
@@ -128,14 +131,14 @@ fn benches(c: &mut Criterion) {
     group.bench_function("skills/get", |b| {
         b.iter_batched(
             || uri(spread.next(), "SKILL.md"),
-            |u| rt.block_on(reg.get_skill(&ALL, &u)).expect("get"),
+            |u| rt.block_on(reg.reads().get_skill(&ALL, &u)).expect("get"),
             BatchSize::SmallInput,
         )
     });
     group.bench_function("resources/read SKILL.md", |b| {
         b.iter_batched(
             || uri(spread.next(), "SKILL.md"),
-            |u| rt.block_on(reg.read(&ALL, &u)).expect("read"),
+            |u| rt.block_on(reg.reads().read(&ALL, &u)).expect("read"),
             BatchSize::SmallInput,
         )
     });
@@ -146,7 +149,7 @@ fn benches(c: &mut Criterion) {
                 let i = (spread.next() % binaries) * BINARY_EVERY;
                 uri(i, &format!("assets/figure-{}.png", (i / BINARY_EVERY) % 8))
             },
-            |u| rt.block_on(reg.read(&ALL, &u)).expect("read"),
+            |u| rt.block_on(reg.reads().read(&ALL, &u)).expect("read"),
             BatchSize::SmallInput,
         )
     });
@@ -159,7 +162,7 @@ fn benches(c: &mut Criterion) {
                 (synthetic_name(i)[..3].to_owned(), ctx)
             },
             |(prefix, ctx)| {
-                rt.block_on(reg.complete(&ALL, "name", &prefix, &ctx))
+                rt.block_on(reg.reads().complete(&ALL, "name", &prefix, &ctx))
                     .expect("complete")
             },
             BatchSize::SmallInput,
@@ -168,7 +171,7 @@ fn benches(c: &mut Criterion) {
     const QUERY: &str = "review release notes checker";
     group.bench_function("search", |b| {
         b.iter(|| {
-            rt.block_on(reg.search(&ALL, black_box(QUERY), None, 10))
+            rt.block_on(reg.reads().search(&ALL, black_box(QUERY), None, 10))
                 .expect("search")
         })
     });
@@ -200,7 +203,10 @@ fn benches(c: &mut Criterion) {
                         warnings: Vec::new(),
                     }
                 },
-                |request| rt.block_on(reg.publish(request)).expect("publish"),
+                |request| {
+                    rt.block_on(reg.publisher().publish(request))
+                        .expect("publish")
+                },
                 BatchSize::SmallInput,
             )
         });

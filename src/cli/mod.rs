@@ -664,7 +664,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .open()
         .await?;
     if config.seed {
-        match registry.import_seed().await {
+        match registry.publisher().import_seed().await {
             Ok(s) => tracing::info!(
                 imported = s.imported,
                 unchanged = s.unchanged,
@@ -728,7 +728,7 @@ async fn reindex(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
         .open()
         .await?;
     let progress = Progress::spinner("indexing");
-    let count = registry.rebuild_search().await?;
+    let count = registry.index().rebuild_search().await?;
     progress.finish();
     if json {
         println!("{}", serde_json::json!({ "indexed": count }));
@@ -749,7 +749,7 @@ async fn index_snapshot(
         .open()
         .await?;
     let progress = Progress::spinner("indexing");
-    let written = registry.write_search_snapshot(file).await;
+    let written = registry.index().write_snapshot(file).await;
     progress.finish();
     registry.close().await;
     let snapshot = written?;
@@ -897,6 +897,7 @@ async fn rescan(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
         Progress::spinner("rescanning")
     };
     let report = registry
+        .trust()
         .rescan(&crate::core::Principal::Admin, |n| progress.set_position(n))
         .await;
     progress.finish();
@@ -913,7 +914,7 @@ async fn rescan(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
         println!(
             "rescanned {} versions under {}: {} changed; {}",
             report.scanned,
-            registry.scan_policy().describe(),
+            registry.publisher().scan_policy().describe(),
             report.changed,
             verdicts.join(", ")
         );
@@ -1142,6 +1143,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     };
     let started = std::time::Instant::now();
     let summary = registry
+        .publisher()
         .import_candidates(&namespace, &options, candidates, |line| {
             print_import_line(line, args.json, &progress);
         })

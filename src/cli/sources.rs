@@ -201,7 +201,10 @@ pub async fn import_git(args: GitImportArgs) -> anyhow::Result<ExitCode> {
             // The directory asked for is there before the source is recorded.
             checkout.dir(&spec.location, &spec.subpath)?;
         }
-        let source = registry.record_source(&namespace, &spec).await?;
+        let source = registry
+            .publisher()
+            .record_source(&namespace, &spec)
+            .await?;
         store(&registry, &source, read, args.common.json).await
     }
     .await;
@@ -238,7 +241,10 @@ pub async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
         let read = read(&registry, &spec, token.as_deref(), limits).await;
         spinner.finish();
         let read = read?;
-        let source = registry.record_source(&namespace, &spec).await?;
+        let source = registry
+            .publisher()
+            .record_source(&namespace, &spec)
+            .await?;
         store(&registry, &source, read, args.json).await
     }
     .await;
@@ -264,7 +270,7 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let result = async {
         let sources: Vec<SourceRecord> = registry
-            .sources()
+            .publisher().sources()
             .await?
             .into_iter()
             .filter(|s| only.as_ref().is_none_or(|ns| &s.namespace == ns))
@@ -363,7 +369,7 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
     match command {
         SourcesCommand::List { data, json } => {
             let registry = Registry::builder_for(&data.storage)?.open().await?;
-            let sources = registry.sources().await;
+            let sources = registry.publisher().sources().await;
             registry.close().await;
             for source in sources? {
                 if json {
@@ -388,7 +394,7 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
         }
         SourcesCommand::Remove { id, data } => {
             let registry = Registry::builder_for(&data.storage)?.open().await?;
-            let removed = registry.remove_source(id).await;
+            let removed = registry.publisher().remove_source(id).await;
             registry.close().await;
             if removed? {
                 println!("source {id} removed; its skills stay as they are");
@@ -404,7 +410,9 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
 /// The registry a source command works on, reading MCP upstreams through `consumer::remote`.
 async fn open(data: &DataArgs) -> anyhow::Result<Registry> {
     let registry = Registry::builder_for(&data.storage)?.open().await?;
-    registry.read_upstreams_with(std::sync::Arc::new(RemoteUpstream));
+    registry
+        .publisher()
+        .read_upstreams_with(std::sync::Arc::new(RemoteUpstream));
     Ok(registry)
 }
 
@@ -415,7 +423,10 @@ async fn read(
     token: Option<&str>,
     limits: LimitArgs,
 ) -> Result<SourceRead, Error> {
-    registry.read_source(spec, token, limits.read()).await
+    registry
+        .publisher()
+        .read_source(spec, token, limits.read())
+        .await
 }
 
 /// Store what was read from `source`, with progress (a bar when the upstream's size is known).
@@ -431,6 +442,7 @@ async fn store(
         (false, None) => Progress::spinner("importing"),
     };
     let summary = registry
+        .publisher()
         .store_read(source, read, |line| {
             print_import_line(line, json, &progress)
         })

@@ -38,7 +38,7 @@ impl FromRequestParts<AppState> for Caller {
             None => None,
             Some(v) => Some(v.to_str().map_err(|_| AccessError::Unauthorized)?),
         };
-        let principal = state.registry.authenticate(header).await?;
+        let principal = state.registry.access().authenticate(header).await?;
         parts.extensions.insert(principal.clone());
         Ok(Self(principal))
     }

@@ -180,6 +180,7 @@ async fn find(
             let name = parse_name(slug).map_err(|_| ClawError::UnknownSlug)?;
             Ok(state
                 .registry
+                .reads()
                 .skill_named(&viewer.visibility, &name)
                 .await?
                 .skill)
@@ -350,6 +351,7 @@ async fn search(
     let exact = q.mode.as_deref() == Some("exact");
     let hits = s
         .registry
+        .reads()
         .search(&reader.visibility, &query, None, limit)
         .await?;
     let results: Vec<Value> = hits
@@ -392,11 +394,13 @@ async fn list(
     let page = match q.prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
         Some(prefix) => {
             s.registry
+                .reads()
                 .catalog_by_prefix(&reader.visibility, prefix, cursor, limit)
                 .await?
         }
         None => {
             s.registry
+                .reads()
                 .catalog(&reader.visibility, None, cursor, limit)
                 .await?
         }
@@ -415,10 +419,15 @@ async fn skill(
     Query(owner): Query<Owner>,
 ) -> ClawResult<axum::Json<Value>> {
     let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let current = match &detail.current_version {
         Some(v) => Some(
             s.registry
+                .reads()
                 .version_detail(&reader.visibility, &skill.clone().at(v.clone()))
                 .await?,
         ),
@@ -470,7 +479,11 @@ async fn versions(
     Query(q): Query<VersionsQuery>,
 ) -> ClawResult<axum::Json<Value>> {
     let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let limit = q.limit.unwrap_or(25).clamp(1, 200);
     let after = q.cursor.as_deref().filter(|c| !c.is_empty());
     let mut rest: Vec<&VersionSummary> = served(&detail)
@@ -496,6 +509,7 @@ async fn served_version(
 ) -> ClawResult<VersionDetail> {
     let detail = state
         .registry
+        .reads()
         .version_detail(&reader.visibility, version)
         .await?;
     if detail.summary.revoked_at.is_some() {
@@ -583,10 +597,15 @@ async fn file(
 ) -> ClawResult<Response> {
     check_tag(q.tag.as_deref())?;
     let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let version = pick(&detail, q.version.as_deref())?.ok_or_else(no_current(&skill))?;
     let content = s
         .registry
+        .reads()
         .version_file(&reader.visibility, &skill.at(version), &q.path)
         .await?;
     let mut response = (
@@ -617,12 +636,17 @@ async fn moderation(
     Query(owner): Query<Owner>,
 ) -> ClawResult<axum::Json<Value>> {
     let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let Some(current) = detail.current_version else {
         return Ok(axum::Json(json!({ "moderation": null })));
     };
     let version = s
         .registry
+        .reads()
         .version_detail(&reader.visibility, &skill.at(current))
         .await?;
     if version.summary.scan.verdict == Verdict::Unscanned {
@@ -659,7 +683,11 @@ async fn install(
     Query(owner): Query<Owner>,
 ) -> ClawResult<Response> {
     let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let Some(current) = detail.current_version else {
         let body = json!({
             "ok": false,
@@ -702,13 +730,18 @@ async fn resolve(
     Query(q): Query<ResolveQuery>,
 ) -> ClawResult<axum::Json<Value>> {
     let skill = find(&s, &reader, &q.slug, q.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let hash = q.hash.as_deref().map(|h| h.trim().to_ascii_lowercase());
     let mut matched = None;
     if let Some(hash) = hash.filter(|h| !h.is_empty()) {
         for v in served(&detail).take(MAX_RESOLVE_VERSIONS) {
             let version = s
                 .registry
+                .reads()
                 .version_detail(&reader.visibility, &v.version)
                 .await?;
             let print = fingerprint(version.files.iter().map(|f| (f.path.as_str(), &f.digest)));
@@ -742,7 +775,11 @@ async fn download(
 ) -> ClawResult<Response> {
     check_tag(q.tag.as_deref())?;
     let skill = find(&s, &reader, &q.slug, q.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let version = pick(&detail, q.version.as_deref())?.ok_or_else(no_current(&skill))?;
     let version = skill.at(version);
     let stored = served_version(&s, &reader, &version).await?;
@@ -755,6 +792,7 @@ async fn download(
     }
     let zip = s
         .registry
+        .reads()
         .export_as(&reader.visibility, &version, Format::Zip)
         .await?;
     let name = format!("{}-{}.zip", version.name(), version.version);
@@ -787,7 +825,11 @@ async fn verify(
 ) -> ClawResult<axum::Json<Value>> {
     check_tag(q.tag.as_deref())?;
     let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
-    let detail = s.registry.skill_detail(&reader.visibility, &skill).await?;
+    let detail = s
+        .registry
+        .reads()
+        .skill_detail(&reader.visibility, &skill)
+        .await?;
     let resolved_from = if q.version.is_some() {
         "version"
     } else if q.tag.is_some() {
@@ -800,6 +842,7 @@ async fn verify(
     // Revoked versions are described here (why they fail), never served.
     let stored = s
         .registry
+        .reads()
         .version_detail(&reader.visibility, &version)
         .await?;
     let summary = &stored.summary;
@@ -816,6 +859,7 @@ async fn verify(
         for f in &stored.files {
             match s
                 .registry
+                .reads()
                 .version_file(&reader.visibility, &version, &f.path)
                 .await
             {

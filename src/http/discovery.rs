@@ -71,6 +71,7 @@ async fn index(
 ) -> Result<axum::Json<Value>, ApiError> {
     let entries = state
         .registry
+        .reads()
         .discovery(
             &reader.visibility,
             &scope,
@@ -134,6 +135,7 @@ async fn search(
     let limit = q.limit.unwrap_or(20).clamp(1, MAX_SEARCH_HITS);
     let hits = s
         .registry
+        .reads()
         .search(&reader.visibility, &q.q, None, limit)
         .await?;
     let base = super::app::base_url(&headers);

@@ -44,7 +44,7 @@ pub use serve::ConnectionLimits;
 /// stop when `shutdown` is cancelled.
 pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) -> Router {
     // `/mcp` serves `skills/list` pages from entries the store keeps serialized.
-    registry.keep_entries(Arc::new(Codec));
+    registry.reads().keep_entries(Arc::new(Codec));
     let state = AppState::new(registry.clone(), config);
     // The Host and Origin rules are one middleware on the whole router (`guard`), not rmcp's.
     let mcp_config = StreamableHttpServerConfig::default()
@@ -384,6 +384,7 @@ async fn metrics(State(s): State<AppState>, _: Reader) -> Response {
                 (
                     "search",
                     s.registry
+                        .index()
                         .search_generation()
                         .and_then(|g| i64::try_from(g).ok()),
                 ),

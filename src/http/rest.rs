@@ -129,6 +129,7 @@ async fn list_skills(
     let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let page = s
         .registry
+        .reads()
         .catalog(
             &reader.visibility,
             namespace.as_ref(),
@@ -156,6 +157,7 @@ async fn search(
     let namespace = q.namespace.as_deref().map(parse_namespace).transpose()?;
     let hits = s
         .registry
+        .reads()
         .search(
             &reader.visibility,
             &q.q,
@@ -179,6 +181,7 @@ async fn get_skill(
 ) -> ApiResult<axum::Json<SkillView>> {
     Ok(axum::Json(
         s.registry
+            .reads()
             .skill_detail(&reader.visibility, &skill)
             .await?
             .into(),
@@ -203,7 +206,9 @@ async fn publish(
     body: Body,
 ) -> ApiResult<Response> {
     // Check the scope and the format before reading an upload the caller may not make.
-    s.registry.require_publish(&caller, target.namespace())?;
+    s.registry
+        .publisher()
+        .require_publish(&caller, target.namespace())?;
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -217,6 +222,7 @@ async fn publish(
     let bytes = read_capped(body, s.config.max_upload_bytes).await?;
     let published = s
         .registry
+        .publisher()
         .publish_archive(&caller, &target, format, &bytes, client_warnings)
         .await?;
     let status = if published.created {
@@ -238,6 +244,7 @@ async fn get_version(
 ) -> ApiResult<axum::Json<ManifestView>> {
     Ok(axum::Json(
         s.registry
+            .reads()
             .version_detail(&reader.visibility, &version)
             .await?
             .into(),
@@ -258,6 +265,7 @@ async fn get_file(
     let path = param(&params, "path");
     let file = s
         .registry
+        .reads()
         .version_file(&reader.visibility, &version, path)
         .await?;
     let etag = format!("\"{}\"", file.digest);
@@ -310,7 +318,11 @@ async fn get_archive(
     reader: Reader,
     VersionPath(version): VersionPath,
 ) -> ApiResult<Response> {
-    let bytes = s.registry.export(&reader.visibility, &version).await?;
+    let bytes = s
+        .registry
+        .reads()
+        .export(&reader.visibility, &version)
+        .await?;
     let disposition = format!("{}-{}.tar.gz", version.name(), version.version);
     let mut r = Response::new(shared_body(bytes));
     r.headers_mut().insert(
@@ -335,6 +347,7 @@ async fn yank(
     let req: YankRequest = json_body(body).await?;
     let reason = req.reason.unwrap_or_default();
     s.registry
+        .trust()
         .set_yanked(&caller, &version, Some(&reason))
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
@@ -349,7 +362,10 @@ async fn unyank(
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
 ) -> ApiResult<axum::Json<StatusView>> {
-    s.registry.set_yanked(&caller, &version, None).await?;
+    s.registry
+        .trust()
+        .set_yanked(&caller, &version, None)
+        .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -367,6 +383,7 @@ async fn revoke(
 ) -> ApiResult<axum::Json<StatusView>> {
     let req: RevokeRequest = json_body(body).await?;
     s.registry
+        .trust()
         .set_revoked(&caller, &version, Some(&req.reason))
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
@@ -381,7 +398,10 @@ async fn unrevoke(
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
 ) -> ApiResult<axum::Json<StatusView>> {
-    s.registry.set_revoked(&caller, &version, None).await?;
+    s.registry
+        .trust()
+        .set_revoked(&caller, &version, None)
+        .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -396,7 +416,7 @@ async fn approve(
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
 ) -> ApiResult<axum::Json<StatusView>> {
-    s.registry.approve(&caller, &version).await?;
+    s.registry.trust().approve(&caller, &version).await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -412,6 +432,7 @@ async fn require_review(
 ) -> ApiResult<axum::Json<StatusView>> {
     let namespace = parse_namespace(&namespace)?;
     s.registry
+        .trust()
         .set_review_required(&caller, &namespace, true)
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
@@ -430,6 +451,7 @@ async fn review_off(
 ) -> ApiResult<axum::Json<StatusView>> {
     let namespace = parse_namespace(&namespace)?;
     s.registry
+        .trust()
         .set_review_required(&caller, &namespace, false)
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
@@ -456,6 +478,7 @@ async fn findings(
         .transpose()?;
     let page = s
         .registry
+        .trust()
         .findings(
             &reader.visibility,
             verdict,
@@ -480,6 +503,7 @@ async fn revocations(
 ) -> ApiResult<axum::Json<RevocationsPage>> {
     let page = s
         .registry
+        .trust()
         .revocations(
             &reader.visibility,
             q.since.as_deref(),
@@ -507,6 +531,7 @@ async fn deprecate(
     let req: DeprecateRequest = json_body(body).await?;
     let message = req.message.unwrap_or_default();
     s.registry
+        .trust()
         .set_deprecated(&caller, &skill, Some(&message))
         .await?;
     Ok(axum::Json(StatusView { ok: true }))
@@ -521,7 +546,10 @@ async fn undeprecate(
     Caller(caller): Caller,
     SkillPath(skill): SkillPath,
 ) -> ApiResult<axum::Json<StatusView>> {
-    s.registry.set_deprecated(&caller, &skill, None).await?;
+    s.registry
+        .trust()
+        .set_deprecated(&caller, &skill, None)
+        .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -537,7 +565,10 @@ async fn make_private(
     Path(namespace): Path<String>,
 ) -> ApiResult<axum::Json<StatusView>> {
     let namespace = parse_namespace(&namespace)?;
-    s.registry.set_private(&caller, &namespace, true).await?;
+    s.registry
+        .trust()
+        .set_private(&caller, &namespace, true)
+        .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -552,7 +583,10 @@ async fn make_public(
     Path(namespace): Path<String>,
 ) -> ApiResult<axum::Json<StatusView>> {
     let namespace = parse_namespace(&namespace)?;
-    s.registry.set_private(&caller, &namespace, false).await?;
+    s.registry
+        .trust()
+        .set_private(&caller, &namespace, false)
+        .await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -569,6 +603,7 @@ async fn create_token(
     let req: TokenRequest = json_body(body).await?;
     let (info, secret) = s
         .registry
+        .access()
         .create_token(
             &caller,
             &NewTokenRequest {
@@ -591,7 +626,7 @@ async fn list_tokens(
     State(s): State<AppState>,
     Caller(caller): Caller,
 ) -> ApiResult<axum::Json<TokenList>> {
-    let tokens = s.registry.tokens(&caller).await?;
+    let tokens = s.registry.access().tokens(&caller).await?;
     Ok(axum::Json(TokenList {
         tokens: tokens.into_iter().map(TokenView::from).collect(),
     }))
@@ -605,7 +640,7 @@ async fn revoke_token(
     Caller(caller): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<StatusView>> {
-    s.registry.revoke_token(&caller, &id).await?;
+    s.registry.access().revoke_token(&caller, &id).await?;
     Ok(axum::Json(StatusView { ok: true }))
 }
 
@@ -621,6 +656,7 @@ async fn audit(
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let entries = s
         .registry
+        .access()
         .audit(&caller, q.after.unwrap_or(0), limit)
         .await?;
     let next_after = (entries.len() == limit as usize)

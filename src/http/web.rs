@@ -223,6 +223,7 @@ async fn file(
         let target = SkillRef::parse(&ns, &name)?.at(SkillVersion::parse(&version)?);
         let file = s
             .registry
+            .reads()
             .version_file(&reader.visibility, &target, &path)
             .await?;
         Ok::<_, Error>((target, file))
@@ -297,6 +298,7 @@ async fn catalog_page(
     );
     if !query.trim().is_empty() {
         let hits = registry
+            .reads()
             .search(viewer, &query, namespace.as_ref(), 50)
             .await?;
         let count = if hits.len() == 50 {
@@ -320,6 +322,7 @@ async fn catalog_page(
         return Ok(page(&format!("Search: {query}"), &body));
     }
     let p = registry
+        .reads()
         .catalog(viewer, namespace.as_ref(), q.cursor.as_deref(), PAGE_SIZE)
         .await?;
     body.push_str(r#"<div id="catalog">"#);
@@ -419,7 +422,7 @@ async fn load_skill(
 ) -> Result<SkillPage> {
     let registry = &state.registry;
     let skill = SkillRef::parse(ns, name)?;
-    let detail = registry.skill_detail(viewer, &skill).await?;
+    let detail = registry.reads().skill_detail(viewer, &skill).await?;
     let version = match version {
         Some(v) => SkillVersion::parse(v)?,
         None => detail
@@ -429,8 +432,11 @@ async fn load_skill(
             .ok_or_else(|| Error::NotFound(NotFound::Skill(skill.clone())))?,
     };
     let target = skill.at(version);
-    let manifest = registry.version_detail(viewer, &target).await?;
-    let skill_md = registry.version_file(viewer, &target, SKILL_MD).await?;
+    let manifest = registry.reads().version_detail(viewer, &target).await?;
+    let skill_md = registry
+        .reads()
+        .version_file(viewer, &target, SKILL_MD)
+        .await?;
     // Rendering a large SKILL.md is CPU work: once per content, off the async workers.
     let skill_md = match state.rendered.get(&skill_md.digest) {
         Some(html) => html,

@@ -194,6 +194,7 @@ impl SkillServer {
         let made = std::time::Instant::now();
         let page = self
             .registry
+            .reads()
             .list_entries(&key.0, key.1.as_deref())
             .await
             .map_err(|e| to_mcp(e, None))?;
@@ -303,6 +304,7 @@ impl SkillServer {
         if raw == INDEX_JSON {
             let summaries = self
                 .registry
+                .reads()
                 .skill_summaries(
                     viewer,
                     (self.index_max_skills + 1).min(u32::MAX as usize) as u32,
@@ -317,11 +319,16 @@ impl SkillServer {
             });
         }
         let uri = parse_uri(raw)?;
-        match self.registry.locate(viewer, &uri).await {
+        match self.registry.reads().locate(viewer, &uri).await {
             Ok(file) => Ok(Found::Stored(file)),
             // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
             Err(e) if e.code() == Code::FileNotFound && uri.path() == FASTMCP_MANIFEST => {
-                let files = self.registry.files_of(viewer, &uri).await?.ok_or(e)?;
+                let files = self
+                    .registry
+                    .reads()
+                    .files_of(viewer, &uri)
+                    .await?
+                    .ok_or(e)?;
                 Ok(Found::Made {
                     uri: uri.to_string(),
                     mime_type: "application/json".to_owned(),
@@ -342,6 +349,7 @@ impl SkillServer {
         }
         let read = self
             .registry
+            .reads()
             .read_located(file.clone(), Keep::Nothing)
             .await?;
         let content = Content::of(&read.mime_type, &read.bytes);
@@ -395,7 +403,11 @@ impl SkillServer {
     async fn whole_contents(&self, found: Found) -> Result<(ResourceContents, bool), Error> {
         let (uri, mime_type, bytes, pinned, scan) = match found {
             Found::Stored(file) => {
-                let read = self.registry.read_located(file, Keep::Bytes).await?;
+                let read = self
+                    .registry
+                    .reads()
+                    .read_located(file, Keep::Bytes)
+                    .await?;
                 let (uri, pinned) = (read.uri.to_string(), read.is_pinned());
                 (uri, read.mime_type, read.bytes, pinned, Some(read.scan))
             }
@@ -463,6 +475,7 @@ impl ServerHandler for SkillServer {
                 None => {
                     let page = self
                         .registry
+                        .reads()
                         .list_skills(&viewer, cursor.as_deref())
                         .await
                         .map_err(|e| to_mcp(e, None))?;
@@ -488,7 +501,7 @@ impl ServerHandler for SkillServer {
             let (viewer, cache_scope) = self.caller(slots::of(&ctx));
             let entry = async {
                 let uri = parse_uri(&request.uri)?;
-                let entry = self.registry.get_skill(&viewer, &uri).await?;
+                let entry = self.registry.reads().get_skill(&viewer, &uri).await?;
                 // Only the canonical spelling of a URI names a skill: hosts compare URIs as
                 // strings.
                 if entry.uri().to_string() != request.uri {
@@ -548,7 +561,7 @@ impl ServerHandler for SkillServer {
             let (viewer, _) = self.caller(slots::of(&ctx));
             let children = async {
                 let uri = parse_uri(&request.uri)?;
-                self.registry.read_dir(&viewer, &uri).await
+                self.registry.reads().read_dir(&viewer, &uri).await
             }
             .await
             .map_err(|e| to_mcp(e, None))?;
@@ -577,6 +590,7 @@ impl ServerHandler for SkillServer {
             let cursor = request.and_then(|r| r.cursor);
             let page = self
                 .registry
+                .reads()
                 .list_skill_mds(&viewer, cursor.as_deref())
                 .await
                 .map_err(|e| to_mcp(e, None))?;
@@ -696,6 +710,7 @@ impl ServerHandler for SkillServer {
             let (viewer, _) = self.caller(slots::of(&ctx));
             let completion = self
                 .registry
+                .reads()
                 .complete(&viewer, argument, &request.argument.value, &context)
                 .await
                 .map_err(|e| to_mcp(e, None))?;
@@ -746,6 +761,7 @@ impl ServerHandler for SkillServer {
                     .transpose()?;
                 let (viewer, _) = self.caller(slots::of(&ctx));
                 self.registry
+                    .reads()
                     .search(
                         &viewer,
                         &args.query,

@@ -1,6 +1,6 @@
 //! Another SEP-2640 server read for a mirror: `consumer`'s client ([`Remote`]) as the registry's
 //! [`Upstream`] port. Whoever opens a registry that syncs sources plugs it in
-//! (`Registry::read_upstreams_with`): the CLI's `mirror` and `sync` today, a server-side sync as
+//! (`Publisher::read_upstreams_with`): the CLI's `mirror` and `sync` today, a server-side sync as
 //! well, since nothing here is the CLI's.
 
 use crate::consumer::Source;

@@ -8,11 +8,12 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::Registry;
+use std::sync::Arc;
+
 use crate::core::{AccessError, Action, Digest, Principal, Scope};
 use crate::error::{Error, NotFound, Result};
-use crate::store::NewToken;
 pub use crate::store::{AuditRecord as AuditEntry, TokenRecord as TokenInfo};
+use crate::store::{NewToken, Store};
 
 /// What a new token may do.
 #[derive(Debug, Clone)]
@@ -23,7 +24,21 @@ pub struct NewTokenRequest {
     pub actions: Vec<Action>,
 }
 
-impl Registry {
+/// Who may do what: the admin token's hash and the stored tokens.
+pub struct Access {
+    store: Arc<dyn Store>,
+    /// The admin token's hash, when one is configured.
+    admin_hash: Option<Digest>,
+}
+
+impl Access {
+    pub(super) fn new(store: Arc<dyn Store>, admin_token: Option<&str>) -> Self {
+        Self {
+            store,
+            admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
+        }
+    }
+
     /// The caller behind an `Authorization` header value (`None`: anonymous). A header that is
     /// present but not a valid bearer token is refused, never treated as anonymous.
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal> {
@@ -37,13 +52,13 @@ impl Registry {
             .filter(|s| !s.is_empty())
             .ok_or(AccessError::Unauthorized)?;
         let hash = Digest::of(secret.as_bytes());
-        if let Some(admin) = &self.inner.admin_hash
+        if let Some(admin) = &self.admin_hash
             && constant_time_eq(admin.as_bytes(), hash.as_bytes())
         {
             return Ok(Principal::Admin);
         }
         let token = self
-            .store()
+            .store
             .token_by_hash(&hash)
             .await?
             .ok_or(AccessError::Unauthorized)?;
@@ -73,7 +88,7 @@ impl Registry {
         actions.sort_unstable();
         actions.dedup();
         let record = self
-            .store()
+            .store
             .create_token(NewToken {
                 id: &id,
                 hash: &hash,
@@ -89,7 +104,7 @@ impl Registry {
     /// Revoke a token by id (admin only).
     pub async fn revoke_token(&self, caller: &Principal, id: &str) -> Result<()> {
         caller.require_admin()?;
-        if self.store().revoke_token(id, &caller.actor()).await? {
+        if self.store.revoke_token(id, &caller.actor()).await? {
             Ok(())
         } else {
             Err(NotFound::Token(id.chars().take(80).collect()).into())
@@ -99,7 +114,7 @@ impl Registry {
     /// Every token (admin only).
     pub async fn tokens(&self, caller: &Principal) -> Result<Vec<TokenInfo>> {
         caller.require_admin()?;
-        Ok(self.store().tokens().await?)
+        Ok(self.store.tokens().await?)
     }
 
     /// Audit entries after `after`, oldest first (admin only).
@@ -110,7 +125,7 @@ impl Registry {
         limit: u32,
     ) -> Result<Vec<AuditEntry>> {
         caller.require_admin()?;
-        Ok(self.store().audit_page(after, limit.clamp(1, 1000)).await?)
+        Ok(self.store.audit_page(after, limit.clamp(1, 1000)).await?)
     }
 }
 

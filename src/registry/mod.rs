@@ -1,38 +1,36 @@
-//! The use cases every transport calls, behind one typed API: publishing and import; reading
-//! (`skills/list`, `skills/get`, reads, directory reads, the REST catalog views, exports);
-//! lifecycle (yank, deprecate); access (authentication, tokens, the audit log); search and
-//! completion; and operations (health, stats, verify, backup, close).
+//! The use cases every transport calls, behind one typed API, as services that each own their
+//! state; `Registry` is a thin façade that builds them, hands them out and runs the operations on
+//! the whole registry (health, stats, verify, backup, copy, close):
 //!
-//! `Registry` orders the work between `core` (rules), `store` (storage, behind its interfaces) and
-//! `search` (the derived index). It is a cheap `Clone`. Inputs are parsed at the edge into core
-//! types ([`SkillRef`], [`VersionRef`], [`SkillUri`]); outputs are core types and the views
-//! declared here.
+//! | service | what | state |
+//! | --- | --- | --- |
+//! | [`Reads`] (`reads/`) | `skills/list`, `skills/get`, reads, directory reads, the REST and web views, exports, completion, discovery, search | manifests, file bytes, exports, archive digests, serialized entries |
+//! | [`Publisher`] (`publish/`) | publish, bulk import, sources (Git, other SEP-2640 servers through the [`Upstream`] port) | the scan policy, the upstream reader |
+//! | [`Trust`] (`trust/`) | findings, rescans, the revocation feed; yank, revoke, deprecate, review, private namespaces | the scan policy |
+//! | [`Access`] (`access.rs`) | authentication, tokens, the audit log | the admin token's hash |
+//! | [`Index`] (`index/`) | the search index kept in step with storage, its task, the change feed | the index and its lock |
 //!
-//! What a published version contains never changes, so manifests are cached by version id. What
-//! is *current* (and a version's yank and deprecation state) is cached for at most
-//! [`RESOLVE_TTL`] and dropped at once on every change this process makes: a skill another
-//! process imports into the same data directory is served by the next request, and a new version
-//! of an existing skill within [`RESOLVE_TTL`]. When storage announces every change (PostgreSQL's
-//! change feed), resolutions are dropped when a change is heard and kept for up to
-//! [`FEED_RESOLVE_TTL`] otherwise. A transport that keeps its own answers about what is current
-//! (the MCP surface keeps `skills/list` pages as served) follows the same rule through
-//! [`Registry::current_epoch`]. Every cache of the process, the transports' included, is built
-//! from one memory budget ([`Registry::caches`]); [`cache`] lists them with their weights and
-//! what invalidates each.
+//! The services share two things: `current::Current`, what is current (resolutions,
+//! completions, private namespaces, cached for at most [`RESOLVE_TTL`], or [`FEED_RESOLVE_TTL`]
+//! when storage announces every change) and the one signal every change sends (those caches
+//! dropped, the indexer woken, subscribers told); and `Heavy`, which bounds CPU work. A skill
+//! another process imports into the same data directory is served by the next request, and a new
+//! version of an existing skill within [`RESOLVE_TTL`]. A transport that keeps its own answers
+//! about what is current (the MCP surface keeps `skills/list` pages as served) follows the same
+//! rule through [`Registry::current_epoch`]. Every cache of the process, the transports'
+//! included, is built from one memory budget ([`Registry::caches`]); [`cache`] lists them with
+//! their weights and what invalidates each.
+//!
+//! Inputs are parsed at the edge into core types ([`crate::core::SkillRef`],
+//! [`crate::core::VersionRef`], [`crate::core::SkillUri`]); outputs are core types and the views
+//! the services declare. Storage is reached through `store::Store` and `store::Blobs` only.
 
 mod access;
 pub mod cache;
-mod catalog;
-mod complete;
-mod discovery;
-mod entries;
-mod feed;
-mod import;
-mod indexer;
-mod lifecycle;
+mod current;
+mod index;
 mod publish;
-mod read;
-mod sources;
+mod reads;
 mod trust;
 
 use std::path::{Path, PathBuf};
@@ -44,28 +42,25 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Storage;
 use crate::core::scan::Policy;
-use crate::core::{Digest, Namespace, Principal, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
-use crate::store::{Backend, Blobs, Location, Manifest, ResolvedVersion, Store};
+use crate::store::{Backend, Location, Store};
 
 pub use crate::core::Status;
 pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport, VersionId};
-pub use access::{AuditEntry, NewTokenRequest, TokenInfo};
-pub use catalog::{
-    CatalogItem, MAX_SAME_NAME, ManifestFile, SkillDetail, VersionDetail, VersionSummary,
+pub use access::{Access, AuditEntry, NewTokenRequest, TokenInfo};
+pub use index::{Index, SearchHealth, SnapshotInfo};
+pub use publish::{
+    ImportLine, ImportOptions, ImportOutcome, ImportSummary, MirrorItem, Prepared, PublishRequest,
+    Published, Publisher, ReadLimits, SourceRead, SourceRun, Upstream,
 };
-pub use complete::{Completion, MAX_COMPLETIONS};
-pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
-pub use entries::{EntryCodec, Listed};
-pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
-pub use publish::{Prepared, PublishRequest, Published};
-pub use read::{
-    DirChild, FileContent, FileRef, Keep, Located, SearchHit, SkillEntry, SkillMdResource,
-    SkillSummary, cursor_after,
+pub use reads::{
+    Artifact, CatalogItem, Completion, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec,
+    FileContent, FileRef, Keep, Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, ManifestFile,
+    Reads, SearchHit, SkillDetail, SkillEntry, SkillMdResource, SkillSummary, VersionDetail,
+    VersionSummary, cursor_after,
 };
-pub use sources::{MirrorItem, ReadLimits, SourceRead, SourceRun, Upstream};
-pub use trust::{FindingsItem, RescanReport, Revocation};
+pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
@@ -132,66 +127,53 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
-/// The registry. Cheap to clone.
+/// The registry: a cheap `Clone` handle on its services, each with its own state.
 #[derive(Clone)]
 pub struct Registry {
     inner: Arc<Inner>,
 }
 
-type ResolveKey = (SkillRef, Option<SkillVersion>);
-/// Namespace or name completion: which, within which namespace, the prefix, and who asks.
-type CompletionKey = (complete::Completing, Option<Namespace>, String, Visibility);
-
 struct Inner {
+    /// Storage, for the operations on the whole registry (health, stats, verify, backup, copy).
     store: Arc<dyn Store>,
-    blobs: Arc<dyn Blobs>,
-    page_size: u32,
     /// The caches' memory budget: every cache of the process is built from it ([`cache`]).
     budget: cache::Budget,
-    manifests: cache::Cache<VersionId, Arc<Manifest>>,
-    resolved: cache::Cache<ResolveKey, ResolvedVersion>,
-    /// Namespace and name completions, kept and dropped like resolutions.
-    completions: cache::Cache<CompletionKey, (Vec<String>, u64)>,
-    /// Verified file bytes, by digest.
-    blob_cache: cache::Cache<Digest, Arc<Vec<u8>>>,
-    /// Exported archives, by version and format.
-    exports: cache::Cache<(VersionId, crate::core::archive::Format), Arc<Vec<u8>>>,
-    /// Digests of exported archives, by version (what discovery indexes announce).
-    archive_digests: cache::Cache<VersionId, Digest>,
-    /// Bounds CPU-heavy work (packing archives, rendering pages): it runs on blocking threads,
-    /// at most this many at once, so it never holds up the async workers serving requests.
-    heavy: tokio::sync::Semaphore,
-    /// The private namespaces, for filtering search hits (refreshed like resolutions).
-    private: cache::Cache<(), Arc<std::collections::HashSet<Namespace>>>,
-    /// Bumped whenever the short-lived caches are dropped: an answer about what is current,
-    /// kept by a transport with the epoch it was made in, is stale once the epoch moved.
-    epoch: std::sync::atomic::AtomicU64,
-    /// How long an answer about what is current may be kept when nothing is heard.
-    current_ttl: Duration,
-    changes: broadcast::Sender<()>,
-    /// The search index, when this process keeps one (the server does; imports do not).
-    search: Option<Arc<SearchIndex>>,
-    /// Serialises index updates. Holds whether an update failed since the last full build: the
-    /// index is then rebuilt from storage, since a failed commit (a full disk) may have lost
-    /// documents that the next commit's generation would claim.
-    index_lock: tokio::sync::Mutex<IndexState>,
-    /// Wakes the indexer task after a change.
-    wake_indexer: Option<Arc<tokio::sync::Notify>>,
-    /// Whether the search index has caught up with storage once since this process started
-    /// (`/readyz` answers 503 until it has).
-    search_caught_up: std::sync::atomic::AtomicBool,
+    heavy: Arc<Heavy>,
+    current: Arc<current::Current>,
+    reads: Arc<Reads>,
+    publisher: Publisher,
+    trust: Trust,
+    access: Access,
+    index: Arc<Index>,
     /// Stops the background tasks ([`Registry::close`]).
     stop: CancellationToken,
     /// The indexer and the change-feed listener.
     tasks: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// The admin token's hash, when one is configured.
-    admin_hash: Option<Digest>,
-    /// What scan findings do to a version.
-    policy: Policy,
-    /// How the serving transport serializes entries for the store to keep, once registered.
-    codec: entries::Codec,
-    /// How MCP sources are read, once registered ([`Registry::read_upstreams_with`]).
-    upstream: std::sync::OnceLock<Arc<dyn sources::Upstream>>,
+}
+
+/// Bounds CPU-heavy work (packing archives, rendering pages, hashing large files): it runs on
+/// blocking threads, at most as many at once as there are cores, so it never holds up the async
+/// workers serving requests.
+pub(crate) struct Heavy(tokio::sync::Semaphore);
+
+impl Heavy {
+    fn new() -> Self {
+        Self(tokio::sync::Semaphore::new(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ))
+    }
+
+    /// Run `work` on a blocking thread once a permit is free.
+    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+        let _permit = self
+            .0
+            .acquire()
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| Error::Internal(format!("a blocking task failed: {e}")))
+    }
 }
 
 /// How to open a registry.
@@ -324,94 +306,109 @@ impl Registry {
         policy: Policy,
         cache_bytes: usize,
     ) -> Self {
-        let (changes, _) = broadcast::channel(16);
-        let resolve_ttl = if backend.feed.is_some() {
+        let ttl = if backend.feed.is_some() {
             FEED_RESOLVE_TTL
         } else {
             RESOLVE_TTL
         };
-        let budget = cache::Budget::new(cache_bytes, resolve_ttl);
-        use cache::CacheId;
+        let budget = cache::Budget::new(cache_bytes, ttl);
         let wake = search
             .as_ref()
             .filter(|s| s.is_writable())
             .map(|_| Arc::new(tokio::sync::Notify::new()));
-        let registry = Self {
-            inner: Arc::new(Inner {
-                store: backend.store,
-                blobs: backend.blobs,
-                page_size,
-                manifests: budget.cache(CacheId::Manifests, |_, m| cache::manifest_bytes(m)),
-                resolved: budget.cache(CacheId::Resolutions, |(skill, _), r| {
-                    skill.namespace.as_str().len()
-                        + skill.name.as_str().len()
-                        + r.yanked.as_ref().map_or(0, String::len)
-                        + r.deprecation.as_ref().map_or(0, String::len)
-                        + r.revoked.as_ref().map_or(0, String::len)
-                        + 64
-                }),
-                completions: budget.cache(CacheId::Completions, |(_, ns, prefix, _), (v, _)| {
-                    ns.as_ref().map_or(0, |n| n.as_str().len())
-                        + prefix.len()
-                        + v.iter().map(|s| s.len() + 24).sum::<usize>()
-                }),
-                blob_cache: budget.cache(CacheId::Blobs, |_, b| b.len()),
-                exports: budget.cache(CacheId::Exports, |_, b| b.len()),
-                archive_digests: budget.cache(CacheId::ArchiveDigests, |_, _| 0),
-                heavy: tokio::sync::Semaphore::new(
-                    std::thread::available_parallelism().map_or(1, |n| n.get()),
-                ),
-                private: budget.cache(CacheId::PrivateNamespaces, |_, set| {
-                    set.iter().map(|n| n.as_str().len() + 32).sum()
-                }),
-                epoch: std::sync::atomic::AtomicU64::new(0),
-                current_ttl: resolve_ttl,
-                changes,
-                search,
-                index_lock: tokio::sync::Mutex::new(IndexState::default()),
-                wake_indexer: wake.clone(),
-                search_caught_up: false.into(),
-                stop: CancellationToken::new(),
-                tasks: std::sync::Mutex::new(Vec::new()),
-                admin_hash: admin_token.map(|t| Digest::of(t.as_bytes())),
-                policy,
-                codec: entries::Codec::new(&budget),
-                budget,
-                upstream: std::sync::OnceLock::new(),
-            }),
-        };
+        let store = backend.store;
+        let heavy = Arc::new(Heavy::new());
+        let current = Arc::new(current::Current::new(
+            store.clone(),
+            &budget,
+            ttl,
+            wake.clone(),
+        ));
+        let reads = Arc::new(Reads::new(
+            store.clone(),
+            backend.blobs.clone(),
+            current.clone(),
+            heavy.clone(),
+            &budget,
+            page_size,
+            search.clone(),
+        ));
+        let index = Arc::new(Index::new(
+            store.clone(),
+            backend.blobs.clone(),
+            current.clone(),
+            reads.clone(),
+            search,
+        ));
+        let stop = CancellationToken::new();
         let mut tasks = Vec::new();
         if let Some(wake) = wake {
-            tasks.push(tokio::spawn(indexer::run(
-                Arc::downgrade(&registry.inner),
+            tasks.push(tokio::spawn(index::run(
+                Arc::downgrade(&index),
                 wake.clone(),
-                registry.inner.stop.clone(),
+                stop.clone(),
             )));
             // Catch up at once (the index may be missing or behind after a crash).
             wake.notify_one();
         }
         if let Some(feed) = backend.feed {
-            tasks.push(tokio::spawn(feed::run(
-                Arc::downgrade(&registry.inner),
+            tasks.push(tokio::spawn(index::feed::run(
+                Arc::downgrade(&current),
                 feed,
-                registry.inner.stop.clone(),
+                stop.clone(),
             )));
         }
-        *registry
-            .inner
-            .tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = tasks;
-        registry
+        Self {
+            inner: Arc::new(Inner {
+                publisher: Publisher::new(
+                    store.clone(),
+                    backend.blobs,
+                    current.clone(),
+                    policy.clone(),
+                ),
+                trust: Trust::new(
+                    store.clone(),
+                    current.clone(),
+                    reads.clone(),
+                    heavy.clone(),
+                    policy,
+                ),
+                access: Access::new(store.clone(), admin_token),
+                store,
+                budget,
+                heavy,
+                current,
+                reads,
+                index,
+                stop,
+                tasks: std::sync::Mutex::new(tasks),
+            }),
+        }
     }
 
-    fn store(&self) -> &dyn Store {
-        self.inner.store.as_ref()
+    /// Reading the catalog: MCP's reads, the REST and web views, completion, discovery, search.
+    pub fn reads(&self) -> &Reads {
+        &self.inner.reads
     }
 
-    /// The scan policy publishes are judged by.
-    pub fn scan_policy(&self) -> &Policy {
-        &self.inner.policy
+    /// Publishing, importing and reading sources.
+    pub fn publisher(&self) -> &Publisher {
+        &self.inner.publisher
+    }
+
+    /// Scans, revocations, and every other lifecycle change of published versions.
+    pub fn trust(&self) -> &Trust {
+        &self.inner.trust
+    }
+
+    /// Authentication, tokens and the audit log.
+    pub fn access(&self) -> &Access {
+        &self.inner.access
+    }
+
+    /// The search index and its upkeep.
+    pub fn index(&self) -> &Index {
+        &self.inner.index
     }
 
     /// The caches' memory budget: a transport builds its caches from it, so that every cache of
@@ -422,18 +419,7 @@ impl Registry {
 
     /// A receiver that gets `()` after every change to the current catalog.
     pub fn subscribe(&self) -> broadcast::Receiver<()> {
-        self.inner.changes.subscribe()
-    }
-
-    /// Drop every cached answer about what is current (resolutions, completions, the private
-    /// namespaces); manifests and file bytes never change and stay.
-    fn drop_current(&self) {
-        self.inner
-            .epoch
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        self.inner.resolved.clear();
-        self.inner.completions.clear();
-        self.inner.private.clear();
+        self.inner.current.subscribe()
     }
 
     /// Which generation of answers about what is current this process is at, and how long one
@@ -441,174 +427,7 @@ impl Registry {
     /// serve it again while the epoch is the same and it is younger than the duration, as the
     /// registry does with its own resolutions.
     pub fn current_epoch(&self) -> (u64, Duration) {
-        (
-            self.inner.epoch.load(std::sync::atomic::Ordering::Acquire),
-            self.inner.current_ttl,
-        )
-    }
-
-    /// After a change (made here, or announced by another process): drop the short-lived
-    /// caches, and let the indexer catch up (it then tells subscribers), or tell subscribers
-    /// directly when this process keeps no index.
-    fn notify_changed(&self) {
-        self.drop_current();
-        match &self.inner.wake_indexer {
-            Some(wake) => wake.notify_one(),
-            None => {
-                let _ = self.inner.changes.send(());
-            }
-        }
-    }
-
-    /// The bytes stored under `digest`, verified: bytes that no longer hash to their digest are
-    /// never served (`integrity_error`). Verified blobs are kept in a bounded cache when `keep`.
-    async fn blob(&self, digest: &Digest, keep: bool) -> Result<Arc<Vec<u8>>> {
-        if let Some(bytes) = self.inner.blob_cache.get(digest) {
-            return Ok(bytes);
-        }
-        let bytes = self
-            .inner
-            .blobs
-            .get(digest)
-            .await?
-            .ok_or_else(|| Error::Integrity(format!("blob {digest} is missing")))?;
-        // Hashing a large file is CPU work: off the async workers, like other heavy work.
-        let (bytes, intact) = if bytes.len() > HASH_INLINE_BYTES {
-            let expected = *digest;
-            self.heavy(move || {
-                let intact = Digest::of(&bytes) == expected;
-                (bytes, intact)
-            })
-            .await?
-        } else {
-            let intact = Digest::of(&bytes) == *digest;
-            (bytes, intact)
-        };
-        if !intact {
-            return Err(Error::Integrity(format!(
-                "the stored bytes of {digest} do not match their digest"
-            )));
-        }
-        let bytes = Arc::new(bytes);
-        if keep {
-            self.inner.blob_cache.insert(*digest, bytes.clone());
-        }
-        Ok(bytes)
-    }
-
-    /// The private namespaces (cached like resolutions).
-    async fn private_namespaces(&self) -> Result<Arc<std::collections::HashSet<Namespace>>> {
-        if let Some(set) = self.inner.private.get(&()) {
-            return Ok(set);
-        }
-        let set = Arc::new(
-            self.store()
-                .private_namespaces()
-                .await?
-                .into_iter()
-                .collect::<std::collections::HashSet<_>>(),
-        );
-        self.inner.private.insert((), set.clone());
-        Ok(set)
-    }
-
-    /// Make `namespace` private (its skills visible only to tokens that may read it) or public
-    /// again. Admin only; audited.
-    pub async fn set_private(
-        &self,
-        caller: &Principal,
-        namespace: &Namespace,
-        private: bool,
-    ) -> Result<()> {
-        caller.require_admin()?;
-        self.store()
-            .set_private(namespace, private, &caller.actor())
-            .await?;
-        self.notify_changed();
-        Ok(())
-    }
-
-    /// What `skill` resolves to for `viewer` (current, or the pinned `version`), with its
-    /// manifest: `None` when it does not exist or `viewer` may not see it (the two are never
-    /// told apart, and a version pending review is one nobody sees here); `version_revoked`
-    /// when it is a revoked version.
-    async fn resolve_visible(
-        &self,
-        viewer: &Visibility,
-        skill: &SkillRef,
-        version: Option<&SkillVersion>,
-    ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
-        // A version pending review is never served over MCP, whoever asks.
-        let found = self
-            .resolve(skill, version)
-            .await?
-            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private))
-            .filter(|(resolved, _)| !resolved.pending);
-        // Only a pinned version can be revoked (the current one never is); nobody reads it.
-        if let Some((resolved, _)) = &found
-            && let Some(reason) = &resolved.revoked
-        {
-            return Err(Error::Revoked {
-                version: skill.clone().at(resolved.version.clone()),
-                reason: reason.clone(),
-            });
-        }
-        Ok(found)
-    }
-
-    /// What `skill` resolves to (current, or the pinned `version`), with its manifest.
-    async fn resolve(
-        &self,
-        skill: &SkillRef,
-        version: Option<&SkillVersion>,
-    ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
-        let key = (skill.clone(), version.cloned());
-        let resolved = match self.inner.resolved.get(&key) {
-            Some(resolved) => resolved,
-            None => {
-                // Misses are not cached: a skill another process publishes is served at once.
-                let Some(resolved) = self.store().resolve(skill, version).await? else {
-                    return Ok(None);
-                };
-                self.inner.resolved.insert(key, resolved.clone());
-                resolved
-            }
-        };
-        let manifest = self.manifest(resolved.version_id).await?;
-        Ok(Some((resolved, manifest)))
-    }
-
-    /// Manifests of many versions: cached ones, and the misses read in one go (then cached).
-    async fn manifests(
-        &self,
-        version_ids: &[VersionId],
-    ) -> Result<std::collections::HashMap<VersionId, Arc<Manifest>>> {
-        let mut found = std::collections::HashMap::with_capacity(version_ids.len());
-        let mut missing = Vec::new();
-        for id in version_ids {
-            match self.inner.manifests.get(id) {
-                Some(m) => {
-                    found.insert(*id, m);
-                }
-                None => missing.push(*id),
-            }
-        }
-        if missing.is_empty() {
-            return Ok(found);
-        }
-        for (id, manifest) in self.store().manifests(&missing).await? {
-            let manifest = Arc::new(manifest);
-            self.inner.manifests.insert(id, manifest.clone());
-            found.insert(id, manifest);
-        }
-        Ok(found)
-    }
-
-    async fn manifest(&self, version_id: VersionId) -> Result<Arc<Manifest>> {
-        self.manifests(&[version_id])
-            .await?
-            .remove(&version_id)
-            .ok_or_else(|| no_manifest(version_id))
+        self.inner.current.epoch()
     }
 
     /// Run CPU-heavy `work` on a blocking thread, at most as many at once as there are cores.
@@ -616,76 +435,52 @@ impl Registry {
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T> {
-        let _permit = self
-            .inner
-            .heavy
-            .acquire()
-            .await
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| Error::Internal(format!("a blocking task failed: {e}")))
+        self.inner.heavy.run(work).await
     }
 
-    // ---- operations ---------------------------------------------------------------------------
+    // ---- operations on the whole registry ------------------------------------------------------
 
     /// Whether the storage answers, the generation it is at, and the search index's. Costs the
     /// same at any catalog size (anyone may ask).
     pub async fn health(&self) -> Health {
-        let generation = self.store().generation().await;
-        let search = match &self.inner.search {
-            None => SearchHealth::NotConfigured,
-            Some(index) => match index.healthy() {
-                Ok(generation)
-                    if !self
-                        .inner
-                        .search_caught_up
-                        .load(std::sync::atomic::Ordering::Relaxed) =>
-                {
-                    SearchHealth::CatchingUp { generation }
-                }
-                Ok(generation) => SearchHealth::Ok { generation },
-                Err(e) => {
-                    tracing::warn!(error = %e, "readiness: the search index is failing");
-                    SearchHealth::Failing
-                }
-            },
-        };
+        let generation = self.inner.store.generation().await;
         Health {
             generation: generation
                 .inspect_err(|e| tracing::warn!(error = %e, "readiness: storage is failing"))
                 .ok(),
-            search,
+            search: self.inner.index.health(),
         }
     }
 
     /// The catalog generation: how many changes storage has applied.
     pub async fn generation(&self) -> Result<i64> {
-        Ok(self.store().generation().await?)
+        Ok(self.inner.store.generation().await?)
     }
 
     /// Connections of the storage pool that reads use: open, and idle among them.
     pub fn connections(&self) -> (u32, usize) {
-        self.store().connections()
+        self.inner.store.connections()
     }
 
     /// Row counts and stored bytes.
     pub async fn stats(&self) -> Result<Stats> {
-        Ok(self.store().stats().await?)
+        Ok(self.inner.store.stats().await?)
     }
 
     /// Scrub the whole store (every blob re-hashed, every row checked) and, when this process
     /// keeps a search index that is current, check that it holds every skill.
     pub async fn verify(&self, progress: &(dyn Fn(u64) + Send + Sync)) -> Result<VerifyReport> {
-        let mut report = self.store().verify(progress).await?;
-        if let Some(index) = &self.inner.search {
-            self.catch_up_search().await.ok();
-            let generation = self.store().generation().await?;
+        let store = &self.inner.store;
+        let mut report = store.verify(progress).await?;
+        let index = &self.inner.index;
+        if index.keeps_index() {
+            index.catch_up_search().await.ok();
+            let generation = store.generation().await?;
             // An index another process owns may lag a moment behind; compare only a current one.
             if let Some((indexed, docs)) = index.committed_len()
                 && indexed == generation as u64
             {
-                let expected = self.store().stats().await?.skills;
+                let expected = store.stats().await?.skills;
                 if docs as i64 != expected {
                     report.problems.push(format!(
                         "search index holds {docs} skills, the database {expected}"
@@ -698,32 +493,7 @@ impl Registry {
 
     /// A consistent copy of the store at `path` (which must not exist), taken while serving.
     pub async fn backup(&self, path: &Path) -> Result<()> {
-        Ok(self.store().backup(path).await?)
-    }
-
-    /// Bring the search index up to date with storage, then write it to `to` as a snapshot that
-    /// new replicas start from ([`RegistryBuilder::index_snapshot`]). The index's writer is
-    /// given up first (a snapshot is taken of an index nobody writes), so call this last, as a
-    /// job does.
-    pub async fn write_search_snapshot(&self, to: &Path) -> Result<SnapshotInfo> {
-        let Some(index) = self.inner.search.clone() else {
-            return Err(Error::SearchUnavailable);
-        };
-        if !index.is_writable() {
-            return Err(crate::search::SearchError::ReadOnly.into());
-        }
-        self.catch_up_search().await?;
-        let _state = self.inner.index_lock.lock().await;
-        let to = to.to_path_buf();
-        let (generation, skills) = (index.generation(), index.len());
-        let bytes = tokio::task::spawn_blocking(move || index.write_snapshot(&to))
-            .await
-            .map_err(|e| crate::search::SearchError::Task(e.to_string()))??;
-        Ok(SnapshotInfo {
-            generation,
-            skills,
-            bytes,
-        })
+        Ok(self.inner.store.backup(path).await?)
     }
 
     /// Copy this whole registry into `target`, which must be empty (a new data directory or
@@ -735,7 +505,8 @@ impl Registry {
         target: &Registry,
         progress: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<CopyReport> {
-        Ok(crate::store::copy::copy(self.store(), target.store(), progress).await?)
+        let (from, to) = (self.inner.store.as_ref(), target.inner.store.as_ref());
+        Ok(crate::store::copy::copy(from, to, progress).await?)
     }
 
     /// Stop the indexer, release the search index and close storage. Pending index updates are
@@ -747,30 +518,9 @@ impl Registry {
         for task in tasks {
             let _ = task.await;
         }
-        if let Some(index) = &self.inner.search {
-            let index = index.clone();
-            let _ = tokio::task::spawn_blocking(move || index.release_writer()).await;
-        }
-        self.store().close().await;
+        self.inner.index.release().await;
+        self.inner.store.close().await;
     }
-}
-
-/// A search index snapshot as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct SnapshotInfo {
-    /// The catalog generation it reflects: a replica starting from it catches up from there.
-    pub generation: u64,
-    pub skills: u64,
-    pub bytes: u64,
-}
-
-/// What the indexer knows about its index beyond the generation it records.
-#[derive(Debug, Default)]
-struct IndexState {
-    /// An update failed: rebuild from storage before trusting the index again.
-    damaged: bool,
-    /// The storage's catalog id, once read (it never changes).
-    catalog: Option<i64>,
 }
 
 /// What `/readyz` reports.
@@ -779,20 +529,6 @@ pub struct Health {
     /// The storage's generation, `None` when storage is failing.
     pub generation: Option<i64>,
     pub search: SearchHealth,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchHealth {
-    NotConfigured,
-    /// Open, and not yet caught up with storage since this process started (a new replica
-    /// building its index, or one restarted after falling behind).
-    CatchingUp {
-        generation: u64,
-    },
-    Ok {
-        generation: u64,
-    },
-    Failing,
 }
 
 impl Health {

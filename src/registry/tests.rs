@@ -1,7 +1,7 @@
 //! The registry on the engine `SKILLREG_TEST_ENGINE` names (a temporary SQLite data directory by
 //! default, or a fresh PostgreSQL database): the use cases end to end, without a transport.
 
-use super::{PublishRequest, Registry, RegistryBuilder};
+use super::{PublishRequest, Publisher, Registry, RegistryBuilder};
 use crate::core::{
     Code, InputFile, Namespace, Principal, SkillRef, SkillUri, SkillVersion, Status, VersionRef,
     Visibility,
@@ -51,6 +51,7 @@ async fn publish_then_read_every_way() {
     let (dir, location) = fresh().await;
     let registry = builder(&dir, &location).open().await.unwrap();
     let published = registry
+        .publisher()
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
         .unwrap();
@@ -61,12 +62,14 @@ async fn publish_then_read_every_way() {
         "skill://acme/@1.0.0/refunds/SKILL.md"
     );
     let entry = registry
+        .reads()
         .get_skill(&Visibility::All, &uri("skill://acme/refunds/SKILL.md"))
         .await
         .unwrap();
     assert_eq!(entry.files().len(), 3);
     assert_eq!(entry.version.to_string(), "1.0.0");
     let file = registry
+        .reads()
         .read(
             &Visibility::All,
             &uri("skill://acme/@1.0.0/refunds/docs/a.md"),
@@ -75,12 +78,17 @@ async fn publish_then_read_every_way() {
         .unwrap();
     assert_eq!((file.bytes.as_slice(), file.is_pinned()), (&b"a"[..], true));
     let children = registry
+        .reads()
         .read_dir(&Visibility::All, &uri("skill://acme/refunds/docs"))
         .await
         .unwrap();
     let names: Vec<&str> = children.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["a.md", "deep"]);
-    let page = registry.list_skills(&Visibility::All, None).await.unwrap();
+    let page = registry
+        .reads()
+        .list_skills(&Visibility::All, None)
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 1);
     assert!(page.next_cursor.is_none());
     for (bad, code) in [
@@ -89,6 +97,7 @@ async fn publish_then_read_every_way() {
     ] {
         assert_eq!(
             registry
+                .reads()
                 .get_skill(&Visibility::All, &uri(bad))
                 .await
                 .unwrap_err()
@@ -99,6 +108,7 @@ async fn publish_then_read_every_way() {
     }
     assert_eq!(
         registry
+            .reads()
             .read(&Visibility::All, &uri("skill://acme/refunds/missing.md"))
             .await
             .unwrap_err()
@@ -107,6 +117,7 @@ async fn publish_then_read_every_way() {
     );
     assert_eq!(
         registry
+            .reads()
             .read_dir(&Visibility::All, &uri("skill://acme/refunds/SKILL.md"))
             .await
             .unwrap_err()
@@ -120,11 +131,13 @@ async fn a_refused_version_leaves_storage_untouched() {
     let (dir, location) = fresh().await;
     let registry = builder(&dir, &location).open().await.unwrap();
     registry
+        .publisher()
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
         .unwrap();
     let before = registry.stats().await.unwrap();
     let err = registry
+        .publisher()
         .publish(request("acme", "refunds", "changed", "1.0.0"))
         .await
         .unwrap_err();
@@ -135,6 +148,7 @@ async fn a_refused_version_leaves_storage_untouched() {
         "not even its blobs"
     );
     let same = registry
+        .publisher()
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
         .unwrap();
@@ -142,18 +156,18 @@ async fn a_refused_version_leaves_storage_untouched() {
     assert_eq!(registry.stats().await.unwrap(), before);
     // A batch: the conflicting version is refused alone.
     let batch = vec![
-        Registry::prepare(
+        Publisher::prepare(
             request("acme", "refunds", "changed", "1.0.0"),
-            registry.scan_policy(),
+            registry.publisher().scan_policy(),
         )
         .unwrap(),
-        Registry::prepare(
+        Publisher::prepare(
             request("acme", "other", "x", "1.0.0"),
-            registry.scan_policy(),
+            registry.publisher().scan_policy(),
         )
         .unwrap(),
     ];
-    let results = registry.publish_prepared(batch).await.unwrap();
+    let results = registry.publisher().publish_prepared(batch).await.unwrap();
     assert_eq!(results[0].as_ref().unwrap_err().code(), Code::VersionExists);
     assert!(results[1].as_ref().unwrap().created);
 }
@@ -164,6 +178,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
     let registry = builder(&dir, &location).open().await.unwrap();
     for (body, version) in [("one", "1.0.0"), ("two", "2.0.0")] {
         registry
+            .publisher()
             .publish(request("acme", "refunds", body, version))
             .await
             .unwrap();
@@ -171,6 +186,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
     let current = uri("skill://acme/refunds/SKILL.md");
     assert_eq!(
         registry
+            .reads()
             .get_skill(&Visibility::All, &current)
             .await
             .unwrap()
@@ -182,6 +198,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
     let anonymous = Principal::Anonymous;
     assert_eq!(
         registry
+            .trust()
             .set_yanked(&anonymous, &two, Some("bad"))
             .await
             .unwrap_err()
@@ -189,12 +206,14 @@ async fn a_yank_is_served_at_once_by_this_process() {
         Code::Unauthorized
     );
     registry
+        .trust()
         .set_yanked(&Principal::Admin, &two, Some("bad"))
         .await
         .unwrap();
     // The resolve cache is dropped on a local change: no TTL wait.
     assert_eq!(
         registry
+            .reads()
             .get_skill(&Visibility::All, &current)
             .await
             .unwrap()
@@ -203,6 +222,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
         "1.0.0"
     );
     let pinned = registry
+        .reads()
         .get_skill(
             &Visibility::All,
             &uri("skill://acme/@2.0.0/refunds/SKILL.md"),
@@ -213,6 +233,7 @@ async fn a_yank_is_served_at_once_by_this_process() {
     let missing = VersionRef::parse("acme", "refunds", "3.0.0").unwrap();
     assert_eq!(
         registry
+            .trust()
             .set_yanked(&Principal::Admin, &missing, None)
             .await
             .unwrap_err()
@@ -226,6 +247,7 @@ async fn damaged_bytes_are_never_served() {
     let (dir, location) = fresh().await;
     let registry = builder(&dir, &location).open().await.unwrap();
     registry
+        .publisher()
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
         .unwrap();
@@ -238,6 +260,7 @@ async fn damaged_bytes_are_never_served() {
     .await;
     let registry = builder(&dir, &location).open().await.unwrap();
     let err = registry
+        .reads()
         .read(&Visibility::All, &uri("skill://acme/refunds/docs/a.md"))
         .await
         .unwrap_err();
@@ -258,13 +281,14 @@ async fn tokens_authenticate_until_revoked() {
         .unwrap();
     assert_eq!(
         registry
+            .access()
             .authenticate(Some("Bearer admin-token-0123456789"))
             .await
             .unwrap(),
         Principal::Admin
     );
     assert_eq!(
-        registry.authenticate(None).await.unwrap(),
+        registry.access().authenticate(None).await.unwrap(),
         Principal::Anonymous
     );
     for bad in [
@@ -274,7 +298,12 @@ async fn tokens_authenticate_until_revoked() {
         "admin-token-0123456789",
     ] {
         assert_eq!(
-            registry.authenticate(Some(bad)).await.unwrap_err().code(),
+            registry
+                .access()
+                .authenticate(Some(bad))
+                .await
+                .unwrap_err()
+                .code(),
             Code::Unauthorized,
             "{bad}"
         );
@@ -286,6 +315,7 @@ async fn tokens_authenticate_until_revoked() {
     };
     assert_eq!(
         registry
+            .access()
             .create_token(&Principal::Anonymous, &request)
             .await
             .unwrap_err()
@@ -293,11 +323,12 @@ async fn tokens_authenticate_until_revoked() {
         Code::Unauthorized
     );
     let (info, secret) = registry
+        .access()
         .create_token(&Principal::Admin, &request)
         .await
         .unwrap();
     let header = format!("Bearer {secret}");
-    let principal = registry.authenticate(Some(&header)).await.unwrap();
+    let principal = registry.access().authenticate(Some(&header)).await.unwrap();
     assert!(
         principal
             .require(
@@ -307,11 +338,13 @@ async fn tokens_authenticate_until_revoked() {
             .is_ok()
     );
     registry
+        .access()
         .revoke_token(&Principal::Admin, &info.id)
         .await
         .unwrap();
     assert_eq!(
         registry
+            .access()
             .authenticate(Some(&header))
             .await
             .unwrap_err()
@@ -320,6 +353,7 @@ async fn tokens_authenticate_until_revoked() {
     );
     assert_eq!(
         registry
+            .access()
             .revoke_token(&Principal::Admin, &info.id)
             .await
             .unwrap_err()
@@ -333,11 +367,13 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
     let (dir, location) = fresh().await;
     let registry = builder(&dir, &location).search().open().await.unwrap();
     registry
+        .publisher()
         .publish(request("acme", "refunds", "reconcile refunds", "1.0.0"))
         .await
         .unwrap();
-    registry.catch_up_search().await.unwrap();
+    registry.index().catch_up_search().await.unwrap();
     let hits = registry
+        .reads()
         .search(&Visibility::All, "refunds", None, 5)
         .await
         .unwrap();
@@ -346,12 +382,13 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
     registry.close().await;
     // A second owner can take the writer at once: no sleep, no retry.
     let next = builder(&dir, &location).search().open().await.unwrap();
-    assert_eq!(next.rebuild_search().await.unwrap(), 1);
+    assert_eq!(next.index().rebuild_search().await.unwrap(), 1);
     next.close().await;
     let skill = SkillRef::parse("acme", "refunds").unwrap();
     let reopened = builder(&dir, &location).open().await.unwrap();
     assert_eq!(
         reopened
+            .reads()
             .skill_detail(&Visibility::All, &skill)
             .await
             .unwrap()
@@ -369,6 +406,7 @@ async fn completion_sees_a_publish_at_once() {
     let none = std::collections::HashMap::new();
     let names = async |registry: &Registry| {
         registry
+            .reads()
             .complete(&Visibility::All, "name", "re", &in_acme)
             .await
             .unwrap()
@@ -378,6 +416,7 @@ async fn completion_sees_a_publish_at_once() {
     assert!(names(&registry).await.is_empty());
     assert!(
         registry
+            .reads()
             .complete(&Visibility::All, "namespace", "", &none)
             .await
             .unwrap()
@@ -385,12 +424,14 @@ async fn completion_sees_a_publish_at_once() {
             .is_empty()
     );
     registry
+        .publisher()
         .publish(request("acme", "refunds", "one", "1.0.0"))
         .await
         .unwrap();
     assert_eq!(names(&registry).await, ["refunds"]);
     assert_eq!(
         registry
+            .reads()
             .complete(&Visibility::All, "namespace", "", &none)
             .await
             .unwrap()
@@ -427,7 +468,11 @@ impl super::EntryCodec for Tagged {
 /// Each entry of a page as the codec wrote it (`kept:…`) or as built (`built:<uri> <version>`),
 /// with its deprecation.
 async fn listed(registry: &Registry) -> Vec<String> {
-    let page = registry.list_entries(&Visibility::All, None).await.unwrap();
+    let page = registry
+        .reads()
+        .list_entries(&Visibility::All, None)
+        .await
+        .unwrap();
     page.items
         .into_iter()
         .map(|item| match item {
@@ -448,6 +493,7 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     let registry = builder(&dir, &location).open().await.unwrap();
     for name in ["invoices", "refunds"] {
         registry
+            .publisher()
             .publish(request("acme", name, "one", "1.0.0"))
             .await
             .unwrap();
@@ -460,10 +506,10 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
             "built:skill://acme/refunds/SKILL.md 1.0.0 None",
         ]
     );
-    assert!(!registry.serialize_entries().await.unwrap());
+    assert!(!registry.reads().serialize_entries().await.unwrap());
     // With one, a page's entries are serialized once, then served from the cache.
     let five = Tagged::new(5);
-    registry.keep_entries(five.clone());
+    registry.reads().keep_entries(five.clone());
     let kept = [
         "kept:5|skill://acme/invoices/SKILL.md|1.0.0 None",
         "kept:5|skill://acme/refunds/SKILL.md|1.0.0 None",
@@ -472,7 +518,7 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     assert_eq!(listed(&registry).await, kept);
     assert_eq!(five.calls(), 2);
     // The fill serializes for the store (past the cache); PostgreSQL keeps nothing.
-    assert!(!registry.serialize_entries().await.unwrap());
+    assert!(!registry.reads().serialize_entries().await.unwrap());
     assert_eq!(five.calls(), if sqlite { 4 } else { 2 });
     registry.close().await;
 
@@ -480,13 +526,14 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     // serializes each once (PostgreSQL).
     let registry = builder(&dir, &location).open().await.unwrap();
     let five = Tagged::new(5);
-    registry.keep_entries(five.clone());
-    assert!(!registry.serialize_entries().await.unwrap());
+    registry.reads().keep_entries(five.clone());
+    assert!(!registry.reads().serialize_entries().await.unwrap());
     assert_eq!(listed(&registry).await, kept);
     assert_eq!(five.calls(), if sqlite { 0 } else { 2 });
     // What varies per moment comes with the row, not the kept bytes; a new version is
     // serialized when first listed, and kept at the next fill.
     registry
+        .trust()
         .set_deprecated(
             &Principal::Admin,
             &SkillRef::parse("acme", "invoices").unwrap(),
@@ -495,6 +542,7 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
         .await
         .unwrap();
     registry
+        .publisher()
         .publish(request("acme", "refunds", "two", "2.0.0"))
         .await
         .unwrap();
@@ -504,7 +552,7 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     ];
     assert_eq!(listed(&registry).await, later);
     assert_eq!(five.calls(), if sqlite { 1 } else { 3 });
-    registry.serialize_entries().await.unwrap();
+    registry.reads().serialize_entries().await.unwrap();
     assert_eq!(five.calls(), if sqlite { 2 } else { 3 });
     registry.close().await;
 
@@ -512,8 +560,8 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     // first fill and serializes again.
     let registry = builder(&dir, &location).open().await.unwrap();
     let six = Tagged::new(6);
-    registry.keep_entries(six.clone());
-    registry.serialize_entries().await.unwrap();
+    registry.reads().keep_entries(six.clone());
+    registry.reads().serialize_entries().await.unwrap();
     let six_kept = [
         "kept:6|skill://acme/invoices/SKILL.md|1.0.0 Some(\"gone\")",
         "kept:6|skill://acme/refunds/SKILL.md|2.0.0 None",
@@ -524,7 +572,7 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     registry.close().await;
     let registry = builder(&dir, &location).open().await.unwrap();
     let seven = Tagged::new(7);
-    registry.keep_entries(seven.clone());
+    registry.reads().keep_entries(seven.clone());
     assert!(
         listed(&registry)
             .await

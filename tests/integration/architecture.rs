@@ -48,7 +48,7 @@ const REEXPORTS_ALLOWED: &[(&str, &str)] = &[
         "pub use crate::store::{AuditRecord as AuditEntry, TokenRecord as TokenInfo};",
     ),
     (
-        "registry/read.rs",
+        "registry/reads/skills.rs",
         "pub use crate::search::Hit as SearchHit;",
     ),
 ];

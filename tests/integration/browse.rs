@@ -313,6 +313,7 @@ async fn index_json_full_and_partial_and_fastmcp_manifest() {
     ];
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             files,
@@ -435,6 +436,7 @@ async fn search_finds_skills_by_purpose_on_the_real_corpus() {
     for (query, expected) in QUERIES {
         let hits = server
             .registry
+            .reads()
             .search(
                 &Visibility::All,
                 query,
@@ -467,6 +469,7 @@ async fn search_tool_ranks_status_and_survives_any_input() {
         );
         server
             .registry
+            .publisher()
             .publish(common::publish_request(
                 &ns,
                 vec![InputFile::regular("SKILL.md", md)],
@@ -478,6 +481,7 @@ async fn search_tool_ranks_status_and_survives_any_input() {
     let admin = skillreg::core::Principal::Admin;
     server
         .registry
+        .trust()
         .set_deprecated(
             &admin,
             &SkillRef::parse("acme", "pdf-deprecated").unwrap(),
@@ -487,6 +491,7 @@ async fn search_tool_ranks_status_and_survives_any_input() {
         .unwrap();
     server
         .registry
+        .trust()
         .set_yanked(
             &admin,
             &VersionRef::parse("acme", "pdf-yanked", "1.0.0").unwrap(),
@@ -494,7 +499,7 @@ async fn search_tool_ranks_status_and_survives_any_input() {
         )
         .await
         .unwrap();
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
 
     let modern = Modern::new(&server.url);
     let tools = modern.call("tools/list", json!({})).await;
@@ -601,6 +606,7 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
         let admin = skillreg::core::Principal::Admin;
         server
             .registry
+            .trust()
             .set_deprecated(
                 &admin,
                 &SkillRef::parse("corpus", "commit").unwrap(),
@@ -610,6 +616,7 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
             .unwrap();
         server
             .registry
+            .trust()
             .set_yanked(
                 &admin,
                 &VersionRef::parse("corpus", "create-plan", "0.1.0").unwrap(),
@@ -617,13 +624,14 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
             )
             .await
             .unwrap();
-        server.registry.catch_up_search().await.unwrap();
+        server.registry.index().catch_up_search().await.unwrap();
         let docs = documents(&server.registry);
         let mut hits = Vec::new();
         for (q, _) in QUERIES {
             hits.push(
                 server
                     .registry
+                    .reads()
                     .search(&Visibility::All, q, None, 10)
                     .await
                     .unwrap(),
@@ -639,10 +647,11 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
     // `close` released the index: it can be removed and rebuilt by a new owner at once.
     std::fs::remove_dir_all(skillreg::registry::search_dir(dir.path())).unwrap();
     let rebuilt = Registry::builder(dir.path()).search().open().await.unwrap();
-    rebuilt.catch_up_search().await.unwrap();
+    rebuilt.index().catch_up_search().await.unwrap();
     assert_eq!(documents(&rebuilt), live_docs, "the same documents");
     for ((query, _), before) in QUERIES.iter().zip(&live_hits) {
         let after = rebuilt
+            .reads()
             .search(&Visibility::All, query, None, 10)
             .await
             .unwrap();
@@ -675,6 +684,7 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
 /// Every indexed document as "uri version status", ordered.
 fn documents(registry: &Registry) -> Vec<String> {
     registry
+        .index()
         .search_documents()
         .unwrap()
         .into_iter()

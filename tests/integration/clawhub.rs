@@ -149,7 +149,7 @@ async fn clawhub_searches_installs_updates_and_verifies() {
         ("notes/.keep", String::new()),
     ];
     publish(&api, "acme", "deploy-helper", "1.0.0", &v1).await;
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
     let client = Client::new(&server);
 
     let (code, out) = client.run(&["search", "deploy"]).await;
@@ -303,7 +303,7 @@ async fn clawhub_sees_only_what_it_may_and_installs_no_withdrawn_version() {
             "{path}"
         );
     }
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
     let (_, search) = api.get("/api/v1/search?q=secret").await;
     assert_eq!(search["results"], json!([]), "{search}");
     let (_, reader) = api.token(&["hidden"], &["read"]).await;

@@ -427,6 +427,7 @@ async fn import_packs_in_tree_links_and_refuses_the_rest() {
     let alias =
         skillreg::core::SkillUri::parse("skill://local/visible-skill/references/alias.md").unwrap();
     let read = registry
+        .reads()
         .read(&skillreg::core::Visibility::All, &alias)
         .await
         .unwrap();

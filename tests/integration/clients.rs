@@ -96,6 +96,7 @@ async fn corpus_catalog() -> (tempfile::TempDir, usize) {
         ..Default::default()
     };
     let summary = registry
+        .publisher()
         .import_dirs(&ns, &options, &[corpus_dir()], |_| {})
         .await
         .unwrap();

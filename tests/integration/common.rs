@@ -145,9 +145,9 @@ impl TestServerBuilder {
             .await
             .unwrap();
         if self.seeded {
-            registry.import_seed().await.unwrap();
+            registry.publisher().import_seed().await.unwrap();
         }
-        registry.catch_up_search().await.unwrap();
+        registry.index().catch_up_search().await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
@@ -691,9 +691,10 @@ pub fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
 pub async fn corpus_catalog() -> (TempDir, usize) {
     let tmp = TempDir::new().unwrap();
     let registry = Registry::open(tmp.path()).await.unwrap();
-    registry.import_seed().await.unwrap();
+    registry.publisher().import_seed().await.unwrap();
     let ns = skillreg::core::Namespace::new("corpus").unwrap();
     let summary = registry
+        .publisher()
         .import_dirs(&ns, &Default::default(), &[corpus_dir()], |_| {})
         .await
         .unwrap();

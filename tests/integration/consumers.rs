@@ -239,7 +239,7 @@ async fn the_skills_cli_installs_a_namespace_and_follows_updates() {
     );
 
     // `skills find`, pointed at the registry, searches its index.
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
     let (code, out) = skills_cli_with(
         &project,
         &home,

@@ -11,7 +11,7 @@ use skillreg::config::{Config, Secret};
 
 /// The score of `alpha/sc` for "quokka", as `token` (or an anonymous caller) is answered.
 async fn quokka_score(server: &TestServer, token: Option<&str>) -> f64 {
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
     let (status, found) = Api::new(server)
         .send(Method::GET, "/v1/search?q=quokka", token, None)
         .await;
@@ -118,7 +118,7 @@ async fn the_database_and_search_index_are_readable_by_their_owner_only() {
         .publish(Some(ADMIN), "acme", "tool", "1.0.0", skill("tool", "One."))
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
     for file in ["skillreg.db", "skillreg.db-wal", "skillreg.db-shm"] {
         assert_eq!(mode(&data.join(file)), 0o600, "{file}");
     }

@@ -30,6 +30,7 @@ fn skill(name: &str, body: &str) -> Vec<InputFile> {
 async fn publish(server: &TestServer, ns: &str, name: &str) {
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new(ns).unwrap(),
             skill(name, "Reconcile refunds and invoices."),
@@ -37,12 +38,13 @@ async fn publish(server: &TestServer, ns: &str, name: &str) {
         ))
         .await
         .unwrap();
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
 }
 
 async fn token(server: &TestServer, namespaces: &[&str], actions: Vec<Action>) -> String {
     let (_, secret) = server
         .registry
+        .access()
         .create_token(
             &Principal::Admin,
             &NewTokenRequest {
@@ -249,6 +251,7 @@ async fn heavy_downloads_and_renders_leave_healthz_fast() {
     }
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             files,
@@ -542,7 +545,7 @@ async fn a_private_namespace_is_hidden_everywhere_from_those_who_may_not_read_it
         .await
         .unwrap();
     assert_eq!(anonymous_try.status(), StatusCode::UNAUTHORIZED);
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
     let reader = token(&server, &["secret"], vec![Action::Read]).await;
 
     // skills/list and resources/list: anonymous callers see the public skill only.
@@ -1156,6 +1159,7 @@ async fn the_clawhub_file_route_serves_active_files_like_rest() {
     }
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("alpha").unwrap(),
             files,

@@ -18,6 +18,7 @@ fn skill_md(name: &str, description: &str) -> String {
 async fn publish(server: &TestServer, namespace: &str, version: &str, files: Vec<InputFile>) {
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &ns(namespace),
             files,
@@ -167,15 +168,17 @@ async fn entries_kept_serialized_are_served_as_built_on_both_eras() {
     // that what varies per moment is not in the kept bytes. No page was served yet, so this
     // first one reads each entry's own part from the store (SQLite; PostgreSQL keeps none and
     // serializes them now) and caches it for the pages served below.
-    while server.registry.serialize_entries().await.unwrap() {}
+    while server.registry.reads().serialize_entries().await.unwrap() {}
     let tools = SkillRef::parse("acme", "tools").unwrap();
     server
         .registry
+        .trust()
         .set_deprecated(&Principal::Admin, &tools, Some("use hammers"))
         .await
         .unwrap();
     let page = server
         .registry
+        .reads()
         .list_entries(&Visibility::All, None)
         .await
         .unwrap();
@@ -557,23 +560,27 @@ async fn republishing_identical_content_is_a_no_op_and_conflicts_are_refused() {
     let files = || vec![InputFile::regular("SKILL.md", skill_md("a", "d"))];
     let reg = &server.registry;
     let first = reg
+        .publisher()
         .publish(common::publish_request(&ns("acme"), files(), None))
         .await
         .unwrap();
     assert!(first.created);
     assert_eq!(first.version.version.to_string(), "0.1.0");
     let again = reg
+        .publisher()
         .publish(common::publish_request(&ns("acme"), files(), None))
         .await
         .unwrap();
     assert!(!again.created);
     let changed = vec![InputFile::regular("SKILL.md", skill_md("a", "changed"))];
     let err = reg
+        .publisher()
         .publish(common::publish_request(&ns("acme"), changed, None))
         .await
         .unwrap_err();
     assert_eq!(err.code(), "version_exists");
     let mismatch = reg
+        .publisher()
         .publish(skillreg::registry::PublishRequest {
             namespace: ns("acme"),
             files: files(),

@@ -79,8 +79,9 @@ fn without_times(v: &Value) -> Value {
 
 /// The seed and the whole importable corpus, into the registry at `registry`.
 async fn fill(registry: &Registry) -> usize {
-    registry.import_seed().await.unwrap();
+    registry.publisher().import_seed().await.unwrap();
     let summary = registry
+        .publisher()
         .import_dirs(
             &Namespace::new("corpus").unwrap(),
             &Default::default(),
@@ -244,7 +245,7 @@ async fn both_engines_answer_every_read_alike() {
             )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
-        server.registry.catch_up_search().await.unwrap();
+        server.registry.index().catch_up_search().await.unwrap();
         answers.push(every_read(server).await);
     }
     let [sqlite, postgres] = <[_; 2]>::try_from(answers).unwrap();
@@ -452,6 +453,7 @@ async fn publish(registry: &Registry, name: &str) {
     let md = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
     let acme = Namespace::new("acme").unwrap();
     registry
+        .publisher()
         .publish(publish_request(
             &acme,
             vec![InputFile::regular("SKILL.md", md)],
@@ -505,8 +507,9 @@ async fn concurrent_publishes_of_one_version_on_two_replicas() {
         let name = format!("race-{round}");
         let same = round % 2 == 0;
         let (ra, rb) = tokio::join!(
-            a.publish(request(&name, "from a")),
-            b.publish(request(&name, if same { "from a" } else { "from b" })),
+            a.publisher().publish(request(&name, "from a")),
+            b.publisher()
+                .publish(request(&name, if same { "from a" } else { "from b" })),
         );
         let outcomes = [&ra, &rb].map(|r| match r {
             Ok(p) if p.created => "created".to_owned(),
@@ -525,6 +528,7 @@ async fn concurrent_publishes_of_one_version_on_two_replicas() {
     let stats = a.stats().await.unwrap();
     assert_eq!((stats.skills, stats.versions), (10, 10));
     let audit = a
+        .access()
         .audit(&skillreg::core::Principal::Admin, 0, 1000)
         .await
         .unwrap();
@@ -686,8 +690,8 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
     let first = open().await;
     publish(&first, "one").await;
     publish(&first, "two").await;
-    first.catch_up_search().await.unwrap();
-    let recorded = first.search_generation().unwrap();
+    first.index().catch_up_search().await.unwrap();
+    let recorded = first.index().search_generation().unwrap();
     assert!(recorded >= 2);
     first.close().await;
 
@@ -696,13 +700,14 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
     other.close().await;
 
     let again = open().await;
-    let reopened_at = again.search_generation().unwrap();
+    let reopened_at = again.index().search_generation().unwrap();
     assert!(
         reopened_at >= recorded,
         "the index was kept: {reopened_at} < {recorded}"
     );
-    again.catch_up_search().await.unwrap();
+    again.index().catch_up_search().await.unwrap();
     let names: Vec<String> = again
+        .index()
         .search_documents()
         .unwrap()
         .into_iter()
@@ -726,7 +731,7 @@ async fn a_restarted_replica_catches_up_from_its_generation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
     let uris = |registry: &Registry| -> Vec<String> {
-        let docs = registry.search_documents().unwrap();
+        let docs = registry.index().search_documents().unwrap();
         docs.into_iter().map(|(uri, _, _)| uri).collect()
     };
     let tmp = TempDir::new().unwrap();
@@ -771,11 +776,11 @@ async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
 
     let fresh = replica_from(&url, &snapshot, "new").await;
     assert_eq!(
-        fresh.search_generation(),
+        fresh.index().search_generation(),
         Some(at as u64),
         "restored, not built"
     );
-    fresh.catch_up_search().await.unwrap();
+    fresh.index().catch_up_search().await.unwrap();
     let expected = [
         "skill://acme/four/SKILL.md",
         "skill://acme/one/SKILL.md",
@@ -793,12 +798,12 @@ async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
     other.close().await;
     let (foreign, _) = snapshot_of(&elsewhere, "foreign").await;
     let misled = replica_from(&url, &foreign, "misled").await;
-    misled.catch_up_search().await.unwrap();
+    misled.index().catch_up_search().await.unwrap();
     assert_eq!(uris(&misled), expected);
     misled.close().await;
 
     let missing = replica_from(&url, &tmp.path().join("none.tar"), "plain").await;
-    missing.catch_up_search().await.unwrap();
+    missing.index().catch_up_search().await.unwrap();
     assert_eq!(uris(&missing), expected);
     missing.close().await;
     writer.close().await;

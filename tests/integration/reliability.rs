@@ -51,6 +51,7 @@ async fn corrupted_bytes_are_never_served_and_verify_reports_them() {
         .await;
     let published = server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             skill("fragile", "# Fragile"),
@@ -143,6 +144,7 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
         for i in 0..40u64 {
             let v = SkillVersion::parse(&format!("1.0.{i}")).unwrap();
             registry
+                .publisher()
                 .publish(common::publish_request(
                     &ns,
                     skill("busy", &format!("revision {i}")),
@@ -210,6 +212,7 @@ async fn backup_while_publishing_restores_to_a_registry_that_verifies() {
     assert_eq!(
         server2
             .registry
+            .reads()
             .search(&Visibility::All, "revision", None, 5)
             .await
             .unwrap()
@@ -273,6 +276,7 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
     let ns = Namespace::new("acme").unwrap();
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &ns,
             skill("survivor", "# Survivor"),
@@ -297,6 +301,7 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
         files.push(InputFile::regular("assets/noise.bin", noise));
         if let Err(e) = server
             .registry
+            .publisher()
             .publish(common::publish_request(&ns, files, None))
             .await
         {
@@ -329,6 +334,7 @@ async fn a_full_disk_refuses_publishes_keeps_reads_and_recovers() {
     disk.remount("size=128m");
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &ns,
             skill("after-space", "# Back"),
@@ -353,6 +359,7 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
             .await;
         server
             .registry
+            .publisher()
             .publish(common::publish_request(
                 &Namespace::new("acme").unwrap(),
                 skill("kept", "# Kept"),
@@ -360,7 +367,7 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
             ))
             .await
             .unwrap();
-        server.registry.catch_up_search().await.unwrap();
+        server.registry.index().catch_up_search().await.unwrap();
         server.registry.close().await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -415,6 +422,7 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
     assert_eq!(
         server
             .registry
+            .reads()
             .search(&Visibility::All, "kept", None, 5)
             .await
             .unwrap()
@@ -424,6 +432,7 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
     );
     let err = server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             skill("new", "# New"),

@@ -1101,6 +1101,7 @@ async fn every_corpus_skill_exports_and_republishes_unchanged() {
     let ns = skillreg::core::Namespace::new("corpus").unwrap();
     let summary = source
         .registry
+        .publisher()
         .import_dirs(&ns, &Default::default(), &[corpus_dir()], |_| {})
         .await
         .unwrap();

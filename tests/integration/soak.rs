@@ -121,6 +121,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
         for version in ["0.9.0", "1.0.0"] {
             server
                 .registry
+                .publisher()
                 .publish(common::publish_request(
                     &ns,
                     files(&format!("soak-{s}"), version),
@@ -148,6 +149,7 @@ async fn publishers_yankers_and_readers_on_both_eras() {
                 let version = format!("1.{p}.{i}");
                 let name = format!("soak-{}", i % 4);
                 registry
+                    .publisher()
                     .publish(common::publish_request(
                         &ns,
                         files(&name, &version),
@@ -168,10 +170,12 @@ async fn publishers_yankers_and_readers_on_both_eras() {
                 let first = VersionRef::parse("soak", &format!("soak-{}", i % 4), "1.0.0").unwrap();
                 // Yank and restore the first version: the current one moves back and forth.
                 registry
+                    .trust()
                     .set_yanked(&Principal::Admin, &first, Some("soak"))
                     .await
                     .unwrap();
                 registry
+                    .trust()
                     .set_yanked(&Principal::Admin, &first, None)
                     .await
                     .unwrap();

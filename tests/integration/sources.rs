@@ -340,6 +340,7 @@ async fn import_git_takes_a_repository_and_sync_follows_its_changes() {
     let tips = skillreg::core::SkillRef::parse("acme", "tips").unwrap();
     server
         .registry
+        .trust()
         .set_deprecated(&Principal::Admin, &tips, Some("use review"))
         .await
         .unwrap();
@@ -589,6 +590,7 @@ async fn record(storage: &Storage, namespace: &str, spec: &skillreg::core::prove
     let server = storage.server().await;
     server
         .registry
+        .publisher()
         .record_source(&skillreg::core::Namespace::new(namespace).unwrap(), spec)
         .await
         .unwrap();
@@ -883,7 +885,7 @@ async fn a_registry_mirrors_another_server_through_its_upstream_port() {
         timeout: std::time::Duration::from_secs(60),
         max_checkout_mib: 64,
     };
-    let unread = registry.read_source(&spec, None, limits).await;
+    let unread = registry.publisher().read_source(&spec, None, limits).await;
     assert!(
         unread
             .as_ref()
@@ -892,8 +894,14 @@ async fn a_registry_mirrors_another_server_through_its_upstream_port() {
         unread.err()
     );
 
-    registry.read_upstreams_with(std::sync::Arc::new(skillreg::mcp::upstream::RemoteUpstream));
-    let read = registry.read_source(&spec, None, limits).await.unwrap();
+    registry
+        .publisher()
+        .read_upstreams_with(std::sync::Arc::new(skillreg::mcp::upstream::RemoteUpstream));
+    let read = registry
+        .publisher()
+        .read_source(&spec, None, limits)
+        .await
+        .unwrap();
     let listed = read.listed().unwrap();
     let seeded = Modern::new(&upstream.url)
         .call("skills/list", json!({}))
@@ -903,9 +911,14 @@ async fn a_registry_mirrors_another_server_through_its_upstream_port() {
         .len();
     assert_eq!(listed, seeded);
     let namespace = skillreg::core::Namespace::new("mirrored").unwrap();
-    let source = registry.record_source(&namespace, &spec).await.unwrap();
+    let source = registry
+        .publisher()
+        .record_source(&namespace, &spec)
+        .await
+        .unwrap();
     let mut reported = 0;
     let summary = registry
+        .publisher()
         .store_read(&source, read, |_| reported += 1)
         .await
         .unwrap();

@@ -316,6 +316,7 @@ async fn scanning_never_changes_a_stored_byte_or_digest() {
             let slug = skillreg::core::fix::slug(&repo.file_name().unwrap().to_string_lossy());
             let namespace = skillreg::core::Namespace::new(&slug.unwrap()).unwrap();
             registry
+                .publisher()
                 .import_dirs(&namespace, &options, &[repo], |_| {})
                 .await
                 .unwrap();
@@ -325,6 +326,7 @@ async fn scanning_never_changes_a_stored_byte_or_digest() {
         let mut cursor = None;
         loop {
             let page = registry
+                .trust()
                 .findings(
                     &skillreg::core::Visibility::All,
                     None,

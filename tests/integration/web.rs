@@ -85,6 +85,7 @@ async fn web_catalog_in_headless_chromium() {
         .await;
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             vec![InputFile::regular("SKILL.md", HOSTILE_SKILL_MD)],
@@ -92,7 +93,7 @@ async fn web_catalog_in_headless_chromium() {
         ))
         .await
         .unwrap();
-    server.registry.catch_up_search().await.unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
 
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let artifacts = manifest_dir.join("target/test-artifacts");
@@ -206,6 +207,7 @@ async fn pages_and_files_carry_security_headers_and_encoded_links() {
     let version = skillreg::core::SkillVersion::parse("1.0.0+build.1").unwrap();
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &skillreg::core::Namespace::new("acme").unwrap(),
             files,
@@ -296,6 +298,7 @@ async fn active_files_are_served_as_attachments() {
     }
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             files,
@@ -369,6 +372,7 @@ async fn pixel_page(config: skillreg::config::Config) -> (String, String) {
     let server = TestServer::builder().config(config).start().await;
     server
         .registry
+        .publisher()
         .publish(common::publish_request(
             &Namespace::new("acme").unwrap(),
             vec![

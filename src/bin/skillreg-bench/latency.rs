@@ -74,25 +74,34 @@ pub async fn latency(
     measure!(
         "completion: namespace, 1-char prefix",
         letter(&mut rng),
-        |c| registry.complete(&ALL, "namespace", &c, &empty).await?
+        |c| registry
+            .reads()
+            .complete(&ALL, "namespace", &c, &empty)
+            .await?
     );
     measure!(
         "completion: name in namespace, 2-char prefix",
         skill(&mut rng),
         |(ns, name)| {
             let ctx = std::collections::HashMap::from([("namespace".to_owned(), ns)]);
-            registry.complete(&ALL, "name", &name[..2], &ctx).await?
+            registry
+                .reads()
+                .complete(&ALL, "name", &name[..2], &ctx)
+                .await?
         }
     );
     measure!(
         "completion: name across namespaces, 3-char prefix",
         skill(&mut rng),
-        |(_, name)| registry.complete(&ALL, "name", &name[..3], &empty).await?
+        |(_, name)| registry
+            .reads()
+            .complete(&ALL, "name", &name[..3], &empty)
+            .await?
     );
     measure!(
         "completion: name across namespaces, 1-char prefix",
         letter(&mut rng),
-        |c| registry.complete(&ALL, "name", &c, &empty).await?
+        |c| registry.reads().complete(&ALL, "name", &c, &empty).await?
     );
     measure!("completion: path in a skill", skill(&mut rng), |(
         ns,
@@ -102,7 +111,7 @@ pub async fn latency(
             ("namespace".to_owned(), ns),
             ("name".to_owned(), name),
         ]);
-        registry.complete(&ALL, "path", "", &ctx).await?
+        registry.reads().complete(&ALL, "path", "", &ctx).await?
     });
     let (query, label) = match vocabulary {
         Some(_) => (
@@ -131,6 +140,7 @@ pub async fn latency(
         ),
     };
     measure!(query, words(&mut rng, true), |q| registry
+        .reads()
         .search(&ALL, &q, None, 10)
         .await?);
     measure!(
@@ -139,23 +149,25 @@ pub async fn latency(
             words(&mut rng, false),
             synthetic_namespace(rng.next() % 1000)
         ),
-        |(q, ns)| registry.search(&ALL, &q, Some(&ns), 10).await?
+        |(q, ns)| registry.reads().search(&ALL, &q, Some(&ns), 10).await?
     );
     measure!("skills/list: first page", (), |_| registry
+        .reads()
         .list_skills(&ALL, None)
         .await?);
     measure!(
         "skills/list: deep page",
         skillreg::registry::cursor_after(&uri(skill(&mut rng), "SKILL.md").to_string()),
-        |cursor| registry.list_skills(&ALL, Some(&cursor)).await?
+        |cursor| registry.reads().list_skills(&ALL, Some(&cursor)).await?
     );
     measure!("skills/get", uri(skill(&mut rng), "SKILL.md"), |u| registry
+        .reads()
         .get_skill(&ALL, &u)
         .await?);
     measure!(
         "resources/read: SKILL.md",
         uri(skill(&mut rng), "SKILL.md"),
-        |u| registry.read(&ALL, &u).await?
+        |u| registry.reads().read(&ALL, &u).await?
     );
     let binaries = n.div_ceil(BINARY_EVERY);
     measure!(
@@ -168,7 +180,7 @@ pub async fn latency(
                 &format!("assets/figure-{k}.png"),
             )
         },
-        |u| registry.read(&ALL, &u).await?
+        |u| registry.reads().read(&ALL, &u).await?
     );
     Ok(results)
 }

@@ -163,7 +163,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .search()
                 .open()
                 .await?;
-            registry.catch_up_search().await?;
+            registry.index().catch_up_search().await?;
             let results = latency::latency(&registry, iterations, words.as_deref()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
@@ -208,7 +208,7 @@ async fn generate(
     registry.close().await;
     let indexing = std::time::Instant::now();
     let registry = builder(data_dir, database_url)?.search().open().await?;
-    registry.catch_up_search().await?;
+    registry.index().catch_up_search().await?;
     println!(
         "indexed for search in {:.1} s",
         indexing.elapsed().as_secs_f64()

@@ -250,14 +250,14 @@ pub async fn generate(
 ) -> Result<u64> {
     const BATCH: u64 = 1000;
     let prepare = |start: u64| {
-        let policy = registry.scan_policy().clone();
+        let policy = registry.publisher().scan_policy().clone();
         let words = words.clone();
         tokio::task::spawn_blocking(move || {
             let version = SkillVersion::parse("1.0.0").expect("valid version");
             (start..(start + BATCH).min(to))
                 .map(|i| {
                     let (ns, files) = synthetic_skill(i, words.as_deref());
-                    Registry::prepare(
+                    skillreg::registry::Publisher::prepare(
                         PublishRequest {
                             namespace: ns,
                             files,
@@ -283,7 +283,7 @@ pub async fn generate(
         if end < to {
             next = Some(prepare(end));
         }
-        for published in registry.publish_prepared(batch).await? {
+        for published in registry.publisher().publish_prepared(batch).await? {
             created += u64::from(published?.created);
         }
         start = end;

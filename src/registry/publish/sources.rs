@@ -15,11 +15,11 @@
 //! never deleted (pinned installs keep working); one found there again has that deprecation
 //! lifted.
 //!
-//! Reading a source is the network part ([`Registry::read_source`]: a Git checkout by the system
+//! Reading a source is the network part ([`Publisher::read_source`]: a Git checkout by the system
 //! `git`, or every skill of another server), given up at its deadline; storing what was read
-//! ([`Registry::store_read`]) is the run. Another SEP-2640 server is read through an
+//! ([`Publisher::store_read`]) is the run. Another SEP-2640 server is read through an
 //! [`Upstream`], a port: the client that reads one is `consumer`, which the registry never
-//! imports, so whoever opens the registry plugs one in ([`Registry::read_upstreams_with`]).
+//! imports, so whoever opens the registry plugs one in ([`Publisher::read_upstreams_with`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary, skipped};
-use super::{Prepared, PublishRequest, Registry};
+use super::{Prepared, PublishRequest, Publisher};
 use crate::core::provenance::{
     Provenance, SourceKind, SourceSpec, git_build, public_server, short_commit,
 };
@@ -97,10 +97,10 @@ pub struct ReadLimits {
 /// (git is killed at the source's deadline; this only reports it).
 const GIT_GRACE: Duration = Duration::from_secs(5);
 
-impl Registry {
+impl Publisher {
     /// Read MCP sources through `upstream` from now on. A second one is ignored.
     pub fn read_upstreams_with(&self, upstream: Arc<dyn Upstream>) {
-        if self.inner.upstream.set(upstream).is_err() {
+        if self.upstream.set(upstream).is_err() {
             tracing::debug!("an upstream reader is registered already: keeping the first");
         }
     }
@@ -143,7 +143,7 @@ impl Registry {
                 }
             }
             SourceKind::Mcp => {
-                let upstream = self.inner.upstream.get().ok_or_else(|| {
+                let upstream = self.upstream.get().ok_or_else(|| {
                     Error::Internal("no upstream reader is registered in this process".into())
                 })?;
                 // Dropped at the deadline: the connection is closed, a `stdio:` server killed.
@@ -182,17 +182,17 @@ impl Registry {
         namespace: &Namespace,
         spec: &SourceSpec,
     ) -> Result<SourceRecord> {
-        Ok(self.store().record_source(namespace, spec, ACTOR).await?)
+        Ok(self.store.record_source(namespace, spec, ACTOR).await?)
     }
 
     /// Every recorded source.
     pub async fn sources(&self) -> Result<Vec<SourceRecord>> {
-        Ok(self.store().sources().await?)
+        Ok(self.store.sources().await?)
     }
 
     /// Forget a source (its versions keep their provenance, its skills stay as they are).
     pub async fn remove_source(&self, id: SourceId) -> Result<bool> {
-        Ok(self.store().remove_source(id, ACTOR).await?)
+        Ok(self.store.remove_source(id, ACTOR).await?)
     }
 
     /// Start reading `source` (at `revision`, the commit of a Git source).
@@ -202,14 +202,14 @@ impl Registry {
         revision: Option<String>,
     ) -> Result<SourceRun<'_>> {
         let claimed = self
-            .store()
+            .store
             .source_claims(&source.namespace)
             .await?
             .into_iter()
             .filter(|(_, id)| *id != source.id)
             .collect();
         let others = self
-            .store()
+            .store
             .sources()
             .await?
             .into_iter()
@@ -217,7 +217,7 @@ impl Registry {
             .map(|s| (s.id, s.spec.to_string()))
             .collect();
         Ok(SourceRun {
-            registry: self,
+            publisher: self,
             source,
             revision,
             present: BTreeSet::new(),
@@ -297,7 +297,7 @@ fn path_in_tree(tree: &Path, dir: &Path) -> String {
 
 /// One read of a recorded source: each skill taken in turn, then [`SourceRun::finish`].
 pub struct SourceRun<'a> {
-    registry: &'a Registry,
+    publisher: &'a Publisher,
     source: SourceRecord,
     revision: Option<String>,
     /// The skills found at the source in this run (read, or refused with a name).
@@ -320,7 +320,7 @@ impl SourceRun<'_> {
         let hint = item.name.as_deref().and_then(|n| SkillName::new(n).ok());
         let prepared = match item.files {
             Err(reason) => Err(skipped(label.clone(), Code::IntegrityError, reason)),
-            Ok(files) => Registry::prepare(
+            Ok(files) => Publisher::prepare(
                 PublishRequest {
                     namespace: self.source.namespace.clone(),
                     files,
@@ -329,7 +329,7 @@ impl SourceRun<'_> {
                     actor: "mirror".to_owned(),
                     warnings: Vec::new(),
                 },
-                self.registry.scan_policy(),
+                self.publisher.scan_policy(),
             )
             .map(|p| {
                 p.with_provenance(Provenance::Mcp {
@@ -402,11 +402,11 @@ impl SourceRun<'_> {
         mut prepared: Prepared,
         pinned: bool,
     ) -> Result<ImportLine> {
-        let registry = self.registry;
+        let publisher = self.publisher;
         if !pinned {
             let skill = SkillRef::new(self.source.namespace.clone(), prepared.name().clone());
-            let stored = match registry.store().skill(&skill).await? {
-                Some(record) => registry.store().versions(record.id).await?,
+            let stored = match publisher.store.skill(&skill).await? {
+                Some(record) => publisher.store.versions(record.id).await?,
                 None => Vec::new(),
             };
             let versions: Vec<SkillVersion> = stored.iter().map(|v| v.version.clone()).collect();
@@ -427,7 +427,7 @@ impl SourceRun<'_> {
             let version = tracked(prepared.declared_version(), &versions, build.as_deref());
             prepared.retarget(version);
         }
-        let result = registry.publish_prepared(vec![prepared]).await?.pop();
+        let result = publisher.publish_prepared(vec![prepared]).await?.pop();
         Ok(match result {
             Some(Ok(published)) if self.source.spec.kind == SourceKind::Git => {
                 super::import::imported_line(label, published)
@@ -447,8 +447,8 @@ impl SourceRun<'_> {
     /// deprecation from the ones found there again, and record the read. `report` gets one
     /// line per skill deprecated or restored.
     pub async fn finish(mut self, mut report: impl FnMut(&ImportLine)) -> Result<ImportSummary> {
-        let registry = self.registry;
-        let store = registry.store();
+        let publisher = self.publisher;
+        let store = &publisher.store;
         let namespace = &self.source.namespace;
         let members = store.source_members(self.source.id).await?;
         let at = match (&self.revision, self.source.spec.kind) {
@@ -502,7 +502,7 @@ impl SourceRun<'_> {
             report(&line);
         }
         if changed {
-            registry.notify_changed();
+            publisher.current.changed();
         }
         let present: Vec<SkillName> = self.present.into_iter().collect();
         store

@@ -1,12 +1,12 @@
 //! Lifecycle changes of published skills: yank, revoke, deprecate, and approving versions held
 //! for review. None rewrites a byte.
 
-use super::Registry;
+use super::Trust;
 use crate::core::{Action, Namespace, Principal, SkillRef, VersionRef};
 use crate::error::{Error, NotFound, Result};
 use crate::store::Withdrawal;
 
-impl Registry {
+impl Trust {
     /// Yank (`reason: Some`) or unyank (`None`) a version: a yanked version is never current
     /// again but stays readable by its pinned URI.
     pub async fn set_yanked(
@@ -47,10 +47,10 @@ impl Registry {
     /// served like any other from then on.
     pub async fn approve(&self, caller: &Principal, version: &VersionRef) -> Result<()> {
         caller.require(Action::Approve, version.namespace())?;
-        if !self.store().approve(version, &caller.actor()).await? {
-            let exists = match self.store().skill(&version.skill).await? {
+        if !self.store.approve(version, &caller.actor()).await? {
+            let exists = match self.store.skill(&version.skill).await? {
                 Some(skill) => self
-                    .store()
+                    .store
                     .version(skill.id, &version.version)
                     .await?
                     .is_some(),
@@ -62,7 +62,7 @@ impl Registry {
                 NotFound::Version(version.clone()).into()
             });
         }
-        self.notify_changed();
+        self.current.changed();
         Ok(())
     }
 
@@ -74,7 +74,7 @@ impl Registry {
         required: bool,
     ) -> Result<()> {
         caller.require_admin()?;
-        self.store()
+        self.store
             .set_review_required(namespace, required, &caller.actor())
             .await?;
         Ok(())
@@ -88,13 +88,13 @@ impl Registry {
         reason: Option<&str>,
     ) -> Result<()> {
         if !self
-            .store()
+            .store
             .withdraw(version, kind, reason, &caller.actor())
             .await?
         {
             return Err(NotFound::Version(version.clone()).into());
         }
-        self.notify_changed();
+        self.current.changed();
         Ok(())
     }
 
@@ -107,13 +107,31 @@ impl Registry {
     ) -> Result<()> {
         caller.require(Action::Deprecate, &skill.namespace)?;
         if !self
-            .store()
+            .store
             .set_deprecated(skill, message, &caller.actor())
             .await?
         {
             return Err(NotFound::Skill(skill.clone()).into());
         }
-        self.notify_changed();
+        self.current.changed();
+        Ok(())
+    }
+}
+
+impl Trust {
+    /// Make `namespace` private (its skills visible only to tokens that may read it) or public
+    /// again. Admin only; audited.
+    pub async fn set_private(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        private: bool,
+    ) -> Result<()> {
+        caller.require_admin()?;
+        self.store
+            .set_private(namespace, private, &caller.actor())
+            .await?;
+        self.current.changed();
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Registry;
+use super::Current;
 use crate::store::{ChangeFeed, Heard};
 
 /// Waits before listening again after the feed failed (the database restarting, say): doubling
@@ -17,8 +17,8 @@ const RETRY_FIRST: Duration = Duration::from_millis(250);
 const RETRY_LAST: Duration = Duration::from_secs(30);
 
 /// Run until the registry is dropped or closed.
-pub(super) async fn run(
-    registry: std::sync::Weak<super::Inner>,
+pub(in crate::registry) async fn run(
+    weak: std::sync::Weak<Current>,
     mut feed: Box<dyn ChangeFeed>,
     stop: CancellationToken,
 ) {
@@ -28,10 +28,9 @@ pub(super) async fn run(
             () = stop.cancelled() => return,
             heard = feed.next() => heard,
         };
-        let Some(inner) = registry.upgrade() else {
+        let Some(current) = weak.upgrade() else {
             return;
         };
-        let registry = Registry { inner };
         if heard.is_ok() {
             retry = RETRY_FIRST;
         }
@@ -45,15 +44,15 @@ pub(super) async fn run(
                     .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
                 tracing::debug!(generation, lag_ms = now_ms - sent_ms, "heard a change");
                 crate::metrics::change_heard(now_ms - sent_ms);
-                registry.notify_changed();
+                current.changed();
             }
             Ok(Heard::Gap) => {
                 tracing::debug!("listening for changes (again): checking the generation");
-                registry.notify_changed();
+                current.changed();
             }
             Err(e) => {
                 tracing::warn!(error = %e, retry_in = ?retry, "change feed failed");
-                drop(registry);
+                drop(current);
                 tokio::select! {
                     () = stop.cancelled() => return,
                     () = tokio::time::sleep(retry) => {}

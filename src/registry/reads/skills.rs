@@ -7,12 +7,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
-use super::{Page, Registry};
+use super::Reads;
 use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
 use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
+use crate::registry::Page;
 use crate::store::{FileRecord, ListingRecord, Manifest, VersionId};
 
 /// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every
@@ -222,7 +223,7 @@ impl FileContent {
     }
 }
 
-/// A file found in its version's manifest, its bytes not read ([`Registry::locate`]).
+/// A file found in its version's manifest, its bytes not read ([`Reads::locate`]).
 #[derive(Debug, Clone)]
 pub struct Located {
     pub uri: SkillUri,
@@ -283,7 +284,7 @@ pub struct SkillSummary {
 
 pub use crate::search::Hit as SearchHit;
 
-impl Registry {
+impl Reads {
     /// One page of the current skills (root and nested) `viewer` sees, in URI order.
     pub async fn list_skills(
         &self,
@@ -483,7 +484,7 @@ impl Registry {
         limit: u32,
     ) -> Result<Vec<SkillSummary>> {
         Ok(self
-            .store()
+            .store
             .list_page("", limit, viewer)
             .await?
             .into_iter()
@@ -502,10 +503,10 @@ impl Registry {
         cursor: Option<&str>,
     ) -> Result<(Vec<ListingRecord>, Option<String>)> {
         let after = decode_cursor(cursor)?;
-        let page_size = self.inner.page_size as usize;
+        let page_size = self.page_size as usize;
         let mut rows = self
-            .store()
-            .list_page(&after, self.inner.page_size + 1, viewer)
+            .store
+            .list_page(&after, self.page_size + 1, viewer)
             .await?;
         let more = rows.len() > page_size;
         rows.truncate(page_size);
@@ -525,8 +526,8 @@ impl Registry {
         namespace: Option<&Namespace>,
         limit: usize,
     ) -> Result<Vec<SearchHit>> {
-        let index = self.inner.search.clone().ok_or(Error::SearchUnavailable)?;
-        let private = self.private_namespaces().await?;
+        let index = self.search.clone().ok_or(Error::SearchUnavailable)?;
+        let private = self.current.private_namespaces().await?;
         if let Some(ns) = namespace
             && !viewer.sees(ns, private.contains(ns))
         {

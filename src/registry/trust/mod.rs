@@ -1,15 +1,24 @@
 //! Trust: what the content scan found in each version (`GET /v1/findings`), scanning every
 //! stored version again after a rule or policy change (`skillreg rescan`), and the public
-//! revocation feed (`GET /v1/revocations`). Revoking is in `lifecycle.rs`, beside yanking.
+//! revocation feed (`GET /v1/revocations`). Revoking is in `lifecycle.rs`, beside yanking,
+//! deprecating, holding for review and private namespaces.
+
+mod lifecycle;
+
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::{Page, Registry};
+use super::current::Current;
+use super::reads::Reads;
+use super::{Heavy, Page};
+use crate::core::scan::Policy;
 use crate::core::scan::{Scan, ScanFile, Verdict, allowed_tools};
 use crate::core::{Digest, Principal, VersionRef, Visibility};
 use crate::error::{Error, Result};
 use crate::store::ScanTarget;
+use crate::store::Store;
 
 /// A version with its scan.
 #[derive(Debug, Clone)]
@@ -45,7 +54,33 @@ pub struct RescanReport {
 /// Versions scanned per storage round trip and per transaction.
 const RESCAN_BATCH: u32 = 200;
 
-impl Registry {
+/// What is trusted: scans, revocations and every other lifecycle change of published versions.
+pub struct Trust {
+    store: Arc<dyn Store>,
+    current: Arc<Current>,
+    reads: Arc<Reads>,
+    heavy: Arc<Heavy>,
+    /// What scan findings do to a version.
+    policy: Policy,
+}
+
+impl Trust {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        current: Arc<Current>,
+        reads: Arc<Reads>,
+        heavy: Arc<Heavy>,
+        policy: Policy,
+    ) -> Self {
+        Self {
+            store,
+            current,
+            reads,
+            heavy,
+            policy,
+        }
+    }
+
     /// Versions `viewer` sees with their scans, by publication order, of one verdict or any.
     pub async fn findings(
         &self,
@@ -57,7 +92,7 @@ impl Registry {
         let after = cursor.map(decode_id_cursor).transpose()?.unwrap_or(0);
         let limit = limit.clamp(1, 1000);
         let mut rows = self
-            .store()
+            .store
             .findings_page(verdict, after, limit + 1, viewer)
             .await?;
         let more = rows.len() > limit as usize;
@@ -97,7 +132,7 @@ impl Registry {
         };
         let limit = limit.clamp(1, 1000);
         let rows = self
-            .store()
+            .store
             .revocations((&after.0, after.1), limit + 1, viewer)
             .await?;
         let (rows, next_cursor) = super::split_page(rows, limit, |r| {
@@ -124,7 +159,7 @@ impl Registry {
         let mut report = RescanReport::default();
         let mut after = 0;
         loop {
-            let targets = self.store().scan_targets(after, RESCAN_BATCH).await?;
+            let targets = self.store.scan_targets(after, RESCAN_BATCH).await?;
             let Some(last) = targets.last() else {
                 break;
             };
@@ -143,38 +178,39 @@ impl Registry {
             }
             report.changed += changes.len() as u64;
             if !changes.is_empty() {
-                self.store().set_scans(&changes, &caller.actor()).await?;
+                self.store.set_scans(&changes, &caller.actor()).await?;
             }
             progress(report.scanned);
         }
         if report.changed > 0 {
-            self.notify_changed();
+            self.current.changed();
         }
         Ok(report)
     }
 
     /// Scan one stored version's files (read and verified like any read).
     async fn scan_stored(&self, target: &ScanTarget) -> Result<Scan> {
-        let manifest = self.manifest(target.version_id).await?;
+        let manifest = self.reads.manifest(target.version_id).await?;
         let mut blobs = Vec::with_capacity(manifest.files.len());
         for f in &manifest.files {
-            blobs.push(self.blob(&f.digest, true).await?);
+            blobs.push(self.reads.blob(&f.digest, true).await?);
         }
-        let policy = self.scan_policy().clone();
-        self.heavy(move || {
-            let files: Vec<ScanFile<'_>> = manifest
-                .files
-                .iter()
-                .zip(&blobs)
-                .map(|(f, bytes)| ScanFile {
-                    path: &f.path,
-                    bytes,
-                    executable: f.mode & 0o111 != 0,
-                })
-                .collect();
-            policy.scan_files(&files, allowed_tools(&manifest.root().frontmatter))
-        })
-        .await
+        let policy = self.policy.clone();
+        self.heavy
+            .run(move || {
+                let files: Vec<ScanFile<'_>> = manifest
+                    .files
+                    .iter()
+                    .zip(&blobs)
+                    .map(|(f, bytes)| ScanFile {
+                        path: &f.path,
+                        bytes,
+                        executable: f.mode & 0o111 != 0,
+                    })
+                    .collect();
+                policy.scan_files(&files, allowed_tools(&manifest.root().frontmatter))
+            })
+            .await
     }
 }
 

@@ -1,6 +1,13 @@
-//! Publishing: validate a skill's files, store its blobs, then its version in one transaction.
+//! Publishing: validate a skill's files, store its blobs, then its version in one transaction;
+//! bulk imports of directories (`import.rs`); and the sources the registry reads itself, Git
+//! repositories and other SEP-2640 servers (`sources.rs`).
 
-use super::Registry;
+mod import;
+mod sources;
+
+use std::sync::Arc;
+
+use super::current::Current;
 use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
 use crate::core::scan::{Policy, Scan, Verdict};
@@ -10,6 +17,7 @@ use crate::core::{
 };
 use crate::error::{Error, Result};
 use crate::source::archive;
+use crate::store::{Blobs, Store};
 use crate::store::{NewVersion, PublishOutcome, StoreError};
 
 /// One skill version to publish.
@@ -34,7 +42,7 @@ pub struct Published {
     pub version: VersionRef,
     /// `false` when identical content was already published under this version (a no-op).
     pub created: bool,
-    pub files: Vec<super::FileRef>,
+    pub files: Vec<crate::registry::FileRef>,
     pub warnings: Vec<Warning>,
     /// The content scan stored with the version (for an unchanged publish: this upload's).
     pub scan: Scan,
@@ -54,7 +62,7 @@ impl Published {
     }
 }
 
-/// A validated version waiting to be stored ([`Registry::prepare`]).
+/// A validated version waiting to be stored ([`Publisher::prepare`]).
 pub struct Prepared {
     namespace: Namespace,
     bundle: Bundle,
@@ -135,7 +143,7 @@ impl Prepared {
                 .bundle
                 .files
                 .iter()
-                .map(|f| super::FileRef {
+                .map(|f| crate::registry::FileRef {
                     path: f.path.to_string(),
                     digest: f.digest,
                     size: f.bytes.len() as u64,
@@ -148,7 +156,41 @@ impl Prepared {
     }
 }
 
-impl Registry {
+pub use import::{ImportLine, ImportOptions, ImportOutcome, ImportSummary};
+pub use sources::{MirrorItem, ReadLimits, SourceRead, SourceRun, Upstream};
+
+/// Everything that writes versions: publishing, importing, and reading sources.
+pub struct Publisher {
+    store: Arc<dyn Store>,
+    blobs: Arc<dyn Blobs>,
+    current: Arc<Current>,
+    /// What scan findings do to a version.
+    policy: Policy,
+    /// How MCP sources are read, once registered ([`Publisher::read_upstreams_with`]).
+    upstream: std::sync::OnceLock<Arc<dyn Upstream>>,
+}
+
+impl Publisher {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        blobs: Arc<dyn Blobs>,
+        current: Arc<Current>,
+        policy: Policy,
+    ) -> Self {
+        Self {
+            store,
+            blobs,
+            current,
+            policy,
+            upstream: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The scan policy publishes are judged by.
+    pub fn scan_policy(&self) -> &Policy {
+        &self.policy
+    }
+
     /// Validate and scan one skill version for storing (CPU work, no I/O: bulk loaders run it
     /// on other threads while the previous batch is written). A version the scan `policy`
     /// blocks is refused here, before anything is stored.
@@ -188,7 +230,7 @@ impl Registry {
         })
     }
 
-    /// Validate, scan and store one skill version (see [`Registry::prepare`]).
+    /// Validate, scan and store one skill version (see [`Publisher::prepare`]).
     pub async fn publish(&self, request: PublishRequest) -> Result<Published> {
         let prepared = Self::prepare(request, self.scan_policy())?;
         let mut results = self.publish_prepared(vec![prepared]).await?;
@@ -205,7 +247,7 @@ impl Registry {
     pub async fn publish_prepared(&self, items: Vec<Prepared>) -> Result<Vec<Result<Published>>> {
         let refs: Vec<VersionRef> = items.iter().map(Prepared::version_ref).collect();
         let mut outcomes: Vec<Option<Result<PublishOutcome, StoreError>>> = self
-            .store()
+            .store
             .content_digests(&refs)
             .await?
             .into_iter()
@@ -230,7 +272,7 @@ impl Registry {
         let review = if pending.is_empty() {
             Vec::new()
         } else {
-            self.store().review_namespaces().await?
+            self.store.review_namespaces().await?
         };
         let reviewed = |item: &Prepared| review.contains(&item.namespace);
         if !pending.is_empty() {
@@ -238,9 +280,9 @@ impl Registry {
                 pending.iter().flat_map(|&i| items[i].blobs()).collect();
             blobs.sort_unstable_by_key(|(d, _)| *d);
             blobs.dedup_by_key(|(d, _)| *d);
-            self.inner.blobs.put_if_absent(&blobs).await?;
+            self.blobs.put_if_absent(&blobs).await?;
             let stored = self
-                .store()
+                .store
                 .publish_many(
                     pending
                         .iter()
@@ -252,7 +294,7 @@ impl Registry {
                 .iter()
                 .any(|o| matches!(o, Ok(PublishOutcome::Created)))
             {
-                self.notify_changed();
+                self.current.changed();
             }
             for (i, outcome) in pending.into_iter().zip(stored) {
                 outcomes[i] = Some(outcome);

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
-use super::{FileContent, Page, Registry};
+use super::{FileContent, Reads};
 use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
 use crate::core::scan::{Finding, Summary};
@@ -15,6 +15,7 @@ use crate::core::{
     Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
 };
 use crate::error::{Error, NotFound, Result};
+use crate::registry::{Page, split_page};
 use crate::source::{ExportFile, archive};
 use crate::store::{CatalogRecord, Manifest, NameMatch, VersionRecord};
 
@@ -48,7 +49,7 @@ impl CatalogItem {
     }
 }
 
-/// Most namespaces [`Registry::skills_named`] looks at for one name.
+/// Most namespaces [`Reads::skill_named`] looks at for one name.
 pub const MAX_SAME_NAME: u32 = 100;
 
 /// A skill with all its versions.
@@ -122,7 +123,7 @@ pub struct ManifestFile {
     pub mode: u32,
 }
 
-impl Registry {
+impl Reads {
     /// The skills `viewer` sees, in (namespace, name) order. The cursor is opaque.
     pub async fn catalog(
         &self,
@@ -134,10 +135,10 @@ impl Registry {
         let after = cursor.map(decode_key_cursor).transpose()?;
         let limit = limit.clamp(1, 1000);
         let rows = self
-            .store()
+            .store
             .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
-        let (rows, next_cursor) = super::split_page(rows, limit, |r| encode_key_cursor(&r.skill));
+        let (rows, next_cursor) = split_page(rows, limit, |r| encode_key_cursor(&r.skill));
         let items = rows
             .into_iter()
             // A skill whose versions are all pending review is revealed only to holders of its
@@ -160,10 +161,10 @@ impl Registry {
         let after = cursor.map(decode_key_cursor).transpose()?;
         let limit = limit.clamp(1, 1000);
         let rows = self
-            .store()
+            .store
             .catalog_by_name(NameMatch::Prefix(prefix), after.as_ref(), limit + 1, viewer)
             .await?;
-        let (rows, next_cursor) = super::split_page(rows, limit, |r| encode_key_cursor(&r.skill));
+        let (rows, next_cursor) = split_page(rows, limit, |r| encode_key_cursor(&r.skill));
         let items = rows
             .into_iter()
             .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
@@ -176,7 +177,7 @@ impl Registry {
     /// namespace has one (that `viewer` sees), ambiguous when more than one does.
     pub async fn skill_named(&self, viewer: &Visibility, name: &SkillName) -> Result<CatalogItem> {
         let mut found: Vec<CatalogItem> = self
-            .store()
+            .store
             .catalog_by_name(NameMatch::Exact(name), None, MAX_SAME_NAME, viewer)
             .await?
             .into_iter()
@@ -196,14 +197,14 @@ impl Registry {
     /// One skill and every version of it.
     pub async fn skill_detail(&self, viewer: &Visibility, skill: &SkillRef) -> Result<SkillDetail> {
         let record = self
-            .store()
+            .store
             .skill(skill)
             .await?
             .filter(|r| viewer.sees(&skill.namespace, r.private))
             .ok_or_else(|| NotFound::Skill(skill.clone()))?;
         let holds = viewer.holds(&skill.namespace);
         let mut versions: Vec<VersionSummary> = self
-            .store()
+            .store
             .versions(record.id)
             .await?
             .into_iter()
@@ -238,13 +239,13 @@ impl Registry {
     ) -> Result<(VersionRecord, Arc<Manifest>)> {
         let not_found = || Error::NotFound(NotFound::Version(version.clone()));
         let skill = self
-            .store()
+            .store
             .skill(&version.skill)
             .await?
             .filter(|r| viewer.sees(version.namespace(), r.private))
             .ok_or_else(not_found)?;
         let row = self
-            .store()
+            .store
             .version(skill.id, &version.version)
             .await?
             // A version pending review: only holders of the namespace's tokens see it.
@@ -315,7 +316,7 @@ impl Registry {
     }
 
     /// The whole version as a deterministic archive of `format` (`.tar.gz` or `.zip`) with
-    /// `SKILL.md` at the root and every path relative to it, cached like [`Registry::export`].
+    /// `SKILL.md` at the root and every path relative to it, cached like [`Reads::export`].
     pub async fn export_as(
         &self,
         viewer: &Visibility,
@@ -323,7 +324,7 @@ impl Registry {
         format: Format,
     ) -> Result<Arc<Vec<u8>>> {
         let (row, manifest) = self.stored_version(viewer, version, true).await?;
-        if let Some(packed) = self.inner.exports.get(&(row.id, format)) {
+        if let Some(packed) = self.exports.get(&(row.id, format)) {
             return Ok(packed);
         }
         let mut blobs = Vec::with_capacity(manifest.files.len());
@@ -331,7 +332,8 @@ impl Registry {
             blobs.push(self.blob(&f.digest, true).await?);
         }
         let packed = self
-            .heavy(move || {
+            .heavy
+            .run(move || {
                 let files = manifest
                     .files
                     .iter()
@@ -354,7 +356,7 @@ impl Registry {
                 })
             })?;
         let packed = Arc::new(packed);
-        self.inner.exports.insert((row.id, format), packed.clone());
+        self.exports.insert((row.id, format), packed.clone());
         Ok(packed)
     }
 }

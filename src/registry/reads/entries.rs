@@ -3,10 +3,10 @@
 //!
 //! What a current entry says of its version never changes, but its wire shape is the transport's
 //! business, not the registry's. So the transport that serves pages registers an [`EntryCodec`]
-//! ([`Registry::keep_entries`]); the registry has it serialize each listing row's entry in the
-//! background ([`Registry::serialize_entries`], run by the indexer task) and hands the store the
+//! ([`Reads::keep_entries`]); the registry has it serialize each listing row's entry in the
+//! background ([`Reads::serialize_entries`], run by the indexer task) and hands the store the
 //! bytes to keep with the row ([`Store::keep_serialized`]). The store treats them as opaque and
-//! drops them with the row. A page ([`Registry::list_entries`]) takes each entry's bytes from a
+//! drops them with the row. A page ([`Reads::list_entries`]) takes each entry's bytes from a
 //! bounded cache, else from the store's kept bytes, else serializes the entry now (a new row, or
 //! one the fill has not reached): all three give the same bytes. A catalog that fits the cache
 //! is then served from memory, and a page deep in a large one reads its kept bytes in one lookup
@@ -22,12 +22,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::cache::{Budget, Cache, CacheId};
-use super::read::listed_entry;
-use super::{Page, Registry, SkillEntry, VersionId};
+use super::skills::listed_entry;
+use super::{Reads, SkillEntry};
 use crate::core::Visibility;
 use crate::core::scan::Summary;
 use crate::error::Result;
+use crate::registry::Page;
+use crate::registry::cache::{Budget, Cache, CacheId};
+use crate::store::VersionId;
 use crate::store::{EntryId, ListingRecord, SerializedEntry};
 
 /// Listing rows serialized per batch (one transaction each).
@@ -121,17 +123,15 @@ impl Codec {
     }
 }
 
-impl Registry {
+impl Reads {
     /// Have `codec` serialize each current entry once, for the store to keep: from now on a
     /// page reads the kept bytes of every row that has them. A second codec is ignored (there is
     /// one wire shape per process).
     pub fn keep_entries(&self, codec: Arc<dyn EntryCodec>) {
-        if self.inner.codec.codec.set(codec).is_err() {
+        if self.codec.codec.set(codec).is_err() {
             tracing::debug!("an entry codec is registered already: keeping the first");
         }
-        if let Some(wake) = &self.inner.wake_indexer {
-            wake.notify_one();
-        }
+        self.current.wake_indexer();
     }
 
     /// One page of the current entries `viewer` sees. With a codec, each entry's own part comes
@@ -142,7 +142,7 @@ impl Registry {
         viewer: &Visibility,
         cursor: Option<&str>,
     ) -> Result<Page<Listed>> {
-        let codec = &self.inner.codec;
+        let codec = &self.codec;
         let Some(encoder) = codec.codec.get() else {
             let page = self.list_skills(viewer, cursor).await?;
             return Ok(Page {
@@ -160,7 +160,7 @@ impl Registry {
         let mut own: Vec<Option<Arc<str>>> =
             rows.iter().map(|row| codec.cache.get(&key(row))).collect();
         if codec.ready()
-            && let Some(kept) = self.store().kept_entries()
+            && let Some(kept) = self.store.kept_entries()
         {
             // The kept entries the rows named when this page read them: an id names one body
             // ever, so each is the row's, or gone.
@@ -214,8 +214,8 @@ impl Registry {
     /// have the store keep them: up to a bounded number of batches. Returns whether rows may
     /// remain. Without a codec, or on storage that cannot keep entries, does nothing.
     pub async fn serialize_entries(&self) -> Result<bool> {
-        let codec = &self.inner.codec;
-        let (Some(encoder), Some(kept)) = (codec.codec.get(), self.store().kept_entries()) else {
+        let codec = &self.codec;
+        let (Some(encoder), Some(kept)) = (codec.codec.get(), self.store.kept_entries()) else {
             return Ok(false);
         };
         if codec.state.load(Ordering::Acquire) == UNCHECKED {
@@ -244,7 +244,7 @@ impl Registry {
             // serving cache.
             let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
             let manifests = self
-                .store()
+                .store
                 .manifests(&ids)
                 .await?
                 .into_iter()

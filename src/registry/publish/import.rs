@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::{Prepared, PublishRequest, Published, Registry};
+use super::{Prepared, PublishRequest, Published, Publisher};
 use crate::core::fix::{self, Fix};
 use crate::core::scan::Policy;
 use crate::core::uri::SKILL_MD;
@@ -129,7 +129,7 @@ impl ImportSummary {
 /// A candidate read and validated: ready to store, or already a "skipped" line.
 type PreparedCandidate = (PathBuf, std::result::Result<Prepared, ImportLine>);
 
-impl Registry {
+impl Publisher {
     /// Import every skill found under `paths` into `namespace`, calling `report` once per skill
     /// (in discovery order, once its batch is committed).
     pub async fn import_dirs(
@@ -285,7 +285,7 @@ pub(super) fn prepare_one(
             .cloned()
             .collect()
     };
-    let prepared = Registry::prepare(
+    let prepared = Publisher::prepare(
         PublishRequest {
             namespace: namespace.clone(),
             files,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::Registry;
+use super::Reads;
 use crate::core::{Namespace, SkillName, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 
@@ -42,7 +42,7 @@ impl Completion {
 
 /// What a cached completion completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Completing {
+pub enum Completing {
     Namespace,
     Name,
 }
@@ -50,7 +50,7 @@ pub(super) enum Completing {
 /// Longest namespace or name prefix worth looking up (names are at most 64 characters).
 const MAX_PREFIX: usize = 64;
 
-impl Registry {
+impl Reads {
     /// Complete template variable `argument` from the typed `value` and the variables already
     /// resolved in `context`. Unknown or invalid context gives no values (never an error).
     pub async fn complete(
@@ -89,7 +89,7 @@ impl Registry {
                     value.to_owned(),
                     viewer.clone(),
                 );
-                let fetch = self.store().complete_namespaces(value, limit, viewer);
+                let fetch = self.store.complete_namespaces(value, limit, viewer);
                 let (values, total) = self.cached_completion(key, fetch).await?;
                 Ok(Completion::exact_first(values, value, total))
             }
@@ -106,7 +106,7 @@ impl Registry {
                     viewer.clone(),
                 );
                 let fetch = self
-                    .store()
+                    .store
                     .complete_names(namespace.as_ref(), value, limit, viewer);
                 let (values, total) = self.cached_completion(key, fetch).await?;
                 Ok(Completion::exact_first(values, value, total))
@@ -116,7 +116,7 @@ impl Registry {
                     return Ok(Completion::empty());
                 };
                 let Some(skill) = self
-                    .store()
+                    .store
                     .skill(&SkillRef::new(ns, name))
                     .await?
                     .filter(|s| viewer.sees(&s.skill.namespace, s.private))
@@ -124,7 +124,7 @@ impl Registry {
                     return Ok(Completion::empty());
                 };
                 let mut versions: Vec<SkillVersion> = self
-                    .store()
+                    .store
                     .versions(skill.id)
                     .await?
                     .into_iter()
@@ -175,14 +175,14 @@ impl Registry {
     /// every change, like resolutions).
     async fn cached_completion(
         &self,
-        key: super::CompletionKey,
+        key: crate::registry::current::CompletionKey,
         fetch: impl std::future::Future<Output = crate::store::Result<(Vec<String>, u64)>>,
     ) -> Result<(Vec<String>, u64)> {
-        if let Some(hit) = self.inner.completions.get(&key) {
+        if let Some(hit) = self.current.completions.get(&key) {
             return Ok(hit);
         }
         let found = fetch.await?;
-        self.inner.completions.insert(key, found.clone());
+        self.current.completions.insert(key, found.clone());
         Ok(found)
     }
 }

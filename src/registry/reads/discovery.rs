@@ -4,7 +4,7 @@
 //! its SKILL.md; any other is its deterministic `.tar.gz` export, whose digest is computed once
 //! per version and cached (the bytes of a version never change, so neither does its digest).
 
-use super::Registry;
+use super::Reads;
 use crate::core::{Digest, Namespace, SkillRef, VersionRef, Visibility};
 use crate::error::{Error, Result};
 
@@ -37,7 +37,7 @@ pub struct DiscoveryEntry {
 /// Skills read per page while an index is built.
 const PAGE: u32 = 500;
 
-impl Registry {
+impl Reads {
     /// The current skills of `scope` that `viewer` sees, in (namespace, name) order; at most
     /// `max` (an index of more is refused: a client would download every one of them).
     pub async fn discovery(
@@ -122,12 +122,12 @@ impl Registry {
         version: &VersionRef,
         version_id: crate::store::VersionId,
     ) -> Result<Digest> {
-        if let Some(digest) = self.inner.archive_digests.get(&version_id) {
+        if let Some(digest) = self.archive_digests.get(&version_id) {
             return Ok(digest);
         }
         let bytes = self.export(viewer, version).await?;
-        let digest = self.heavy(move || Digest::of(&bytes)).await?;
-        self.inner.archive_digests.insert(version_id, digest);
+        let digest = self.heavy.run(move || Digest::of(&bytes)).await?;
+        self.archive_digests.insert(version_id, digest);
         Ok(digest)
     }
 }

@@ -1,18 +1,27 @@
 //! Keeps the search index in step with storage: one task, woken after every local change and
 //! every two seconds (to see changes other processes, such as an import, made), indexes every
 //! skill whose generation stamp is newer than the index's. The same task then serializes the
-//! listing entries the store keeps (`entries.rs`).
+//! listing entries the store keeps (`reads/entries.rs`). `feed.rs` hears the changes other
+//! processes commit, when storage announces them.
+
+pub(super) mod feed;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Registry;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::Notify;
+
+use super::current::Current;
+use super::reads::Reads;
 use crate::core::{Status, frontmatter};
 use crate::error::{Error, Result};
-use crate::search::{Mark, SearchDoc, SearchError};
-use crate::store::{ChangedSkill, Manifests};
+use crate::search::{Mark, SearchDoc, SearchError, SearchIndex};
+use crate::store::{Blobs, ChangedSkill, Manifests, Store};
 
 /// How often the indexer looks for changes made by other processes.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
@@ -24,32 +33,27 @@ const COMMIT_EVERY: usize = 20_000;
 const MAX_BODY_CHARS: usize = 64 * 1024;
 
 /// Run until the registry is dropped or closed.
-pub(super) async fn run(
-    registry: std::sync::Weak<super::Inner>,
-    wake: Arc<tokio::sync::Notify>,
-    stop: CancellationToken,
-) {
+pub(super) async fn run(index: std::sync::Weak<Index>, wake: Arc<Notify>, stop: CancellationToken) {
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
             () = wake.notified() => {}
             () = tokio::time::sleep(POLL_INTERVAL) => {}
         }
-        let Some(inner) = registry.upgrade() else {
+        let Some(index) = index.upgrade() else {
             return;
         };
-        let registry = Registry { inner };
-        match registry.catch_up_search().await {
+        match index.catch_up_search().await {
             Ok(true) => {
-                registry.drop_current();
-                let _ = registry.inner.changes.send(());
+                index.current.dropped();
+                index.current.announce();
             }
             Ok(false) => {}
             Err(e) => tracing::warn!(error = %e, "search index update failed; retrying"),
         }
-        // Then the entries the store keeps serialized (`entries.rs`), a bounded amount at a
-        // time, so the index never waits long behind a large fill.
-        match registry.serialize_entries().await {
+        // Then the entries the store keeps serialized (`reads/entries.rs`), a bounded amount
+        // at a time, so the index never waits long behind a large fill.
+        match index.reads.serialize_entries().await {
             Ok(true) => wake.notify_one(),
             Ok(false) => {}
             Err(e) => tracing::warn!(error = %e, "serializing listing entries failed; retrying"),
@@ -57,15 +61,145 @@ pub(super) async fn run(
     }
 }
 
-impl Registry {
+/// The search index, kept in step with storage.
+pub struct Index {
+    store: Arc<dyn Store>,
+    blobs: Arc<dyn Blobs>,
+    current: Arc<Current>,
+    reads: Arc<Reads>,
+    /// The index, when this process keeps one (the server does; imports do not).
+    search: Option<Arc<SearchIndex>>,
+    /// Serialises index updates. Holds whether an update failed since the last full build: the
+    /// index is then rebuilt from storage, since a failed commit (a full disk) may have lost
+    /// documents that the next commit's generation would claim.
+    lock: tokio::sync::Mutex<IndexState>,
+    /// Whether the index has caught up with storage once since this process started
+    /// (`/readyz` answers 503 until it has).
+    caught_up: AtomicBool,
+}
+
+/// What the indexer knows about its index beyond the generation it records.
+#[derive(Debug, Default)]
+struct IndexState {
+    /// An update failed: rebuild from storage before trusting the index again.
+    damaged: bool,
+    /// The storage's catalog id, once read (it never changes).
+    catalog: Option<i64>,
+}
+
+/// A search index snapshot as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SnapshotInfo {
+    /// The catalog generation it reflects: a replica starting from it catches up from there.
+    pub generation: u64,
+    pub skills: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchHealth {
+    NotConfigured,
+    /// Open, and not yet caught up with storage since this process started (a new replica
+    /// building its index, or one restarted after falling behind).
+    CatchingUp {
+        generation: u64,
+    },
+    Ok {
+        generation: u64,
+    },
+    Failing,
+}
+
+impl Index {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        blobs: Arc<dyn Blobs>,
+        current: Arc<Current>,
+        reads: Arc<Reads>,
+        search: Option<Arc<SearchIndex>>,
+    ) -> Self {
+        Self {
+            store,
+            blobs,
+            current,
+            reads,
+            search,
+            lock: Default::default(),
+            caught_up: AtomicBool::new(false),
+        }
+    }
+
+    /// How the index is doing, for `/readyz`.
+    pub fn health(&self) -> SearchHealth {
+        match &self.search {
+            None => SearchHealth::NotConfigured,
+            Some(index) => match index.healthy() {
+                Ok(generation) if !self.caught_up.load(Ordering::Relaxed) => {
+                    SearchHealth::CatchingUp { generation }
+                }
+                Ok(generation) => SearchHealth::Ok { generation },
+                Err(e) => {
+                    tracing::warn!(error = %e, "readiness: the search index is failing");
+                    SearchHealth::Failing
+                }
+            },
+        }
+    }
+
+    /// Whether this process keeps (or searches) an index.
+    pub(super) fn keeps_index(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// The generation and number of documents of the committed index, when this process keeps
+    /// one.
+    pub(super) fn committed_len(&self) -> Option<(u64, u64)> {
+        self.search.as_ref()?.committed_len()
+    }
+
+    /// Bring the search index up to date with storage, then write it to `to` as a snapshot that
+    /// new replicas start from ([`RegistryBuilder::index_snapshot`]). The index's writer is
+    /// given up first (a snapshot is taken of an index nobody writes), so call this last, as a
+    /// job does.
+    ///
+    /// [`RegistryBuilder::index_snapshot`]: super::RegistryBuilder::index_snapshot
+    pub async fn write_snapshot(&self, to: &Path) -> Result<SnapshotInfo> {
+        let Some(index) = self.search.clone() else {
+            return Err(Error::SearchUnavailable);
+        };
+        if !index.is_writable() {
+            return Err(SearchError::ReadOnly.into());
+        }
+        self.catch_up_search().await?;
+        let _state = self.lock.lock().await;
+        let to = to.to_path_buf();
+        let (generation, skills) = (index.generation(), index.len());
+        let bytes = tokio::task::spawn_blocking(move || index.write_snapshot(&to))
+            .await
+            .map_err(|e| SearchError::Task(e.to_string()))??;
+        Ok(SnapshotInfo {
+            generation,
+            skills,
+            bytes,
+        })
+    }
+
+    /// Give up the index's writer (when the process closes).
+    pub(super) async fn release(&self) {
+        if let Some(index) = &self.search {
+            let index = index.clone();
+            let _ = tokio::task::spawn_blocking(move || index.release_writer()).await;
+        }
+    }
+
     /// The catalog generation the search index reflects, when this process has one.
     pub fn search_generation(&self) -> Option<u64> {
-        self.inner.search.as_ref().map(|s| s.generation())
+        self.search.as_ref().map(|s| s.generation())
     }
 
     /// Every indexed skill as `(uri, version, status)`, ordered by URI.
     pub fn search_documents(&self) -> Result<Vec<(String, String, Status)>> {
-        let index = self.inner.search.as_ref().ok_or(Error::SearchUnavailable)?;
+        let index = self.search.as_ref().ok_or(Error::SearchUnavailable)?;
         Ok(index
             .all()?
             .into_iter()
@@ -76,18 +210,18 @@ impl Registry {
     /// Index every skill changed since the index's generation. Returns whether anything changed.
     pub async fn catch_up_search(&self) -> Result<bool> {
         let caught_up = || {
-            (self.inner.search_caught_up).store(true, std::sync::atomic::Ordering::Relaxed);
+            self.caught_up.store(true, Ordering::Relaxed);
         };
-        let Some(index) = self.inner.search.clone().filter(|i| i.is_writable()) else {
+        let Some(index) = self.search.clone().filter(|i| i.is_writable()) else {
             // Another process keeps this index current.
             caught_up();
             return Ok(false);
         };
-        let mut state = self.inner.index_lock.lock().await;
-        let db_gen = self.store().generation().await?;
+        let mut state = self.lock.lock().await;
+        let db_gen = self.store.generation().await?;
         let catalog = match state.catalog {
             Some(catalog) => catalog,
-            None => *state.catalog.insert(self.store().catalog_id().await?),
+            None => *state.catalog.insert(self.store.catalog_id().await?),
         };
         let mark = index.mark();
         let mut since = mark.generation as i64;
@@ -142,7 +276,7 @@ impl Registry {
         let mut docs = Vec::new();
         let mut removed = Vec::new();
         loop {
-            let rows = self.store().changed_since(since, after_id, BATCH).await?;
+            let rows = self.store.changed_since(since, after_id, BATCH).await?;
             let done = rows.len() < BATCH as usize;
             if let Some(last) = rows.last() {
                 after_id = last.skill_id;
@@ -152,7 +286,7 @@ impl Registry {
                 .iter()
                 .filter_map(|r| r.version.as_ref().map(|v| v.0))
                 .collect();
-            let manifests = self.store().manifests(&ids).await?;
+            let manifests = self.store.manifests(&ids).await?;
             for row in rows {
                 match self.search_doc(&row, &manifests).await? {
                     Some(doc) => docs.push(doc),
@@ -189,14 +323,14 @@ impl Registry {
 
     /// Drop the index and rebuild it from storage. Returns the number of skills indexed.
     pub async fn rebuild_search(&self) -> Result<u64> {
-        let Some(index) = self.inner.search.clone() else {
+        let Some(index) = self.search.clone() else {
             return Err(Error::SearchUnavailable);
         };
         if !index.is_writable() {
             return Err(SearchError::ReadOnly.into());
         }
         {
-            let _state = self.inner.index_lock.lock().await;
+            let _state = self.lock.lock().await;
             let i = index.clone();
             blocking(move || i.clear()).await?;
         }
@@ -217,14 +351,7 @@ impl Registry {
             .ok_or_else(|| super::no_manifest(*version_id))?;
         let body = match manifest.skill_md() {
             // Not through the serving cache either (see above).
-            Some(file) => body_of(
-                &self
-                    .inner
-                    .blobs
-                    .get(&file.digest)
-                    .await?
-                    .unwrap_or_default(),
-            ),
+            Some(file) => body_of(&self.blobs.get(&file.digest).await?.unwrap_or_default()),
             None => String::new(),
         };
         let status = if row.yanked_only {

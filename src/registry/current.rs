@@ -1,0 +1,157 @@
+//! What is current, and how every service hears that it changed.
+//!
+//! What a published version contains never changes; what is *current* (which version a skill
+//! resolves to, its yank and deprecation state, completions, the private namespaces) does. Those
+//! answers are cached here for at most the current TTL ([`RESOLVE_TTL`], or [`FEED_RESOLVE_TTL`]
+//! when storage announces every change) and dropped at once on every change this process makes or
+//! hears ([`Current::changed`]). A service that keeps its own answers about what is current (the
+//! MCP surface's served pages) follows the same rule through [`Current::epoch`].
+//!
+//! [`RESOLVE_TTL`]: super::RESOLVE_TTL
+//! [`FEED_RESOLVE_TTL`]: super::FEED_RESOLVE_TTL
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{Notify, broadcast};
+
+use super::cache::{Budget, Cache, CacheId};
+use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
+use crate::error::Result;
+use crate::store::{ResolvedVersion, Store};
+
+type ResolveKey = (SkillRef, Option<SkillVersion>);
+/// Namespace or name completion: which, within which namespace, the prefix, and who asks.
+pub(super) type CompletionKey = (
+    super::reads::Completing,
+    Option<Namespace>,
+    String,
+    Visibility,
+);
+
+/// The answers about what is current, and the signals a change sends.
+pub(super) struct Current {
+    store: Arc<dyn Store>,
+    resolved: Cache<ResolveKey, ResolvedVersion>,
+    /// Namespace and name completions, kept and dropped like resolutions.
+    pub(super) completions: Cache<CompletionKey, (Vec<String>, u64)>,
+    private: Cache<(), Arc<HashSet<Namespace>>>,
+    /// Bumped whenever the caches above are dropped: an answer about what is current, kept
+    /// elsewhere with the epoch it was made in, is stale once the epoch moved.
+    epoch: AtomicU64,
+    /// How long an answer about what is current may be kept when nothing is heard.
+    ttl: Duration,
+    changes: broadcast::Sender<()>,
+    /// Wakes the indexer task after a change, when this process keeps an index.
+    wake_indexer: Option<Arc<Notify>>,
+}
+
+impl Current {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        budget: &Budget,
+        ttl: Duration,
+        wake_indexer: Option<Arc<Notify>>,
+    ) -> Self {
+        Self {
+            store,
+            resolved: budget.cache(CacheId::Resolutions, |(skill, _), r| {
+                skill.namespace.as_str().len()
+                    + skill.name.as_str().len()
+                    + r.yanked.as_ref().map_or(0, String::len)
+                    + r.deprecation.as_ref().map_or(0, String::len)
+                    + r.revoked.as_ref().map_or(0, String::len)
+                    + 64
+            }),
+            completions: budget.cache(CacheId::Completions, |(_, ns, prefix, _), (v, _)| {
+                ns.as_ref().map_or(0, |n| n.as_str().len())
+                    + prefix.len()
+                    + v.iter().map(|s| s.len() + 24).sum::<usize>()
+            }),
+            private: budget.cache(CacheId::PrivateNamespaces, |_, set| {
+                set.iter().map(|n| n.as_str().len() + 32).sum()
+            }),
+            epoch: AtomicU64::new(0),
+            ttl,
+            changes: broadcast::channel(16).0,
+            wake_indexer,
+        }
+    }
+
+    /// What `skill` resolves to (current, or the pinned `version`). Misses are not cached: a
+    /// skill another process publishes is served at once.
+    pub(super) async fn resolve(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+    ) -> Result<Option<ResolvedVersion>> {
+        let key = (skill.clone(), version.cloned());
+        if let Some(resolved) = self.resolved.get(&key) {
+            return Ok(Some(resolved));
+        }
+        let Some(resolved) = self.store.resolve(skill, version).await? else {
+            return Ok(None);
+        };
+        self.resolved.insert(key, resolved.clone());
+        Ok(Some(resolved))
+    }
+
+    /// The private namespaces.
+    pub(super) async fn private_namespaces(&self) -> Result<Arc<HashSet<Namespace>>> {
+        if let Some(set) = self.private.get(&()) {
+            return Ok(set);
+        }
+        let set = Arc::new(
+            self.store
+                .private_namespaces()
+                .await?
+                .into_iter()
+                .collect::<HashSet<_>>(),
+        );
+        self.private.insert((), set.clone());
+        Ok(set)
+    }
+
+    /// Drop every answer about what is current; what never changes stays elsewhere.
+    pub(super) fn dropped(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        self.resolved.clear();
+        self.completions.clear();
+        self.private.clear();
+    }
+
+    /// After a change (made here, or announced by another process): drop the answers about what
+    /// is current, and let the indexer catch up (it then tells subscribers), or tell subscribers
+    /// directly when this process keeps no index.
+    pub(super) fn changed(&self) {
+        self.dropped();
+        match &self.wake_indexer {
+            Some(wake) => wake.notify_one(),
+            None => self.announce(),
+        }
+    }
+
+    /// Tell subscribers that the current catalog changed.
+    pub(super) fn announce(&self) {
+        let _ = self.changes.send(());
+    }
+
+    /// Wake the indexer task, when this process keeps an index.
+    pub(super) fn wake_indexer(&self) {
+        if let Some(wake) = &self.wake_indexer {
+            wake.notify_one();
+        }
+    }
+
+    /// A receiver that gets `()` after every change to the current catalog.
+    pub(super) fn subscribe(&self) -> broadcast::Receiver<()> {
+        self.changes.subscribe()
+    }
+
+    /// The epoch answers about what is current are at, and how long one may be kept.
+    pub(super) fn epoch(&self) -> (u64, Duration) {
+        (self.epoch.load(Ordering::Acquire), self.ttl)
+    }
+}
