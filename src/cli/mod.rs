@@ -1049,7 +1049,7 @@ async fn migrate(
 
 /// Each problem of a scrub, then `{lead} N blobs (B bytes) and V versions: no damage` (or the
 /// number of problems).
-fn print_verify_report(report: &crate::registry::VerifyReport, lead: &str) {
+fn print_verify_report(report: &crate::core::records::VerifyReport, lead: &str) {
     for p in &report.problems {
         println!("damaged: {p}");
     }

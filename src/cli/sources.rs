@@ -17,10 +17,11 @@ use clap::{Args, Subcommand};
 use super::credentials::Credentials;
 use super::{DataArgs, Progress, print_import_line, print_import_summary};
 use crate::core::provenance::{SourceKind, SourceSpec, public_server, short_commit};
+use crate::core::records::SourceRecord;
 use crate::core::{Code, Namespace};
 use crate::error::Error;
 use crate::mcp::upstream::RemoteUpstream;
-use crate::registry::{ImportSummary, ReadLimits, Registry, SourceRead, SourceRecord};
+use crate::registry::{ImportSummary, ReadLimits, Registry, SourceRead};
 use crate::source::git;
 
 /// Where `import` reads from when it is not a set of directories.

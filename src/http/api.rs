@@ -9,10 +9,11 @@ use utoipa::{IntoParams, ToSchema};
 use std::collections::BTreeMap;
 
 use crate::core::provenance::Provenance;
+use crate::core::records::{AuditRecord, TokenRecord};
 use crate::core::scan::{Finding, Summary};
 use crate::core::{Action, SkillUri, Warning};
 use crate::registry::{
-    self, CatalogItem, FindingsItem, ManifestFile, Published, Revocation, SkillDetail, TokenInfo,
+    self, CatalogItem, FindingsItem, ManifestFile, Published, Revocation, SkillDetail,
     VersionDetail, VersionSummary,
 };
 
@@ -498,8 +499,8 @@ pub struct TokenView {
     pub token: Option<String>,
 }
 
-impl From<TokenInfo> for TokenView {
-    fn from(t: TokenInfo) -> Self {
+impl From<TokenRecord> for TokenView {
+    fn from(t: TokenRecord) -> Self {
         Self {
             id: t.id,
             description: t.description,
@@ -591,10 +592,10 @@ impl From<registry::SearchHit> for SearchHit {
     fn from(h: registry::SearchHit) -> Self {
         Self {
             status: h.status.as_str().to_owned(),
-            uri: h.uri,
-            namespace: h.namespace,
-            name: h.name,
-            version: h.version,
+            uri: h.uri().to_string(),
+            namespace: h.skill.namespace.to_string(),
+            name: h.skill.name.to_string(),
+            version: h.version.to_string(),
             description: h.description,
             score: h.score,
             deprecation: h.deprecation,
@@ -602,8 +603,8 @@ impl From<registry::SearchHit> for SearchHit {
     }
 }
 
-impl From<registry::AuditEntry> for AuditEntry {
-    fn from(r: registry::AuditEntry) -> Self {
+impl From<AuditRecord> for AuditEntry {
+    fn from(r: AuditRecord) -> Self {
         Self {
             id: r.id,
             at: r.at,

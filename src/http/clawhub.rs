@@ -358,16 +358,17 @@ async fn search(
         .into_iter()
         // Only skills with a current version can be installed.
         .filter(|h| h.status != crate::core::Status::Yanked)
-        .filter(|h| !exact || h.name == query.trim())
+        .filter(|h| !exact || h.skill.name.as_str() == query.trim())
         .map(|h| {
+            let (name, namespace) = (h.skill.name.as_str(), h.skill.namespace.as_str());
             json!({
-                "slug": h.name,
-                "displayName": h.name,
+                "slug": name,
+                "displayName": name,
                 "summary": h.description,
-                "version": h.version,
+                "version": h.version.to_string(),
                 "score": h.score,
-                "ownerHandle": h.namespace,
-                "owner": { "handle": h.namespace },
+                "ownerHandle": namespace,
+                "owner": { "handle": namespace },
             })
         })
         .collect();

@@ -145,9 +145,9 @@ async fn search(
         .filter(|h| h.status != Status::Yanked)
         .map(|h| {
             json!({
-                "id": format!("{}/{}", h.namespace, h.name),
-                "name": h.name,
-                "source": format!("{base}/s/{}", h.namespace),
+                "id": h.skill.to_string(),
+                "name": h.skill.name.as_str(),
+                "source": format!("{base}/s/{}", h.skill.namespace),
             })
         })
         .collect();

@@ -312,10 +312,10 @@ async fn catalog_page(
         ));
         for h in hits {
             body.push_str(&card(
-                &h.namespace,
-                &h.name,
+                h.skill.namespace.as_str(),
+                h.skill.name.as_str(),
                 &h.description,
-                Some(&h.version),
+                Some(&h.version.to_string()),
                 &badge(h.status, h.deprecation.as_deref()),
             ));
         }

@@ -30,8 +30,8 @@ use sha2::{Digest as _, Sha256};
 use super::META_PREFIX;
 use crate::core::SkillUri;
 use crate::core::provenance::Provenance;
+use crate::core::records::VersionId;
 use crate::core::scan::Summary;
-use crate::registry::VersionId;
 use crate::registry::cache::{Budget, Cache, CacheId};
 use crate::registry::{EntryCodec, Listed, SkillEntry};
 

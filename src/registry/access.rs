@@ -10,9 +10,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use std::sync::Arc;
 
+use crate::core::records::{AuditRecord, TokenRecord};
 use crate::core::{AccessError, Action, Digest, Principal, Scope};
 use crate::error::{Error, NotFound, Result};
-pub use crate::store::{AuditRecord as AuditEntry, TokenRecord as TokenInfo};
 use crate::store::{NewToken, Store};
 
 /// What a new token may do.
@@ -75,7 +75,7 @@ impl Access {
         &self,
         caller: &Principal,
         request: &NewTokenRequest,
-    ) -> Result<(TokenInfo, String)> {
+    ) -> Result<(TokenRecord, String)> {
         caller.require_admin()?;
         if request.namespaces.is_empty() || request.actions.is_empty() {
             return Err(Error::InvalidRequest(
@@ -112,7 +112,7 @@ impl Access {
     }
 
     /// Every token (admin only).
-    pub async fn tokens(&self, caller: &Principal) -> Result<Vec<TokenInfo>> {
+    pub async fn tokens(&self, caller: &Principal) -> Result<Vec<TokenRecord>> {
         caller.require_admin()?;
         Ok(self.store.tokens().await?)
     }
@@ -123,7 +123,7 @@ impl Access {
         caller: &Principal,
         after: i64,
         limit: u32,
-    ) -> Result<Vec<AuditEntry>> {
+    ) -> Result<Vec<AuditRecord>> {
         caller.require_admin()?;
         Ok(self.store.audit_page(after, limit.clamp(1, 1000)).await?)
     }

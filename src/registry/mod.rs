@@ -41,14 +41,14 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Storage;
+use crate::core::records::{CopyReport, Stats, VerifyReport, VersionId};
 use crate::core::scan::Policy;
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
 use crate::store::{Backend, Location, Store};
 
 pub use crate::core::Status;
-pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport, VersionId};
-pub use access::{Access, AuditEntry, NewTokenRequest, TokenInfo};
+pub use access::{Access, NewTokenRequest};
 pub use index::{Index, SearchHealth, SnapshotInfo};
 pub use publish::{
     ImportLine, ImportOptions, ImportOutcome, ImportSummary, MirrorItem, Prepared, PublishRequest,

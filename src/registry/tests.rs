@@ -377,7 +377,7 @@ async fn closing_releases_the_search_index_for_the_next_owner() {
         .search(&Visibility::All, "refunds", None, 5)
         .await
         .unwrap();
-    assert_eq!(hits[0].uri, "skill://acme/refunds/SKILL.md");
+    assert_eq!(hits[0].uri().to_string(), "skill://acme/refunds/SKILL.md");
     assert_eq!(hits[0].status, Status::Active);
     registry.close().await;
     // A second owner can take the writer at once: no sleep, no retry.

@@ -16,6 +16,7 @@
 //! the rows are in. A table or column a copy should move is one entry or line in that list; a
 //! store test compares the list with both engines' live schemas and fails until it is there.
 
+pub use crate::core::records::CopyReport;
 use sqlx::postgres::PgRow;
 use sqlx::query_builder::Separated;
 use sqlx::sqlite::SqliteRow;
@@ -425,17 +426,6 @@ impl Batch {
             _ => 0,
         }
     }
-}
-
-/// What a copy moved.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CopyReport {
-    /// Rows copied, all tables together.
-    pub rows: u64,
-    /// Bytes of blobs copied.
-    pub blob_bytes: u64,
-    /// The generation the copy reflects (the source's, unchanged during the copy).
-    pub generation: i64,
 }
 
 /// Batches in flight between the reader and the writer.

@@ -6,7 +6,10 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::StoreError;
-use crate::core::provenance::{Provenance, SourceKind, SourceSpec};
+use crate::core::provenance::{Provenance, SourceKind};
+pub use crate::core::records::{
+    AuditRecord, SourceId, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId,
+};
 use crate::core::scan::{Counts, Scan, Severity, Summary, Verdict};
 use crate::core::uri::SKILL_MD;
 use crate::core::{
@@ -15,11 +18,9 @@ use crate::core::{
 };
 
 pub type SkillId = i64;
-pub type VersionId = i64;
 /// A serialized entry the store keeps: it names those bytes and no others, ever (an id is never
 /// given twice), so a row read with it and the bytes read by it later agree.
 pub type EntryId = i64;
-pub type SourceId = i64;
 
 /// A validated version to store. Its blobs are stored first, through [`super::Blobs`].
 #[derive(Clone, Copy)]
@@ -230,20 +231,6 @@ pub struct VersionRecord {
     pub pending: bool,
 }
 
-/// A recorded source (`skillreg import git`, `skillreg mirror`), as `skillreg sync` reads it
-/// again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceRecord {
-    pub id: SourceId,
-    pub namespace: Namespace,
-    pub spec: SourceSpec,
-    pub created_at: String,
-    /// When the last read of it finished.
-    pub synced_at: Option<String>,
-    /// The commit the last read took (Git).
-    pub revision: Option<String>,
-}
-
 /// A skill a source holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceMember {
@@ -300,43 +287,6 @@ pub struct NewToken<'a> {
     pub actor: &'a str,
 }
 
-/// A stored token (never its secret).
-#[derive(Debug, Clone)]
-pub struct TokenRecord {
-    pub id: String,
-    pub description: String,
-    pub scope: Scope,
-    pub actions: Vec<Action>,
-    pub created_at: String,
-    pub revoked_at: Option<String>,
-}
-
-/// One audit log entry.
-#[derive(Debug, Clone)]
-pub struct AuditRecord {
-    pub id: i64,
-    pub at: String,
-    pub actor: String,
-    pub action: String,
-    pub namespace: Option<String>,
-    pub name: Option<String>,
-    pub version: Option<String>,
-    pub details: Value,
-}
-
-/// Row counts and stored bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stats {
-    pub namespaces: i64,
-    pub skills: i64,
-    pub versions: i64,
-    pub files: i64,
-    pub blobs: i64,
-    pub blob_bytes: i64,
-    pub audit_entries: i64,
-    pub tokens: i64,
-}
-
 /// A skill that changed after some generation: what the search index needs to know about it.
 #[derive(Debug, Clone)]
 pub struct ChangedSkill {
@@ -347,22 +297,6 @@ pub struct ChangedSkill {
     pub version: Option<(VersionId, SkillVersion)>,
     pub yanked_only: bool,
     pub deprecation: Option<String>,
-}
-
-/// What a scrub of the whole store found.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct VerifyReport {
-    pub blobs_checked: u64,
-    pub bytes_checked: u64,
-    pub versions_checked: u64,
-    /// Each damaged thing, described.
-    pub problems: Vec<String>,
-}
-
-impl VerifyReport {
-    pub fn is_clean(&self) -> bool {
-        self.problems.is_empty()
-    }
 }
 
 /// Decoders shared by every engine: stored text into core types, failing as corrupt.

@@ -1,7 +1,7 @@
 //! The layering rule of `ARCHITECTURE.md`, checked on the source: a module imports only from
 //! layers below its own, the transports (and the binaries in `src/bin/`) never reach storage or
 //! the search index, `core` imports nothing of the crate, `consumer` only `core`, and the
-//! registry neither imports `consumer` nor re-exports storage or search types beyond today's, and
+//! registry neither imports `consumer` nor re-exports storage or search types, and
 //! nothing outside storage names an engine.
 
 use std::collections::BTreeSet;
@@ -34,24 +34,6 @@ const NEVER: &[(&str, &str)] = &[
 
 /// Modules that import nothing of the crate but `core` (not even the leaves).
 const ONLY_CORE: &[&str] = &["consumer"];
-
-/// Storage and search types the registry re-exports today (`pub use`), each statement as
-/// written (whitespace collapsed). They reach the transports under registry names; the second
-/// redesign (#40) replaces them with one read model. Do not add to this list.
-const REEXPORTS_ALLOWED: &[(&str, &str)] = &[
-    (
-        "registry/mod.rs",
-        "pub use crate::store::{CopyReport, SourceRecord, Stats, VerifyReport, VersionId};",
-    ),
-    (
-        "registry/access.rs",
-        "pub use crate::store::{AuditRecord as AuditEntry, TokenRecord as TokenInfo};",
-    ),
-    (
-        "registry/reads/skills.rs",
-        "pub use crate::search::Hit as SearchHit;",
-    ),
-];
 
 /// Imports of storage or search from `src/bin/` and `src/main.rs` allowed: (file, module). None:
 /// the binaries open a registry from the settings. Do not add to this list.
@@ -257,7 +239,7 @@ fn only_storage_names_an_engine() {
 }
 
 #[test]
-fn the_registry_reexports_no_more_storage_or_search_types() {
+fn the_registry_reexports_no_storage_or_search_types() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src.join("registry"), &mut files);
@@ -266,9 +248,7 @@ fn the_registry_reexports_no_more_storage_or_search_types() {
         let text = std::fs::read_to_string(&file).unwrap();
         let name = file.strip_prefix(&src).unwrap().display().to_string();
         for statement in storage_reexports(&text) {
-            if !REEXPORTS_ALLOWED.contains(&(name.as_str(), statement.as_str())) {
-                violations.push(format!("{name}: {statement}"));
-            }
+            violations.push(format!("{name}: {statement}"));
         }
     }
     assert!(

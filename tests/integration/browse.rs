@@ -445,7 +445,7 @@ async fn search_finds_skills_by_purpose_on_the_real_corpus() {
             )
             .await
             .unwrap();
-        let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+        let names: Vec<&str> = hits.iter().map(|h| h.skill.name.as_str()).collect();
         if !names.contains(expected) {
             misses.push(format!("{query:?}: wanted {expected}, got {names:?}"));
         }
@@ -659,7 +659,7 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
         // digits between an updated and a fresh index, which can swap near-tied tail hits.
         let ranking = |hits: &[skillreg::registry::SearchHit]| {
             hits.iter()
-                .map(|h| format!("{} {:?}", h.uri, h.status))
+                .map(|h| format!("{} {:?}", h.uri(), h.status))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
@@ -668,11 +668,11 @@ async fn an_index_rebuilt_from_sqlite_matches_the_live_one() {
             "{query}: the same top 3"
         );
         for a in &after {
-            if let Some(b) = before.iter().find(|b| b.uri == a.uri) {
+            if let Some(b) = before.iter().find(|b| b.skill == a.skill) {
                 assert!(
                     (a.score - b.score).abs() <= 0.02 * b.score,
                     "{query}: {} scored {} live, {} rebuilt",
-                    a.uri,
+                    a.uri(),
                     b.score,
                     a.score
                 );

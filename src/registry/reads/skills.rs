@@ -11,7 +11,10 @@ use super::Reads;
 use crate::core::provenance::Provenance;
 use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
-use crate::core::{Digest, Namespace, SkillName, SkillUri, SkillVersion, Target, Visibility, mime};
+use crate::core::{
+    Digest, Namespace, SkillName, SkillRef, SkillUri, SkillVersion, Status, Target, Visibility,
+    mime,
+};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::Page;
 use crate::store::{FileRecord, ListingRecord, Manifest, VersionId};
@@ -282,7 +285,46 @@ pub struct SkillSummary {
     pub description: String,
 }
 
-pub use crate::search::Hit as SearchHit;
+/// A skill search ranked, with what a host needs to pick it: where its SKILL.md is, the version
+/// a read serves, and why it ranks lower (deprecated, or every version yanked).
+#[derive(Debug, Clone)]
+pub struct SearchHit {
+    pub skill: SkillRef,
+    pub version: SkillVersion,
+    pub description: String,
+    pub score: f32,
+    pub status: Status,
+    /// The deprecation message, when deprecated.
+    pub deprecation: Option<String>,
+}
+
+impl SearchHit {
+    /// The URI of the skill's SKILL.md (current version).
+    pub fn uri(&self) -> SkillUri {
+        self.skill.skill_md_uri()
+    }
+
+    /// The typed hit of an index document; `None` for one whose names do not parse (the index
+    /// is derived data: it holds only what storage validated, unless it is damaged).
+    fn from_index(hit: crate::search::Hit) -> Option<Self> {
+        let typed = Namespace::new(&hit.namespace)
+            .ok()
+            .zip(SkillName::new(&hit.name).ok());
+        let version = SkillVersion::parse(&hit.version).ok();
+        let (Some((namespace, name)), Some(version)) = (typed, version) else {
+            tracing::warn!(uri = hit.uri, "a search hit that does not parse: skipped");
+            return None;
+        };
+        Some(Self {
+            skill: SkillRef::new(namespace, name),
+            version,
+            description: hit.description,
+            score: hit.score,
+            status: hit.status,
+            deprecation: hit.deprecation,
+        })
+    }
+}
 
 impl Reads {
     /// One page of the current skills (root and nested) `viewer` sees, in URI order.
@@ -576,7 +618,7 @@ impl Reads {
         .await
         .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;
         crate::metrics::search(started);
-        Ok(hits)
+        Ok(hits.into_iter().filter_map(SearchHit::from_index).collect())
     }
 }
 

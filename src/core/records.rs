@@ -1,0 +1,91 @@
+//! Plain records every layer shares: ids of stored things, a recorded source, a token, an audit
+//! log entry, and the reports of operations on the whole store. Storage decodes its rows into
+//! them; the registry and the transports read them as they are (no layer renames them).
+
+use serde_json::Value;
+
+use super::provenance::SourceSpec;
+use super::{Action, Namespace, Scope};
+
+/// A published version's id: given once, never reused.
+pub type VersionId = i64;
+/// A recorded source's id.
+pub type SourceId = i64;
+
+/// A recorded source (`skillreg import git`, `skillreg mirror`), as `skillreg sync` reads it
+/// again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRecord {
+    pub id: SourceId,
+    pub namespace: Namespace,
+    pub spec: SourceSpec,
+    pub created_at: String,
+    /// When the last read of it finished.
+    pub synced_at: Option<String>,
+    /// The commit the last read took (Git).
+    pub revision: Option<String>,
+}
+
+/// A stored token (never its secret).
+#[derive(Debug, Clone)]
+pub struct TokenRecord {
+    pub id: String,
+    pub description: String,
+    pub scope: Scope,
+    pub actions: Vec<Action>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// One audit log entry.
+#[derive(Debug, Clone)]
+pub struct AuditRecord {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub details: Value,
+}
+
+/// Row counts and stored bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub namespaces: i64,
+    pub skills: i64,
+    pub versions: i64,
+    pub files: i64,
+    pub blobs: i64,
+    pub blob_bytes: i64,
+    pub audit_entries: i64,
+    pub tokens: i64,
+}
+
+/// What a scrub of the whole store found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct VerifyReport {
+    pub blobs_checked: u64,
+    pub bytes_checked: u64,
+    pub versions_checked: u64,
+    /// Each damaged thing, described.
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// What a copy moved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CopyReport {
+    /// Rows copied, all tables together.
+    pub rows: u64,
+    /// Bytes of blobs copied.
+    pub blob_bytes: u64,
+    /// The generation the copy reflects (the source's, unchanged during the copy).
+    pub generation: i64,
+}
