@@ -1,14 +1,24 @@
-//! Plain records every layer shares: ids of stored things, a recorded source, a token, an audit
+//! Plain records every layer shares: ids of stored things, a version's file, a recorded source, a token, an audit
 //! log entry, and the reports of operations on the whole store. Storage decodes its rows into
 //! them; the registry and the transports read them as they are (no layer renames them).
 
 use serde_json::Value;
 
 use super::provenance::SourceSpec;
-use super::{Action, Namespace, Scope};
+use super::{Action, Digest, Namespace, Scope};
 
 /// A published version's id: given once, never reused.
 pub type VersionId = i64;
+/// One file of a version: its path, the digest and size of its exact bytes, and its mode
+/// (0644 or 0755).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    pub path: String,
+    pub digest: Digest,
+    pub size: u64,
+    pub mode: u32,
+}
+
 /// A recorded source's id.
 pub type SourceId = i64;
 

@@ -9,13 +9,10 @@ use utoipa::{IntoParams, ToSchema};
 use std::collections::BTreeMap;
 
 use crate::core::provenance::Provenance;
-use crate::core::records::{AuditRecord, TokenRecord};
+use crate::core::records::{AuditRecord, FileRecord, TokenRecord};
 use crate::core::scan::{Finding, Summary};
 use crate::core::{Action, SkillUri, Warning};
-use crate::registry::{
-    self, CatalogItem, FindingsItem, ManifestFile, Published, Revocation, SkillDetail,
-    VersionDetail, VersionSummary,
-};
+use crate::registry::{self, FindingsItem, Published, Revocation, SkillDetail, VersionDetail};
 
 /// The error body.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -91,8 +88,8 @@ pub struct CatalogEntry {
     pub deprecation_message: Option<String>,
 }
 
-impl From<CatalogItem> for CatalogEntry {
-    fn from(i: CatalogItem) -> Self {
+impl From<registry::SkillView> for CatalogEntry {
+    fn from(i: registry::SkillView) -> Self {
         Self {
             uri: i.skill.skill_md_uri().to_string(),
             namespace: i.skill.namespace.to_string(),
@@ -123,14 +120,15 @@ pub struct SkillView {
 
 impl From<SkillDetail> for SkillView {
     fn from(d: SkillDetail) -> Self {
+        let skill = d.skill;
         Self {
-            uri: d.skill.skill_md_uri().to_string(),
-            namespace: d.skill.namespace.to_string(),
-            name: d.skill.name.to_string(),
-            created_at: d.created_at,
-            current_version: d.current_version.map(|v| v.to_string()),
-            deprecated: d.deprecation.is_some(),
-            deprecation_message: d.deprecation,
+            uri: skill.skill.skill_md_uri().to_string(),
+            namespace: skill.skill.namespace.to_string(),
+            name: skill.skill.name.to_string(),
+            created_at: skill.created_at,
+            current_version: skill.current_version.map(|v| v.to_string()),
+            deprecated: skill.deprecation.is_some(),
+            deprecation_message: skill.deprecation,
             deprecated_at: d.deprecated_at,
             versions: d.versions.into_iter().map(VersionView::from).collect(),
         }
@@ -167,8 +165,8 @@ pub struct VersionView {
     pub pending: bool,
 }
 
-impl From<VersionSummary> for VersionView {
-    fn from(v: VersionSummary) -> Self {
+impl From<registry::VersionView> for VersionView {
+    fn from(v: registry::VersionView) -> Self {
         Self {
             uri: v.version.skill_md_uri().to_string(),
             version: v.version.version.to_string(),
@@ -266,7 +264,7 @@ pub struct FileView {
 }
 
 impl FileView {
-    fn new(root: &SkillUri, f: ManifestFile) -> Self {
+    fn new(root: &SkillUri, f: FileRecord) -> Self {
         Self {
             uri: root.join(&f.path).to_string(),
             path: f.path,
@@ -279,9 +277,9 @@ impl FileView {
 
 impl From<VersionDetail> for ManifestView {
     fn from(d: VersionDetail) -> Self {
-        let root = d.summary.version.root_uri();
+        let root = d.version.version.root_uri();
         Self {
-            version: d.summary.into(),
+            version: d.version.into(),
             frontmatter: d.frontmatter,
             warnings: d.warnings.into_iter().map(WarningView::from).collect(),
             findings: d.findings.into_iter().map(FindingView::from).collect(),

@@ -40,7 +40,7 @@ use crate::core::scan::{Finding, Severity, Verdict, rule};
 use crate::core::time::epoch_millis;
 use crate::core::{AccessError, Code, Principal, Scope, SkillRef, SkillVersion, VersionRef, mime};
 use crate::error::Error;
-use crate::registry::{CatalogItem, SkillDetail, VersionDetail, VersionSummary};
+use crate::registry::{SkillDetail, SkillView, VersionDetail, VersionView};
 
 pub fn routes(state: AppState) -> Router {
     Router::new()
@@ -193,15 +193,15 @@ fn pick(detail: &SkillDetail, version: Option<&str>) -> ClawResult<Option<SkillV
     match version.map(str::trim).filter(|v| !v.is_empty()) {
         Some(v) => Ok(Some(SkillVersion::parse(v).map_err(|_| {
             Error::NotFound(crate::error::NotFound::Version(
-                detail.skill.clone().at(SkillVersion::initial()),
+                detail.skill.skill.clone().at(SkillVersion::initial()),
             ))
         })?)),
-        None => Ok(detail.current_version.clone()),
+        None => Ok(detail.skill.current_version.clone()),
     }
 }
 
 /// The versions ClawHub may see: every one the caller sees except revoked ones, newest first.
-fn served(detail: &SkillDetail) -> impl Iterator<Item = &VersionSummary> {
+fn served(detail: &SkillDetail) -> impl Iterator<Item = &VersionView> {
     detail.versions.iter().filter(|v| v.revoked_at.is_none())
 }
 
@@ -226,19 +226,23 @@ fn description(frontmatter: &serde_json::Map<String, Value>) -> Value {
         .map_or(Value::Null, |d| json!(d))
 }
 
-/// No download, star or install counts are kept: none is claimed.
-fn stats(versions: usize) -> Value {
-    json!({
+/// No download, star or install counts are kept: none is claimed. A skill's own page counts its
+/// versions; a catalog item does not.
+fn stats(versions: Option<usize>) -> Value {
+    let mut stats = json!({
         "downloads": null,
         "installsCurrent": null,
         "installsAllTime": null,
         "stars": null,
-        "versions": versions,
-    })
+    });
+    if let Some(versions) = versions {
+        stats["versions"] = json!(versions);
+    }
+    stats
 }
 
 /// ClawHub's `Version` of one stored version.
-fn version_shape(summary: &VersionSummary, license: Value) -> Value {
+fn version_shape(summary: &VersionView, license: Value) -> Value {
     json!({
         "version": summary.version.version.to_string(),
         "createdAt": millis(&summary.published_at),
@@ -270,7 +274,7 @@ fn reason_codes(findings: &[Finding]) -> Vec<String> {
 
 /// ClawHub's moderation summary of a version's scan; `summary` says what the verdict is.
 fn moderation_shape(detail: &VersionDetail) -> Value {
-    let verdict = detail.summary.scan.verdict;
+    let verdict = detail.version.scan.verdict;
     let mut m = json!({
         "isSuspicious": verdict == Verdict::Flagged,
         "isMalwareBlocked": verdict == Verdict::Blocked,
@@ -295,7 +299,7 @@ fn owner_shape(skill: &SkillRef) -> Value {
 }
 
 /// A catalog item as ClawHub's `SkillSummary` with its latest version.
-fn item_shape(item: &CatalogItem) -> Value {
+fn item_shape(item: &SkillView) -> Value {
     let mut out = json!({
         "slug": item.skill.name.as_str(),
         "displayName": item.skill.name.as_str(),
@@ -305,9 +309,7 @@ fn item_shape(item: &CatalogItem) -> Value {
             Some(v) => json!({ "latest": v.to_string() }),
             None => json!({}),
         },
-        "stats": {
-            "downloads": null, "installsCurrent": null, "installsAllTime": null, "stars": null,
-        },
+        "stats": stats(None),
         "createdAt": millis(&item.created_at),
         "updatedAt": millis(item.last_published_at.as_deref().unwrap_or(&item.created_at)),
     });
@@ -425,7 +427,7 @@ async fn skill(
         .reads()
         .skill_detail(&reader.visibility, &skill)
         .await?;
-    let current = match &detail.current_version {
+    let current = match &detail.skill.current_version {
         Some(v) => Some(
             s.registry
                 .reads()
@@ -437,27 +439,27 @@ async fn skill(
     let updated = served(&detail)
         .map(|v| millis(&v.published_at))
         .max()
-        .unwrap_or_else(|| millis(&detail.created_at));
+        .unwrap_or_else(|| millis(&detail.skill.created_at));
     let mut out = json!({
         "skill": {
             "slug": skill.name.as_str(),
             "displayName": skill.name.as_str(),
             "summary": current.as_ref().map_or(Value::Null, |c| description(&c.frontmatter)),
-            "tags": match &detail.current_version {
+            "tags": match &detail.skill.current_version {
                 Some(v) => json!({ "latest": v.to_string() }),
                 None => json!({}),
             },
-            "stats": stats(served(&detail).count()),
-            "createdAt": millis(&detail.created_at),
+            "stats": stats(Some(served(&detail).count())),
+            "createdAt": millis(&detail.skill.created_at),
             "updatedAt": updated,
         },
         "latestVersion": current
             .as_ref()
-            .map_or(Value::Null, |c| version_shape(&c.summary, license(&c.frontmatter))),
+            .map_or(Value::Null, |c| version_shape(&c.version, license(&c.frontmatter))),
         "owner": owner_shape(&skill),
         "moderation": current.as_ref().map_or(Value::Null, moderation_shape),
     });
-    if let Some(message) = &detail.deprecation {
+    if let Some(message) = &detail.skill.deprecation {
         out["skill"]["deprecated"] = json!(message);
     }
     Ok(axum::Json(out))
@@ -487,7 +489,7 @@ async fn versions(
         .await?;
     let limit = q.limit.unwrap_or(25).clamp(1, 200);
     let after = q.cursor.as_deref().filter(|c| !c.is_empty());
-    let mut rest: Vec<&VersionSummary> = served(&detail)
+    let mut rest: Vec<&VersionView> = served(&detail)
         .skip_while(|v| after.is_some_and(|a| v.version.version.to_string() != a))
         .skip(usize::from(after.is_some()))
         .collect();
@@ -513,10 +515,10 @@ async fn served_version(
         .reads()
         .version_detail(&reader.visibility, version)
         .await?;
-    if detail.summary.revoked_at.is_some() {
+    if detail.version.revoked_at.is_some() {
         return Err(Error::Revoked {
             version: version.clone(),
-            reason: detail.summary.revoke_reason.unwrap_or_default(),
+            reason: detail.version.revoke_reason.unwrap_or_default(),
         }
         .into());
     }
@@ -525,9 +527,9 @@ async fn served_version(
 
 fn security_shape(detail: &VersionDetail) -> Value {
     json!({
-        "status": security_status(detail.summary.scan.verdict),
+        "status": security_status(detail.version.scan.verdict),
         "hasWarnings": !detail.findings.is_empty(),
-        "verdict": detail.summary.scan.verdict.as_str(),
+        "verdict": detail.version.scan.verdict.as_str(),
         "findings": detail.findings.len(),
     })
 }
@@ -556,10 +558,10 @@ async fn version(
             })
         })
         .collect();
-    let mut shape = version_shape(&detail.summary, license(&detail.frontmatter));
+    let mut shape = version_shape(&detail.version, license(&detail.frontmatter));
     shape["files"] = json!(files);
     shape["security"] = security_shape(&detail);
-    if let Some(reason) = &detail.summary.yank_reason {
+    if let Some(reason) = &detail.version.yank_reason {
         shape["yanked"] = json!(reason);
     }
     Ok(axum::Json(json!({
@@ -642,7 +644,7 @@ async fn moderation(
         .reads()
         .skill_detail(&reader.visibility, &skill)
         .await?;
-    let Some(current) = detail.current_version else {
+    let Some(current) = detail.skill.current_version else {
         return Ok(axum::Json(json!({ "moderation": null })));
     };
     let version = s
@@ -650,7 +652,7 @@ async fn moderation(
         .reads()
         .version_detail(&reader.visibility, &skill.at(current))
         .await?;
-    if version.summary.scan.verdict == Verdict::Unscanned {
+    if version.version.scan.verdict == Verdict::Unscanned {
         return Ok(axum::Json(json!({ "moderation": null })));
     }
     let mut m = moderation_shape(&version);
@@ -689,7 +691,7 @@ async fn install(
         .reads()
         .skill_detail(&reader.visibility, &skill)
         .await?;
-    let Some(current) = detail.current_version else {
+    let Some(current) = detail.skill.current_version else {
         let body = json!({
             "ok": false,
             "slug": skill.name.as_str(),
@@ -754,7 +756,7 @@ async fn resolve(
     }
     Ok(axum::Json(json!({
         "match": matched.map(|v| json!({ "version": v })),
-        "latestVersion": detail.current_version.map(|v| json!({ "version": v.to_string() })),
+        "latestVersion": detail.skill.current_version.map(|v| json!({ "version": v.to_string() })),
     })))
 }
 
@@ -784,7 +786,7 @@ async fn download(
     let version = pick(&detail, q.version.as_deref())?.ok_or_else(no_current(&skill))?;
     let version = skill.at(version);
     let stored = served_version(&s, &reader, &version).await?;
-    if stored.summary.scan.verdict == Verdict::Blocked {
+    if stored.version.scan.verdict == Verdict::Blocked {
         return Err(Error::Blocked {
             version,
             findings: stored.findings,
@@ -846,7 +848,7 @@ async fn verify(
         .reads()
         .version_detail(&reader.visibility, &version)
         .await?;
-    let summary = &stored.summary;
+    let summary = &stored.version;
     let mut failures = Vec::new();
     let mut notes = Vec::new();
     if let Some(revoked) = &summary.revoked_at {

@@ -426,6 +426,7 @@ async fn load_skill(
     let version = match version {
         Some(v) => SkillVersion::parse(v)?,
         None => detail
+            .skill
             .current_version
             .clone()
             .or_else(|| detail.versions.first().map(|v| v.version.version.clone()))
@@ -455,7 +456,7 @@ async fn load_skill(
         }
     };
     Ok(SkillPage {
-        pinned: detail.current_version.as_ref() != Some(&target.version),
+        pinned: detail.skill.current_version.as_ref() != Some(&target.version),
         skill_md,
         detail,
         version: manifest,
@@ -469,7 +470,7 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         pinned,
         skill_md,
     } = loaded;
-    let target = &manifest.summary.version;
+    let target = &manifest.version.version;
     let (ns, name) = (target.namespace().as_str(), target.name().as_str());
     let version = target.version.to_string();
     let uri = if *pinned {
@@ -482,13 +483,13 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         esc(ns),
         esc(name)
     );
-    if let Some(message) = &detail.deprecation {
+    if let Some(message) = &detail.skill.deprecation {
         body.push_str(&format!(
             r#"<div class="card deprecated" id="deprecation">Deprecated: {}</div>"#,
             esc(message)
         ));
     }
-    if let Some(reason) = &manifest.summary.yank_reason {
+    if let Some(reason) = &manifest.version.yank_reason {
         body.push_str(&format!(
             r#"<div class="card yanked">Version {} is yanked: {}</div>"#,
             esc(&version),
@@ -498,7 +499,7 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
     body.push_str(&format!(
         r#"<p>Content scan of {v}: {badge}</p>"#,
         v = esc(&version),
-        badge = verdict_badge(&manifest.summary.scan),
+        badge = verdict_badge(&manifest.version.scan),
     ));
     if let Some(provenance) = &manifest.provenance {
         body.push_str(&source_line(provenance));
@@ -531,7 +532,7 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         let status = match (
             &v.revoked_at,
             &v.yanked_at,
-            detail.current_version.as_ref() == Some(&v.version.version),
+            detail.skill.current_version.as_ref() == Some(&v.version.version),
         ) {
             (Some(_), _, _) => format!(
                 r#"<span class="badge revoked" title="{}">revoked</span>"#,

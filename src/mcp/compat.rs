@@ -5,8 +5,9 @@
 use serde_json::{Value, json};
 
 use crate::core::SkillName;
+use crate::core::records::FileRecord;
 use crate::core::uri::{TEMPLATE_PINNED_SKILL_MD, TEMPLATE_SKILL_MD};
-use crate::registry::{FileRef, SkillSummary};
+use crate::registry::SkillSummary;
 
 /// Skills listed in a partial `skill://index.json`.
 pub const PARTIAL_INDEX_SKILLS: usize = 20;
@@ -49,7 +50,7 @@ pub fn index_json(skills: Vec<SkillSummary>, max_skills: usize) -> Value {
 }
 
 /// FastMCP's manifest of a skill: `{"skill": name, "files": [{"path", "size", "hash"}]}`.
-pub fn fastmcp_manifest(name: &SkillName, files: &[FileRef]) -> Vec<u8> {
+pub fn fastmcp_manifest(name: &SkillName, files: &[FileRecord]) -> Vec<u8> {
     let files: Vec<Value> = files
         .iter()
         .map(|f| json!({"path": f.path, "size": f.size, "hash": f.digest.to_string()}))

@@ -55,10 +55,9 @@ pub use publish::{
     Published, Publisher, ReadLimits, SourceRead, SourceRun, Upstream,
 };
 pub use reads::{
-    Artifact, CatalogItem, Completion, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec,
-    FileContent, FileRef, Keep, Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, ManifestFile,
-    Reads, SearchHit, SkillDetail, SkillEntry, SkillMdResource, SkillSummary, VersionDetail,
-    VersionSummary, cursor_after,
+    Artifact, Completion, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec, FileContent, Keep,
+    Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, Reads, SearchHit, SkillDetail, SkillEntry,
+    SkillMdResource, SkillSummary, SkillView, VersionDetail, VersionView, cursor_after,
 };
 pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
 

@@ -581,3 +581,90 @@ async fn pages_serve_the_entries_the_codec_serialized_once() {
     );
     assert_eq!(seven.calls(), 2);
 }
+
+/// The read model is one: a skill read as a catalog page lists it and as its detail heads it
+/// are the same view, whatever changed (a second version, a yank of the current one, a
+/// deprecation).
+#[tokio::test]
+async fn a_skill_listed_and_a_skill_detailed_are_the_same_view() {
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
+    let admin = Principal::Admin;
+    let skill = SkillRef::parse_joined("acme/refunds").unwrap();
+    let same = |step: &str, listed: &super::SkillView, detailed: &super::SkillView| {
+        let show = |v: &super::SkillView| {
+            format!(
+                "{} {:?} {:?} {:?} {} {:?} {:?}",
+                v.skill,
+                v.current_version.as_ref().map(ToString::to_string),
+                v.description,
+                v.deprecation,
+                v.created_at,
+                v.last_published_at,
+                v.current_published_at,
+            )
+        };
+        assert_eq!(show(listed), show(detailed), "{step}");
+    };
+    let mut expected_current = Vec::new();
+    for (step, version) in [("first", "1.0.0"), ("second", "1.1.0")] {
+        let mut req = request("acme", "refunds", step, version);
+        req.files[0] = InputFile::regular(
+            "SKILL.md",
+            format!("---\nname: refunds\ndescription: Refunds, {step} take.\n---\nbody\n"),
+        );
+        registry.publisher().publish(req).await.unwrap();
+        expected_current.push(format!("Refunds, {step} take."));
+    }
+    let views = |registry: Registry| async move {
+        let page = registry
+            .reads()
+            .catalog(&Visibility::All, None, None, 10)
+            .await
+            .unwrap();
+        let detail = registry
+            .reads()
+            .skill_detail(&Visibility::All, &skill_ref())
+            .await
+            .unwrap();
+        (page.items.into_iter().next().unwrap(), detail)
+    };
+    fn skill_ref() -> SkillRef {
+        SkillRef::parse_joined("acme/refunds").unwrap()
+    }
+    let (listed, detail) = views(registry.clone()).await;
+    same("two versions", &listed, &detail.skill);
+    assert_eq!(
+        detail.skill.description.as_deref(),
+        Some(expected_current[1].as_str())
+    );
+    assert!(detail.skill.current_published_at.is_some());
+    assert_eq!(detail.versions.len(), 2);
+
+    registry
+        .trust()
+        .set_yanked(
+            &admin,
+            &skill.clone().at(SkillVersion::parse("1.1.0").unwrap()),
+            Some("bad"),
+        )
+        .await
+        .unwrap();
+    let (listed, detail) = views(registry.clone()).await;
+    same("current yanked", &listed, &detail.skill);
+    assert_eq!(
+        detail.skill.description.as_deref(),
+        Some(expected_current[0].as_str())
+    );
+
+    registry
+        .trust()
+        .set_deprecated(&admin, &skill, Some("use payouts"))
+        .await
+        .unwrap();
+    let (listed, detail) = views(registry.clone()).await;
+    same("deprecated", &listed, &detail.skill);
+    assert_eq!(detail.skill.deprecation.as_deref(), Some("use payouts"));
+    assert!(detail.deprecated_at.is_some());
+    registry.close().await;
+}

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::StoreError;
 use crate::core::provenance::{Provenance, SourceKind};
 pub use crate::core::records::{
-    AuditRecord, SourceId, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId,
+    AuditRecord, FileRecord, SourceId, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId,
 };
 use crate::core::scan::{Counts, Scan, Severity, Summary, Verdict};
 use crate::core::uri::SKILL_MD;
@@ -135,15 +135,6 @@ pub struct RevocationRecord {
     pub pending: bool,
 }
 
-/// One file of a version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRecord {
-    pub path: String,
-    pub digest: Digest,
-    pub size: u64,
-    pub mode: u32,
-}
-
 /// One skill served by a version: the root one (`subpath == ""`) or a nested one.
 #[derive(Debug, Clone)]
 pub struct EntryRecord {
@@ -206,6 +197,10 @@ pub struct SkillRecord {
     pub skill: SkillRef,
     pub created_at: String,
     pub current_version: Option<SkillVersion>,
+    /// When a version of it was last published (not counting versions pending review).
+    pub last_published_at: Option<String>,
+    /// When the current version was published.
+    pub current_published_at: Option<String>,
     pub deprecated_at: Option<String>,
     pub deprecation_message: Option<String>,
     /// Whether the skill's namespace is private.

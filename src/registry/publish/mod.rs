@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::current::Current;
 use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
+use crate::core::records::FileRecord;
 use crate::core::scan::{Policy, Scan, Verdict};
 use crate::core::{
     self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
@@ -42,7 +43,7 @@ pub struct Published {
     pub version: VersionRef,
     /// `false` when identical content was already published under this version (a no-op).
     pub created: bool,
-    pub files: Vec<crate::registry::FileRef>,
+    pub files: Vec<FileRecord>,
     pub warnings: Vec<Warning>,
     /// The content scan stored with the version (for an unchanged publish: this upload's).
     pub scan: Scan,
@@ -143,10 +144,11 @@ impl Prepared {
                 .bundle
                 .files
                 .iter()
-                .map(|f| crate::registry::FileRef {
+                .map(|f| FileRecord {
                     path: f.path.to_string(),
                     digest: f.digest,
                     size: f.bytes.len() as u64,
+                    mode: f.mode,
                 })
                 .collect(),
             warnings: self.bundle.warnings,

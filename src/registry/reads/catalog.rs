@@ -1,127 +1,24 @@
-//! The catalog as the REST API and the web page show it: skills with every version, one version's
-//! manifest, one file of one version, and a version exported as an archive.
+//! The catalog as the REST API, ClawHub and the web page show it: skills with every version, one
+//! version's manifest, one file of one version, and a version exported as an archive. The views
+//! are the read model of `view.rs`.
 
 use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde_json::{Map, Value};
 
+use super::view::{SkillDetail, SkillView, VersionDetail, VersionView};
 use super::{FileContent, Reads};
 use crate::core::archive::Format;
-use crate::core::provenance::Provenance;
-use crate::core::scan::{Finding, Summary};
-use crate::core::{
-    Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility, Warning, mime,
-};
+
+use crate::core::{Namespace, SkillName, SkillRef, VersionRef, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::{Page, split_page};
 use crate::source::{ExportFile, archive};
-use crate::store::{CatalogRecord, Manifest, NameMatch, VersionRecord};
-
-/// A skill as the REST catalog lists it.
-#[derive(Debug, Clone)]
-pub struct CatalogItem {
-    pub skill: SkillRef,
-    /// `None` when every version is yanked.
-    pub current_version: Option<SkillVersion>,
-    pub description: Option<String>,
-    pub deprecation: Option<String>,
-    /// When the skill was first published.
-    pub created_at: String,
-    /// When a version of it was last published (`None` only for rows older than that column).
-    pub last_published_at: Option<String>,
-    /// When the current version was published.
-    pub current_published_at: Option<String>,
-}
-
-impl CatalogItem {
-    fn from_record(r: CatalogRecord) -> Self {
-        Self {
-            skill: r.skill,
-            current_version: r.current_version,
-            description: r.description,
-            deprecation: r.deprecation,
-            created_at: r.created_at,
-            last_published_at: r.last_published_at,
-            current_published_at: r.current_published_at,
-        }
-    }
-}
+use crate::store::{Manifest, NameMatch, VersionRecord};
 
 /// Most namespaces [`Reads::skill_named`] looks at for one name.
 pub const MAX_SAME_NAME: u32 = 100;
-
-/// A skill with all its versions.
-#[derive(Debug, Clone)]
-pub struct SkillDetail {
-    pub skill: SkillRef,
-    pub created_at: String,
-    pub current_version: Option<SkillVersion>,
-    pub deprecated_at: Option<String>,
-    pub deprecation: Option<String>,
-    /// Newest first by semver precedence.
-    pub versions: Vec<VersionSummary>,
-}
-
-/// One version of a skill.
-#[derive(Debug, Clone)]
-pub struct VersionSummary {
-    pub version: VersionRef,
-    pub content_digest: Digest,
-    pub file_count: u64,
-    pub total_size: u64,
-    pub published_at: String,
-    pub published_by: Option<String>,
-    pub yanked_at: Option<String>,
-    pub yank_reason: Option<String>,
-    pub revoked_at: Option<String>,
-    pub revoke_reason: Option<String>,
-    pub scan: Summary,
-    /// Waiting for review (shown only to holders of the namespace's tokens).
-    pub pending: bool,
-}
-
-impl VersionSummary {
-    fn new(skill: &SkillRef, row: &VersionRecord) -> Self {
-        Self {
-            version: skill.clone().at(row.version.clone()),
-            content_digest: row.content_digest,
-            file_count: row.file_count,
-            total_size: row.total_size,
-            published_at: row.published_at.clone(),
-            published_by: row.published_by.clone(),
-            yanked_at: row.yanked_at.clone(),
-            yank_reason: row.yank_reason.clone(),
-            revoked_at: row.revoked_at.clone(),
-            revoke_reason: row.revoke_reason.clone(),
-            scan: row.scan.summary(),
-            pending: row.pending,
-        }
-    }
-}
-
-/// One version's manifest.
-#[derive(Debug, Clone)]
-pub struct VersionDetail {
-    pub summary: VersionSummary,
-    pub frontmatter: Map<String, Value>,
-    pub warnings: Vec<Warning>,
-    /// What the content scan found (the verdict is in the summary).
-    pub findings: Vec<Finding>,
-    pub files: Vec<ManifestFile>,
-    /// Where the registry read the version from, when it read it itself.
-    pub provenance: Option<Provenance>,
-}
-
-/// One file in a manifest.
-#[derive(Debug, Clone)]
-pub struct ManifestFile {
-    pub path: String,
-    pub digest: Digest,
-    pub size: u64,
-    pub mode: u32,
-}
 
 impl Reads {
     /// The skills `viewer` sees, in (namespace, name) order. The cursor is opaque.
@@ -131,7 +28,7 @@ impl Reads {
         namespace: Option<&Namespace>,
         cursor: Option<&str>,
         limit: u32,
-    ) -> Result<Page<CatalogItem>> {
+    ) -> Result<Page<SkillView>> {
         let after = cursor.map(decode_key_cursor).transpose()?;
         let limit = limit.clamp(1, 1000);
         let rows = self
@@ -144,7 +41,7 @@ impl Reads {
             // A skill whose versions are all pending review is revealed only to holders of its
             // namespace's tokens.
             .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(CatalogItem::from_record)
+            .map(SkillView::listed)
             .collect();
         Ok(Page { items, next_cursor })
     }
@@ -157,7 +54,7 @@ impl Reads {
         prefix: &str,
         cursor: Option<&str>,
         limit: u32,
-    ) -> Result<Page<CatalogItem>> {
+    ) -> Result<Page<SkillView>> {
         let after = cursor.map(decode_key_cursor).transpose()?;
         let limit = limit.clamp(1, 1000);
         let rows = self
@@ -168,21 +65,21 @@ impl Reads {
         let items = rows
             .into_iter()
             .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(CatalogItem::from_record)
+            .map(SkillView::listed)
             .collect();
         Ok(Page { items, next_cursor })
     }
 
     /// The skill named `name` that `viewer` sees, whatever its namespace: unknown when no
     /// namespace has one (that `viewer` sees), ambiguous when more than one does.
-    pub async fn skill_named(&self, viewer: &Visibility, name: &SkillName) -> Result<CatalogItem> {
-        let mut found: Vec<CatalogItem> = self
+    pub async fn skill_named(&self, viewer: &Visibility, name: &SkillName) -> Result<SkillView> {
+        let mut found: Vec<SkillView> = self
             .store
             .catalog_by_name(NameMatch::Exact(name), None, MAX_SAME_NAME, viewer)
             .await?
             .into_iter()
             .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(CatalogItem::from_record)
+            .map(SkillView::listed)
             .collect();
         match found.len() {
             0 => Err(NotFound::SkillNamed(name.clone()).into()),
@@ -203,28 +100,32 @@ impl Reads {
             .filter(|r| viewer.sees(&skill.namespace, r.private))
             .ok_or_else(|| NotFound::Skill(skill.clone()))?;
         let holds = viewer.holds(&skill.namespace);
-        let mut versions: Vec<VersionSummary> = self
+        let rows: Vec<VersionRecord> = self
             .store
             .versions(record.id)
             .await?
             .into_iter()
             .filter(|row| holds || !row.pending)
-            .map(|row| VersionSummary::new(skill, &row))
             .collect();
-        if versions.is_empty() {
+        if rows.is_empty() {
             // Every version is pending review, and the caller may not see them.
             return Err(NotFound::Skill(skill.clone()).into());
         }
+        let current = rows
+            .iter()
+            .find(|row| record.current_version.as_ref() == Some(&row.version));
+        let description = match current {
+            Some(row) => Some(self.manifest(row.id).await?.root().description.clone()),
+            None => None,
+        };
+        let mut versions: Vec<VersionView> = rows
+            .iter()
+            .map(|row| VersionView::new(skill, row))
+            .collect();
         versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
         Ok(SkillDetail {
-            skill: record.skill,
-            created_at: record.created_at,
-            current_version: record.current_version,
-            deprecation: record
-                .deprecated_at
-                .as_ref()
-                .map(|_| record.deprecation_message.clone().unwrap_or_default()),
-            deprecated_at: record.deprecated_at,
+            deprecated_at: record.deprecated_at.clone(),
+            skill: SkillView::stored(record, description),
             versions,
         })
     }
@@ -269,20 +170,11 @@ impl Reads {
     ) -> Result<VersionDetail> {
         let (row, manifest) = self.stored_version(viewer, version, false).await?;
         Ok(VersionDetail {
-            summary: VersionSummary::new(&version.skill, &row),
+            version: VersionView::new(&version.skill, &row),
             frontmatter: manifest.root().frontmatter.clone(),
             warnings: row.warnings,
             findings: row.scan.findings,
-            files: manifest
-                .files
-                .iter()
-                .map(|f| ManifestFile {
-                    path: f.path.clone(),
-                    digest: f.digest,
-                    size: f.size,
-                    mode: f.mode,
-                })
-                .collect(),
+            files: manifest.files.clone(),
             provenance: manifest.provenance.clone(),
         })
     }

@@ -2,8 +2,8 @@
 //!
 //! - `skills.rs`: the MCP hosts' reads (`skills/list` pages, one skill's entry, a file's bytes, a
 //!   directory's children) and search;
-//! - `catalog.rs`: the REST and web views (skills with every version, a version's manifest, one
-//!   file, an export);
+//! - `catalog.rs`: the REST, ClawHub and web views (skills with every version, a version's
+//!   manifest, one file, an export), in the read model of `view.rs`;
 //! - `entries.rs`: listing entries serialized once by the transport's codec;
 //! - `complete.rs`: completion for the resource templates;
 //! - `discovery.rs`: the well-known discovery index.
@@ -16,6 +16,7 @@ mod complete;
 mod discovery;
 mod entries;
 mod skills;
+mod view;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,17 +29,16 @@ use crate::error::{Error, Result};
 use crate::search::SearchIndex;
 use crate::store::{Blobs, Manifest, ResolvedVersion, Store, VersionId};
 
-pub use catalog::{
-    CatalogItem, MAX_SAME_NAME, ManifestFile, SkillDetail, VersionDetail, VersionSummary,
-};
+pub use catalog::MAX_SAME_NAME;
 pub(crate) use complete::Completing;
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use entries::{EntryCodec, Listed};
 pub use skills::{
-    DirChild, FileContent, FileRef, Keep, Located, SearchHit, SkillEntry, SkillMdResource,
-    SkillSummary, cursor_after,
+    DirChild, FileContent, Keep, Located, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
+    cursor_after,
 };
+pub use view::{SkillDetail, SkillView, VersionDetail, VersionView};
 
 /// The read side of the registry.
 pub struct Reads {

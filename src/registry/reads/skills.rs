@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::Reads;
 use crate::core::provenance::Provenance;
+use crate::core::records::{FileRecord, VersionId};
 use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
 use crate::core::{
@@ -17,7 +18,7 @@ use crate::core::{
 };
 use crate::error::{Error, NotFound, Result};
 use crate::registry::Page;
-use crate::store::{FileRecord, ListingRecord, Manifest, VersionId};
+use crate::store::{ListingRecord, Manifest};
 
 /// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every
 /// file with its digest and size.
@@ -194,14 +195,6 @@ impl SkillEntry {
             entry("published", "1.0.0", &published, ""),
         ]
     }
-}
-
-/// A file of a skill with its integrity data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRef {
-    pub path: String,
-    pub digest: Digest,
-    pub size: u64,
 }
 
 /// A file read back, bytes exactly as published.
@@ -422,24 +415,14 @@ impl Reads {
         &self,
         viewer: &Visibility,
         uri: &SkillUri,
-    ) -> Result<Option<Vec<FileRef>>> {
+    ) -> Result<Option<Vec<FileRecord>>> {
         let Some((_, manifest)) = self
             .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
             .await?
         else {
             return Ok(None);
         };
-        Ok(Some(
-            manifest
-                .files
-                .iter()
-                .map(|f| FileRef {
-                    path: f.path.clone(),
-                    digest: f.digest,
-                    size: f.size,
-                })
-                .collect(),
-        ))
+        Ok(Some(manifest.files.clone()))
     }
 
     /// The direct children of the directory at `uri`: a skill root or a subdirectory.

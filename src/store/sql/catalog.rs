@@ -120,7 +120,9 @@ impl Browse for Engine {
         let pool = self.read();
         let row: Option<SkillRow> = sqlx::query_as(concat!(
             "SELECT s.id, n.name AS namespace, s.name, s.created_at,
-                    v.version AS current_version, s.deprecated_at, s.deprecation_message, ",
+                    v.version AS current_version, s.last_published_at,
+                    v.published_at AS current_published_at, s.deprecated_at,
+                    s.deprecation_message, ",
             is_set!("n.private"),
             " AS private
              FROM skills s

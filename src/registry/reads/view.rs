@@ -1,0 +1,129 @@
+//! The read model: one vocabulary for a skill, a version and a file, which every transport maps
+//! its own wire shape from (REST in `http/api.rs`, ClawHub in `http/clawhub.rs`, the web page,
+//! and MCP).
+//!
+//! - [`SkillView`]: a skill, as a catalog page lists it and as its detail heads it;
+//! - [`VersionView`]: one version with its state (yank, revocation, review, scan);
+//! - [`SkillDetail`], [`VersionDetail`]: a skill with its versions, a version with its manifest;
+//! - a file is [`FileRecord`] (path, digest, size, mode) everywhere: in a manifest, a publish's
+//!   answer, a version's detail and MCP's entries.
+//!
+//! MCP's `skills/list` and `skills/get` serve [`super::SkillEntry`] instead of a `VersionView`:
+//! an entry is built on the hot path from a listing row or a cached resolution and the version's
+//! manifest, and reads no version row (no publisher, times or digest, which MCP never shows). Its
+//! state fields (`version`, `yanked`, `deprecation`, `scan`) mean what they mean here.
+
+use serde_json::{Map, Value};
+
+use crate::core::provenance::Provenance;
+use crate::core::records::FileRecord;
+use crate::core::scan::{Finding, Summary};
+use crate::core::{Digest, SkillRef, SkillVersion, VersionRef, Warning};
+use crate::store::{CatalogRecord, SkillRecord, VersionRecord};
+
+/// A skill as every transport shows it.
+#[derive(Debug, Clone)]
+pub struct SkillView {
+    pub skill: SkillRef,
+    /// `None` when every version is yanked.
+    pub current_version: Option<SkillVersion>,
+    /// The current version's description.
+    pub description: Option<String>,
+    /// The deprecation message when the skill is deprecated (empty when none was given).
+    pub deprecation: Option<String>,
+    /// When the skill was first published.
+    pub created_at: String,
+    /// When a version of it was last published (not counting versions pending review).
+    pub last_published_at: Option<String>,
+    /// When the current version was published.
+    pub current_published_at: Option<String>,
+}
+
+impl SkillView {
+    pub(super) fn listed(r: CatalogRecord) -> Self {
+        Self {
+            skill: r.skill,
+            current_version: r.current_version,
+            description: r.description,
+            deprecation: r.deprecation,
+            created_at: r.created_at,
+            last_published_at: r.last_published_at,
+            current_published_at: r.current_published_at,
+        }
+    }
+
+    /// A stored skill, with its current version's `description` (from its manifest).
+    pub(super) fn stored(r: SkillRecord, description: Option<String>) -> Self {
+        Self {
+            deprecation: r
+                .deprecated_at
+                .as_ref()
+                .map(|_| r.deprecation_message.unwrap_or_default()),
+            skill: r.skill,
+            current_version: r.current_version,
+            description,
+            created_at: r.created_at,
+            last_published_at: r.last_published_at,
+            current_published_at: r.current_published_at,
+        }
+    }
+}
+
+/// A skill with all its versions.
+#[derive(Debug, Clone)]
+pub struct SkillDetail {
+    pub skill: SkillView,
+    pub deprecated_at: Option<String>,
+    /// Newest first by semver precedence; those the caller sees.
+    pub versions: Vec<VersionView>,
+}
+
+/// One version of a skill, with its state.
+#[derive(Debug, Clone)]
+pub struct VersionView {
+    pub version: VersionRef,
+    pub content_digest: Digest,
+    pub file_count: u64,
+    pub total_size: u64,
+    pub published_at: String,
+    pub published_by: Option<String>,
+    pub yanked_at: Option<String>,
+    pub yank_reason: Option<String>,
+    pub revoked_at: Option<String>,
+    pub revoke_reason: Option<String>,
+    pub scan: Summary,
+    /// Waiting for review (shown only to holders of the namespace's tokens).
+    pub pending: bool,
+}
+
+impl VersionView {
+    pub(super) fn new(skill: &SkillRef, row: &VersionRecord) -> Self {
+        Self {
+            version: skill.clone().at(row.version.clone()),
+            content_digest: row.content_digest,
+            file_count: row.file_count,
+            total_size: row.total_size,
+            published_at: row.published_at.clone(),
+            published_by: row.published_by.clone(),
+            yanked_at: row.yanked_at.clone(),
+            yank_reason: row.yank_reason.clone(),
+            revoked_at: row.revoked_at.clone(),
+            revoke_reason: row.revoke_reason.clone(),
+            scan: row.scan.summary(),
+            pending: row.pending,
+        }
+    }
+}
+
+/// One version with its manifest.
+#[derive(Debug, Clone)]
+pub struct VersionDetail {
+    pub version: VersionView,
+    pub frontmatter: Map<String, Value>,
+    pub warnings: Vec<Warning>,
+    /// What the content scan found (the verdict is in `version.scan`).
+    pub findings: Vec<Finding>,
+    pub files: Vec<FileRecord>,
+    /// Where the registry read the version from, when it read it itself.
+    pub provenance: Option<Provenance>,
+}
