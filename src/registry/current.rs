@@ -24,12 +24,14 @@ use crate::store::{ResolvedVersion, Store};
 
 type ResolveKey = (SkillRef, Option<SkillVersion>);
 /// Namespace or name completion: which, within which namespace, the prefix, and who asks.
-pub(super) type CompletionKey = (
-    super::reads::Completing,
-    Option<Namespace>,
-    String,
-    Visibility,
-);
+pub(super) type CompletionKey = (Completing, Option<Namespace>, String, Visibility);
+
+/// What a cached completion completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Completing {
+    Namespace,
+    Name,
+}
 
 /// The answers about what is current, and the signals a change sends.
 pub(super) struct Current {

@@ -28,7 +28,9 @@
 mod access;
 pub mod cache;
 mod current;
+mod heavy;
 mod index;
+mod page;
 mod publish;
 mod reads;
 mod trust;
@@ -41,7 +43,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Storage;
-use crate::core::records::{CopyReport, Stats, VerifyReport, VersionId};
+use crate::core::records::{CopyReport, Stats, VerifyReport};
 use crate::core::scan::Policy;
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
@@ -49,7 +51,9 @@ use crate::store::{Backend, Location, Store};
 
 pub use crate::core::Status;
 pub use access::{Access, NewTokenRequest};
+use heavy::Heavy;
 pub use index::{Index, SearchHealth, SnapshotInfo};
+pub use page::Page;
 pub use publish::{
     ImportLine, ImportOptions, ImportOutcome, ImportSummary, MirrorItem, Prepared, PublishRequest,
     Published, Publisher, ReadLimits, SourceRead, SourceRun, Upstream,
@@ -68,9 +72,6 @@ pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
 /// The same, when storage announces every change (a change heard drops the cache at once; the
 /// limit only bounds what a missed announcement could leave stale).
 pub const FEED_RESOLVE_TTL: Duration = Duration::from_secs(30);
-/// Blobs up to this size are verified on the async worker that reads them; larger ones on a
-/// blocking thread (hashing 1 MiB takes about a millisecond).
-const HASH_INLINE_BYTES: usize = 256 * 1024;
 
 /// Where a data directory keeps its search index.
 pub fn search_dir(data_dir: &Path) -> PathBuf {
@@ -107,25 +108,6 @@ async fn restore_snapshot(from: PathBuf, dir: PathBuf) {
     }
 }
 
-/// `rows` fetched as `limit + 1`: the page's rows, and the cursor after its last row when the
-/// extra row shows that more follow.
-fn split_page<R>(
-    mut rows: Vec<R>,
-    limit: u32,
-    cursor_of: impl Fn(&R) -> String,
-) -> (Vec<R>, Option<String>) {
-    let more = rows.len() > limit as usize;
-    rows.truncate(limit as usize);
-    let next = more.then(|| rows.last().map(cursor_of)).flatten();
-    (rows, next)
-}
-
-/// A page of results and the cursor of the next one.
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub next_cursor: Option<String>,
-}
-
 /// The registry: a cheap `Clone` handle on its services, each with its own state.
 #[derive(Clone)]
 pub struct Registry {
@@ -148,31 +130,6 @@ struct Inner {
     stop: CancellationToken,
     /// The indexer and the change-feed listener.
     tasks: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
-}
-
-/// Bounds CPU-heavy work (packing archives, rendering pages, hashing large files): it runs on
-/// blocking threads, at most as many at once as there are cores, so it never holds up the async
-/// workers serving requests.
-pub(crate) struct Heavy(tokio::sync::Semaphore);
-
-impl Heavy {
-    fn new() -> Self {
-        Self(tokio::sync::Semaphore::new(
-            std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ))
-    }
-
-    /// Run `work` on a blocking thread once a permit is free.
-    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-        let _permit = self
-            .0
-            .acquire()
-            .await
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| Error::Internal(format!("a blocking task failed: {e}")))
-    }
 }
 
 /// How to open a registry.
@@ -538,13 +495,6 @@ impl Health {
                 SearchHealth::NotConfigured | SearchHealth::Ok { .. }
             )
     }
-}
-
-/// A version the catalog points at has no stored files.
-fn no_manifest(version_id: VersionId) -> Error {
-    Error::Storage(crate::store::StoreError::Corrupt(format!(
-        "version {version_id} has no files"
-    )))
 }
 
 #[cfg(test)]

@@ -348,7 +348,7 @@ impl Index {
         };
         let manifest = manifests
             .get(version_id)
-            .ok_or_else(|| super::no_manifest(*version_id))?;
+            .ok_or_else(|| super::reads::no_manifest(*version_id))?;
         let body = match manifest.skill_md() {
             // Not through the serving cache either (see above).
             Some(file) => body_of(&self.blobs.get(&file.digest).await?.unwrap_or_default()),

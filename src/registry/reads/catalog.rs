@@ -13,7 +13,7 @@ use crate::core::archive::Format;
 
 use crate::core::{Namespace, SkillName, SkillRef, VersionRef, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
-use crate::registry::{Page, split_page};
+use crate::registry::page::{Page, split_page};
 use crate::source::{ExportFile, archive};
 use crate::store::{Manifest, NameMatch, VersionRecord};
 

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::Reads;
 use crate::core::{Namespace, SkillName, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
+use crate::registry::current::Completing;
 
 /// Most values one completion returns (MCP caps it at 100).
 pub const MAX_COMPLETIONS: usize = 100;
@@ -38,13 +39,6 @@ impl Completion {
         values.truncate(MAX_COMPLETIONS);
         Self { values, total }
     }
-}
-
-/// What a cached completion completes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Completing {
-    Namespace,
-    Name,
 }
 
 /// Longest namespace or name prefix worth looking up (names are at most 64 characters).

@@ -27,7 +27,7 @@ use super::{Reads, SkillEntry};
 use crate::core::Visibility;
 use crate::core::scan::Summary;
 use crate::error::Result;
-use crate::registry::Page;
+use crate::registry::page::Page;
 use crate::registry::cache::{Budget, Cache, CacheId};
 use crate::store::VersionId;
 use crate::store::{EntryId, ListingRecord, SerializedEntry};

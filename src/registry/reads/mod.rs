@@ -23,14 +23,13 @@ use std::sync::Arc;
 
 use super::cache::{self, Budget, Cache, CacheId};
 use super::current::Current;
-use super::{HASH_INLINE_BYTES, Heavy, no_manifest};
+use super::heavy::{HASH_INLINE_BYTES, Heavy};
 use crate::core::{Digest, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
 use crate::store::{Blobs, Manifest, ResolvedVersion, Store, VersionId};
 
 pub use catalog::MAX_SAME_NAME;
-pub(crate) use complete::Completing;
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use entries::{EntryCodec, Listed};
@@ -185,4 +184,11 @@ impl Reads {
             .remove(&version_id)
             .ok_or_else(|| no_manifest(version_id))
     }
+}
+
+/// A version the catalog points at has no stored files.
+pub(super) fn no_manifest(version_id: VersionId) -> Error {
+    Error::Storage(crate::store::StoreError::Corrupt(format!(
+        "version {version_id} has no files"
+    )))
 }

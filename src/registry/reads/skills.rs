@@ -17,7 +17,7 @@ use crate::core::{
     mime,
 };
 use crate::error::{Error, NotFound, Result};
-use crate::registry::Page;
+use crate::registry::page::Page;
 use crate::store::{ListingRecord, Manifest};
 
 /// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every

@@ -11,8 +11,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::current::Current;
+use super::heavy::Heavy;
+use super::page::{Page, split_page};
 use super::reads::Reads;
-use super::{Heavy, Page};
 use crate::core::scan::Policy;
 use crate::core::scan::{Scan, ScanFile, Verdict, allowed_tools};
 use crate::core::{Digest, Principal, VersionRef, Visibility};
@@ -135,7 +136,7 @@ impl Trust {
             .store
             .revocations((&after.0, after.1), limit + 1, viewer)
             .await?;
-        let (rows, next_cursor) = super::split_page(rows, limit, |r| {
+        let (rows, next_cursor) = split_page(rows, limit, |r| {
             encode_cursor(&format!("{}|{}", r.revoked_at, r.version_id))
         });
         let items = rows
