@@ -22,7 +22,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::cache::{Budget, Cache, CacheId};
+use super::cache::{self, Budget, Cache, CacheId};
 use super::read::listed_entry;
 use super::{Page, Registry, SkillEntry, VersionId};
 use crate::core::Visibility;
@@ -78,7 +78,9 @@ impl Codec {
         Self {
             codec: Default::default(),
             state: AtomicU8::new(UNCHECKED),
-            cache: budget.cache(CacheId::Entries, |(_, subpath), b| subpath.len() + b.len()),
+            cache: budget.cache(CacheId::Entries, |(_, subpath), b| {
+                cache::string_bytes(subpath) + cache::arc_bytes(b.len())
+            }),
             fill: Default::default(),
         }
     }

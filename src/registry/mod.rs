@@ -355,8 +355,8 @@ impl Registry {
                         + prefix.len()
                         + v.iter().map(|s| s.len() + 24).sum::<usize>()
                 }),
-                blob_cache: budget.cache(CacheId::Blobs, |_, b| b.len()),
-                exports: budget.cache(CacheId::Exports, |_, b| b.len()),
+                blob_cache: budget.cache(CacheId::Blobs, |_, b| cache::vec_bytes(b)),
+                exports: budget.cache(CacheId::Exports, |_, b| cache::vec_bytes(b)),
                 archive_digests: budget.cache(CacheId::ArchiveDigests, |_, _| 0),
                 heavy: tokio::sync::Semaphore::new(
                     std::thread::available_parallelism().map_or(1, |n| n.get()),
