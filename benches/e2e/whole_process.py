@@ -14,6 +14,18 @@ Serving RSS: VmHWM of the server after --requests MCP requests spread across the
 skills/list pages), on one keep-alive connection.
 Storage: bytes as published (sum of every version's file sizes), unique blob bytes, and the
 database and search index on disk.
+
+Memory against the cache budget (`--budgets 16,64,256,384`), instead of the figures above: for
+each budget, a server started with `--cache-memory-mib` that budget, then a load that fills every
+cache from the first --fill skills in listing order (all of them by default): every page of
+`skills/list` to there, and for each skill `skills/get`, `resources/read` of each of its files
+and a completion over MCP (2026-07-28 era), its web page, and its agent-skills discovery index
+(which packs its archive). Then, after --settle seconds idle: RSS (VmRSS, and its anonymous and
+file-backed parts: the search index is mmapped), peak RSS (VmHWM) and the bytes the caches report
+in /metrics (`skillreg_cache_bytes`; "caches full": those that evicted), as a table with RSS −
+budget and RSS − held. A 1M catalog needs about 80,000 skills (`--fill 80000`) to fill 384 MiB.
+Serve a newly generated catalog once before: its first server serializes every skills/list entry
+in the background (76 s at 1M), which would be measured too.
 """
 
 import argparse
@@ -27,7 +39,9 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -161,6 +175,140 @@ def one_request(conn, kind, i, ns, name, root, binaries, n):
             assert "skills" in r, r
 
 
+def status(pid):
+    """The server's memory figures from /proc/<pid>/status, in bytes."""
+    return {k: vm(pid, k) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile")}
+
+
+def caches(port):
+    """Each cache's bytes held, capacity and evictions, from /metrics."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    series = {"held": "skillreg_cache_bytes{", "capacity": "skillreg_cache_capacity_bytes{",
+              "evictions": "skillreg_cache_evictions_total{"}
+    found = {k: {} for k in series}
+    for line in text.splitlines():
+        for key, prefix in series.items():
+            if line.startswith(prefix):
+                name = line.split('cache="')[1].split('"')[0]
+                found[key][name] = int(float(line.rsplit(" ", 1)[1]))
+    return found
+
+
+def get(conn, path):
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    body = resp.read()
+    if resp.status != 200:
+        raise RuntimeError(f"GET {path}: HTTP {resp.status}: {body[:200]}")
+    return body
+
+
+def fill_one(conn, skill):
+    """Every request of the fill load for one listed skill; returns the files read."""
+    uri = skill["uri"]
+    ns, name = uri[len("skill://"):].split("/")[:2]
+    got = call(conn, "skills/get", {"uri": uri})
+    assert got["skill"]["frontmatter"]["name"] == name, got
+    resources = got["skill"]["resources"]
+    files = [f["uri"] for f in (resources.get("files", []) if isinstance(resources, dict) else resources)]
+    assert uri in files, files
+    for file in files:
+        r = call(conn, "resources/read", {"uri": file}, file)
+        assert r["contents"][0].get("text") is not None or r["contents"][0].get("blob"), file
+    r = call(conn, "completion/complete", {
+        "ref": {"type": "ref/resource", "uri": "skill://{namespace}/{name}/SKILL.md"},
+        "argument": {"name": "name", "value": name[:4]},
+        "context": {"arguments": {"namespace": ns}},
+    })
+    assert all(v.startswith(name[:4]) for v in r["completion"]["values"]), r
+    get(conn, f"/skills/{ns}/{name}")
+    get(conn, f"/s/{ns}/{name}/.well-known/agent-skills/index.json")
+    return len(files)
+
+
+def fill(port, limit, connections):
+    """List the first `limit` skills page by page, each page's skills filled by `connections`
+    clients at once. Returns (skills, files read, seconds)."""
+    local = threading.local()
+
+    def one(skill):
+        if not hasattr(local, "conn"):
+            local.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        return fill_one(local.conn, skill)
+
+    lister = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    began = time.perf_counter()
+    skills = files = 0
+    cursor = None
+    with ThreadPoolExecutor(connections) as pool:
+        while skills < limit:
+            page = call(lister, "skills/list", {"cursor": cursor} if cursor else {})
+            batch = page["skills"][: limit - skills]
+            files += sum(pool.map(one, batch))
+            skills += len(batch)
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+    return skills, files, time.perf_counter() - began
+
+
+def memory(args):
+    """RSS against the cache budget, one server per budget."""
+    rows = []
+    for mib in args.budgets:
+        port = free_port()
+        proc = subprocess.Popen(
+            [args.skillreg, "serve", "--data-dir", args.data_dir, "--listen", f"127.0.0.1:{port}",
+             "--no-seed", "--log-format", "json", "--cache-memory-mib", str(mib)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"server exited with {proc.returncode}")
+                try:
+                    call(http.client.HTTPConnection("127.0.0.1", port, timeout=30), "skills/list", {})
+                    break
+                except (ConnectionError, OSError):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+            idle = status(proc.pid)
+            skills, files, seconds = fill(port, args.fill, args.connections)
+            time.sleep(args.settle)
+            after = status(proc.pid)
+            found = caches(port)
+        finally:
+            proc.terminate()
+            proc.wait()
+        row = {"budget_mib": mib, "skills": skills, "files_read": files, "fill_s": seconds,
+               "idle": idle, "after": after, "cache_bytes": found["held"],
+               "cache_bytes_total": sum(found["held"].values()),
+               "caches_evicting": sorted(k for k, v in found["evictions"].items() if v)}
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    mib = lambda b: f"{b / 2**20:.0f}"
+    print(f"{args.data_dir}: the first {rows[0]['skills']} skills in listing order, "
+          f"{rows[0]['files_read']} files read; MiB")
+    print("| budget | caches hold | caches full | RSS idle | RSS after | anon / file | peak RSS "
+          "| RSS − budget | RSS − held |")
+    print("| --: | --: | --: | --: | --: | --: | --: | --: | --: |")
+    for r in rows:
+        a = r["after"]
+        print(f"| {r['budget_mib']} | {mib(r['cache_bytes_total'])} | "
+              f"{len(r['caches_evicting'])} of {len(r['cache_bytes'])} | {mib(r['idle']['VmRSS'])} | "
+              f"{mib(a['VmRSS'])} | {mib(a['RssAnon'])} / {mib(a['RssFile'])} | {mib(a['VmHWM'])} | "
+              f"{mib(a['VmRSS'] - r['budget_mib'] * 2**20)} | "
+              f"{mib(a['VmRSS'] - r['cache_bytes_total'])} |")
+
+
 def percentiles(samples):
     ordered = sorted(samples)
     at = lambda q: ordered[min(len(ordered) - 1, round((len(ordered) - 1) * q))] * 1000
@@ -200,7 +348,15 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--requests", type=int, default=6000)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--budgets", type=lambda v: [int(b) for b in v.split(",")],
+                    help="measure RSS against these cache budgets (MiB) instead")
+    ap.add_argument("--fill", type=int, default=10**9,
+                    help="with --budgets: fill from this many skills (in listing order)")
+    ap.add_argument("--connections", type=int, default=4, help="with --budgets: clients at once")
+    ap.add_argument("--settle", type=float, default=2.0, help="with --budgets: idle before sampling")
     args = ap.parse_args()
+    if args.budgets:
+        return memory(args)
     rng = random.Random(7)
 
     store = storage(args.data_dir)

@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::core::Digest;
 use crate::error::Error;
 use crate::registry::Registry;
-use crate::registry::cache::{Cache, CacheId};
+use crate::registry::cache::{self, Cache, CacheId};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -26,11 +26,12 @@ impl AppState {
         Self {
             registry: registry.clone(),
             config: Arc::new(config.clone()),
-            rendered: Arc::new(
-                registry
-                    .caches()
-                    .cache(CacheId::Rendered, |_, html: &Arc<String>| html.len()),
-            ),
+            rendered: Arc::new(registry.caches().cache(
+                CacheId::Rendered,
+                |_, html: &Arc<String>| {
+                    cache::arc_bytes(size_of::<String>()) + cache::string_bytes(html)
+                },
+            )),
         }
     }
 }

@@ -40,7 +40,7 @@ use crate::core::uri::{
 };
 use crate::core::{Code, McpKind, SkillUri, Visibility, mime};
 use crate::error::Error;
-use crate::registry::cache::{Budget, Cache, CacheId};
+use crate::registry::cache::{self, Budget, Cache, CacheId};
 use crate::registry::{Keep, Located, Registry};
 pub use entries::Codec;
 use entries::Entries;
@@ -125,7 +125,12 @@ struct Content {
 impl Content {
     fn of(mime_type: &str, bytes: &[u8]) -> Self {
         let (carried, body) = match mime::as_text(mime_type, bytes) {
-            Some(text) => (Carried::Text, slots::json_string_body(text)),
+            // Copied to its length: escaping grows the buffer it is written into, up to twice
+            // what it holds, and the cache weighs what is held.
+            Some(text) => (
+                Carried::Text,
+                Bytes::copy_from_slice(&slots::json_string_body(text)),
+            ),
             None => (Carried::Base64, Bytes::from(STANDARD.encode(bytes))),
         };
         Self {
@@ -143,10 +148,15 @@ impl Shared {
         Self {
             entries: Entries::new(budget),
             contents: budget.cache(CacheId::Contents, |(_, mime), c| {
-                mime.as_ref().map_or(0, String::len) + c.mime_type.len() + c.body.len()
+                mime.as_ref().map_or(0, cache::string_bytes)
+                    + cache::arc_bytes(c.mime_type.len())
+                    + cache::allocated(c.body.len())
             }),
             pages: budget.cache(CacheId::Pages, |(_, cursor), p| {
-                cursor.as_ref().map_or(0, String::len) + p.entries.len()
+                cursor.as_ref().map_or(0, cache::string_bytes)
+                    + cache::arc_bytes(size_of::<ServedPage>())
+                    + cache::arc_bytes(p.entries.len())
+                    + p.next_cursor.as_ref().map_or(0, cache::string_bytes)
             }),
         }
     }

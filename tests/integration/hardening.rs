@@ -1080,17 +1080,24 @@ async fn held_bodies_are_bounded_in_size_time_and_total() {
     drop(authenticated);
 
     // Two bodies of 200 kB held (sent in part) fill the 512 KiB budget: a third is refused
-    // before it sends anything, while requests without a body are served.
+    // before it sends anything, while requests without a body are served. Each held one waits
+    // to be admitted (`Expect: 100-continue`: the server asks for the body once it reserved
+    // its bytes) before it sends its part.
     let mut held = Vec::new();
     for _ in 0..2 {
         let mut c = TcpStream::connect(&addr).await.unwrap();
-        c.write_all(&mcp_post_head(200_000, None)).await.unwrap();
+        let mut head = mcp_post_head(200_000, None);
+        head.truncate(head.len() - 2);
+        head.extend(b"Expect: 100-continue\r\n\r\n");
+        c.write_all(&head).await.unwrap();
+        let mut admitted = [0u8; 25];
+        c.read_exact(&mut admitted).await.unwrap();
+        assert_eq!(&admitted, b"HTTP/1.1 100 Continue\r\n\r\n");
         c.write_all(&padded_initialize(200_000)[..1000])
             .await
             .unwrap();
         held.push(c);
     }
-    tokio::time::sleep(Duration::from_millis(500)).await; // both admitted
     let mut third = TcpStream::connect(&addr).await.unwrap();
     third
         .write_all(&mcp_post_head(200_000, None))

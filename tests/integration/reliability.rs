@@ -370,7 +370,17 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
         server.registry.index().catch_up_search().await.unwrap();
         server.registry.close().await;
     }
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // Closed: its last connection checkpointed the database and removed the WAL, which a
+    // read-only (immutable) open would not read.
+    let wal = source.path().join("skillreg.db-wal");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while wal.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the WAL outlived the server"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     // A read-only bind mount of the data directory (refused writes even for root).
     let view = tempfile::TempDir::new().unwrap();
     let mount = |args: &[&str]| {

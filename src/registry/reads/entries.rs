@@ -27,8 +27,8 @@ use super::{Reads, SkillEntry};
 use crate::core::Visibility;
 use crate::core::scan::Summary;
 use crate::error::Result;
+use crate::registry::cache::{self, Budget, Cache, CacheId};
 use crate::registry::page::Page;
-use crate::registry::cache::{Budget, Cache, CacheId};
 use crate::store::VersionId;
 use crate::store::{EntryId, ListingRecord, SerializedEntry};
 
@@ -80,7 +80,9 @@ impl Codec {
         Self {
             codec: Default::default(),
             state: AtomicU8::new(UNCHECKED),
-            cache: budget.cache(CacheId::Entries, |(_, subpath), b| subpath.len() + b.len()),
+            cache: budget.cache(CacheId::Entries, |(_, subpath), b| {
+                cache::string_bytes(subpath) + cache::arc_bytes(b.len())
+            }),
             fill: Default::default(),
         }
     }
