@@ -250,7 +250,7 @@ fn metrics() -> &'static Metrics {
         );
         registry.register(
             "cache_bytes",
-            "Bytes each in-memory cache holds (estimated for decoded records)",
+            "Bytes each in-memory cache holds, as the allocator holds them",
             m.cache_bytes.clone(),
         );
         registry.register(
