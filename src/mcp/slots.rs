@@ -24,7 +24,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use axum::body::Bytes;
 
 use crate::core::Principal;
-use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+use rmcp::model::{Skill, SkillFrontmatter, SkillResources};
 
 /// What the HTTP transport tells the handler about one request, in the request's extensions:
 /// who is asking, and the slots it will fill in rmcp's response. Over stdio there is none (the
@@ -135,8 +135,9 @@ pub struct SkillBytes {
 impl SkillsSlot {
     /// Leave a page's `entries`, and the one skill the handler answers in their place, the
     /// marker in its `_meta`: a well-formed entry, since rmcp checks every listed skill before it
-    /// serializes the page (its name is one letter, so that check costs little, and its
-    /// serialized form is made once). [`splice`] replaces it, as serialized, with the entries.
+    /// serializes the page (its name is one letter and its files `"dynamic"`, so that check
+    /// costs little, and its serialized form is made once). [`splice`] replaces it, as
+    /// serialized, with the entries.
     pub fn page(&self, entries: Bytes) -> Skill {
         self.fill(SkillBytes {
             entries,
@@ -147,55 +148,94 @@ impl SkillsSlot {
 
     /// Leave a `skills/get` answer's `entry`, and the skill the handler answers in its place:
     /// rmcp checks that it is the skill asked for (`uri`, and its `name` against it), then
-    /// checks it as it checks a listed one (on one file, not the entry's every file).
+    /// checks it as it checks a listed one. Its serialized form is put together from the parts
+    /// [`PARTS`] holds, around the URI and the name as JSON writes them.
     pub fn entry(&self, entry: Bytes, uri: &str, name: &str) -> Skill {
-        let skill = placeholder_marked(uri, name, self.marker());
         self.fill(SkillBytes {
             entries: entry,
-            placeholder: Some(Template::around(&skill, self.marker())),
+            placeholder: Some(Template::of(uri, name)),
         });
-        skill
+        placeholder_marked(uri, name, self.marker())
     }
 }
 
 /// The URI of a page's placeholder.
 const PAGE_URI: &str = "skill://x/SKILL.md";
 
+/// A placeholder: the skill `uri` names, with no file rmcp would check or serialize
+/// (`"dynamic"`), and the slot's marker in its `_meta`.
 fn placeholder_marked(uri: &str, name: &str, marker: &str) -> Skill {
-    let digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
     let mut meta = serde_json::Map::new();
     meta.insert("m".to_owned(), marker.into());
     Skill::new(
         uri,
         SkillFrontmatter::new(name, ""),
-        SkillResources::Files(vec![SkillResource::new(uri, digest, 0)]),
+        SkillResources::Dynamic,
     )
     .with_meta(rmcp::model::MetaObject(meta))
 }
 
-/// A placeholder as serialized, in two parts around its marker.
+/// A placeholder as serialized, in two parts around its marker (every marker has the same
+/// length).
 struct Template {
     before: Vec<u8>,
+    after: &'static [u8],
+}
+
+/// A placeholder as serde writes it, cut where its URI, its name and its marker go: computed
+/// once, so that a splice serializes no skill.
+struct Parts {
+    /// Up to the URI's opening quote; then from its closing quote to the name's opening one;
+    /// then from the name's closing quote up to the marker; then after the marker.
+    head: Vec<u8>,
+    middle: Vec<u8>,
+    tail: Vec<u8>,
     after: Vec<u8>,
 }
 
+static PARTS: LazyLock<Parts> = LazyLock::new(|| {
+    // Stand-ins that occur once in the serialized placeholder, and JSON writes as they are.
+    let (uri, name) = ("skillreg-uri-stand-in", "skillreg-name-stand-in");
+    let marker = format!("{MARKER_PREFIX}{}", "0".repeat(MARKER_HEX));
+    let bytes =
+        serde_json::to_vec(&placeholder_marked(uri, name, &marker)).expect("a skill serializes");
+    let find = |what: &str| {
+        memchr::memmem::find(&bytes, what.as_bytes()).expect("a stand-in is written as it is")
+    };
+    let (at_uri, at_name, at_marker) = (find(uri), find(name), find(&marker));
+    assert!(
+        at_uri < at_name && at_name < at_marker,
+        "serde writes uri, name, then _meta"
+    );
+    Parts {
+        head: bytes[..at_uri - 1].to_vec(),
+        middle: bytes[at_uri + uri.len() + 1..at_name - 1].to_vec(),
+        tail: bytes[at_name + name.len() + 1..at_marker].to_vec(),
+        after: bytes[at_marker + marker.len()..].to_vec(),
+    }
+});
+
 impl Template {
-    fn around(skill: &Skill, marker: &str) -> Self {
-        let bytes = serde_json::to_vec(skill).expect("a skill serializes");
-        let at = find_marker(&bytes, marker).expect("the marker is written as it is");
-        Self {
-            before: bytes[..at].to_vec(),
-            after: bytes[at + marker.len()..].to_vec(),
-        }
+    /// The placeholder of `uri` and `name` as serialized ([`placeholder_marked`]).
+    fn of(uri: &str, name: &str) -> Self {
+        let Parts {
+            head,
+            middle,
+            tail,
+            after,
+        } = &*PARTS;
+        let mut before = Vec::with_capacity(head.len() + middle.len() + tail.len() + 128);
+        before.extend_from_slice(head);
+        serde_json::to_writer(&mut before, uri).expect("a string serializes");
+        before.extend_from_slice(middle);
+        serde_json::to_writer(&mut before, name).expect("a string serializes");
+        before.extend_from_slice(tail);
+        Self { before, after }
     }
 }
 
-/// A page's placeholder as serialized (every marker has the same length): computed once, so
-/// that a page's splice serializes nothing.
-static PAGE: LazyLock<Template> = LazyLock::new(|| {
-    let marker = format!("{MARKER_PREFIX}{}", "0".repeat(MARKER_HEX));
-    Template::around(&placeholder_marked(PAGE_URI, "x", &marker), &marker)
-});
+/// A page's placeholder as serialized: made once.
+static PAGE: LazyLock<Template> = LazyLock::new(|| Template::of(PAGE_URI, "x"));
 
 /// Finds [`MARKER_PREFIX`]: built once (building a finder costs more than a search with it).
 static PREFIX: LazyLock<memchr::memmem::Finder<'static>> =
@@ -366,6 +406,25 @@ mod tests {
             let other = SkillsSlot::default();
             other.page(Bytes::from_static(b"{}"));
             assert!(splice(&body, &other, &other.take().unwrap()).is_none());
+        }
+    }
+
+    #[test]
+    fn a_placeholder_put_together_from_its_parts_is_what_serde_writes() {
+        for (uri, name) in [
+            (PAGE_URI, "x"),
+            ("skill://acme/@1.0.0/tools/sub/inner/SKILL.md", "inner"),
+            ("skill://acme/%C3%A9t%C3%A9/SKILL.md", "été"),
+            ("skill://a\"b\\c\u{1}/SKILL.md", "n\"m\u{7f}"),
+        ] {
+            let slot = SkillsSlot::default();
+            let skill = slot.entry(Bytes::new(), uri, name);
+            let Template { before, after } = slot.take().unwrap().placeholder.unwrap();
+            let whole = [&before[..], slot.marker().as_bytes(), after].concat();
+            assert_eq!(
+                String::from_utf8(whole).unwrap(),
+                serde_json::to_string(&skill).unwrap()
+            );
         }
     }
 
