@@ -115,8 +115,8 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
 /// wraps and a boxed `Next`): the caller is authenticated (the handler reads the principal to
 /// know what the caller sees; when reads need a token, anonymous callers are refused here), then
 /// the session gate reads the JSON-RPC method (`sessions::gate`), and the handler is told of the
-/// request through a [`Port`]; a `skills/list` page or a file's content is put into rmcp's
-/// response in `slots`.
+/// request through a [`Port`]; a `skills/list` page, a `skills/get` entry or a file's content
+/// is put into rmcp's response in `slots`.
 #[derive(Clone)]
 struct McpEndpoint(Arc<McpFront>);
 
