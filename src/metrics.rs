@@ -280,30 +280,112 @@ fn metrics() -> &'static Metrics {
 /// Record one HTTP request. `method` and `route` may come from the request: they are labelled
 /// only from bounded sets ([`METHODS`] and at most [`MAX_ROUTES`] routes, else `other`).
 pub fn http(method: &str, route: &str, status: u16, started: Instant) {
+    let elapsed = started.elapsed().as_secs_f64();
+    let method = method_label(method);
+    let seen = |s: &HttpSeries| s.method == method && s.route == route && s.status == status;
+    if HTTP_SERIES
+        .with_borrow(|series| series.iter().find(|s| seen(s)).map(|s| s.observe(elapsed)))
+        .is_some()
+    {
+        return;
+    }
     let m = metrics();
-    let (method, route) = (method_label(method), route_label(route));
-    m.http_requests
-        .get_or_create(&HttpLabels {
-            method,
-            route,
-            status,
-        })
-        .inc();
-    m.http_latency
-        .get_or_create(&RouteLabels { method, route })
-        .observe(started.elapsed().as_secs_f64());
+    let route = route_label(route);
+    let series = HttpSeries {
+        method,
+        route,
+        status,
+        count: m
+            .http_requests
+            .get_or_create(&HttpLabels {
+                method,
+                route,
+                status,
+            })
+            .clone(),
+        latency: m
+            .http_latency
+            .get_or_create(&RouteLabels { method, route })
+            .clone(),
+    };
+    series.observe(elapsed);
+    if route != OTHER {
+        HTTP_SERIES.with_borrow_mut(|kept| remember(kept, series));
+    }
 }
 
 /// Record one MCP request: `method` is the name of a method the server implements.
 pub fn mcp(method: &'static str, ok: bool, started: Instant) {
-    let m = metrics();
+    let elapsed = started.elapsed().as_secs_f64();
     let outcome = if ok { "ok" } else { "error" };
-    m.mcp_requests
-        .get_or_create(&McpLabels { method, outcome })
-        .inc();
-    m.mcp_latency
-        .get_or_create(&MethodLabels { method })
-        .observe(started.elapsed().as_secs_f64());
+    let seen = |s: &McpSeries| s.method == method && s.outcome == outcome;
+    if MCP_SERIES
+        .with_borrow(|series| series.iter().find(|s| seen(s)).map(|s| s.observe(elapsed)))
+        .is_some()
+    {
+        return;
+    }
+    let m = metrics();
+    let series = McpSeries {
+        method,
+        outcome,
+        count: m
+            .mcp_requests
+            .get_or_create(&McpLabels { method, outcome })
+            .clone(),
+        latency: m
+            .mcp_latency
+            .get_or_create(&MethodLabels { method })
+            .clone(),
+    };
+    series.observe(elapsed);
+    MCP_SERIES.with_borrow_mut(|kept| remember(kept, series));
+}
+
+// The series of HTTP and MCP requests each thread recorded last, so that a request of a kind
+// its thread has seen takes no lock and hashes no labels (at one `http` and one `mcp` per
+// request, the families' lookups were a few percent of a small read). A handle shares its
+// values with the family's (no series is ever removed from a family).
+thread_local! {
+    static HTTP_SERIES: std::cell::RefCell<Vec<HttpSeries>> = const { std::cell::RefCell::new(Vec::new()) };
+    static MCP_SERIES: std::cell::RefCell<Vec<McpSeries>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Series kept per thread at most, of each kind (the most recent first).
+const SERIES_KEPT: usize = 16;
+
+fn remember<T>(kept: &mut Vec<T>, series: T) {
+    kept.truncate(SERIES_KEPT - 1);
+    kept.insert(0, series);
+}
+
+struct HttpSeries {
+    method: &'static str,
+    route: &'static str,
+    status: u16,
+    count: Counter,
+    latency: Histogram,
+}
+
+impl HttpSeries {
+    fn observe(&self, seconds: f64) {
+        self.count.inc();
+        self.latency.observe(seconds);
+    }
+}
+
+struct McpSeries {
+    method: &'static str,
+    outcome: &'static str,
+    count: Counter,
+    latency: Histogram,
+}
+
+impl McpSeries {
+    fn observe(&self, seconds: f64) {
+        self.count.inc();
+        self.latency.observe(seconds);
+    }
 }
 
 /// Count an error answered with `code` (a row of the error-code table).
@@ -425,5 +507,45 @@ mod tests {
             .collect();
         assert!(labels.len() <= MAX_ROUTES + 1, "{}", labels.len());
         assert!(labels.contains(OTHER));
+    }
+
+    #[test]
+    fn requests_of_a_kind_seen_before_count_in_the_same_series() {
+        let line = |text: &str, start: &str| {
+            text.lines()
+                .find(|l| l.starts_with(start))
+                .map(|l| l.rsplit(' ').next().unwrap().to_owned())
+        };
+        let record = || {
+            for _ in 0..3 {
+                http("POST", "/series-test", 299, Instant::now());
+                mcp("series/test", false, Instant::now());
+            }
+        };
+        record();
+        std::thread::spawn(record).join().unwrap();
+        let text = render(None, &[], None, &[]);
+        // The route's label: itself, or `other` once the test of the bounds has used them up.
+        let route = route_label("/series-test");
+        let http_line = format!(
+            r#"skillreg_http_requests_total{{method="POST",route="{route}",status="299"}}"#
+        );
+        assert_eq!(line(&text, &http_line).as_deref(), Some("6"), "{text}");
+        assert_eq!(
+            line(
+                &text,
+                r#"skillreg_mcp_requests_total{method="series/test",outcome="error"}"#
+            )
+            .as_deref(),
+            Some("6"),
+        );
+        assert_eq!(
+            line(
+                &text,
+                r#"skillreg_mcp_request_duration_seconds_count{method="series/test"}"#
+            )
+            .as_deref(),
+            Some("6"),
+        );
     }
 }

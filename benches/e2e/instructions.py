@@ -141,7 +141,7 @@ def measure_server(name: str, args, cat: run.Catalog, work: Path, tenv: dict, re
 
 def markdown(results: dict) -> str:
     servers = results["config"]["servers"]
-    peers = [s for s in servers if s != "skillreg"]
+    peers = [s for s in servers if s not in ("skillreg", "skillreg-stateless")]
     lines = [
         f"Instructions per request (callgrind), {results['config']['requests']} requests per cell "
         f"over {results['config']['connections']} keep-alive connections, after "
@@ -162,8 +162,10 @@ def markdown(results: dict) -> str:
             for s in servers:
                 c = cells[s]
                 row.append(f"{c['per_request']:,}" if c and c.get("status") == "ok" else "–")
-            mine = cells.get("skillreg")
             for p in peers:
+                # A stateless peer beside skillreg's stateless mode, when both are measured.
+                mine = cells.get("skillreg-stateless" if p == "rmcp-stateless"
+                                 and "skillreg-stateless" in servers else "skillreg")
                 other = cells.get(p)
                 if mine and other and mine.get("status") == "ok" and other.get("status") == "ok":
                     row.append(f"{other['per_request'] / mine['per_request']:.2f}×")
@@ -199,8 +201,8 @@ def main() -> int:
     args.node = args.python = None
     args.page_size = 100
     for s in args.servers:
-        if s not in ("skillreg", "rmcp"):
-            ap.error(f"{s}: only skillreg and rmcp run under callgrind here")
+        if s not in ("skillreg", "rmcp", "skillreg-stateless", "rmcp-stateless"):
+            ap.error(f"{s}: only skillreg, rmcp and their stateless modes run under callgrind here")
     for tool in ("valgrind", "callgrind_control", "callgrind_annotate"):
         if subprocess.run(["which", tool], capture_output=True).returncode != 0:
             ap.error(f"{tool} not found: apt-get install valgrind")

@@ -115,8 +115,8 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
 /// wraps and a boxed `Next`): the caller is authenticated (the handler reads the principal to
 /// know what the caller sees; when reads need a token, anonymous callers are refused here), then
 /// the session gate reads the JSON-RPC method (`sessions::gate`), and the handler is told of the
-/// request through a [`Port`]; a `skills/list` page or a file's content is put into rmcp's
-/// response in `slots`.
+/// request through a [`Port`]; a `skills/list` page, a `skills/get` entry or a file's content
+/// is put into rmcp's response in `slots`.
 #[derive(Clone)]
 struct McpEndpoint(Arc<McpFront>);
 
@@ -161,7 +161,7 @@ impl McpFront {
             &self.sessions,
             request,
             async |request, method| match method {
-                Some("skills/list") => self.splice_page(request, port).await,
+                Some("skills/list" | "skills/get") => self.splice_skills(request, port).await,
                 Some("resources/read") => self.place_content(request, port).await,
                 None if request.headers().contains_key(LAST_EVENT_ID) => {
                     self.resume(request, port).await
@@ -262,10 +262,9 @@ async fn observe<F: Future<Output = Response>>(
         })
         .map_or_else(
             || {
-                format!(
-                    "{:08x}{:08x}",
+                new_request_id(
                     std::process::id(),
-                    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 )
             },
             str::to_owned,
@@ -295,6 +294,22 @@ async fn observe<F: Future<Output = Response>>(
         response.headers_mut().insert(REQUEST_ID, v);
     }
     response
+}
+
+/// A request id of our own: the process id and the request's number, each as at least 8
+/// lower-case hex digits (what `format!("{pid:08x}{n:08x}")` writes, without formatting
+/// machinery: one is made per request).
+fn new_request_id(pid: u32, n: u64) -> String {
+    let mut id = String::with_capacity(24);
+    for (value, bits) in [(u64::from(pid), 32), (n, (64 - n.leading_zeros()).max(32))] {
+        let digits = bits.div_ceil(4);
+        for i in (0..digits).rev() {
+            id.push(char::from(
+                b"0123456789abcdef"[(value >> (4 * i)) as usize & 0xf],
+            ));
+        }
+    }
+    id
 }
 
 /// The first `max` bytes of `s`, or fewer to end on a character.
@@ -416,6 +431,18 @@ impl From<&Config> for ConnectionLimits {
                 config.trusted_proxies().unwrap_or_default(),
             ),
             header_read_timeout: Duration::from_secs(config.header_read_timeout_secs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_request_id_of_our_own_is_what_the_format_writes() {
+        for pid in [0, 1, 0xabc, u32::MAX] {
+            for n in [0, 9, 0xdead_beef, 1 << 32, 0x1_2345_6789, u64::MAX] {
+                assert_eq!(super::new_request_id(pid, n), format!("{pid:08x}{n:08x}"));
+            }
         }
     }
 }

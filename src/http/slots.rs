@@ -1,6 +1,6 @@
 //! The transport's half of the bytes that go around rmcp's serializer (the handler's half is
-//! `mcp::slots`): for a `skills/list` the page's entries replace the placeholder skill in rmcp's
-//! response; for a `resources/read` the body is rmcp's with the frame that holds the slot's
+//! `mcp::slots`): for a `skills/list` or a `skills/get` the serialized entries replace the
+//! placeholder skill in rmcp's response; for a `resources/read` the body is rmcp's with the frame that holds the slot's
 //! marker sent as three, the content in the marker's place ([`ContentBody`]: the content is
 //! neither escaped nor copied here, it goes out as the kept `Bytes` it is); a resumed 2025-era
 //! stream sends neither again.
@@ -18,7 +18,7 @@ use super::McpFront;
 use super::app::ApiError;
 use crate::error::Error;
 use crate::mcp::slots::{self, marker_at};
-use crate::mcp::{ContentSlot, PageSlot, Port};
+use crate::mcp::{ContentSlot, Port, SkillsSlot};
 
 impl McpFront {
     /// A 2025-era session's stream resumed (`Last-Event-ID`): what rmcp sends again, except
@@ -47,28 +47,28 @@ impl McpFront {
         Response::from_parts(parts, axum::body::Body::new(ContentBody::new(body, slot)))
     }
 
-    /// Put a `skills/list` page's serialized entries into rmcp's response (see
-    /// `mcp::slots`): the handler leaves them in the request's [`PageSlot`] and answers the
-    /// slot's placeholder skill, which is replaced here once rmcp has written the response (a
-    /// JSON body, or a 2025-era session's SSE stream).
-    pub(super) async fn splice_page(&self, request: Request, mut port: Port) -> Response {
-        let slot = PageSlot::default();
-        port.page = Some(slot.clone());
+    /// Put a `skills/list` page's or a `skills/get` answer's serialized entries into rmcp's
+    /// response (see `mcp::slots`): the handler leaves them in the request's [`SkillsSlot`]
+    /// and answers the slot's placeholder skill, which is replaced here once rmcp has written
+    /// the response (a JSON body, or a 2025-era session's SSE stream).
+    pub(super) async fn splice_skills(&self, request: Request, mut port: Port) -> Response {
+        let slot = SkillsSlot::default();
+        port.skills = Some(slot.clone());
         let (mut parts, body) = self.rmcp(request, port).await.into_parts();
         let body = match axum::body::to_bytes(body, usize::MAX).await {
             Ok(body) => body,
             Err(e) => return ApiError::from(Error::Internal(e.to_string())).into_response(),
         };
-        let Some(entries) = slot.take() else {
+        let Some(filled) = slot.take() else {
             // An error, answered as rmcp wrote it.
             return Response::from_parts(parts, axum::body::Body::from(body));
         };
-        let Some(body) = slots::splice(&body, &slot, &entries) else {
+        let Some(body) = slots::splice(&body, &slot, &filled) else {
             // rmcp's output did not hold the placeholder: a bug to fix, never a page answered
             // without its skills.
-            tracing::error!("a skills/list response could not take its entries");
+            tracing::error!("a skills response could not take its entries");
             return ApiError::from(Error::Internal(
-                "the skills/list response could not be assembled".to_owned(),
+                "the skills response could not be assembled".to_owned(),
             ))
             .into_response();
         };

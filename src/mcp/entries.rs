@@ -8,7 +8,8 @@
 //! yank, the scan verdict, which a rescan may change) is written per request after them.
 //!
 //! rmcp serializes every result it is handed, so a page of cached bytes cannot travel through
-//! its typed `ListSkillsResult`: over HTTP the page goes around it (`super::slots`).
+//! its typed `ListSkillsResult`: over HTTP the page goes around it (`super::slots`), and so does
+//! a `skills/get` answer's entry (its own part kept here, [`Entries`]).
 //!
 //! The store keeps these bytes with each listing row ([`Codec`]), tagged with a format: when
 //! the format differs, kept entries are dropped and serialized again. The format is never
@@ -32,7 +33,7 @@ use crate::core::SkillUri;
 use crate::core::provenance::Provenance;
 use crate::core::records::VersionId;
 use crate::core::scan::Summary;
-use crate::registry::cache::{Budget, Cache, CacheId};
+use crate::registry::cache::{self, Budget, Cache, CacheId};
 use crate::registry::{EntryCodec, Listed, SkillEntry};
 
 /// A skill entry as rmcp's typed `Skill`: frontmatter verbatim, every file with its digest and
@@ -159,52 +160,44 @@ fn take_string(map: &mut Map<String, Value>, key: &str) -> String {
     }
 }
 
-/// The typed entries of `skills/get` answers; one per process (every MCP session shares it).
-/// Never invalidated: a version's entry is the same for as long as the version exists.
+/// The entries of `skills/get` answers; one per process (every MCP session shares it). Never
+/// invalidated: a version's own part is the same for as long as the version exists.
 pub struct Entries {
-    /// `skills/get` answers' entries without what varies per moment, typed (rmcp serializes
-    /// what a handler returns), by version, subpath and whether the URI is pinned (the URIs in
-    /// an entry name the version as it was asked for).
-    typed: Cache<(VersionId, String, bool), Typed>,
-}
-
-/// A kept [`own_skill`], with its weight: its serialized length, twice (a typed entry holds its
-/// text in many allocations).
-#[derive(Clone)]
-struct Typed {
-    skill: Arc<Skill>,
-    weight: usize,
+    /// The [`own_part`] of `skills/get` answers' entries, by version, subpath and whether the
+    /// URI is pinned (the URIs in an entry name the version as it was asked for).
+    own: Cache<(VersionId, String, bool), Arc<str>>,
 }
 
 impl Entries {
     pub fn new(budget: &Budget) -> Self {
         Self {
-            typed: budget.cache(CacheId::TypedEntries, |(_, subpath, _), t| {
-                t.weight.saturating_add(subpath.len())
+            own: budget.cache(CacheId::GetEntries, |(_, subpath, _), own| {
+                cache::string_bytes(subpath) + cache::arc_bytes(own.len())
             }),
         }
     }
 
-    /// A `skills/get` entry: its version's own part made once and kept, then what varies per
-    /// moment. The same as [`skill`] makes.
-    pub fn skill(&self, entry: &SkillEntry) -> Skill {
+    /// A `skills/get` entry serialized, the same bytes as rmcp writes for [`skill`]: its
+    /// version's own part made once and kept, then what varies per moment.
+    pub fn serialized(&self, entry: &SkillEntry) -> Vec<u8> {
         let key = (entry.version_id, entry.subpath.clone(), entry.is_pinned());
-        let own = match self.typed.get(&key) {
-            Some(kept) => kept.skill,
+        let own = match self.own.get(&key) {
+            Some(own) => own,
             None => {
-                let skill = Arc::new(own_skill(entry));
-                let weight = 2 * serde_json::to_vec(&*skill).map_or(usize::MAX, |b| b.len());
-                self.typed.insert(
-                    key,
-                    Typed {
-                        skill: skill.clone(),
-                        weight,
-                    },
-                );
-                skill
+                let own: Arc<str> = own_part(entry).into();
+                self.own.insert(key, own.clone());
+                own
             }
         };
-        with_moment(Skill::clone(&own), entry)
+        let mut out = Vec::with_capacity(own.len() + 256);
+        out.extend_from_slice(own.as_bytes());
+        close_entry(
+            &mut out,
+            entry.deprecation.as_deref(),
+            entry.yanked.as_deref(),
+            &entry.scan,
+        );
+        out
     }
 
     /// The entries of a page of current versions, as the elements of a JSON array (without the
@@ -216,29 +209,33 @@ impl Entries {
             if i > 0 {
                 out.push(b',');
             }
-            let moment = match listed {
+            match listed {
                 Listed::Kept {
                     own,
                     deprecation,
                     scan,
                 } => {
                     out.extend_from_slice(own.as_bytes());
-                    moment_meta_of(deprecation.as_deref(), None, scan)
+                    close_entry(&mut out, deprecation.as_deref(), None, scan);
                 }
                 Listed::Built(entry) => {
                     debug_assert!(!entry.is_pinned(), "pages list current versions");
                     out.extend_from_slice(own_part(entry).as_bytes());
-                    moment_meta(entry)
+                    close_entry(
+                        &mut out,
+                        entry.deprecation.as_deref(),
+                        entry.yanked.as_deref(),
+                        &entry.scan,
+                    );
                 }
-            };
-            close_entry(&mut out, moment);
+            }
         }
         out
     }
 }
 
-/// The version's own part of a current entry: a `Skill` whose `_meta` holds its version and
-/// source, serialized and left open:
+/// The version's own part of an entry: a `Skill` whose `_meta` holds its version and source,
+/// serialized and left open:
 /// `{"uri":…,"frontmatter":…,"resources":[…],"_meta":{"dev.skillreg/version":…` (serde writes
 /// `_meta` last, and the version first in it). Compact JSON, so one line.
 fn own_part(entry: &SkillEntry) -> String {
@@ -285,15 +282,26 @@ impl EntryCodec for Codec {
     }
 }
 
-/// The per-moment members of an entry's `_meta`, then the closing braces.
-fn close_entry(out: &mut Vec<u8>, moment: Map<String, Value>) {
-    for (key, value) in moment {
-        out.push(b',');
-        serde_json::to_writer(&mut *out, &key).expect("a string serializes");
-        out.push(b':');
-        serde_json::to_writer(&mut *out, &value).expect("a JSON value serializes");
+/// The per-moment members of an entry's `_meta` ([`moment_meta_of`], written as serde writes
+/// that map, without building it), then the closing braces.
+fn close_entry(out: &mut Vec<u8>, deprecation: Option<&str>, yanked: Option<&str>, scan: &Summary) {
+    let mut member = |key: &str, inner: Option<(&str, &str)>| {
+        let _ = write!(out, ",\"{META_PREFIX}{key}\":");
+        if let Some((name, text)) = inner {
+            let _ = write!(out, "{{\"{name}\":");
+            serde_json::to_writer(&mut *out, text).expect("a string serializes");
+            out.push(b'}');
+        }
+    };
+    if let Some(message) = deprecation {
+        member("deprecated", Some(("message", message)));
     }
-    let _ = out.write_all(b"}}");
+    if let Some(reason) = yanked {
+        member("yanked", Some(("reason", reason)));
+    }
+    member("scan", None);
+    serde_json::to_writer(&mut *out, scan).expect("a scan summary serializes");
+    out.extend_from_slice(b"}}");
 }
 
 #[cfg(test)]
@@ -314,6 +322,46 @@ mod tests {
             format_of(&actual),
             "the format is the snapshot's"
         );
+    }
+
+    #[test]
+    fn a_serialized_entry_is_what_rmcp_writes_for_the_typed_one() {
+        let entries = Entries::new(&Budget::new(1 << 20, std::time::Duration::from_secs(1)));
+        let mut all = SkillEntry::canonical_examples();
+        // The same entries as a pinned URI names them.
+        for current in SkillEntry::canonical_examples() {
+            let mut pinned = current.clone();
+            let root = current.root.to_string();
+            let (ns, name) = root["skill://".len()..].split_once('/').unwrap();
+            let at = format!("skill://{ns}/@{}/{name}", current.version);
+            pinned.root = SkillUri::parse(&at).unwrap();
+            assert!(pinned.is_pinned(), "{at}");
+            all.push(pinned);
+        }
+        for mut entry in all {
+            for (deprecation, yanked) in [(None, None), (Some("use b"), Some("broken \"x\""))] {
+                entry.deprecation = deprecation.map(str::to_owned);
+                entry.yanked = yanked.map(str::to_owned);
+                if yanked.is_some() {
+                    entry.scan = Summary {
+                        verdict: crate::core::scan::Verdict::Flagged,
+                        counts: [
+                            (crate::core::scan::Severity::High, 2),
+                            (crate::core::scan::Severity::Low, 1),
+                        ]
+                        .into(),
+                    };
+                }
+                let typed = serde_json::to_vec(&skill(&entry)).unwrap();
+                // Made, then kept: the same bytes.
+                for _ in 0..2 {
+                    assert_eq!(
+                        String::from_utf8(entries.serialized(&entry)).unwrap(),
+                        String::from_utf8(typed.clone()).unwrap()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

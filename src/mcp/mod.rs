@@ -46,7 +46,7 @@ pub use entries::Codec;
 use entries::Entries;
 use entries::scan_meta;
 pub use search_tool::SEARCH_TOOL;
-pub use slots::{ContentSlot, PageSlot, Port};
+pub use slots::{ContentSlot, Port, SkillsSlot};
 
 /// Freshness hint for anything addressed by a current-version URI: it changes on publish/yank.
 pub const CURRENT_TTL_MS: u64 = 60_000;
@@ -108,7 +108,7 @@ pub struct Shared {
 struct ServedPage {
     epoch: u64,
     made: std::time::Instant,
-    entries: Arc<[u8]>,
+    entries: Bytes,
     next_cursor: Option<String>,
 }
 
@@ -440,8 +440,11 @@ impl SkillServer {
 fn with_scan(contents: ResourceContents, scan: Option<Summary>) -> ResourceContents {
     match scan {
         Some(scan) => {
+            // The key, made once rather than formatted for each read.
+            static KEY: std::sync::LazyLock<String> =
+                std::sync::LazyLock::new(|| format!("{META_PREFIX}scan"));
             let mut meta = Map::new();
-            meta.insert(format!("{META_PREFIX}scan"), scan_meta(&scan));
+            meta.insert(KEY.clone(), scan_meta(&scan));
             contents.with_meta(rmcp::model::MetaObject(meta))
         }
         None => contents,
@@ -476,11 +479,13 @@ impl ServerHandler for SkillServer {
             let (viewer, cache_scope) = self.caller(port);
             let cursor = request.and_then(|r| r.cursor);
             // Over HTTP the transport splices the serialized entries into the response.
-            let (skills, next_cursor) = match port.and_then(|port| port.page.as_ref()) {
+            let (skills, next_cursor) = match port.and_then(|port| port.skills.as_ref()) {
                 Some(slot) => {
                     let page = self.served_page(viewer, cursor).await?;
-                    slot.fill(page.entries.clone());
-                    (vec![slot.placeholder()], page.next_cursor.clone())
+                    (
+                        vec![slot.page(page.entries.clone())],
+                        page.next_cursor.clone(),
+                    )
                 }
                 None => {
                     let page = self
@@ -508,7 +513,8 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         observed("skills/get", async {
-            let (viewer, cache_scope) = self.caller(slots::of(&ctx));
+            let port = slots::of(&ctx);
+            let (viewer, cache_scope) = self.caller(port);
             let entry = async {
                 let uri = parse_uri(&request.uri)?;
                 let entry = self.registry.reads().get_skill(&viewer, &uri).await?;
@@ -524,7 +530,16 @@ impl ServerHandler for SkillServer {
             .await
             .map_err(|e| to_mcp(e, None))?;
             let pinned = entry.is_pinned();
-            Ok(GetSkillResult::new(self.shared.entries.skill(&entry))
+            // Over HTTP the transport splices the serialized entry into the response.
+            let skill = match port.and_then(|port| port.skills.as_ref()) {
+                Some(slot) => {
+                    let name = entry.frontmatter().get("name").and_then(|n| n.as_str());
+                    let bytes = self.shared.entries.serialized(&entry).into();
+                    slot.entry(bytes, &request.uri, name.unwrap_or_default())
+                }
+                None => entries::skill(&entry),
+            };
+            Ok(GetSkillResult::new(skill)
                 .with_ttl_ms(ttl(pinned))
                 .with_cache_scope(cache_scope))
         })

@@ -1,18 +1,20 @@
 //! Bytes that go around rmcp's serializer over HTTP.
 //!
 //! rmcp serializes every result it is handed. Two kinds of result are mostly bytes made once:
-//! a `skills/list` page (entries serialized once, `super::entries`) and a file's content (its
-//! text escaped, or its base64 text; kept by digest). Serializing them again per request costs
-//! more than the rest of the request: a 200 KB image's 273 KB of base64 is scanned for
-//! characters to escape (there are none), copied into the JSON text, and copied again into its
-//! SSE event; a reference file's text is escaped again on every read.
+//! skill entries (a `skills/list` page, a `skills/get` answer: each entry's own part serialized
+//! once, `super::entries`) and a file's content (its text escaped, or its base64 text; kept by
+//! digest). Serializing them again per request costs more than the rest of the request: a
+//! 200 KB image's 273 KB of base64 is scanned for characters to escape (there are none), copied
+//! into the JSON text, and copied again into its SSE event; a reference file's text is escaped
+//! again on every read; an entry rmcp is handed is checked (its name normalized, its URIs
+//! percent-decoded) and serialized field by field, about a fifth of a `skills/get`.
 //!
-//! So over HTTP the transport puts a [`Slot`] in the request's extensions ([`PageSlot`],
+//! So over HTTP the transport puts a [`Slot`] in the request's extensions ([`SkillsSlot`],
 //! [`ContentSlot`]), each with a marker of its own; the handler fills the slot and answers the
-//! marker in place of the bytes (a page's one placeholder skill, a file's `text` or `blob`), and
-//! the transport replaces the marker in rmcp's serialized response: a page by [`splice`], a
-//! content by sending the frame that holds it as three (`http::slots`), without copying the
-//! content. Where there is no slot (stdio) the result goes through rmcp whole. Both ways give
+//! marker in place of the bytes (the one placeholder skill of a page or a `skills/get`, a file's
+//! `text` or `blob`), and the transport replaces the marker in rmcp's serialized response:
+//! entries by [`splice`], a content by sending the frame that holds it as three
+//! (`http::slots`), without copying the content. Where there is no slot (stdio) the result goes through rmcp whole. Both ways give
 //! the same bytes: `tests/integration/mcp_protocol.rs` compares them, and this module's tests
 //! pin what each relies on in rmcp's output.
 use std::hash::BuildHasher;
@@ -22,7 +24,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use axum::body::Bytes;
 
 use crate::core::Principal;
-use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+use rmcp::model::{Skill, SkillFrontmatter, SkillResources};
 
 /// What the HTTP transport tells the handler about one request, in the request's extensions:
 /// who is asking, and the slots it will fill in rmcp's response. Over stdio there is none (the
@@ -31,7 +33,7 @@ use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
 #[derive(Clone, Default)]
 pub struct Port {
     pub principal: Principal,
-    pub page: Option<PageSlot>,
+    pub skills: Option<SkillsSlot>,
     pub content: Option<ContentSlot>,
 }
 
@@ -58,14 +60,15 @@ const MARKER_HEX: usize = 32;
 /// written.
 pub struct Slot<T> {
     value: Arc<Mutex<Option<T>>>,
-    marker: Arc<str>,
+    /// The marker's text (ASCII), made without formatting: one is made per request.
+    marker: [u8; MARKER_PREFIX.len() + MARKER_HEX],
 }
 
 impl<T> Clone for Slot<T> {
     fn clone(&self) -> Self {
         Self {
             value: self.value.clone(),
-            marker: self.marker.clone(),
+            marker: self.marker,
         }
     }
 }
@@ -77,9 +80,16 @@ impl<T> Default for Slot<T> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let (a, b) = (KEYS.hash_one(n), KEYS.hash_one((n, u64::MAX)));
+        let mut marker = [0; MARKER_PREFIX.len() + MARKER_HEX];
+        let (prefix, hex) = marker.split_at_mut(MARKER_PREFIX.len());
+        prefix.copy_from_slice(MARKER_PREFIX.as_bytes());
+        for (i, digit) in hex.iter_mut().enumerate() {
+            let word = if i < 16 { a } else { b };
+            *digit = b"0123456789abcdef"[(word >> (60 - 4 * (i % 16))) as usize & 0xf];
+        }
         Self {
             value: Arc::default(),
-            marker: format!("{MARKER_PREFIX}{a:016x}{b:016x}").into(),
+            marker,
         }
     }
 }
@@ -107,53 +117,125 @@ impl<T> Slot<T> {
 
     /// What the handler answers where the value goes.
     pub fn marker(&self) -> &str {
-        &self.marker
+        std::str::from_utf8(&self.marker).expect("a marker is ASCII")
     }
 }
 
-/// A `skills/list` page's serialized entries (comma-separated), for [`splice`].
-pub type PageSlot = Slot<Arc<[u8]>>;
+/// Serialized skill entries (comma-separated): a `skills/list` page's, or the one entry of a
+/// `skills/get` answer, for [`splice`].
+pub type SkillsSlot = Slot<SkillBytes>;
 
-impl PageSlot {
-    /// The one skill the handler answers in place of the page's entries, the marker in its
-    /// `_meta`: a well-formed entry, since rmcp checks every listed skill before it serializes
-    /// the page (its name is one letter, so that check costs little). [`splice`] replaces it, as
+/// What a handler leaves in a [`SkillsSlot`]: the entries, and how the placeholder it answered
+/// in their place is serialized around its marker (`None`: a page's, [`PAGE`]).
+pub struct SkillBytes {
+    entries: Bytes,
+    placeholder: Option<Template>,
+}
+
+impl SkillsSlot {
+    /// Leave a page's `entries`, and the one skill the handler answers in their place, the
+    /// marker in its `_meta`: a well-formed entry, since rmcp checks every listed skill before it
+    /// serializes the page (its name is one letter and its files `"dynamic"`, so that check
+    /// costs little, and its serialized form is made once). [`splice`] replaces it, as
     /// serialized, with the entries.
-    pub fn placeholder(&self) -> Skill {
-        placeholder_marked(self.marker())
+    pub fn page(&self, entries: Bytes) -> Skill {
+        self.fill(SkillBytes {
+            entries,
+            placeholder: None,
+        });
+        placeholder_marked(PAGE_URI, "x", self.marker())
+    }
+
+    /// Leave a `skills/get` answer's `entry`, and the skill the handler answers in its place:
+    /// rmcp checks that it is the skill asked for (`uri`, and its `name` against it), then
+    /// checks it as it checks a listed one. Its serialized form is put together from the parts
+    /// [`PARTS`] holds, around the URI and the name as JSON writes them.
+    pub fn entry(&self, entry: Bytes, uri: &str, name: &str) -> Skill {
+        self.fill(SkillBytes {
+            entries: entry,
+            placeholder: Some(Template::of(uri, name)),
+        });
+        placeholder_marked(uri, name, self.marker())
     }
 }
 
-fn placeholder_marked(marker: &str) -> Skill {
-    const URI: &str = "skill://x/SKILL.md";
-    let digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+/// The URI of a page's placeholder.
+const PAGE_URI: &str = "skill://x/SKILL.md";
+
+/// A placeholder: the skill `uri` names, with no file rmcp would check or serialize
+/// (`"dynamic"`), and the slot's marker in its `_meta`.
+fn placeholder_marked(uri: &str, name: &str, marker: &str) -> Skill {
     let mut meta = serde_json::Map::new();
     meta.insert("m".to_owned(), marker.into());
     Skill::new(
-        URI,
-        SkillFrontmatter::new("x", ""),
-        SkillResources::Files(vec![SkillResource::new(URI, digest, 0)]),
+        uri,
+        SkillFrontmatter::new(name, ""),
+        SkillResources::Dynamic,
     )
     .with_meta(rmcp::model::MetaObject(meta))
 }
 
-/// The placeholder as serialized, in two parts around its marker (every marker has the same
-/// length): computed once, so that a splice serializes nothing.
+/// A placeholder as serialized, in two parts around its marker (every marker has the same
+/// length).
 struct Template {
     before: Vec<u8>,
+    after: &'static [u8],
+}
+
+/// A placeholder as serde writes it, cut where its URI, its name and its marker go: computed
+/// once, so that a splice serializes no skill.
+struct Parts {
+    /// Up to the URI's opening quote; then from its closing quote to the name's opening one;
+    /// then from the name's closing quote up to the marker; then after the marker.
+    head: Vec<u8>,
+    middle: Vec<u8>,
+    tail: Vec<u8>,
     after: Vec<u8>,
 }
 
-static TEMPLATE: LazyLock<Template> = LazyLock::new(|| {
+static PARTS: LazyLock<Parts> = LazyLock::new(|| {
+    // Stand-ins that occur once in the serialized placeholder, and JSON writes as they are.
+    let (uri, name) = ("skillreg-uri-stand-in", "skillreg-name-stand-in");
     let marker = format!("{MARKER_PREFIX}{}", "0".repeat(MARKER_HEX));
-    let bytes = serde_json::to_vec(&placeholder_marked(&marker)).expect("a skill serializes");
-    let at =
-        memchr::memmem::find(&bytes, marker.as_bytes()).expect("the marker is written as it is");
-    Template {
-        before: bytes[..at].to_vec(),
-        after: bytes[at + marker.len()..].to_vec(),
+    let bytes =
+        serde_json::to_vec(&placeholder_marked(uri, name, &marker)).expect("a skill serializes");
+    let find = |what: &str| {
+        memchr::memmem::find(&bytes, what.as_bytes()).expect("a stand-in is written as it is")
+    };
+    let (at_uri, at_name, at_marker) = (find(uri), find(name), find(&marker));
+    assert!(
+        at_uri < at_name && at_name < at_marker,
+        "serde writes uri, name, then _meta"
+    );
+    Parts {
+        head: bytes[..at_uri - 1].to_vec(),
+        middle: bytes[at_uri + uri.len() + 1..at_name - 1].to_vec(),
+        tail: bytes[at_name + name.len() + 1..at_marker].to_vec(),
+        after: bytes[at_marker + marker.len()..].to_vec(),
     }
 });
+
+impl Template {
+    /// The placeholder of `uri` and `name` as serialized ([`placeholder_marked`]).
+    fn of(uri: &str, name: &str) -> Self {
+        let Parts {
+            head,
+            middle,
+            tail,
+            after,
+        } = &*PARTS;
+        let mut before = Vec::with_capacity(head.len() + middle.len() + tail.len() + 128);
+        before.extend_from_slice(head);
+        serde_json::to_writer(&mut before, uri).expect("a string serializes");
+        before.extend_from_slice(middle);
+        serde_json::to_writer(&mut before, name).expect("a string serializes");
+        before.extend_from_slice(tail);
+        Self { before, after }
+    }
+}
+
+/// A page's placeholder as serialized: made once.
+static PAGE: LazyLock<Template> = LazyLock::new(|| Template::of(PAGE_URI, "x"));
 
 /// Finds [`MARKER_PREFIX`]: built once (building a finder costs more than a search with it).
 static PREFIX: LazyLock<memchr::memmem::Finder<'static>> =
@@ -179,10 +261,11 @@ fn find_marker(haystack: &[u8], marker: &str) -> Option<usize> {
 pub type ContentSlot = Slot<Bytes>;
 
 /// `body` (a JSON-RPC response, or the SSE stream a 2025-era session answers a POST with) with
-/// the page's placeholder skill replaced by `entries`. `None` when `body` does not hold the
-/// placeholder exactly as `serde_json` writes it.
-pub fn splice(body: &[u8], slot: &PageSlot, entries: &[u8]) -> Option<Vec<u8>> {
-    let Template { before, after } = &*TEMPLATE;
+/// the placeholder skill replaced by the entries `slot` was left (`filled`, taken from it).
+/// `None` when `body` does not hold the placeholder exactly as `serde_json` writes it.
+pub fn splice(body: &[u8], slot: &SkillsSlot, filled: &SkillBytes) -> Option<Vec<u8>> {
+    let Template { before, after } = filled.placeholder.as_ref().unwrap_or(&PAGE);
+    let entries = &filled.entries[..];
     let marker = find_marker(body, slot.marker())?;
     let (start, end) = (
         marker.checked_sub(before.len())?,
@@ -287,20 +370,25 @@ mod tests {
 
     #[test]
     fn a_page_takes_its_entries_in_place_of_its_placeholder_as_rmcp_writes_it() {
-        let slot = PageSlot::default();
+        let slot = SkillsSlot::default();
+        let placeholder = slot.page(Bytes::from_static(br#"{"a":1},{"b":2}"#));
         // rmcp refuses a page with an entry it finds malformed.
-        rmcp::model::validate_skills(&[slot.placeholder()]).unwrap();
+        rmcp::model::validate_skills(std::slice::from_ref(&placeholder)).unwrap();
         // A skill whose fields spell the empty page or another slot's marker is left alone.
         let decoy = Skill::new(
-            format!("skill://a/\"skills\":[]}}/{}", PageSlot::default().marker()),
+            format!(
+                "skill://a/\"skills\":[]}}/{}",
+                SkillsSlot::default().marker()
+            ),
             SkillFrontmatter::new("skills", "[]"),
             SkillResources::Files(Vec::new()),
         );
         let result =
-            rmcp::model::ListSkillsResult::with_all_items(vec![decoy.clone(), slot.placeholder()])
+            rmcp::model::ListSkillsResult::with_all_items(vec![decoy.clone(), placeholder])
                 .with_ttl_ms(1);
+        let filled = slot.take().unwrap();
         for body in as_rmcp_writes(result.into()) {
-            let spliced = splice(&body, &slot, br#"{"a":1},{"b":2}"#).unwrap();
+            let spliced = splice(&body, &slot, &filled).unwrap();
             let (text, value) = response_of(spliced);
             assert_eq!(
                 value["result"]["skills"],
@@ -308,10 +396,69 @@ mod tests {
                 "{text}"
             );
             // An empty page: the placeholder and nothing else goes.
-            let empty = splice(&body, &slot, b"").unwrap();
+            let nothing = SkillBytes {
+                entries: Bytes::new(),
+                placeholder: None,
+            };
+            let empty = splice(&body, &slot, &nothing).unwrap();
             assert!(!String::from_utf8(empty).unwrap().contains(slot.marker()));
             // Another request's slot finds nothing here.
-            assert_eq!(splice(&body, &PageSlot::default(), b"{}"), None);
+            let other = SkillsSlot::default();
+            other.page(Bytes::from_static(b"{}"));
+            assert!(splice(&body, &other, &other.take().unwrap()).is_none());
+        }
+    }
+
+    #[test]
+    fn a_placeholder_put_together_from_its_parts_is_what_serde_writes() {
+        for (uri, name) in [
+            (PAGE_URI, "x"),
+            ("skill://acme/@1.0.0/tools/sub/inner/SKILL.md", "inner"),
+            ("skill://acme/%C3%A9t%C3%A9/SKILL.md", "été"),
+            ("skill://a\"b\\c\u{1}/SKILL.md", "n\"m\u{7f}"),
+        ] {
+            let slot = SkillsSlot::default();
+            let skill = slot.entry(Bytes::new(), uri, name);
+            let Template { before, after } = slot.take().unwrap().placeholder.unwrap();
+            let whole = [&before[..], slot.marker().as_bytes(), after].concat();
+            assert_eq!(
+                String::from_utf8(whole).unwrap(),
+                serde_json::to_string(&skill).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn a_skills_get_answer_takes_its_entry_in_place_of_its_placeholder_as_rmcp_writes_it() {
+        // A name JSON escapes nothing of, and one it does (the URI percent-encodes it).
+        for (uri, name) in [
+            ("skill://acme/@1.0.0/tools/sub/inner/SKILL.md", "inner"),
+            ("skill://acme/%C3%A9t%C3%A9/SKILL.md", "été"),
+        ] {
+            let slot = SkillsSlot::default();
+            let placeholder = slot.entry(Bytes::from_static(br#"{"uri":"e"}"#), uri, name);
+            // What rmcp checks of a `skills/get` answer: the skill asked for, well formed.
+            assert_eq!(placeholder.uri, uri);
+            placeholder.validate().unwrap();
+            let result = rmcp::model::GetSkillResult::new(placeholder)
+                .with_ttl_ms(1)
+                .with_cache_scope(rmcp::model::CacheScope::Public);
+            let filled = slot.take().unwrap();
+            for body in as_rmcp_writes(result.into()) {
+                let spliced = splice(&body, &slot, &filled).unwrap();
+                let (text, value) = response_of(spliced);
+                assert_eq!(
+                    value["result"],
+                    json!({"resultType": "complete", "skill": {"uri": "e"}, "ttlMs": 1, "cacheScope": "public"}),
+                    "{text}"
+                );
+                // A page's placeholder is not this one.
+                let page = SkillBytes {
+                    entries: filled.entries.clone(),
+                    placeholder: None,
+                };
+                assert!(splice(&body, &slot, &page).is_none());
+            }
         }
     }
 
@@ -352,8 +499,22 @@ mod tests {
             .map(|_| ContentSlot::default().marker().to_owned())
             .collect();
         assert_eq!(markers.len(), 1000);
+        // Each half of the hex digits is a value of its own.
+        for half in [
+            MARKER_PREFIX.len()..MARKER_PREFIX.len() + 16,
+            MARKER_PREFIX.len() + 16..MARKER_PREFIX.len() + MARKER_HEX,
+        ] {
+            let halves: std::collections::HashSet<&str> =
+                markers.iter().map(|m| &m[half.clone()]).collect();
+            assert_eq!(halves.len(), 1000);
+        }
         for marker in &markers {
             assert_eq!(marker.len(), MARKER_PREFIX.len() + MARKER_HEX);
+            let hex = &marker[MARKER_PREFIX.len()..];
+            assert!(
+                hex.bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            );
             assert_eq!(
                 serde_json::to_string(marker).unwrap(),
                 format!("\"{marker}\"")

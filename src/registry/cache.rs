@@ -33,7 +33,7 @@
 //! | `exports` | registry | version id, archive format | never: a version's archive never changes |
 //! | `archive_digests` | registry | version id | never (as exports) |
 //! | `entries` | registry (serialized by the transport's codec) | version id, subpath | never: a version's entry is the same bytes for as long as it exists |
-//! | `typed_entries` | mcp (`skills/get`) | version id, subpath, pinned | never (as entries) |
+//! | `get_entries` | mcp (`skills/get`: an entry's own part, serialized) | version id, subpath, pinned | never (as entries) |
 //! | `contents` | mcp (`resources/read`) | file digest, MIME type by name | never (as blobs) |
 //! | `pages` | mcp (`skills/list` pages as served) | viewer, cursor | epoch: an item made before the last change, or older than [`RESOLVE_TTL`], is not served ([`Registry::current_epoch`]) |
 //! | `rendered` | http (web page) | SKILL.md digest | never (as blobs) |
@@ -66,7 +66,7 @@ pub enum CacheId {
     Exports,
     ArchiveDigests,
     Entries,
-    TypedEntries,
+    GetEntries,
     Contents,
     Pages,
     Rendered,
@@ -166,8 +166,8 @@ pub const CACHES: [Declared; CACHE_COUNT] = [
     ),
     declare(CacheId::Entries, "entries", 32, MIB, 4, Invalidation::Never),
     declare(
-        CacheId::TypedEntries,
-        "typed_entries",
+        CacheId::GetEntries,
+        "get_entries",
         32,
         MIB,
         4,

@@ -141,7 +141,7 @@ async fn list_get_and_read_the_seed_on_both_eras() {
             };
             assert_eq!(
                 &got["result"]["skill"], skill,
-                "{era}: skills/get equals the listed entry"
+                "{era}: skills/get equals the listed entry: {got}"
             );
             assert!(got["result"].get("nextCursor").is_none());
         }
@@ -221,6 +221,32 @@ async fn entries_kept_serialized_are_served_as_built_on_both_eras() {
             ],
             "{era}"
         );
+    }
+    // Over stdio rmcp serializes the typed entry; over HTTP the kept bytes go around it: the
+    // same entries, current and pinned, deprecated or not.
+    let mut stdio = StdioClient::start(&server);
+    for uri in [
+        "skill://acme/tools/SKILL.md",
+        "skill://acme/@1.0.0/tools/sub/inner/SKILL.md",
+        "skill://skillreg/finding-skills/SKILL.md",
+    ] {
+        let over_stdio = stdio.call("skills/get", json!({ "uri": uri }));
+        assert!(over_stdio["result"]["skill"].is_object(), "{over_stdio}");
+        for (era, got) in [
+            (
+                "2026-07-28",
+                modern.call("skills/get", json!({ "uri": uri })).await,
+            ),
+            (
+                "2025-11-25",
+                legacy.call("skills/get", json!({ "uri": uri })).await,
+            ),
+        ] {
+            assert_eq!(
+                got["result"]["skill"], over_stdio["result"]["skill"],
+                "{uri} ({era})"
+            );
+        }
     }
 }
 
@@ -750,6 +776,7 @@ async fn a_resumed_stream_never_sends_an_answer_again() {
             json!({"uri": "skill://acme/pics/assets/big.png"}),
         ),
         ("skills/list", json!({})),
+        ("skills/get", json!({"uri": "skill://acme/pics/SKILL.md"})),
     ] {
         let (id, sse) = legacy.call_raw(method, params.clone()).await;
         let first = parse_body(&sse);
