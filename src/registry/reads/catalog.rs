@@ -15,7 +15,7 @@ use crate::core::{Namespace, SkillName, SkillRef, VersionRef, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::page::{Page, split_page};
 use crate::source::{ExportFile, archive};
-use crate::store::{Manifest, NameMatch, VersionRecord};
+use crate::store::{CatalogRecord, Manifest, NameMatch, VersionRecord};
 
 /// Most namespaces [`Reads::skill_named`] looks at for one name.
 pub const MAX_SAME_NAME: u32 = 100;
@@ -35,15 +35,7 @@ impl Reads {
             .store
             .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
-        let (rows, next_cursor) = split_page(rows, limit, |r| encode_key_cursor(&r.skill));
-        let items = rows
-            .into_iter()
-            // A skill whose versions are all pending review is revealed only to holders of its
-            // namespace's tokens.
-            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(SkillView::listed)
-            .collect();
-        Ok(Page { items, next_cursor })
+        Ok(listed_page(rows, limit, viewer))
     }
 
     /// The skills `viewer` sees whose name starts with `prefix`, across namespaces, in (name,
@@ -61,26 +53,17 @@ impl Reads {
             .store
             .catalog_by_name(NameMatch::Prefix(prefix), after.as_ref(), limit + 1, viewer)
             .await?;
-        let (rows, next_cursor) = split_page(rows, limit, |r| encode_key_cursor(&r.skill));
-        let items = rows
-            .into_iter()
-            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(SkillView::listed)
-            .collect();
-        Ok(Page { items, next_cursor })
+        Ok(listed_page(rows, limit, viewer))
     }
 
     /// The skill named `name` that `viewer` sees, whatever its namespace: unknown when no
     /// namespace has one (that `viewer` sees), ambiguous when more than one does.
     pub async fn skill_named(&self, viewer: &Visibility, name: &SkillName) -> Result<SkillView> {
-        let mut found: Vec<SkillView> = self
+        let found = self
             .store
             .catalog_by_name(NameMatch::Exact(name), None, MAX_SAME_NAME, viewer)
-            .await?
-            .into_iter()
-            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
-            .map(SkillView::listed)
-            .collect();
+            .await?;
+        let mut found = listed(found, viewer);
         match found.len() {
             0 => Err(NotFound::SkillNamed(name.clone()).into()),
             1 => Ok(found.remove(0)),
@@ -250,6 +233,24 @@ impl Reads {
         let packed = Arc::new(packed);
         self.exports.insert((row.id, format), packed.clone());
         Ok(packed)
+    }
+}
+
+/// The skills of catalog rows that `viewer` sees: a skill whose versions are all pending review is
+/// revealed only to holders of its namespace's tokens.
+fn listed(rows: Vec<CatalogRecord>, viewer: &Visibility) -> Vec<SkillView> {
+    rows.into_iter()
+        .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+        .map(SkillView::listed)
+        .collect()
+}
+
+/// A catalog page of rows fetched as `limit + 1`.
+fn listed_page(rows: Vec<CatalogRecord>, limit: u32, viewer: &Visibility) -> Page<SkillView> {
+    let (rows, next_cursor) = split_page(rows, limit, |r| encode_key_cursor(&r.skill));
+    Page {
+        items: listed(rows, viewer),
+        next_cursor,
     }
 }
 
