@@ -22,7 +22,7 @@ pub const DEFAULT_REGISTRY: &str = "http://127.0.0.1:8080";
 /// Where and as whom to connect.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Remote {
-    /// Base URL of the registry.
+    /// Base URL of the registry (its MCP endpoint, `<base>/mcp`, is accepted too).
     #[arg(
         long,
         env = "SKILLREG_REGISTRY",
@@ -56,8 +56,18 @@ impl Failure {
 }
 
 impl Remote {
+    /// The registry's base URL: `--registry` without a trailing `/`, or `/mcp` (people copy the
+    /// MCP endpoint, which every agent is given).
+    fn base(&self) -> &str {
+        let registry = self.registry.trim_end_matches('/');
+        registry
+            .strip_suffix("/mcp")
+            .unwrap_or(registry)
+            .trim_end_matches('/')
+    }
+
     fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.registry.trim_end_matches('/'))
+        format!("{}{path}", self.base())
     }
 
     /// Send `req`; a success is decoded as `T` (also printed as JSON with `--json`), a refusal
@@ -84,7 +94,15 @@ impl Remote {
         if !status.is_success() {
             let (code, message) = match serde_json::from_slice::<ErrorBody>(&bytes) {
                 Ok(body) => (body.error.code, body.error.message),
-                Err(_) => ("http_error".to_owned(), String::new()),
+                // Not a registry's answer: a proxy, another server, or a wrong path.
+                Err(_) => (
+                    "http_error".to_owned(),
+                    format!(
+                        "{} answered without a registry error body: is --registry the \
+                         registry's base URL?",
+                        self.base()
+                    ),
+                ),
             };
             return Err(Failure::refused(format!(
                 "{} [{}] (HTTP {})",

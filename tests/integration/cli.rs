@@ -610,3 +610,47 @@ fn a_secret_on_the_command_line_gets_a_warning() {
         out.stderr
     );
 }
+
+/// `--registry` takes the base URL or the MCP endpoint people are given (`<base>/mcp`); a URL
+/// that answers without a registry's error body says so, instead of an empty message.
+#[tokio::test]
+async fn the_registry_may_be_named_by_its_mcp_endpoint_and_a_wrong_url_says_so() {
+    let server = admin_server().await;
+    let mcp = format!("{}/mcp/", server.base());
+    let CliOutput {
+        code,
+        stdout,
+        stderr,
+    } = run_cli_async(
+        &["token", "list", "--registry", &mcp],
+        &[("SKILLREG_TOKEN", ADMIN)],
+    )
+    .await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // Another server on that address (a proxy's or a web server's 404 page).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let wrong = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf).await;
+            let _ = stream
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found")
+                .await;
+        }
+    });
+    let CliOutput { code, stderr, .. } = run_cli_async(
+        &["token", "list", "--registry", &wrong],
+        &[("SKILLREG_TOKEN", ADMIN)],
+    )
+    .await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{wrong} answered without a registry error body: is --registry the registry's base URL?"
+        )) && stderr.contains("[http_error] (HTTP 404)"),
+        "{stderr}"
+    );
+}
