@@ -57,7 +57,9 @@ pub enum Command {
     Publish {
         /// The skill directory (SKILL.md at its root).
         dir: PathBuf,
-        #[arg(long, short, env = "SKILLREG_NAMESPACE", default_value = "default")]
+        /// The namespace to publish into (required: a registry has no default one, and the
+        /// token's scope names it).
+        #[arg(long, short, env = "SKILLREG_NAMESPACE")]
         namespace: String,
         #[arg(long)]
         version: Option<String>,

@@ -210,6 +210,8 @@ async fn publish_validates_locally_before_uploading() {
         &[
             "publish",
             dir.to_str().unwrap(),
+            "--namespace",
+            "acme",
             "--registry",
             "http://127.0.0.1:9",
         ],
@@ -230,6 +232,8 @@ async fn publish_validates_locally_before_uploading() {
         &[
             "publish",
             dir.to_str().unwrap(),
+            "--namespace",
+            "acme",
             "--registry",
             "http://127.0.0.1:9",
         ],
@@ -245,6 +249,8 @@ async fn publish_validates_locally_before_uploading() {
         &[
             "publish",
             dir.to_str().unwrap(),
+            "--namespace",
+            "acme",
             "--registry",
             "http://127.0.0.1:9",
         ],
@@ -653,4 +659,25 @@ async fn the_registry_may_be_named_by_its_mcp_endpoint_and_a_wrong_url_says_so()
         )) && stderr.contains("[http_error] (HTTP 404)"),
         "{stderr}"
     );
+}
+
+/// `publish` names its namespace: without one it is a usage error naming the flag and its
+/// variable, never a refusal about a namespace called "default" the user did not type.
+#[test]
+fn publish_without_a_namespace_is_a_usage_error_naming_the_flag() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("deploy-helper");
+    write_skill(&dir, "deploy-helper", "Deploys things.");
+    let out = crate::common::run_cli(
+        &[
+            "publish",
+            dir.to_str().unwrap(),
+            "--registry",
+            "http://127.0.0.1:9",
+        ],
+        &[("SKILLREG_TOKEN", "t")],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--namespace"), "{}", out.stderr);
+    assert!(!out.stderr.contains("default"), "{}", out.stderr);
 }
