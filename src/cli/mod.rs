@@ -697,12 +697,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let shutdown = CancellationToken::new();
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let app = http::router(registry.clone(), &config, shutdown.clone());
+    let addr = listener.local_addr()?;
     tracing::info!(
-        addr = %listener.local_addr()?,
+        %addr,
         storage = %config.storage,
-        "serving MCP at http://{}/mcp",
-        listener.local_addr()?
+        "serving MCP at http://{addr}/mcp, the web catalog at http://{addr}/"
     );
+    match config.admin_token() {
+        Some(_) => tracing::info!(
+            "to publish: `SKILLREG_TOKEN=<the admin token> skillreg token create --registry \
+             http://{addr} --namespace <ns> --action publish`, then `skillreg publish <dir> \
+             --namespace <ns>` with that token"
+        ),
+        None => tracing::info!(
+            "no admin token is set, so nobody can publish or manage tokens: set one \
+             (SKILLREG_ADMIN_TOKEN=$(openssl rand -hex 32), or admin_token in the config \
+             file) and restart"
+        ),
+    }
     let signal = shutdown.clone();
     tokio::spawn(async move {
         shutdown_signal().await;

@@ -226,11 +226,15 @@ fn json_logs_one_line_per_request_and_never_a_token() {
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     // Wait for the listening line, then make requests that carry the token.
-    for line in lines.by_ref() {
-        if line.unwrap().contains("serving MCP at") {
-            break;
-        }
-    }
+    let serving = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|line| line.contains("serving MCP at"))
+        .expect("the server says where it serves");
+    assert!(
+        serving.contains(&format!("the web catalog at http://127.0.0.1:{port}/")),
+        "{serving}"
+    );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let http = reqwest::Client::new();
@@ -252,6 +256,13 @@ fn json_logs_one_line_per_request_and_never_a_token() {
         .status();
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let _ = child.wait();
+    // With an admin token, the log says how to publish (and never shows the token).
+    assert!(
+        rest.iter()
+            .any(|l| l
+                .contains("to publish: `SKILLREG_TOKEN=<the admin token> skillreg token create")),
+        "{rest:#?}"
+    );
     let requests: Vec<Value> = rest
         .iter()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -668,4 +679,42 @@ fn a_weak_admin_token_is_refused_with_what_is_needed() {
         let out = run_cli(&["config", "print"], &[("SKILLREG_ADMIN_TOKEN", strong)]);
         assert_eq!(out.code, 0, "{strong}: {}", out.stderr);
     }
+}
+
+/// Without an admin token, `serve` says that nobody can publish and how to set one.
+#[test]
+fn serve_without_an_admin_token_says_how_to_set_one() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(tmp.path())
+        .env_remove("SKILLREG_ADMIN_TOKEN")
+        .env("SKILLREG_LOG", "info")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (found, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let hint = BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .find(|l| l.contains("no admin token is set"));
+        let _ = found.send(hint);
+    });
+    let hint = heard.recv_timeout(std::time::Duration::from_secs(60));
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let _ = child.wait();
+    let hint = hint
+        .expect("the server started")
+        .expect("the hint is logged");
+    assert!(
+        hint.contains("nobody can publish or manage tokens")
+            && hint.contains("SKILLREG_ADMIN_TOKEN=$(openssl rand -hex 32)"),
+        "{hint}"
+    );
 }
