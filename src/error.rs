@@ -4,8 +4,8 @@
 
 use crate::core::scan::Finding;
 use crate::core::{
-    AccessError, BundleError, Code, RefError, SkillName, SkillRef, UriError, VersionError,
-    VersionRef,
+    AccessError, BundleError, Code, RefError, SkillName, SkillRef, SkillVersion, UriError,
+    VersionError, VersionRef,
 };
 use crate::search::SearchError;
 use crate::source::ArchiveError;
@@ -29,8 +29,10 @@ pub enum Error {
     },
     #[error("{0}")]
     InvalidVersion(#[from] VersionError),
-    #[error("{0} already exists with different content")]
-    VersionExists(VersionRef),
+    /// With the version a changed skill can be published as: the next patch after the newest
+    /// stored one.
+    #[error("{version} already exists with different content{hint}", version = .0, hint = next_free(.1.as_deref()))]
+    VersionExists(VersionRef, Option<Box<SkillVersion>>),
     #[error("{version} is refused: {}", blocked_summary(findings))]
     Blocked {
         version: VersionRef,
@@ -150,7 +152,7 @@ impl Error {
             Self::Access(e) => e.code(),
             Self::NameMismatch { .. } => Code::NameMismatch,
             Self::InvalidVersion(_) => Code::InvalidVersion,
-            Self::VersionExists(_) => Code::VersionExists,
+            Self::VersionExists(..) => Code::VersionExists,
             Self::Blocked { .. } => Code::ContentBlocked,
             Self::AmbiguousSkill { .. } => Code::AmbiguousSkill,
             Self::InvalidUri { .. } => Code::InvalidUri,
@@ -234,6 +236,13 @@ fn blocked_summary(findings: &[Finding]) -> String {
         if findings.len() == 1 { "" } else { "s" },
         shown.join(", ")
     )
+}
+
+/// What to publish a changed skill as, for [`Error::VersionExists`].
+fn next_free(next: Option<&SkillVersion>) -> String {
+    next.map_or_else(String::new, |next| {
+        format!("; versions never change: publish the changed skill as {next} (the next patch after the newest)")
+    })
 }
 
 #[cfg(test)]

@@ -143,6 +143,11 @@ async fn a_refused_version_leaves_storage_untouched() {
         .unwrap_err();
     assert_eq!(err.code(), Code::VersionExists);
     assert_eq!(
+        err.to_string(),
+        "acme/refunds@1.0.0 already exists with different content; versions never change: \
+         publish the changed skill as 1.0.1 (the next patch after the newest)"
+    );
+    assert_eq!(
         registry.stats().await.unwrap(),
         before,
         "not even its blobs"

@@ -128,7 +128,7 @@ impl Prepared {
         match e {
             StoreError::VersionExists { .. } => {
                 crate::metrics::publish("refused");
-                Error::VersionExists(self.version_ref())
+                Error::VersionExists(self.version_ref(), None)
             }
             other => Error::Storage(other),
         }
@@ -302,7 +302,7 @@ impl Publisher {
                 outcomes[i] = Some(outcome);
             }
         }
-        Ok(items
+        let mut results: Vec<Result<Published>> = items
             .into_iter()
             .zip(outcomes)
             .map(
@@ -314,7 +314,27 @@ impl Publisher {
                     Err(e) => Err(item.store_error(e)),
                 },
             )
-            .collect())
+            .collect();
+        for result in &mut results {
+            if let Err(Error::VersionExists(version, next)) = result {
+                *next = self.next_free(&version.skill).await?;
+            }
+        }
+        Ok(results)
+    }
+
+    /// The next patch after the newest stored version of `skill` (revoked and pending ones
+    /// included: a number is never given twice), which a changed skill can be published as.
+    async fn next_free(&self, skill: &core::SkillRef) -> Result<Option<Box<SkillVersion>>> {
+        let Some(record) = self.store.skill(skill).await? else {
+            return Ok(None);
+        };
+        let versions = self.store.versions(record.id).await?;
+        Ok(versions
+            .into_iter()
+            .map(|v| v.version)
+            .max()
+            .map(|newest| Box::new(newest.next_patch())))
     }
 
     /// Publish an uploaded archive as `target`, for `caller`, with what the client recorded
