@@ -322,6 +322,15 @@ pub struct Config {
         default_value = "30"
     )]
     pub rate_limit_auth_failures_per_minute: u32,
+    /// The registry's home page, given to MCP clients (`serverInfo.websiteUrl`) and in the
+    /// server card (an http or https URL). Unset: the server card names the web catalog at the
+    /// address the client used, and `serverInfo` names none.
+    #[arg(long, env = "SKILLREG_WEBSITE_URL")]
+    pub website_url: Option<String>,
+    /// The icon MCP clients show for this registry (`serverInfo.icons`, the server card): an
+    /// https URL or a `data:image/...` URI. Unset: skillreg's own icon, embedded.
+    #[arg(long, env = "SKILLREG_ICON_URL")]
+    pub icon_url: Option<String>,
     /// Show remote (https) images of a SKILL.md on the web catalog's pages. Off by default: a
     /// remote image tells its host of every view of the page; off, it shows as a link.
     #[arg(long, env = "SKILLREG_WEB_REMOTE_IMAGES")]
@@ -614,6 +623,20 @@ impl Config {
             )));
         }
         self.trusted_proxies()?;
+        if let Some(url) = &self.website_url
+            && !(url.starts_with("https://") || url.starts_with("http://"))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "website_url must be an http or https URL, not {url:?}"
+            )));
+        }
+        if let Some(url) = &self.icon_url
+            && !(url.starts_with("https://") || url.starts_with("data:image/"))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "icon_url must be an https URL or a data:image/... URI, not {url:?}"
+            )));
+        }
         if let Some(t) = &self.admin_token {
             check_admin_token(t.expose()).map_err(|why| {
                 ConfigError::Invalid(format!(

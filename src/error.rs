@@ -64,6 +64,10 @@ pub enum Error {
     BodyTooLarge(usize),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    #[error("the message is not JSON: {0}")]
+    ParseError(String),
+    #[error("the message is not a JSON-RPC 2.0 request, notification or response: {0}")]
+    InvalidMessage(String),
     #[error("the request took longer than {0} s")]
     Timeout(u64),
     #[error("too many requests; retry in {0} s")]
@@ -163,6 +167,8 @@ impl Error {
             Self::UnsupportedMediaType(_) => Code::UnsupportedMediaType,
             Self::BodyTooLarge(_) => Code::BodyTooLarge,
             Self::InvalidRequest(_) => Code::InvalidRequest,
+            Self::ParseError(_) => Code::ParseError,
+            Self::InvalidMessage(_) => Code::InvalidMessage,
             Self::Timeout(_) => Code::RequestTimeout,
             Self::RateLimited(_) => Code::RateLimited,
             Self::TooManySessions => Code::TooManySessions,

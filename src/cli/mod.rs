@@ -685,9 +685,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let options = McpOptions {
             reads_need_token: false,
             index_max_skills: config.index_json_max_skills,
+            website_url: config.website_url.clone(),
+            icon_url: config.icon_url.clone(),
         };
-        let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches()));
-        let service = SkillServer::new(registry.clone(), options, shared)
+        let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches(), &options));
+        let service = SkillServer::new(registry.clone(), &options, shared)
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;

@@ -27,6 +27,8 @@ pub enum McpKind {
     Internal,
     /// `-32601` Method not found: the server does not answer this JSON-RPC method.
     MethodNotFound,
+    /// `-32700` Parse error: the message is not JSON.
+    ParseError,
 }
 
 impl McpKind {
@@ -37,6 +39,7 @@ impl McpKind {
             Self::InvalidRequest => "invalid_request",
             Self::Internal => "internal",
             Self::MethodNotFound => "method_not_found",
+            Self::ParseError => "parse_error",
         }
     }
 }
@@ -138,6 +141,11 @@ error_codes! {
     Forbidden = "forbidden", 403, InvalidRequest;
     NamespaceNotAllowed = "namespace_not_allowed", 403, InvalidRequest;
     // How it was sent.
+    /// An MCP message that is not JSON (`-32700`).
+    ParseError = "parse_error", 400, ParseError;
+    /// JSON that is no JSON-RPC 2.0 message: a batch, no `"jsonrpc": "2.0"`, a `method` that is
+    /// not a string, an id that is neither a string nor a number (`-32600`).
+    InvalidMessage = "invalid_message", 400, InvalidRequest;
     UnsupportedMediaType = "unsupported_media_type", 415, InvalidRequest;
     BodyTooLarge = "body_too_large", 413, InvalidRequest;
     RequestTimeout = "request_timeout", 408, Internal;

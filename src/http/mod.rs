@@ -9,6 +9,7 @@ pub mod api;
 mod app;
 mod auth;
 mod bodies;
+mod card;
 mod clawhub;
 mod discovery;
 mod guard;
@@ -55,6 +56,8 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
     let options = McpOptions {
         reads_need_token: config.require_read_token,
         index_max_skills: config.index_json_max_skills,
+        website_url: config.website_url.clone(),
+        icon_url: config.icon_url.clone(),
     };
     let session_limits = Arc::new(sessions::SessionLimits::new(
         config.max_mcp_sessions,
@@ -66,9 +69,9 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         Duration::from_secs(config.mcp_session_idle_secs),
     ));
     session_manager.sweep(shutdown.child_token());
-    let shared = Arc::new(Shared::new(registry.caches()));
+    let shared = Arc::new(Shared::new(registry.caches(), &options));
     let mcp = StreamableHttpService::new(
-        move || Ok(SkillServer::new(registry.clone(), options, shared.clone())),
+        move || Ok(SkillServer::new(registry.clone(), &options, shared.clone())),
         session_manager,
         mcp_config,
     );
@@ -92,6 +95,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(operator)
         .merge(web::routes(state.clone()))
         .merge(discovery::routes(state.clone()))
+        .merge(card::routes(state.clone()))
         .merge(clawhub::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)

@@ -63,14 +63,48 @@ skill's manifest, resources/read to read a file and resources/directory/read to 
 directories. Start with the skills in the `skillreg` namespace: they explain how to find, pin and \
 publish skills here.";
 
+/// The name clients show for this server (`serverInfo.title`, the server card).
+pub const TITLE: &str = "skillreg: Agent Skills registry";
+/// What this server does, in one line (`serverInfo.description`; the server card allows 100
+/// characters).
+pub const DESCRIPTION: &str =
+    "Versioned Agent Skills to discover, read and install, as skill:// resources";
+
 /// How the MCP surface is exposed.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct McpOptions {
     /// Reads need a token: every namespace is private, and every result says
     /// `cacheScope: "private"` so shared caches do not keep it.
     pub reads_need_token: bool,
     /// Catalog size up to which `skill://index.json` lists every skill.
     pub index_max_skills: usize,
+    /// `serverInfo.websiteUrl`, when the operator set one (`website_url`).
+    pub website_url: Option<String>,
+    /// The icon's URI (`icon_url`); `None`: skillreg's own ([`identity`]).
+    pub icon_url: Option<String>,
+}
+
+/// Who this server is, as `initialize` and `server/discover` tell it (`serverInfo`) and the
+/// server card repeats: name, title, version, description, website and icon.
+pub fn identity(website_url: Option<&str>, icon_url: Option<&str>) -> Implementation {
+    let icon = match icon_url {
+        Some(url) => rmcp::model::Icon::new(url),
+        None => {
+            use base64::Engine as _;
+            let svg = base64::engine::general_purpose::STANDARD.encode(include_bytes!("icon.svg"));
+            rmcp::model::Icon::new(format!("data:image/svg+xml;base64,{svg}"))
+                .with_mime_type("image/svg+xml")
+                .with_sizes(vec!["any".to_owned()])
+        }
+    };
+    let info = Implementation::new("skillreg", env!("CARGO_PKG_VERSION"))
+        .with_title(TITLE)
+        .with_description(DESCRIPTION)
+        .with_icons(vec![icon]);
+    match website_url {
+        Some(url) => info.with_website_url(url),
+        None => info,
+    }
 }
 
 /// The rmcp handler. Cheap to clone: one per MCP session, sharing [`Shared`].
@@ -102,6 +136,8 @@ pub struct Shared {
     /// catalog is the same bytes until the catalog changes, so it is kept like the registry's
     /// resolutions ([`Registry::current_epoch`]).
     pages: Cache<(Visibility, Option<String>), Arc<ServedPage>>,
+    /// What `initialize` answers of the server (rmcp asks on every stateless request).
+    info: ServerConfig,
 }
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
@@ -144,8 +180,9 @@ impl Content {
 impl Shared {
     /// The caches every session shares, sized from the registry's budget; made once per
     /// process, then cloned into every session.
-    pub fn new(budget: &Budget) -> Self {
+    pub fn new(budget: &Budget, options: &McpOptions) -> Self {
         Self {
+            info: server_config(options),
             entries: Entries::new(budget),
             contents: budget.cache(CacheId::Contents, |(_, mime), c| {
                 mime.as_ref().map_or(0, cache::string_bytes)
@@ -177,7 +214,7 @@ enum Found {
 impl SkillServer {
     /// A handler for one session; `shared` is made once per process ([`Shared::new`]), then
     /// cloned into every session.
-    pub fn new(registry: Registry, options: McpOptions, shared: Arc<Shared>) -> Self {
+    pub fn new(registry: Registry, options: &McpOptions, shared: Arc<Shared>) -> Self {
         Self {
             registry,
             reads_need_token: options.reads_need_token,
@@ -294,6 +331,16 @@ pub(crate) fn error_data(code: Code, message: String) -> ErrorData {
         McpKind::MethodNotFound => {
             ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, data)
         }
+        McpKind::ParseError => ErrorData::parse_error(message, data),
+    }
+}
+
+/// A list answered in one page has no cursor of its own: any cursor a client sends is not one
+/// this server gave (`invalid_cursor`, as every paginated method answers an unknown one).
+fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), ErrorData> {
+    match request.and_then(|r| r.cursor) {
+        Some(_) => Err(to_mcp(Error::InvalidCursor, None)),
+        None => Ok(()),
     }
 }
 
@@ -451,22 +498,29 @@ fn with_scan(contents: ResourceContents, scan: Option<Summary>) -> ResourceConte
     }
 }
 
+/// The server's capabilities and identity. The one tool never changes (`tools.listChanged`
+/// false); the catalog does (`resources.listChanged`).
+fn server_config(options: &McpOptions) -> ServerConfig {
+    let mut capabilities = ServerCapabilities::builder()
+        .enable_completions()
+        .enable_resources()
+        .enable_tools()
+        .enable_resources_list_changed()
+        .enable_skills_with_directory_read()
+        .build();
+    if let Some(tools) = capabilities.tools.as_mut() {
+        tools.list_changed = Some(false);
+    }
+    let identity = identity(options.website_url.as_deref(), options.icon_url.as_deref());
+    ServerConfig::new(capabilities)
+        .with_server_info(identity)
+        .with_instructions(INSTRUCTIONS)
+}
+
 impl ServerHandler for SkillServer {
-    /// Built once: rmcp asks for it on every stateless request.
+    /// Built once per process ([`Shared`]): rmcp asks for it on every stateless request.
     fn get_info(&self) -> ServerConfig {
-        static INFO: std::sync::LazyLock<ServerConfig> = std::sync::LazyLock::new(|| {
-            let capabilities = ServerCapabilities::builder()
-                .enable_completions()
-                .enable_resources()
-                .enable_tools()
-                .enable_resources_list_changed()
-                .enable_skills_with_directory_read()
-                .build();
-            ServerConfig::new(capabilities)
-                .with_server_info(Implementation::new("skillreg", env!("CARGO_PKG_VERSION")))
-                .with_instructions(INSTRUCTIONS)
-        });
-        INFO.clone()
+        self.shared.info.clone()
     }
 
     async fn list_skills(
@@ -621,6 +675,7 @@ impl ServerHandler for SkillServer {
                 .map_err(|e| to_mcp(e, None))?;
             let index = cursor.is_none().then(|| {
                 Resource::new(INDEX_JSON, "index.json")
+                    .with_title("Discovery index")
                     .with_description(
                         "Discovery index of this registry's skills (legacy SEP-2640 draft format)",
                     )
@@ -629,7 +684,10 @@ impl ServerHandler for SkillServer {
             let resources = index
                 .into_iter()
                 .chain(page.items.into_iter().map(|s| {
+                    // Shown as where the skill sits: one name may be in several namespaces.
+                    let title = format!("{}/{}", s.uri.namespace, s.name);
                     Resource::new(s.uri.to_string(), s.name.to_string())
+                        .with_title(title)
                         .with_description(s.description)
                         .with_mime_type(mime::MARKDOWN)
                         .with_size(s.size)
@@ -646,35 +704,42 @@ impl ServerHandler for SkillServer {
 
     async fn list_resource_templates(
         &self,
-        _: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         observed("resources/templates/list", async {
+            one_page(request)?;
             let templates = [
                 (
                     TEMPLATE_SKILL_MD,
                     "skill",
+                    "Skill",
                     "The SKILL.md of a skill's current version",
                 ),
                 (
                     TEMPLATE_FILE,
                     "skill-file",
+                    "Skill file",
                     "A file of a skill's current version",
                 ),
                 (
                     TEMPLATE_PINNED_SKILL_MD,
                     "pinned-skill",
+                    "Pinned skill version",
                     "The SKILL.md of one published version",
                 ),
                 (
                     TEMPLATE_PINNED_FILE,
                     "pinned-skill-file",
+                    "File of a pinned skill version",
                     "A file of one published version",
                 ),
             ]
             .into_iter()
-            .map(|(uri, name, description)| {
-                let t = ResourceTemplate::new(uri, name).with_description(description);
+            .map(|(uri, name, title, description)| {
+                let t = ResourceTemplate::new(uri, name)
+                    .with_title(title)
+                    .with_description(description);
                 if uri.ends_with("SKILL.md") {
                     t.with_mime_type(mime::MARKDOWN)
                 } else {
@@ -750,10 +815,11 @@ impl ServerHandler for SkillServer {
 
     async fn list_tools(
         &self,
-        _: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         observed("tools/list", async {
+            one_page(request)?;
             Ok(ListToolsResult::with_all_items(vec![
                 search_tool::cached_tool().as_ref().clone(),
             ]))

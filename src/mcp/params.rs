@@ -282,13 +282,15 @@ impl<'de> Deserialize<'de> for Name<'de> {
     }
 }
 
-/// The JSON-RPC error answering a request (`id`) whose parameters are wrong: the error-code
-/// table's `invalid_request` row (`-32602`, with the code in `data.code`).
-pub fn invalid_params_error(id: &Value, message: &str) -> Value {
+/// The JSON-RPC error response to `id` for an error the `/mcp` gate answers before rmcp reads
+/// the message (parameters of the wrong type, a body that is no message): `code`'s row, with the
+/// code in `data.code`, as every MCP error. `id` is `null` when the message's id could not be read.
+pub fn error_response(id: &Value, code: crate::core::Code, message: &str) -> Value {
+    crate::metrics::error(code.as_str());
     serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
-        "error": super::error_data(crate::core::Code::InvalidRequest, message.to_owned()),
+        "error": super::error_data(code, message.to_owned()),
     })
 }
 

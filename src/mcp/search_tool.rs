@@ -35,6 +35,7 @@ fn default_limit() -> u32 {
 /// The tool's result (`structuredContent`).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchOutput {
+    /// The skills that match, best first.
     pub hits: Vec<Hit>,
 }
 
@@ -43,11 +44,15 @@ pub struct SearchOutput {
 pub struct Hit {
     /// skill:// URI of the SKILL.md: read it next.
     pub uri: String,
+    /// The namespace the skill is published in.
     pub namespace: String,
+    /// The skill's name (its SKILL.md's `name`).
     pub name: String,
     /// The version a read of `uri` serves.
     pub version: String,
+    /// What the skill does and when to use it (its SKILL.md's `description`).
     pub description: String,
+    /// Relevance to the query: higher is better; comparable within one answer only.
     pub score: f32,
     /// Active skills rank first; deprecated ones and those whose every version is yanked say
     /// so here.
@@ -57,6 +62,8 @@ pub struct Hit {
     pub deprecation: Option<String>,
 }
 
+/// Whether the skill is in use: `active`, `deprecated` (its `deprecation` says why) or
+/// `yanked` (every version withdrawn).
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HitStatus {
@@ -95,6 +102,7 @@ pub fn tool() -> Tool {
          and yanked ones, which say so in `status`.",
         schema_for_type::<SearchArgs>(),
     );
+    tool.title = Some("Search skills".to_owned());
     tool.output_schema = Some(schema_for_output::<SearchOutput>());
     let mut annotations = ToolAnnotations::default();
     annotations.read_only_hint = Some(true);

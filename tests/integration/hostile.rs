@@ -446,7 +446,7 @@ async fn every_hostile_input_gets_its_code_and_changes_nothing() {
             post("{not json", "application/json, text/event-stream", None)
                 .await
                 .unwrap(),
-            &[400, 415, 422],
+            &[400],
         ),
         (
             "JSON but not JSON-RPC",
@@ -457,7 +457,7 @@ async fn every_hostile_input_gets_its_code_and_changes_nothing() {
             )
             .await
             .unwrap(),
-            &[400, 415, 422],
+            &[400],
         ),
         (
             "batch of requests",
@@ -468,14 +468,14 @@ async fn every_hostile_input_gets_its_code_and_changes_nothing() {
             )
             .await
             .unwrap(),
-            &[400, 415, 422],
+            &[400],
         ),
         (
             "empty batch",
             post("[]", "application/json, text/event-stream", None)
                 .await
                 .unwrap(),
-            &[400, 415, 422],
+            &[400],
         ),
         (
             "wrong Accept",

@@ -2,9 +2,11 @@
 //! wire shapes, pagination, errors, pinned URIs, nested skills, text vs blob.
 
 use crate::common::{
-    self, Legacy, Modern, StdioClient, TestServer, all_pages, content_bytes, parse_body, sha256_hex,
+    self, Legacy, Modern, StdioClient, TestServer, all_pages, check_json_schema, content_bytes,
+    parse_body, sha256_hex,
 };
 use serde_json::{Value, json};
+use skillreg::config::Config;
 use skillreg::core::{InputFile, Namespace, SkillName, SkillVersion};
 
 fn ns(s: &str) -> Namespace {
@@ -60,6 +62,29 @@ async fn capabilities_on_both_eras() {
             "{era}: {result}"
         );
         assert_eq!(caps["resources"]["listChanged"], json!(true), "{era}");
+        // The one tool never changes, and the server says so.
+        assert_eq!(caps["tools"]["listChanged"], json!(false), "{era}: {caps}");
+        // 2026-07-28 carries it in `_meta`.
+        let info = match &result["serverInfo"] {
+            Value::Null => &result["_meta"]["io.modelcontextprotocol/serverInfo"],
+            info => info,
+        };
+        assert_eq!(info["name"], "skillreg", "{era}: {result}");
+        assert!(
+            info["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{era}: {info}"
+        );
+        assert!(
+            info["description"].as_str().is_some_and(|d| d.len() <= 100),
+            "{era}: {info}"
+        );
+        let icon = info["icons"][0]["src"].as_str().unwrap();
+        assert!(
+            icon.starts_with("data:image/svg+xml;base64,"),
+            "{era}: {icon}"
+        );
+        // No website unless the operator names one.
+        assert!(info.get("websiteUrl").is_none(), "{era}: {info}");
         assert!(
             result["instructions"]
                 .as_str()
@@ -75,6 +100,121 @@ async fn capabilities_on_both_eras() {
             .unwrap()
             .contains(&json!("2026-07-28"))
     );
+}
+
+/// What a client shows of the server and its parts: display titles on the tool, the resources
+/// and the templates; a description on every property of the tool's output; the operator's
+/// website and icon in `serverInfo` when set.
+#[tokio::test]
+async fn the_server_and_its_parts_have_display_titles() {
+    let server = TestServer::builder()
+        .seeded()
+        .config(Config {
+            website_url: Some("https://skills.example.com/about".into()),
+            icon_url: Some("https://skills.example.com/icon.png".into()),
+            ..Config::default()
+        })
+        .start()
+        .await;
+    let modern = Modern::new(&server.url);
+    let discovered = modern.call("server/discover", json!({})).await;
+    let info = &discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(
+        info["websiteUrl"], "https://skills.example.com/about",
+        "{info}"
+    );
+    assert_eq!(
+        info["icons"],
+        json!([{"src": "https://skills.example.com/icon.png"}])
+    );
+
+    let tools = modern.call("tools/list", json!({})).await;
+    let tool = &tools["result"]["tools"][0];
+    assert_eq!(tool["title"], "Search skills", "{tool}");
+    // Every property of the output, the nested hit's too, says what it is.
+    let schema = &tool["outputSchema"];
+    let hit = schema["$defs"]["Hit"]["properties"].as_object().unwrap();
+    let top = schema["properties"].as_object().unwrap();
+    for (name, property) in top.iter().chain(hit) {
+        assert!(
+            property["description"]
+                .as_str()
+                .is_some_and(|d| !d.is_empty()),
+            "{name} has no description: {property}"
+        );
+    }
+
+    let templates = modern.call("resources/templates/list", json!({})).await;
+    for t in templates["result"]["resourceTemplates"].as_array().unwrap() {
+        assert!(t["title"].as_str().is_some_and(|t| !t.is_empty()), "{t}");
+    }
+    let resources = modern.call("resources/list", json!({})).await;
+    let resources = resources["result"]["resources"].as_array().unwrap();
+    assert_eq!(resources[0]["title"], "Discovery index");
+    let seeded = resources
+        .iter()
+        .find(|r| r["name"] == "finding-skills")
+        .unwrap();
+    assert_eq!(seeded["title"], "skillreg/finding-skills", "{seeded}");
+}
+
+/// The server card: at the well-known address and where the current draft recommends, valid
+/// against the extension's published schema, naming this server's `/mcp` at the address the
+/// client used; and the AI Catalog entry that points at it.
+#[tokio::test]
+async fn the_server_card_names_the_endpoint_and_follows_its_schema() {
+    let server = TestServer::builder().seeded().start().await;
+    let http = reqwest::Client::new();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/fixtures/mcp-server-card.schema.json").unwrap(),
+    )
+    .unwrap();
+    let schema = json!({"$ref": "#/$defs/ServerCard", "$defs": schema["$defs"]});
+    let mut cards = Vec::new();
+    for path in ["/.well-known/mcp/server-card.json", "/mcp/server-card"] {
+        let resp = http
+            .get(format!("{}{path}", server.base()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200, "{path}");
+        assert_eq!(resp.headers()["content-type"], "application/json", "{path}");
+        let card: Value = resp.json().await.unwrap();
+        check_json_schema(&schema, &card).unwrap_or_else(|e| panic!("{path}: {e}\n{card}"));
+        cards.push(card);
+    }
+    assert_eq!(cards[0], cards[1]);
+    let card = &cards[0];
+    let remote = &card["remotes"][0];
+    assert_eq!(remote["type"], "streamable-http");
+    assert_eq!(remote["url"], server.url, "{card}");
+    assert_eq!(card["name"], "1.0.0.127/skillreg");
+    assert_eq!(card["websiteUrl"], format!("{}/", server.base()));
+    assert_eq!(card["version"], env!("CARGO_PKG_VERSION"));
+    let versions = remote["supportedProtocolVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2025-11-25")) && versions.contains(&json!("2026-07-28")));
+    assert_eq!(remote["headers"][0]["isRequired"], false, "{card}");
+    // The card's endpoint answers: the same server, by the same name.
+    let discovered = Modern::new(remote["url"].as_str().unwrap())
+        .call("server/discover", json!({}))
+        .await;
+    let info = &discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["title"], card["title"], "{discovered}");
+
+    let resp = http
+        .get(format!("{}/.well-known/ai-catalog.json", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/ai-catalog+json"
+    );
+    let catalog: Value = resp.json().await.unwrap();
+    let entry = &catalog["entries"][0];
+    assert_eq!(entry["type"], "application/mcp-server-card+json");
+    assert_eq!(entry["identifier"], "urn:air:127.0.0.1:mcp:skillreg");
+    assert_eq!(entry["url"], format!("{}/mcp/server-card", server.base()));
 }
 
 #[tokio::test]
@@ -285,12 +425,30 @@ async fn pagination_is_keyset_and_atomic_and_bad_cursors_fail() {
     assert_eq!(resources[1]["description"], "d");
     assert_eq!(resources[1]["mimeType"], "text/markdown");
 
+    // Every paginated method refuses a cursor it did not give, those answered in one page too.
     let legacy = Legacy::connect(&server.url).await;
-    for cursor in ["not base64!", "Zm9v", ""] {
-        let m = modern.call("skills/list", json!({"cursor": cursor})).await;
-        assert_eq!(m["error"]["code"], -32602, "{cursor:?}: {m}");
-        let l = legacy.call("skills/list", json!({"cursor": cursor})).await;
-        assert_eq!(l["error"]["code"], -32602, "{cursor:?}: {l}");
+    let paginated = [
+        "skills/list",
+        "resources/list",
+        "tools/list",
+        "resources/templates/list",
+    ];
+    for method in paginated {
+        for cursor in ["not base64!", "Zm9v", ""] {
+            for (era, r) in [
+                ("2026", modern.call(method, json!({"cursor": cursor})).await),
+                ("2025", legacy.call(method, json!({"cursor": cursor})).await),
+            ] {
+                assert_eq!(r["error"]["code"], -32602, "{era} {method} {cursor:?}: {r}");
+                assert_eq!(
+                    r["error"]["data"]["code"], "invalid_cursor",
+                    "{era} {method} {cursor:?}: {r}"
+                );
+            }
+        }
+        // Without a cursor, the first page.
+        let first = modern.call(method, json!({})).await;
+        assert!(first["result"].is_object(), "{method}: {first}");
     }
 }
 
@@ -439,6 +597,125 @@ async fn every_mcp_error_carries_its_code_and_keeps_its_number() {
     let resp = legacy.call("resources/read", missing).await;
     assert_eq!(resp["error"]["code"], -32002, "{resp}");
     assert_eq!(resp["error"]["data"]["code"], "file_not_found", "{resp}");
+}
+
+/// A body that is no JSON-RPC message is answered in JSON-RPC, as JSON-RPC 2.0 and the
+/// Streamable HTTP transport say: HTTP 400 with `-32700` (not JSON) or `-32600` (no message), the
+/// id when it could be read, else `null`. A body that is not declared JSON stays a 415.
+#[tokio::test]
+async fn malformed_messages_are_answered_in_json_rpc() {
+    let server = TestServer::builder().seeded().start().await;
+    let http = reqwest::Client::new();
+    let post = |body: &str, content_type: &str| {
+        http.post(&server.url)
+            .header("Content-Type", content_type)
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_owned())
+            .send()
+    };
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let cases: [(&str, String, i64, &str, Value); 11] = [
+        (
+            "not JSON",
+            "{not json".into(),
+            -32700,
+            "parse_error",
+            Value::Null,
+        ),
+        (
+            "cut short",
+            ping[..20].into(),
+            -32700,
+            "parse_error",
+            Value::Null,
+        ),
+        (
+            "trailing bytes",
+            format!("{ping} x"),
+            -32700,
+            "parse_error",
+            Value::Null,
+        ),
+        ("empty", String::new(), -32700, "parse_error", Value::Null),
+        (
+            "a batch",
+            format!("[{ping},{ping}]"),
+            -32600,
+            "invalid_message",
+            Value::Null,
+        ),
+        (
+            "a number",
+            "42".into(),
+            -32600,
+            "invalid_message",
+            Value::Null,
+        ),
+        (
+            "JSON-RPC 1.0",
+            r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#.into(),
+            -32600,
+            "invalid_message",
+            json!(7),
+        ),
+        (
+            "no jsonrpc",
+            r#"{"id":"a","method":"ping"}"#.into(),
+            -32600,
+            "invalid_message",
+            json!("a"),
+        ),
+        (
+            "an object id",
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#.into(),
+            -32600,
+            "invalid_message",
+            Value::Null,
+        ),
+        (
+            "a method that is no string",
+            r#"{"jsonrpc":"2.0","id":3,"method":5}"#.into(),
+            -32600,
+            "invalid_message",
+            Value::Null,
+        ),
+        (
+            "neither request nor response",
+            r#"{"jsonrpc":"2.0","id":4}"#.into(),
+            -32600,
+            "invalid_message",
+            json!(4),
+        ),
+    ];
+    for (case, body, number, code, id) in cases {
+        let resp = post(&body, "application/json").await.unwrap();
+        assert_eq!(resp.status(), 400, "{case}");
+        assert!(
+            resp.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json"),
+            "{case}"
+        );
+        let answer: Value = resp.json().await.unwrap();
+        assert_eq!(answer["jsonrpc"], "2.0", "{case}: {answer}");
+        assert_eq!(answer["id"], id, "{case}: {answer}");
+        assert_eq!(answer["error"]["code"], number, "{case}: {answer}");
+        assert_eq!(answer["error"]["data"]["code"], code, "{case}: {answer}");
+    }
+    // Not declared JSON: the content type is what is wrong.
+    let resp = post("{not json", "text/plain").await.unwrap();
+    assert_eq!(resp.status(), 415);
+    // A well-formed message still goes through, and so does a client's response.
+    let modern = Modern::new(&server.url);
+    assert!(modern.call("tools/list", json!({})).await["result"]["tools"].is_array());
+    let response = r#"{"jsonrpc":"2.0","id":9,"result":{}}"#;
+    let resp = post(response, "application/json").await.unwrap();
+    let (status, text) = (resp.status(), resp.text().await.unwrap());
+    assert!(
+        !text.contains("invalid_message"),
+        "a response is a message: {status} {text}"
+    );
 }
 
 #[tokio::test]
