@@ -144,6 +144,13 @@ pub fn finish(outcome: Result<(), Failure>) -> ExitCode {
     }
 }
 
+/// What `publish` repairs before packing: `--fix`, and with it `--quote-yaml-1-1`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fixing {
+    pub fix: bool,
+    pub quote_yaml_1_1: bool,
+}
+
 /// Validate `dir` locally with the server's rules (after `--fix`, when asked), pack it,
 /// upload it with what reading and fixing changed, for the server to store as warnings.
 pub async fn publish(
@@ -151,8 +158,9 @@ pub async fn publish(
     skill_dir: &Path,
     namespace: &str,
     version: Option<&str>,
-    fix: bool,
+    fixing: Fixing,
 ) -> Result<(), Failure> {
+    let fix = fixing.fix;
     let namespace = core::refs::parse_namespace(namespace)
         .map_err(|e| Failure::refused(format!("{e} [{}]", e.code())))?;
     let read =
@@ -169,7 +177,7 @@ pub async fn publish(
         .cloned()
         .collect();
     if fix {
-        let fixes = core::fix::fix_files(&mut files, &dir_name);
+        let fixes = core::fix::apply(&mut files, &dir_name, fixing.quote_yaml_1_1);
         for f in &fixes {
             eprintln!("fixed: {}", printable(&f.to_string()));
         }

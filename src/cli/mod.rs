@@ -67,6 +67,10 @@ pub enum Command {
         /// packing; each fix is printed and stored with the version.
         #[arg(long)]
         fix: bool,
+        /// With --fix, also quote the plain scalars that YAML 1.1 parsers (FastMCP's) read as
+        /// another type (dates, yes/no, on/off, octal-looking numbers).
+        #[arg(long, requires = "fix")]
+        quote_yaml_1_1: bool,
         #[command(flatten)]
         remote: client::Remote,
     },
@@ -427,6 +431,10 @@ pub struct ImportArgs {
     /// values, an over-long description). Each fix is printed and stored with the version.
     #[arg(long)]
     pub fix: bool,
+    /// With --fix, also quote the plain scalars that YAML 1.1 parsers (FastMCP's) read as
+    /// another type (dates, yes/no, on/off, octal-looking numbers).
+    #[arg(long, requires = "fix")]
+    pub quote_yaml_1_1: bool,
     #[command(subcommand)]
     pub source: Option<sources::ImportSource>,
 }
@@ -521,8 +529,13 @@ pub async fn run(cli: Cli) -> ExitCode {
             namespace,
             version,
             fix,
+            quote_yaml_1_1,
             remote,
         } => {
+            let fix = client::Fixing {
+                fix,
+                quote_yaml_1_1,
+            };
             return client::finish(
                 client::publish(&remote, &dir, &namespace, version.as_deref(), fix).await,
             );
@@ -1149,6 +1162,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             .map(SkillVersion::parse)
             .transpose()?,
         fix: args.fix,
+        quote_yaml_1_1: args.quote_yaml_1_1,
     };
     let registry = Registry::builder_for(&args.data.storage)?.open().await?;
     let candidates = crate::source::dir::candidates(&args.paths);

@@ -12,7 +12,10 @@
 //! - `fixed_description`: a description over 1024 characters is cut at a word boundary, with
 //!   an ellipsis;
 //! - `fixed_license`, `fixed_compatibility`: a value that is not a string becomes its text (an
-//!   over-long compatibility is cut like a description).
+//!   over-long compatibility is cut like a description);
+//! - `fixed_yaml_1_1_scalar`, only on request (`--quote-yaml-1-1`, [`quote_yaml_1_1`]): a plain
+//!   scalar that YAML 1.1 parsers read as another type or value (`quirks`) is written
+//!   double-quoted; its original is the scalar as written.
 
 use serde_json::{Map, Value};
 
@@ -89,6 +92,7 @@ pub const CODES: &[&str] = &[
     "fixed_description",
     "fixed_license",
     "fixed_compatibility",
+    "fixed_yaml_1_1_scalar",
 ];
 
 /// Refusals that a fix may repair: only these name what `--fix` would change.
@@ -159,6 +163,63 @@ pub fn fix_files(files: &mut [InputFile], dir_name: &str) -> Vec<Fix> {
                 file: file.path.clone(),
                 ..fix
             }));
+        }
+    }
+    all
+}
+
+/// What `--fix` changes in a skill's `files`: the repairs ([`fix_files`]), then, when
+/// `quote_yaml_1_1` (`--quote-yaml-1-1`), [`quote_yaml_1_1`].
+pub fn apply(files: &mut [InputFile], dir_name: &str, quote_yaml_1_1: bool) -> Vec<Fix> {
+    let mut fixes = fix_files(files, dir_name);
+    if quote_yaml_1_1 {
+        fixes.extend(self::quote_yaml_1_1(files));
+    }
+    fixes
+}
+
+/// `fixed_yaml_1_1_scalar`: in every SKILL.md of a skill, quote the plain scalars at the top of
+/// the frontmatter and one level down that YAML 1.1 parsers read differently
+/// ([`super::quirks::yaml_1_1_scalars`]), so that every client reads the same text. What YAML
+/// 1.2 read as text stays the same text; a number YAML 1.1 reads otherwise (`0755`) becomes the
+/// text as written.
+pub fn quote_yaml_1_1(files: &mut [InputFile]) -> Vec<Fix> {
+    let mut all = Vec::new();
+    for file in files.iter_mut().filter(|f| {
+        f.kind == InputKind::File
+            && (f.path == SKILL_MD || f.path.ends_with(&format!("/{SKILL_MD}")))
+    }) {
+        let Ok(text) = std::str::from_utf8(&file.bytes) else {
+            continue;
+        };
+        let Ok((yaml, _)) = frontmatter::split(text) else {
+            continue;
+        };
+        let Ok(map) = frontmatter::parse_yaml(yaml) else {
+            continue;
+        };
+        let mut new_yaml = yaml.to_owned();
+        let mut fixes = Vec::new();
+        for scalar in super::quirks::yaml_1_1_scalars(yaml, &map) {
+            if let Ok(rewritten) = rewrite(&new_yaml, &scalar.path, &scalar.text) {
+                new_yaml = rewritten;
+                fixes.push(Fix {
+                    code: "fixed_yaml_1_1_scalar",
+                    file: file.path.clone(),
+                    field: scalar.path,
+                    original: scalar.text.clone(),
+                    fixed: Value::String(scalar.text).to_string(),
+                });
+            }
+        }
+        if !fixes.is_empty() {
+            let start = yaml.as_ptr() as usize - text.as_ptr() as usize;
+            let mut out = String::with_capacity(text.len() + 2 * fixes.len());
+            out.push_str(&text[..start]);
+            out.push_str(&new_yaml);
+            out.push_str(&text[start + yaml.len()..]);
+            file.bytes = out.into_bytes();
+            all.extend(fixes);
         }
     }
     all
@@ -437,11 +498,11 @@ fn entry_end(lines: &[&str], at: usize, indent: usize) -> usize {
         .unwrap_or(lines.len())
 }
 
-fn indentation(line: &str) -> usize {
+pub(super) fn indentation(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }
 
-fn is_blank_or_comment(line: &str) -> bool {
+pub(super) fn is_blank_or_comment(line: &str) -> bool {
     let t = line.trim();
     t.is_empty() || t.starts_with('#')
 }
@@ -579,6 +640,56 @@ mod tests {
         assert!(
             fix_files(&mut both, "readiness").is_empty(),
             "SKILL.md exists"
+        );
+    }
+
+    #[test]
+    fn quoting_yaml_1_1_scalars_keeps_every_other_byte_and_the_yaml_1_2_text() {
+        let md = "---\nname: pdf # the name\r\ndescription: Read PDFs.\nmetadata:\n  updated: 2026-03-05\n  \
+                  flag: yes  # on purpose\n  version: 1.0.0\n---\nBody: yes\n";
+        let mut files = vec![
+            InputFile::regular(SKILL_MD, md),
+            InputFile::regular("sub/SKILL.md", md),
+        ];
+        let fixes = quote_yaml_1_1(&mut files);
+        let fields: Vec<(&str, &str)> = fixes
+            .iter()
+            .map(|f| (f.file.as_str(), f.field.as_str()))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                ("SKILL.md", "metadata.updated"),
+                ("SKILL.md", "metadata.flag"),
+                ("sub/SKILL.md", "metadata.updated"),
+                ("sub/SKILL.md", "metadata.flag"),
+            ]
+        );
+        assert_eq!(
+            fixes[0].to_string(),
+            "--fix changed metadata.updated: 2026-03-05 -> \"2026-03-05\""
+        );
+        let text = String::from_utf8(files[0].bytes.clone()).unwrap();
+        assert_eq!(
+            text,
+            "---\nname: pdf # the name\r\ndescription: Read PDFs.\nmetadata:\n  updated: \"2026-03-05\"\n  \
+             flag: \"yes\"\n  version: 1.0.0\n---\nBody: yes\n"
+        );
+        let before = frontmatter::parse(md.as_bytes()).unwrap();
+        let after = frontmatter::parse(text.as_bytes()).unwrap();
+        assert_eq!(
+            before.frontmatter, after.frontmatter,
+            "YAML 1.2 reads the same"
+        );
+        assert!(
+            after
+                .warnings
+                .iter()
+                .all(|w| w.code != super::super::quirks::YAML_1_1_SCALAR)
+        );
+        assert!(
+            quote_yaml_1_1(&mut files).is_empty(),
+            "nothing left to quote"
         );
     }
 

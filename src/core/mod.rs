@@ -16,6 +16,7 @@ pub mod mime;
 pub mod name;
 pub mod path;
 pub mod provenance;
+pub mod quirks;
 pub mod records;
 pub mod refs;
 pub mod scan;

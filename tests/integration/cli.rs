@@ -364,6 +364,117 @@ async fn publish_with_fix_sends_its_fixes_and_without_it_names_them() {
     assert_eq!(missing.status(), 404, "nothing stored");
 }
 
+/// A frontmatter that YAML 1.1 clients (FastMCP) read differently is published as it is, with a
+/// stable warning per quirk, printed and stored; `--fix --quote-yaml-1-1` quotes the ambiguous
+/// scalars (and only those bytes change), which leaves the final block scalar's warning alone.
+#[tokio::test]
+async fn client_quirks_are_warned_and_quoted_on_request() {
+    let server = admin_server().await;
+    let base = server.base();
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("board-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let original = "---\nname: board-report\nmetadata:\n  updated: 2026-03-05\n  reviewed: yes\n\
+                    description: >\n  Writes the board report.\n---\nBody.\n";
+    std::fs::write(dir.join("SKILL.md"), original).unwrap();
+    let dir_s = dir.to_str().unwrap();
+    let publish = async |version: &str, extra: &[&str]| {
+        let mut args = vec![
+            "publish",
+            dir_s,
+            "--registry",
+            &base,
+            "--namespace",
+            "acme",
+            "--version",
+            version,
+        ];
+        args.extend_from_slice(extra);
+        run_cli_async(&args, &[("SKILLREG_TOKEN", ADMIN)]).await
+    };
+    let stored = async |version: &str| {
+        let manifest: serde_json::Value =
+            reqwest::get(format!("{base}/v1/skills/acme/board-report/{version}"))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+        let codes: Vec<String> = manifest["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap().to_owned())
+            .collect();
+        let md = reqwest::get(format!(
+            "{base}/v1/skills/acme/board-report/{version}/files/SKILL.md"
+        ))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+        (codes, md)
+    };
+
+    let plain = publish("1.0.0", &[]).await;
+    assert_eq!(plain.code, 0, "{plain:?}");
+    for expected in [
+        "warning: client_yaml_1_1_scalar: frontmatter `metadata.updated`: `2026-03-05` is text",
+        "warning: client_yaml_1_1_scalar: frontmatter `metadata.reviewed`: `yes` is text",
+        "warning: client_final_block_scalar: frontmatter `description` is a block scalar",
+    ] {
+        assert!(
+            plain.stderr.contains(expected),
+            "{expected}\n{}",
+            plain.stderr
+        );
+    }
+    let (codes, md) = stored("1.0.0").await;
+    assert_eq!(
+        codes,
+        [
+            "client_yaml_1_1_scalar",
+            "client_yaml_1_1_scalar",
+            "client_final_block_scalar"
+        ]
+    );
+    assert_eq!(md, original, "served as uploaded");
+
+    let usage = publish("1.0.1", &["--quote-yaml-1-1"]).await;
+    assert_eq!(usage.code, 2, "--quote-yaml-1-1 needs --fix: {usage:?}");
+
+    let quoted = publish("1.0.1", &["--fix", "--quote-yaml-1-1"]).await;
+    assert_eq!(quoted.code, 0, "{quoted:?}");
+    assert!(
+        quoted
+            .stderr
+            .contains("fixed: --fix changed metadata.updated: 2026-03-05 -> \"2026-03-05\""),
+        "{}",
+        quoted.stderr
+    );
+    let (codes, md) = stored("1.0.1").await;
+    assert_eq!(
+        codes,
+        [
+            "client_final_block_scalar",
+            "fixed_yaml_1_1_scalar",
+            "fixed_yaml_1_1_scalar"
+        ]
+    );
+    assert_eq!(
+        md,
+        original
+            .replace("updated: 2026-03-05", "updated: \"2026-03-05\"")
+            .replace("reviewed: yes", "reviewed: \"yes\"")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("SKILL.md")).unwrap(),
+        original,
+        "the author's file is left as it is"
+    );
+}
+
 /// Hidden directories are searched. A link to a file inside the same skill is packed as that
 /// file, with a `link_packed` warning (a SKILL.md that links to its README included); a link
 /// that leaves the skill is refused, whether it is the SKILL.md or another file, and a link to a

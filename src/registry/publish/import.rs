@@ -72,6 +72,9 @@ pub struct ImportOptions {
     /// is stored with the version as a `fixed_*` warning). Without it, a refusal that a fix
     /// would repair says so.
     pub fix: bool,
+    /// With `fix`, also quote the plain scalars YAML 1.1 parsers read otherwise
+    /// (`core::fix::quote_yaml_1_1`).
+    pub quote_yaml_1_1: bool,
 }
 
 /// Totals of an import run.
@@ -273,7 +276,7 @@ pub(super) fn prepare_one(
     // Without --fix, what a fix would change, to name it in a refusal.
     let unfixed: Vec<InputFile> = if options.fix {
         warnings.extend(
-            fix::fix_files(&mut files, &dir_name)
+            fix::apply(&mut files, &dir_name, options.quote_yaml_1_1)
                 .iter()
                 .map(Fix::warning),
         );

@@ -238,9 +238,11 @@ impl Publisher {
     ) -> Result<ImportSummary> {
         let tree = checkout.root();
         let start = checkout.dir(&source.spec.location, &source.spec.subpath)?;
+        // A recorded source repeats `--fix`; quoting YAML 1.1 scalars is asked per run only.
         let options = ImportOptions {
             version: None,
             fix: source.spec.fix,
+            quote_yaml_1_1: false,
         };
         let namespace = source.namespace.clone();
         let policy = self.scan_policy().clone();
