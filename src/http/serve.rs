@@ -105,8 +105,10 @@ pub async fn serve(
             let stream = match tls {
                 None => Either::Left(stream),
                 Some(tls) => {
-                    match handshake(&tls, stream, limits.header_read_timeout, &shutdown).await {
-                        Some(stream) => Either::Right(stream),
+                    let deadline = limits.header_read_timeout;
+                    match handshake(&tls, stream, remote, deadline, &shutdown).await {
+                        // Boxed: a plain connection's task stays as small as it was.
+                        Some(stream) => Either::Right(Box::new(stream)),
                         None => return,
                     }
                 }
@@ -163,20 +165,20 @@ pub async fn serve(
 async fn handshake(
     tls: &Tls,
     stream: TcpStream,
+    remote: SocketAddr,
     deadline: Duration,
     shutdown: &CancellationToken,
 ) -> Option<TlsStream<TcpStream>> {
-    let remote = stream.peer_addr().ok();
     tokio::select! {
         () = shutdown.cancelled() => None,
         done = tokio::time::timeout(deadline, tls.acceptor().accept(stream)) => match done {
             Ok(Ok(stream)) => Some(stream),
             Ok(Err(e)) => {
-                tracing::debug!(error = %e, ?remote, "TLS handshake failed");
+                tracing::debug!(error = %e, %remote, "TLS handshake failed");
                 None
             }
             Err(_) => {
-                tracing::debug!(?remote, "TLS handshake timed out");
+                tracing::debug!(%remote, "TLS handshake timed out");
                 None
             }
         },
