@@ -28,9 +28,9 @@ use tokio::sync::{Semaphore, watch};
 use tokio_rustls::server::TlsStream;
 use tokio_util::either::Either;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
 
 use super::tls::Tls;
-use tower::ServiceExt as _;
 
 /// How connections are bounded.
 #[derive(Debug, Clone)]
