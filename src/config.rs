@@ -186,6 +186,16 @@ pub struct Config {
     /// Address the HTTP server listens on.
     #[arg(long, env = "SKILLREG_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate first) and the
+    /// key of `tls_key`; both or neither. Both files are read again on SIGHUP. Unset, the server
+    /// speaks plain HTTP (for TLS at a reverse proxy, see `trusted_proxies`).
+    #[arg(long, env = "SKILLREG_TLS_CERT", value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `tls_cert` (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "SKILLREG_TLS_KEY", value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_key: Option<PathBuf>,
     /// Extra Host header values every route accepts besides localhost, 127.0.0.1 and ::1; "*"
     /// accepts any (repeatable; comma-separated in the environment).
     #[arg(
@@ -246,7 +256,7 @@ pub struct Config {
     #[arg(long, env = "SKILLREG_MAX_CONNECTIONS", default_value = "1024")]
     pub max_connections: usize,
     /// Seconds a client has to send a request's headers; also the longest a keep-alive
-    /// connection may stay idle between requests.
+    /// connection may stay idle between requests, and with TLS the time to finish a handshake.
     #[arg(long, env = "SKILLREG_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
     pub header_read_timeout_secs: u64,
     /// Connections one client address (an IPv6 client: its /64) may hold at once; past it,
@@ -637,6 +647,7 @@ impl Config {
                 "icon_url must be an https URL or a data:image/... URI, not {url:?}"
             )));
         }
+        self.tls()?;
         if let Some(t) = &self.admin_token {
             check_admin_token(t.expose()).map_err(|why| {
                 ConfigError::Invalid(format!(
@@ -666,6 +677,25 @@ impl Config {
                     })
             })
             .collect()
+    }
+
+    /// The certificate chain and key files to serve HTTPS with (`tls_cert`, `tls_key`), when
+    /// both are set; one without the other is an error.
+    pub fn tls(&self) -> Result<Option<(&Path, &Path)>, ConfigError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some((cert, key))),
+            (None, None) => Ok(None),
+            (Some(_), None) => Err(ConfigError::Invalid(
+                "tls_cert is set but tls_key is not: serving HTTPS needs both the certificate \
+                 chain and its private key (set both, or neither for plain HTTP)"
+                    .to_owned(),
+            )),
+            (None, Some(_)) => Err(ConfigError::Invalid(
+                "tls_key is set but tls_cert is not: serving HTTPS needs both the certificate \
+                 chain and its private key (set both, or neither for plain HTTP)"
+                    .to_owned(),
+            )),
+        }
     }
 
     /// The admin token, when one is set and not empty.
@@ -925,6 +955,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("mysql") && !err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn tls_needs_both_the_certificate_and_its_key() {
+        let file = parse_file(
+            "tls_cert = \"/etc/skillreg/cert.pem\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        let err = parse(&file, &[]).check().unwrap_err().to_string();
+        assert!(
+            err.contains("tls_cert is set but tls_key is not") && err.contains("needs both"),
+            "{err}"
+        );
+        let err = parse(&toml::Table::new(), &["--tls-key", "/k.pem"])
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tls_key is set but tls_cert is not"), "{err}");
+        let both = parse(&file, &["--tls-key", "/k.pem"]);
+        assert_eq!(
+            both.tls().unwrap(),
+            Some((Path::new("/etc/skillreg/cert.pem"), Path::new("/k.pem")))
+        );
+        assert!(both.check().is_ok());
+        assert_eq!(Config::default().tls().unwrap(), None);
+        assert!(both.to_toml().contains("tls_key = \"/k.pem\""));
     }
 
     #[test]

@@ -668,6 +668,11 @@ fn error_chain(e: &anyhow::Error) -> String {
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = args.config;
     config.check()?;
+    // Unusable certificate or key files refuse the start, before anything is opened.
+    let tls = match config.tls()? {
+        Some((cert, key)) if !args.stdio => Some(http::Tls::load(cert, key)?),
+        _ => None,
+    };
     let _log = init_logging(config.log_format);
     tracing::debug!(?config, "configuration");
     let registry = Registry::builder_for(&config.storage)?
@@ -713,15 +718,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let app = http::router(registry.clone(), &config, shutdown.clone());
     let addr = listener.local_addr()?;
+    if let Some(tls) = &tls {
+        reload_on_hangup(tls.clone())?;
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(
         %addr,
         storage = %config.storage,
-        "serving MCP at http://{addr}/mcp, the web catalog at http://{addr}/"
+        "serving MCP at {scheme}://{addr}/mcp, the web catalog at {scheme}://{addr}/"
     );
     match config.admin_token() {
         Some(_) => tracing::info!(
             "to publish: `SKILLREG_TOKEN=<the admin token> skillreg token create --registry \
-             http://{addr} --namespace <ns> --action publish`, then `skillreg publish <dir> \
+             {scheme}://{addr} --namespace <ns> --action publish`, then `skillreg publish <dir> \
              --namespace <ns>` with that token"
         ),
         None => tracing::info!(
@@ -736,9 +745,30 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::info!("shutting down: finishing requests in flight");
         signal.cancel();
     });
-    http::serve(listener, app, (&config).into(), shutdown).await?;
+    http::serve(listener, app, (&config).into(), tls, shutdown).await?;
     registry.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// On each SIGHUP, read the TLS certificate and key files again; a pair that cannot be used
+/// leaves the previous one serving.
+fn reload_on_hangup(tls: http::Tls) -> std::io::Result<()> {
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hangup.recv().await.is_some() {
+            match tls.reload() {
+                Ok(()) => tracing::info!(
+                    cert = %tls.cert_path().display(),
+                    "TLS certificate and key reloaded"
+                ),
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    "TLS certificate and key not reloaded: still serving the previous ones"
+                ),
+            }
+        }
+    });
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -17,6 +17,7 @@ pub mod rest;
 mod serve;
 mod sessions;
 mod slots;
+mod tls;
 mod web;
 
 use std::sync::Arc;
@@ -40,6 +41,7 @@ use crate::registry::{Registry, SearchHealth};
 use app::{ApiError, AppState};
 use auth::Reader;
 pub use serve::ConnectionLimits;
+pub use tls::Tls;
 
 /// The application router. Background tasks it starts (session sweeping, rate-limit pruning)
 /// stop when `shutdown` is cancelled.
@@ -415,14 +417,16 @@ async fn metrics(State(s): State<AppState>, _: Reader) -> Response {
         .into_response()
 }
 
-/// Serve `app` on `listener` until `shutdown` is cancelled, then finish requests in flight.
+/// Serve `app` on `listener` (HTTPS with `tls`) until `shutdown` is cancelled, then finish
+/// requests in flight.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    tls: Option<Tls>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    serve::serve(listener, app, limits, shutdown).await
+    serve::serve(listener, app, limits, tls, shutdown).await
 }
 
 impl From<&Config> for ConnectionLimits {

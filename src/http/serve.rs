@@ -3,6 +3,12 @@
 //! shutdown. Each request carries its client ([`ClientAddr`]: the peer, or behind a trusted
 //! proxy the address the proxy names), which rate limits, session caps and the access log key
 //! on.
+//!
+//! With [`Tls`], each accepted connection does its TLS handshake in its own task (the accept
+//! loop never waits on a client), within the header-read timeout and counted against the same
+//! caps as any connection; a client that never finishes it is dropped. Its requests then carry
+//! `X-Forwarded-Proto: https`, as behind a TLS proxy, so that the links the app writes say
+//! `https`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -12,15 +18,19 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use ipnet::IpNet;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
+use tokio_rustls::server::TlsStream;
+use tokio_util::either::Either;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
+
+use super::tls::Tls;
 
 /// How connections are bounded.
 #[derive(Debug, Clone)]
@@ -33,15 +43,17 @@ pub struct ConnectionLimits {
     /// The proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed.
     pub trusted_proxies: TrustedProxies,
     /// Time to receive a request's headers, and the longest a keep-alive connection may sit
-    /// idle between requests.
+    /// idle between requests; with TLS, also the time to finish the handshake.
     pub header_read_timeout: Duration,
 }
 
-/// Serve `app` on `listener` until `shutdown` is cancelled, then let requests in flight finish.
+/// Serve `app` on `listener` (HTTPS with `tls`) until `shutdown` is cancelled, then let
+/// requests in flight finish.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    tls: Option<Tls>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -87,7 +99,20 @@ pub async fn serve(
         let shutdown = shutdown.clone();
         let done = done_rx.clone();
         let proxies = limits.trusted_proxies.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
+            let secure = tls.is_some();
+            let stream = match tls {
+                None => Either::Left(stream),
+                Some(tls) => {
+                    let deadline = limits.header_read_timeout;
+                    match handshake(&tls, stream, remote, deadline, &shutdown).await {
+                        // Boxed: a plain connection's task stays as small as it was.
+                        Some(stream) => Either::Right(Box::new(stream)),
+                        None => return,
+                    }
+                }
+            };
             let service = app.map_request(move |mut request: axum::http::Request<Incoming>| {
                 let client = if trusted {
                     proxies.client(peer, request.headers())
@@ -96,6 +121,11 @@ pub async fn serve(
                     request.headers_mut().remove(FORWARDED_PROTO);
                     peer
                 };
+                if secure && !request.headers().contains_key(FORWARDED_PROTO) {
+                    request
+                        .headers_mut()
+                        .insert(FORWARDED_PROTO, HeaderValue::from_static("https"));
+                }
                 request.extensions_mut().insert(ConnectInfo(remote));
                 request.extensions_mut().insert(ClientAddr(client));
                 request.map(Body::new)
@@ -128,6 +158,31 @@ pub async fn serve(
     drop(done_rx);
     done_tx.closed().await;
     Ok(())
+}
+
+/// The TLS side of a connection, unless its handshake fails, takes longer than `deadline`
+/// (a client that connects and never says hello), or is cut short by the shutdown.
+async fn handshake(
+    tls: &Tls,
+    stream: TcpStream,
+    remote: SocketAddr,
+    deadline: Duration,
+    shutdown: &CancellationToken,
+) -> Option<TlsStream<TcpStream>> {
+    tokio::select! {
+        () = shutdown.cancelled() => None,
+        done = tokio::time::timeout(deadline, tls.acceptor().accept(stream)) => match done {
+            Ok(Ok(stream)) => Some(stream),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, %remote, "TLS handshake failed");
+                None
+            }
+            Err(_) => {
+                tracing::debug!(%remote, "TLS handshake timed out");
+                None
+            }
+        },
+    }
 }
 
 /// The header a proxy names the client's scheme in.

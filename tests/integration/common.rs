@@ -156,6 +156,7 @@ impl TestServerBuilder {
             listener,
             app,
             (&self.config).into(),
+            None,
             shutdown.clone(),
         ));
         TestServer {

@@ -28,5 +28,6 @@ mod reliability;
 mod rest;
 mod soak;
 mod sources;
+mod tls;
 mod trust;
 mod web;
