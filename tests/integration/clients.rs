@@ -1,13 +1,15 @@
 //! Independent clients against the real server: the official conformance suite (both eras), the
-//! official TypeScript `SkillsClient` (stdio and HTTP, both eras) and FastMCP's skills client
-//! (HTTP, 2026-07-28: it refuses 2025-era connections). Tools come from
+//! official TypeScript `SkillsClient` (stdio and HTTP, both eras), FastMCP 4.1.6's skills client
+//! (HTTP, 2026-07-28: it refuses 2025-era connections), and FastMCP 4.2.3's client (`read_skill`
+//! verifies, `to_directory` installs). Tools come from
 //! `scripts/install-test-tools.sh`; these tests fail, never skip, when the tools are missing.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::common::{Modern, TestServer, Tools, all_pages, corpus_dir, tools};
-use serde_json::Value;
+use crate::common::{Modern, TestServer, Tools, all_pages, corpus_dir, parse_body, tools};
+use serde_json::{Value, json};
 use skillreg::Registry;
 use skillreg::core::Namespace;
 use tokio::process::Command;
@@ -127,14 +129,19 @@ async fn expected(server: &TestServer) -> Expected {
     }
 }
 
-fn check_report(client: &str, code: i32, stdout: &str, stderr: &str, want: &Expected, era: &str) {
-    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+/// A client report as JSON, or a panic that shows what the client printed.
+fn report(client: &str, code: i32, stdout: &str, stderr: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
         let head: String = stdout.chars().take(2000).collect();
         panic!(
             "{client}: not JSON (exit {code}, {} bytes):\n{head}\n{stderr}",
             stdout.len()
         )
-    });
+    })
+}
+
+fn check_report(client: &str, code: i32, stdout: &str, stderr: &str, want: &Expected, era: &str) {
+    let report = report(client, code, stdout, stderr);
     assert_eq!(
         report["failures"],
         Value::Array(vec![]),
@@ -261,4 +268,166 @@ async fn fastmcp_client_over_http() {
         &want,
         "2026-07-28",
     );
+}
+
+fn fastmcp42_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(name)
+}
+
+/// Every `skills/list` entry, all pages, as `token` (anonymous when `None`) sees them.
+async fn listed_entries(url: &str, token: Option<&str>) -> Vec<Value> {
+    let http = reqwest::Client::new();
+    let (entries, _) = all_pages(
+        async |mut params: Value| {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "skillreg-tests", "version": "0"}
+            });
+            let mut req = http
+                .post(url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "skills/list");
+            if let Some(token) = token {
+                req = req.bearer_auth(token);
+            }
+            let body =
+                json!({"jsonrpc": "2.0", "id": 1, "method": "skills/list", "params": params});
+            parse_body(&req.json(&body).send().await.unwrap().text().await.unwrap())
+        },
+        "skills",
+    )
+    .await;
+    entries
+}
+
+fn entry_uri(entry: &Value) -> &str {
+    entry["uri"].as_str().unwrap()
+}
+
+/// An entry's files as `path -> (size, sha256 hex)`, paths relative to the skill's folder.
+fn manifest_files(entry: &Value) -> BTreeMap<String, (u64, String)> {
+    let root = entry_uri(entry).strip_suffix("SKILL.md").unwrap();
+    entry["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let path = r["uri"].as_str().unwrap().strip_prefix(root).unwrap();
+            let digest = r["digest"]
+                .as_str()
+                .unwrap()
+                .strip_prefix("sha256:")
+                .unwrap();
+            (
+                path.to_owned(),
+                (r["size"].as_u64().unwrap(), digest.to_owned()),
+            )
+        })
+        .collect()
+}
+
+/// The skills of the corpus catalog that FastMCP 4.2.3's `read_skill` refuses, with its exact
+/// error. skillreg serves both as the spec says (the bytes are the author's; the entry's
+/// frontmatter is what a YAML 1.2 parser reads from them); FastMCP parses SKILL.md differently:
+/// - `c-level-advisor`'s `metadata` holds `updated: 2026-03-05`, unquoted: FastMCP's YAML 1.1
+///   parser reads a `datetime.date`, which is not a JSON value, so the frontmatter is refused
+///   before it is compared (the entry has the string "2026-03-05").
+/// - `azure-architecture-autopilot`'s last frontmatter field is `description: >`, a folded block
+///   scalar: clip chomping keeps its final newline (the entry's description ends in "\n"), but
+///   FastMCP parses the frontmatter without the newline before the closing `---`, so its
+///   description has none and differs from the entry's.
+const FASTMCP42_REFUSED: &[(&str, &str)] = &[
+    (
+        "skill://corpus/azure-architecture-autopilot/SKILL.md",
+        "ValueError: Skill at 'skill://corpus/azure-architecture-autopilot/SKILL.md' does not match \
+         its entry's frontmatter",
+    ),
+    (
+        "skill://corpus/c-level-advisor/SKILL.md",
+        "ValueError: frontmatter must contain only finite JSON values",
+    ),
+];
+
+/// FastMCP 4.2.3's client over HTTP on the corpus catalog: every listed skill read with
+/// `read_skill` (each file's size and sha256, the frontmatter against the entry, the name against
+/// the URI) and installed with `to_directory`, byte-exact, except the two pinned refusals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp42_client_reads_and_installs_every_skill_byte_exact() {
+    let t = tools();
+    let (dir, imported) = corpus_catalog().await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(25)
+        .start()
+        .await;
+    let entries = listed_entries(&server.url, None).await;
+    assert_eq!(entries.len(), imported);
+    let (code, stdout, stderr) = run(Command::new(&t.python_fastmcp42)
+        .arg(fastmcp42_script("fastmcp42_skills.py"))
+        .args(["--url", &server.url]))
+    .await;
+    let client = "FastMCP 4.2.3 client";
+    let report = report(client, code, &stdout, &stderr);
+    assert_eq!(report["failures"], json!([]), "{client}: {stderr}");
+    assert_eq!(report["era"], "2026-07-28", "{client}");
+    assert_eq!(
+        report["skills"],
+        json!(entries.iter().map(entry_uri).collect::<Vec<_>>()),
+        "{client}: list_skills walked every page, in order"
+    );
+    let refused: BTreeMap<&str, &str> = report["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["uri"].as_str().unwrap(), r["error"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        refused,
+        FASTMCP42_REFUSED
+            .iter()
+            .copied()
+            .collect::<BTreeMap<_, _>>(),
+        "{client}: exactly the known refusals"
+    );
+    assert_eq!(code, 1, "{client}: the refusals make the exit code 1");
+
+    let installed: BTreeMap<&str, &Value> = report["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["uri"].as_str().unwrap(), &i["files"]))
+        .collect();
+    assert_eq!(installed.len(), entries.len() - FASTMCP42_REFUSED.len());
+    let mut files = 0;
+    for entry in &entries {
+        let uri = entry_uri(entry);
+        if refused.contains_key(uri) {
+            continue;
+        }
+        let on_disk: BTreeMap<String, (u64, String)> = installed[uri]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_owned(),
+                    (
+                        f["size"].as_u64().unwrap(),
+                        f["sha256"].as_str().unwrap().to_owned(),
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(
+            on_disk,
+            manifest_files(entry),
+            "{client}: {uri} installed as the registry's manifest lists it"
+        );
+        files += on_disk.len();
+    }
+    assert!(files > 800, "{client}: {files} files installed");
 }
