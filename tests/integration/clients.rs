@@ -94,11 +94,17 @@ async fn official_conformance_suite_passes_on_both_eras() {
 /// A catalog of the real corpus imported with `--fix` (well over 100 skills, ten of them
 /// fixed: every client must take those too), served 25 per page.
 async fn corpus_catalog() -> (tempfile::TempDir, usize) {
+    corpus_catalog_quoting(false).await
+}
+
+/// The corpus imported with `--fix`, and with `--quote-yaml-1-1` when `quote_yaml_1_1`.
+async fn corpus_catalog_quoting(quote_yaml_1_1: bool) -> (tempfile::TempDir, usize) {
     let tmp = tempfile::TempDir::new().unwrap();
     let registry = Registry::open(tmp.path()).await.unwrap();
     let ns = Namespace::new("corpus").unwrap();
     let options = skillreg::registry::ImportOptions {
         fix: true,
+        quote_yaml_1_1,
         ..Default::default()
     };
     let summary = registry
@@ -398,6 +404,38 @@ async fn fastmcp42_client_reads_and_installs_every_skill_byte_exact() {
         "{client}: exactly the known refusals"
     );
     assert_eq!(code, 1, "{client}: the refusals make the exit code 1");
+    // Its publish warned of exactly these: a client quirk is stored with the version.
+    let mut warned = BTreeMap::new();
+    for entry in &entries {
+        let uri = entry_uri(entry);
+        let name = uri
+            .trim_start_matches("skill://corpus/")
+            .trim_end_matches("/SKILL.md");
+        let version = entry["_meta"]["dev.skillreg/version"].as_str().unwrap();
+        let manifest: Value = reqwest::get(format!(
+            "{}/v1/skills/corpus/{name}/{version}",
+            server.base()
+        ))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        for w in manifest["warnings"].as_array().unwrap() {
+            let code = w["code"].as_str().unwrap();
+            if code.starts_with("client_") {
+                warned.insert(uri, code.to_owned());
+            }
+        }
+    }
+    assert_eq!(
+        warned,
+        BTreeMap::from([
+            (FASTMCP42_REFUSED[0].0, "client_final_block_scalar".to_owned()),
+            (FASTMCP42_REFUSED[1].0, "client_yaml_1_1_scalar".to_owned()),
+        ]),
+        "{client}: the skills it refuses are those their publish warned of"
+    );
 
     let installed: BTreeMap<&str, &Value> = report["installed"]
         .as_array()
@@ -434,6 +472,35 @@ async fn fastmcp42_client_reads_and_installs_every_skill_byte_exact() {
         files += on_disk.len();
     }
     assert!(files > 800, "{client}: {files} files installed");
+}
+
+/// With `--fix --quote-yaml-1-1`, the skill FastMCP refused for an unquoted date is read and
+/// installed; the final block scalar, which no fix rewrites, is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp42_reads_the_date_skill_once_its_scalars_are_quoted() {
+    let t = tools();
+    let (dir, _) = corpus_catalog_quoting(true).await;
+    let server = TestServer::builder().data_dir(dir.path()).start().await;
+    let (code, stdout, stderr) = run(Command::new(&t.python_fastmcp42)
+        .arg(fastmcp42_script("fastmcp42_skills.py"))
+        .args(["--url", &server.url]))
+    .await;
+    let client = "FastMCP 4.2.3 client, quoted";
+    let report = report(client, code, &stdout, &stderr);
+    let refused: Vec<&str> = report["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(refused, [FASTMCP42_REFUSED[0].0], "{client}");
+    let installed: Vec<&str> = report["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["uri"].as_str().unwrap())
+        .collect();
+    assert!(installed.contains(&FASTMCP42_REFUSED[1].0), "{client}");
 }
 
 /// A skill FastMCP 4.2.3's proxy can route: every file at the top of the skill's folder. Its
