@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{self, Config, Engine, Storage};
@@ -707,10 +706,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             icon_url: config.icon_url.clone(),
         };
         let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches(), &options));
-        let service = SkillServer::new(registry.clone(), &options, shared)
-            .serve(rmcp::transport::stdio())
-            .await?;
-        service.waiting().await?;
+        crate::mcp::stdio::serve(SkillServer::new(registry.clone(), &options, shared)).await?;
         registry.close().await;
         return Ok(ExitCode::SUCCESS);
     }

@@ -28,11 +28,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
-use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::app::ApiError;
 use crate::error::Error;
+use crate::mcp::envelope::{self, Message};
 
 /// The session header of the Streamable HTTP transport.
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -276,94 +276,6 @@ impl SessionManager for CountedSessions {
     }
 }
 
-/// One JSON-RPC message, as far as the gate reads it: borrowed from the body, whose parameters
-/// rmcp parses next. `id`, `result` and `error` are kept raw, `null` included (absent is `None`).
-#[derive(serde::Deserialize)]
-struct Message<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
-/// A field that is present, whatever its value (`null` too).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    serde::Deserialize::deserialize(d).map(Some)
-}
-
-/// A body the gate answers itself, as JSON-RPC 2.0 says (§4.2, §5.1): `-32700` for one that is
-/// not JSON, `-32600` for JSON that is no message; the id is the message's when it could be read.
-struct NotAMessage {
-    id: serde_json::Value,
-    error: Error,
-}
-
-impl NotAMessage {
-    fn new(error: Error) -> Box<Self> {
-        Box::new(Self {
-            id: serde_json::Value::Null,
-            error,
-        })
-    }
-}
-
-/// The body as one JSON-RPC 2.0 message: a request or notification (`method`, a string), or a
-/// response (an `id` and a `result` or an `error`), with `"jsonrpc": "2.0"` and an id, if any,
-/// that is a string or a number.
-fn read_message(body: &[u8]) -> Result<Message<'_>, Box<NotAMessage>> {
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    if first != Some(&b'{') {
-        return Err(NotAMessage::new(
-            match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                Ok(_) if first == Some(&b'[') => {
-                    Error::InvalidMessage("a batch; send one message per request".to_owned())
-                }
-                Ok(_) => Error::InvalidMessage("a message is a JSON object".to_owned()),
-                Err(e) => Error::ParseError(e.to_string()),
-            },
-        ));
-    }
-    let message = serde_json::from_slice::<Message>(body).map_err(|e| {
-        NotAMessage::new(match e.classify() {
-            serde_json::error::Category::Data => Error::InvalidMessage(e.to_string()),
-            _ => Error::ParseError(e.to_string()),
-        })
-    })?;
-    let id_is_valid = message
-        .id
-        .is_none_or(|id| matches!(id.get().as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9')));
-    let id = match message.id {
-        Some(id) if id_is_valid => serde_json::from_str(id.get()).unwrap_or_default(),
-        _ => serde_json::Value::Null,
-    };
-    let problem = if message.jsonrpc.as_deref() != Some("2.0") {
-        Some("`jsonrpc` must be \"2.0\"")
-    } else if !id_is_valid {
-        Some("`id` must be a string or a number")
-    } else if message.method.is_none()
-        && (message.id.is_none() || message.result.is_none() == message.error.is_none())
-    {
-        Some("a message without `method` is a response: an `id` and either `result` or `error`")
-    } else {
-        None
-    };
-    match problem {
-        Some(problem) => Err(Box::new(NotAMessage {
-            id,
-            error: Error::InvalidMessage(problem.to_owned()),
-        })),
-        None => Ok(message),
-    }
-}
-
 /// Whether the request says its body is JSON (what rmcp requires before reading it; any other
 /// content type is rmcp's to refuse, 415).
 fn is_json(headers: &axum::http::HeaderMap) -> bool {
@@ -410,31 +322,16 @@ pub async fn gate<F: Future<Output = Response>>(
         Ok(collected) => collected.to_bytes(),
         Err(_) => return ApiError(Error::BodyTooLarge(cap)).into_response(),
     };
-    let message = match read_message(&bytes) {
+    let message = match envelope::read(&bytes) {
         Ok(message) => Some(message),
         Err(refused) if is_json(&parts.headers) => {
-            let error = &refused.error;
-            let body = crate::mcp::params::error_response(
-                &refused.id,
-                error.code(),
-                &error.public_message(),
-            );
+            let body = refused.response();
             return (axum::http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
         }
         Err(_) => None,
     };
-    if let Some(Message {
-        id: Some(id),
-        method: Some(m),
-        params,
-        ..
-    }) = &message
-        && let Err(problem) = crate::mcp::params::check_raw(m, *params)
-    {
-        let id = serde_json::from_str(id.get()).unwrap_or(serde_json::Value::Null);
-        let body =
-            crate::mcp::params::error_response(&id, crate::core::Code::InvalidRequest, &problem);
-        return axum::Json(body).into_response();
+    if let Some(refused) = message.as_ref().and_then(Message::refused_params) {
+        return axum::Json(refused.response()).into_response();
     }
     let known = message
         .as_ref()

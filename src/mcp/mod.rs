@@ -8,9 +8,11 @@
 
 pub mod compat;
 pub mod entries;
+pub mod envelope;
 pub mod params;
 pub mod search_tool;
 pub mod slots;
+pub mod stdio;
 pub mod upstream;
 
 use std::future::Future;

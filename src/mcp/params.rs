@@ -282,18 +282,6 @@ impl<'de> Deserialize<'de> for Name<'de> {
     }
 }
 
-/// The JSON-RPC error response to `id` for an error the `/mcp` gate answers before rmcp reads
-/// the message (parameters of the wrong type, a body that is no message): `code`'s row, with the
-/// code in `data.code`, as every MCP error. `id` is `null` when the message's id could not be read.
-pub fn error_response(id: &Value, code: crate::core::Code, message: &str) -> Value {
-    crate::metrics::error(code.as_str());
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": super::error_data(code, message.to_owned()),
-    })
-}
-
 /// The named fields of object `parent`, where present, must be strings.
 fn check_strings(
     params: &serde_json::Map<String, Value>,

@@ -571,6 +571,24 @@ impl StdioClient {
     }
 }
 
+impl StdioClient {
+    /// Write `line` as it is, and read the next line that is not a notification.
+    pub fn send_line(&mut self, line: &[u8]) -> Response {
+        use std::io::{BufRead as _, Write as _};
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        loop {
+            let mut answer = String::new();
+            let read = self.stdout.read_line(&mut answer).unwrap();
+            assert!(read > 0, "stdio server exited");
+            let v: Value = serde_json::from_str(&answer).unwrap();
+            if v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+}
+
 impl Drop for StdioClient {
     fn drop(&mut self) {
         let _ = self.child.kill();

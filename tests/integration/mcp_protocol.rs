@@ -105,6 +105,51 @@ async fn capabilities_on_both_eras() {
 /// What a client shows of the server and its parts: display titles on the tool, the resources
 /// and the templates; a description on every property of the tool's output; the operator's
 /// website and icon in `serverInfo` when set.
+/// Over stdio too: a line that is no message gets its JSON-RPC error, with the id when it could
+/// be read; a notification is never answered; blank lines are skipped; a line over the limit is
+/// refused and skipped to its end; and the session goes on.
+#[tokio::test]
+async fn malformed_lines_over_stdio_are_answered_in_json_rpc() {
+    let server = TestServer::builder().seeded().start().await;
+    let mut stdio = StdioClient::start(&server);
+    for (case, line, number, code, id) in malformed_messages() {
+        if line.is_empty() {
+            continue; // a blank line is skipped, below
+        }
+        let answer = stdio.send_line(line.as_bytes());
+        assert_eq!(answer["id"], id, "{case}: {answer}");
+        assert_eq!(answer["error"]["code"], number, "{case}: {answer}");
+        assert_eq!(answer["error"]["data"]["code"], code, "{case}: {answer}");
+    }
+    let wrong_type = stdio
+        .send_line(br#"{"jsonrpc":"2.0","id":"c","method":"skills/list","params":{"cursor":5}}"#);
+    assert_eq!(
+        (&wrong_type["id"], &wrong_type["error"]["code"]),
+        (&json!("c"), &json!(-32602)),
+        "{wrong_type}"
+    );
+    // Neither a blank line nor a notification that does not decode is answered: the next
+    // answer is the ping's.
+    let ping = br#"{"jsonrpc":"2.0","method":"notifications/x","params":5}
+{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let mut lines = b"\r".to_vec();
+    lines.extend_from_slice(b"\n");
+    lines.extend_from_slice(ping);
+    assert_eq!(stdio.send_line(&lines)["id"], "p");
+    let mut long = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":""#.to_vec();
+    long.resize(17 * 1024 * 1024, b'a');
+    let refused = stdio.send_line(&long);
+    assert_eq!(
+        refused["error"]["data"]["code"], "body_too_large",
+        "{refused}"
+    );
+    let list = stdio.call("skills/list", json!({}));
+    assert!(
+        list["result"]["skills"].is_array(),
+        "the session goes on: {list}"
+    );
+}
+
 #[tokio::test]
 async fn the_server_and_its_parts_have_display_titles() {
     let server = TestServer::builder()
@@ -599,22 +644,11 @@ async fn every_mcp_error_carries_its_code_and_keeps_its_number() {
     assert_eq!(resp["error"]["data"]["code"], "file_not_found", "{resp}");
 }
 
-/// A body that is no JSON-RPC message is answered in JSON-RPC, as JSON-RPC 2.0 and the
-/// Streamable HTTP transport say: HTTP 400 with `-32700` (not JSON) or `-32600` (no message), the
-/// id when it could be read, else `null`. A body that is not declared JSON stays a 415.
-#[tokio::test]
-async fn malformed_messages_are_answered_in_json_rpc() {
-    let server = TestServer::builder().seeded().start().await;
-    let http = reqwest::Client::new();
-    let post = |body: &str, content_type: &str| {
-        http.post(&server.url)
-            .header("Content-Type", content_type)
-            .header("Accept", "application/json, text/event-stream")
-            .body(body.to_owned())
-            .send()
-    };
+/// Bodies that are no JSON-RPC message, each with the error number, code and id it is answered
+/// with.
+fn malformed_messages() -> Vec<(&'static str, String, i64, &'static str, Value)> {
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let cases: [(&str, String, i64, &str, Value); 11] = [
+    vec![
         (
             "not JSON",
             "{not json".into(),
@@ -686,8 +720,24 @@ async fn malformed_messages_are_answered_in_json_rpc() {
             "invalid_message",
             json!(4),
         ),
-    ];
-    for (case, body, number, code, id) in cases {
+    ]
+}
+
+/// A body that is no JSON-RPC message is answered in JSON-RPC, as JSON-RPC 2.0 and the
+/// Streamable HTTP transport say: HTTP 400 with `-32700` (not JSON) or `-32600` (no message), the
+/// id when it could be read, else `null`. A body that is not declared JSON stays a 415.
+#[tokio::test]
+async fn malformed_messages_are_answered_in_json_rpc() {
+    let server = TestServer::builder().seeded().start().await;
+    let http = reqwest::Client::new();
+    let post = |body: &str, content_type: &str| {
+        http.post(&server.url)
+            .header("Content-Type", content_type)
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_owned())
+            .send()
+    };
+    for (case, body, number, code, id) in malformed_messages() {
         let resp = post(&body, "application/json").await.unwrap();
         assert_eq!(resp.status(), 400, "{case}");
         assert!(
