@@ -97,6 +97,18 @@ async fn corpus_catalog() -> (tempfile::TempDir, usize) {
     corpus_catalog_quoting(false).await
 }
 
+/// A server on the corpus catalog, 25 skills a page (several pages); keep the directory while
+/// the server runs.
+async fn corpus_server() -> (tempfile::TempDir, usize, TestServer) {
+    let (dir, imported) = corpus_catalog().await;
+    let server = TestServer::builder()
+        .data_dir(dir.path())
+        .page_size(25)
+        .start()
+        .await;
+    (dir, imported, server)
+}
+
 /// The corpus imported with `--fix`, and with `--quote-yaml-1-1` when `quote_yaml_1_1`.
 async fn corpus_catalog_quoting(quote_yaml_1_1: bool) -> (tempfile::TempDir, usize) {
     let tmp = tempfile::TempDir::new().unwrap();
@@ -193,12 +205,7 @@ fn node(t: &Tools) -> Command {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_client_over_http_on_both_eras() {
     let t = tools();
-    let (dir, _) = corpus_catalog().await;
-    let server = TestServer::builder()
-        .data_dir(dir.path())
-        .page_size(25)
-        .start()
-        .await;
+    let (_dir, _, server) = corpus_server().await;
     let want = expected(&server).await;
     for (mode, era) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
         let (code, stdout, stderr) =
@@ -258,12 +265,7 @@ async fn typescript_client_over_stdio_on_both_eras() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fastmcp_client_over_http() {
     let t = tools();
-    let (dir, _) = corpus_catalog().await;
-    let server = TestServer::builder()
-        .data_dir(dir.path())
-        .page_size(25)
-        .start()
-        .await;
+    let (_dir, _, server) = corpus_server().await;
     let want = expected(&server).await;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/fastmcp_skills.py");
     let (code, stdout, stderr) = run(Command::new(&t.python)
@@ -368,12 +370,7 @@ const FASTMCP42_REFUSED: &[(&str, &str)] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fastmcp42_client_reads_and_installs_every_skill_byte_exact() {
     let t = tools();
-    let (dir, imported) = corpus_catalog().await;
-    let server = TestServer::builder()
-        .data_dir(dir.path())
-        .page_size(25)
-        .start()
-        .await;
+    let (_dir, imported, server) = corpus_server().await;
     let entries = listed_entries(&server.url, None).await;
     assert_eq!(entries.len(), imported);
     let (code, stdout, stderr) = run(Command::new(&t.python_fastmcp42)
@@ -594,12 +591,7 @@ async fn check_fastmcp42_proxy(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fastmcp42_proxy_reserves_the_catalog_and_leaks_no_private_skill() {
     let t = tools();
-    let (dir, imported) = corpus_catalog().await;
-    let server = TestServer::builder()
-        .data_dir(dir.path())
-        .page_size(25)
-        .start()
-        .await;
+    let (_dir, imported, server) = corpus_server().await;
     let secret = Namespace::new("secret").unwrap();
     let private_uri = "skill://secret/vault/SKILL.md";
     server
