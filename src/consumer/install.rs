@@ -494,9 +494,11 @@ pub async fn install(
                     return Err(Error::new(
                         Code::VersionRevoked,
                         format!(
-                            "{} {}: {reason}",
+                            "{} {}: {reason}; nothing was written. `skillreg update {}` moves \
+                             it to the newest version it allows that is not revoked",
                             skill.path,
-                            skill.version.as_deref().unwrap_or("")
+                            skill.version.as_deref().unwrap_or(""),
+                            skill.path
                         ),
                     ));
                 }
@@ -722,7 +724,11 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
                 Ok(remote) => match remote.get(&skill.uri).await {
                     Ok(Found::Revoked(reason)) => {
                         out.revoked = true;
-                        Some(format!("revoked: {reason}"))
+                        Some(format!(
+                            "revoked: {reason}; `skillreg update {}` moves it to a version that \
+                             is not revoked",
+                            skill.path
+                        ))
                     }
                     Ok(Found::NotServed) => Some(format!("no longer served at {}", skill.uri)),
                     Ok(Found::Entry(e)) => match e.yanked {

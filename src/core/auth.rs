@@ -112,11 +112,31 @@ pub enum Principal {
     },
 }
 
+/// Why a request is not authenticated (401), each saying what to send instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unauthenticated {
+    /// No credential, where one is needed.
+    #[error(
+        "a bearer token is required: send `Authorization: Bearer <token>` (the CLI sends \
+         $SKILLREG_TOKEN); the registry's admin creates tokens with `skillreg token create`"
+    )]
+    Missing,
+    /// An `Authorization` header that is not `Bearer <token>`.
+    #[error("the Authorization header must be `Bearer <token>`")]
+    Malformed,
+    /// A token this registry does not hold.
+    #[error(
+        "this bearer token is not one this registry accepts (unknown, revoked, or another \
+         registry's); its admin creates tokens with `skillreg token create`"
+    )]
+    Unknown,
+}
+
 /// Why a principal may not do something.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AccessError {
-    #[error("a valid bearer token is required")]
-    Unauthorized,
+    #[error("{0}")]
+    Unauthorized(Unauthenticated),
     #[error("forbidden: {0}")]
     Forbidden(String),
     #[error("this token may not act on namespace {0:?}")]
@@ -128,7 +148,7 @@ pub enum AccessError {
 impl AccessError {
     pub fn code(&self) -> Code {
         match self {
-            Self::Unauthorized => Code::Unauthorized,
+            Self::Unauthorized(_) => Code::Unauthorized,
             Self::Forbidden(_) => Code::Forbidden,
             Self::NamespaceNotAllowed(_) => Code::NamespaceNotAllowed,
             Self::InvalidScope(_) => Code::InvalidNamespace,
@@ -152,7 +172,7 @@ impl Principal {
     pub fn require(&self, action: Action, namespace: &Namespace) -> Result<(), AccessError> {
         match self {
             Self::Admin => Ok(()),
-            Self::Anonymous => Err(AccessError::Unauthorized),
+            Self::Anonymous => Err(AccessError::Unauthorized(Unauthenticated::Missing)),
             Self::Token { actions, scope, .. } => {
                 if !actions.contains(&action) {
                     return Err(AccessError::Forbidden(format!(
@@ -172,7 +192,7 @@ impl Principal {
     pub fn require_admin(&self) -> Result<(), AccessError> {
         match self {
             Self::Admin => Ok(()),
-            Self::Anonymous => Err(AccessError::Unauthorized),
+            Self::Anonymous => Err(AccessError::Unauthorized(Unauthenticated::Missing)),
             Self::Token { .. } => Err(AccessError::Forbidden(
                 "only the admin token may do this".to_owned(),
             )),

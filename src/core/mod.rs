@@ -26,7 +26,7 @@ pub mod time;
 pub mod uri;
 pub mod version;
 
-pub use auth::{AccessError, Action, Principal, Scope, Visibility};
+pub use auth::{AccessError, Action, Principal, Scope, Unauthenticated, Visibility};
 pub use bundle::{Bundle, BundleError, BundleFile, Entry, InputFile, InputKind};
 pub use code::{Code, McpKind};
 pub use digest::Digest;

@@ -12,7 +12,7 @@ use axum::http::header;
 use axum::http::request::Parts;
 
 use super::app::{ApiError, AppState};
-use crate::core::{AccessError, Principal, Visibility};
+use crate::core::{AccessError, Principal, Unauthenticated, Visibility};
 
 /// Whoever sent the request.
 #[derive(Debug, Clone)]
@@ -36,7 +36,10 @@ impl FromRequestParts<AppState> for Caller {
         }
         let header = match parts.headers.get(header::AUTHORIZATION) {
             None => None,
-            Some(v) => Some(v.to_str().map_err(|_| AccessError::Unauthorized)?),
+            Some(v) => Some(
+                v.to_str()
+                    .map_err(|_| AccessError::Unauthorized(Unauthenticated::Malformed))?,
+            ),
         };
         let principal = state.registry.access().authenticate(header).await?;
         parts.extensions.insert(principal.clone());
@@ -51,7 +54,7 @@ impl FromRequestParts<AppState> for Reader {
         let Caller(principal) = Caller::from_request_parts(parts, state).await?;
         let reads_need_token = state.config.require_read_token;
         if reads_need_token && !principal.may_read() {
-            return Err(AccessError::Unauthorized.into());
+            return Err(AccessError::Unauthorized(Unauthenticated::Missing).into());
         }
         let visibility = principal.visibility(reads_need_token);
         Ok(Self {

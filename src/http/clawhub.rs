@@ -38,7 +38,9 @@ use crate::core::clawhub::fingerprint;
 use crate::core::refs::parse_name;
 use crate::core::scan::{Finding, Severity, Verdict, rule};
 use crate::core::time::epoch_millis;
-use crate::core::{AccessError, Code, Principal, Scope, SkillRef, SkillVersion, VersionRef, mime};
+use crate::core::{
+    AccessError, Code, Principal, Scope, SkillRef, SkillVersion, Unauthenticated, VersionRef, mime,
+};
 use crate::error::Error;
 use crate::registry::{SkillDetail, SkillView, VersionDetail, VersionView};
 
@@ -942,7 +944,9 @@ async fn verify(
 /// one; ClawHub publishes there by default) and its id.
 async fn whoami(Caller(caller): Caller) -> ClawResult<axum::Json<Value>> {
     let user = match caller {
-        Principal::Anonymous => return Err(AccessError::Unauthorized.into()),
+        Principal::Anonymous => {
+            return Err(AccessError::Unauthorized(Unauthenticated::Missing).into());
+        }
         Principal::Admin => json!({ "handle": null, "displayName": "admin", "role": "admin" }),
         Principal::Token { id, scope, .. } => {
             let handle = match &scope {

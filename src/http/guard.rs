@@ -100,26 +100,34 @@ impl Origins {
         if let Some(host) = host
             && !self.host_allowed(host)
         {
-            return Some(forbidden(
-                "the Host header names a host this registry does not serve",
-            ));
+            // Named for the operator trying a new address, in what a header value may hold.
+            let named: String = host_name(host)
+                .chars()
+                .filter(|c| c.is_ascii_graphic())
+                .take(100)
+                .collect();
+            return Some(forbidden(format!(
+                "the Host header names {named:?}, a host this registry does not serve; its \
+                 operator serves it with `--allowed-host {named}` (allowed_hosts)"
+            )));
         }
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             let allowed = origin.to_str().is_ok_and(|o| self.origin_allowed(o));
             if !allowed {
-                return Some(forbidden("requests from this Origin are not allowed"));
+                return Some(forbidden(
+                    "requests from this Origin are not allowed; its operator allows one with \
+                     `--allowed-origin <origin>` (allowed_origins)"
+                        .to_owned(),
+                ));
             }
         }
         None
     }
 }
 
-fn forbidden(message: &'static str) -> Response {
+fn forbidden(message: String) -> Response {
     crate::metrics::error(crate::core::Code::Forbidden.as_str());
-    ApiError(Error::Access(crate::core::AccessError::Forbidden(
-        message.to_owned(),
-    )))
-    .into_response()
+    ApiError(Error::Access(crate::core::AccessError::Forbidden(message))).into_response()
 }
 
 /// Per-client and per-token rate limits.

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use std::sync::Arc;
 
 use crate::core::records::{AuditRecord, TokenRecord};
-use crate::core::{AccessError, Action, Digest, Principal, Scope};
+use crate::core::{AccessError, Action, Digest, Principal, Scope, Unauthenticated};
 use crate::error::{Error, NotFound, Result};
 use crate::store::{NewToken, Store};
 
@@ -50,7 +50,7 @@ impl Access {
             .or_else(|| header.strip_prefix("bearer "))
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .ok_or(AccessError::Unauthorized)?;
+            .ok_or(AccessError::Unauthorized(Unauthenticated::Malformed))?;
         let hash = Digest::of(secret.as_bytes());
         if let Some(admin) = &self.admin_hash
             && constant_time_eq(admin.as_bytes(), hash.as_bytes())
@@ -61,7 +61,7 @@ impl Access {
             .store
             .token_by_hash(&hash)
             .await?
-            .ok_or(AccessError::Unauthorized)?;
+            .ok_or(AccessError::Unauthorized(Unauthenticated::Unknown))?;
         Ok(Principal::Token {
             id: token.id,
             scope: token.scope,

@@ -784,6 +784,16 @@ async fn every_route_refuses_foreign_hosts_and_origins() {
             .await
             .unwrap();
         assert_eq!(rebinding.status(), StatusCode::FORBIDDEN, "{path}");
+        // The refusal says how the operator serves that name.
+        let body: serde_json::Value = rebinding.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "forbidden", "{path}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`--allowed-host evil.example`"),
+            "{path}: {body}"
+        );
         let named = client
             .get(format!("{base}{path}"))
             .header("Host", "skills.example.com:8080")
@@ -798,6 +808,42 @@ async fn every_route_refuses_foreign_hosts_and_origins() {
             .await
             .unwrap();
         assert_eq!(foreign.status(), StatusCode::FORBIDDEN, "{path}");
+        let body: serde_json::Value = foreign.json().await.unwrap();
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`--allowed-origin <origin>`"),
+            "{path}: {body}"
+        );
+    }
+    // A 401 says what was expected and where tokens come from.
+    for (authorization, says) in [
+        (None, "a bearer token is required"),
+        (Some("Basic dXNlcjpwYXNz"), "must be `Bearer <token>`"),
+        (Some("Bearer skr_unknown"), "not one this registry accepts"),
+    ] {
+        let mut request = client
+            .put(format!("{base}/v1/skills/acme/guarded/0.2.0"))
+            .header("Content-Type", "application/gzip")
+            .body(vec![0u8; 16]);
+        if let Some(value) = authorization {
+            request = request.header("Authorization", value);
+        }
+        let refused = request.send().await.unwrap();
+        assert_eq!(
+            refused.status(),
+            StatusCode::UNAUTHORIZED,
+            "{authorization:?}"
+        );
+        let body: serde_json::Value = refused.json().await.unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{authorization:?}: {body}");
+        assert!(
+            authorization.is_some_and(|a| a.starts_with("Basic"))
+                || message.contains("skillreg token create"),
+            "{authorization:?}: {body}"
+        );
     }
     for origin in [
         "http://localhost:5173",

@@ -323,6 +323,12 @@ async fn add_check_outdated_update_install_frozen_and_remove_against_skillreg() 
     );
     assert!(out.stderr.contains("leaks a token"), "{}", out.stderr);
     assert!(
+        out.stderr
+            .contains("`skillreg update acme/deploy` moves it"),
+        "what to do next: {}",
+        out.stderr
+    );
+    assert!(
         !third.path().join(".agents").exists(),
         "nothing was written"
     );
