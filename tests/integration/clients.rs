@@ -431,7 +431,10 @@ async fn fastmcp42_client_reads_and_installs_every_skill_byte_exact() {
     assert_eq!(
         warned,
         BTreeMap::from([
-            (FASTMCP42_REFUSED[0].0, "client_final_block_scalar".to_owned()),
+            (
+                FASTMCP42_REFUSED[0].0,
+                "client_final_block_scalar".to_owned()
+            ),
             (FASTMCP42_REFUSED[1].0, "client_yaml_1_1_scalar".to_owned()),
         ]),
         "{client}: the skills it refuses are those their publish warned of"
