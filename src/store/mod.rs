@@ -299,10 +299,12 @@ pub trait Access: Send + Sync + 'static {
 /// JSON text), and when it was last used. Ages are in seconds, by the database's clock.
 #[async_trait]
 pub trait Sessions: Send + Sync + 'static {
-    /// Keep session `id` with `state`, used now (an existing one takes the new state).
+    /// Keep session `id` with `state`, created now and never used (an existing one is
+    /// replaced).
     async fn put_session(&self, id: &str, state: &str) -> Result<()>;
 
-    /// The state of session `id`, unless it is unknown or unused for longer than `max_age_secs`.
+    /// The state of session `id`, unless it is unknown or its last use (or creation) is older
+    /// than `max_age_secs`.
     async fn session(&self, id: &str, max_age_secs: u64) -> Result<Option<String>>;
 
     /// Mark the sessions `ids` used now (those still kept); returns how many were.
@@ -311,7 +313,11 @@ pub trait Sessions: Send + Sync + 'static {
     /// Forget session `id`. `false` when it was not kept.
     async fn delete_session(&self, id: &str) -> Result<bool>;
 
-    /// Forget the sessions unused for longer than `max_age_secs`; returns how many.
+    /// Forget session `id` if it was never marked used. `false` when it was, or is not kept.
+    async fn delete_unused_session(&self, id: &str) -> Result<bool>;
+
+    /// Forget the sessions whose last use (or creation) is older than `max_age_secs`; returns
+    /// how many.
     async fn sweep_sessions(&self, max_age_secs: u64) -> Result<u64>;
 }
 
