@@ -7,8 +7,9 @@ project's own rules for the `skillreg` service, which the schema cannot express.
 
 COMPOSE_FILE defaults to docker-compose.yml at the repository root, or with --replicas to
 deploy/replicas/compose.yml, whose rules cover PostgreSQL, every `skillreg-N` replica and the
-HAProxy service with its haproxy.cfg (each replica a `server`, sessions pinned, the client's
-address forwarded from a fixed proxy address the replicas trust). The schema defaults to
+HAProxy service with its haproxy.cfg (each replica a `server`, round robin without session
+affinity, a failed connection retried on another replica, the client's address forwarded from
+a fixed proxy address the replicas trust). The schema defaults to
 $SKILLREG_COMPOSE_SCHEMA, written to <tools>/env.sh by scripts/install-test-tools.sh (which
 also installs jsonschema and PyYAML into the venv that $SKILLREG_PYTHON names).
 
@@ -321,8 +322,11 @@ def replica_rules(document, compose_file: str) -> list[str]:
         return problems + [f"rule: services/haproxy: cannot read {config}: {e}"]
     servers = set(re.findall(r"^\s*server\s+\S+\s+([\w-]+):" + str(CONTAINER_PORT) + r"\b", text, re.M))
     rule(servers == set(replicas), f"{config}: servers {sorted(servers)} differ from the replicas {sorted(replicas)}")
-    for needed in ("stick store-response res.hdr(mcp-session-id)", "stick match req.hdr(mcp-session-id)"):
-        rule(needed in text, f"{config}: missing `{needed}`: 2025-11-25 sessions must stay on their replica")
+    rule("balance roundrobin" in text, f"{config}: missing `balance roundrobin`")
+    rule(
+        re.search(r"^\s*option\s+redispatch\b", text, re.M) is not None,
+        f"{config}: missing `option redispatch`: a request to a replica that died must be retried on another",
+    )
     rule(READY_PATH in text, f"{config}: the health check does not probe {READY_PATH}")
     problems += proxy_trust_rules(services, replicas, proxy, document, config, text)
     return problems

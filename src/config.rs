@@ -291,10 +291,10 @@ pub struct Config {
     #[arg(long, env = "SKILLREG_BODY_READ_TIMEOUT_SECS", default_value = "10")]
     pub body_read_timeout_secs: u64,
     /// Give 2025-era MCP clients sessions (`initialize` answers an `Mcp-Session-Id`; answers come
-    /// as SSE streams, and the catalog's `list_changed` notifications reach them).
+    /// as SSE streams, and the catalog's `list_changed` notifications reach them). Sessions are
+    /// kept in storage too, so that any replica answers any of them.
     /// --no-mcp-sessions serves the 2025 era statelessly, as the 2026 era always is: plain JSON
-    /// answers and no notifications. Faster, and what round-robin replicas without session
-    /// affinity need.
+    /// answers and no notifications. Faster.
     #[arg(long = "no-mcp-sessions", env = "SKILLREG_NO_MCP_SESSIONS", action = ArgAction::SetFalse)]
     pub mcp_sessions: bool,
     /// MCP sessions (2025-era `initialize`) open at once; more are answered 503.

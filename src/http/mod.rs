@@ -50,7 +50,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
     registry.reads().keep_entries(Arc::new(Codec));
     let state = AppState::new(registry.clone(), config);
     // The Host and Origin rules are one middleware on the whole router (`guard`), not rmcp's.
-    let mcp_config = StreamableHttpServerConfig::default()
+    let mut mcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
         .with_legacy_session_mode(config.mcp_sessions)
         .with_cancellation_token(shutdown.child_token())
@@ -66,9 +66,19 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         config.max_mcp_sessions_per_client,
         Duration::from_secs(config.mcp_session_first_request_secs),
     ));
+    // 2025-era sessions are kept in storage too, so that any replica sharing it answers any
+    // session, and a session outlives the process that opened it.
+    let idle = Duration::from_secs(config.mcp_session_idle_secs);
+    let stored = config
+        .mcp_sessions
+        .then(|| Arc::new(sessions::StoredSessions::new(registry.clone(), idle)));
+    mcp_config.session_store = stored.clone().map(|s| {
+        s as Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>
+    });
     let session_manager = Arc::new(sessions::CountedSessions::new(
         session_limits.clone(),
-        Duration::from_secs(config.mcp_session_idle_secs),
+        idle,
+        stored,
     ));
     session_manager.sweep(shutdown.child_token());
     let shared = Arc::new(Shared::new(registry.caches(), &options));

@@ -11,9 +11,24 @@
 //! [`CountedSessions`] wraps rmcp's in-memory session manager to learn when sessions end;
 //! [`gate`], called by `/mcp`'s one service in front of rmcp's (`http::McpEndpoint`), admits,
 //! registers and marks them.
+//!
+//! Sessions are also kept in storage ([`StoredSessions`], rmcp's `SessionStore`), so that any
+//! process sharing it answers any session: rmcp puts a session there after its `initialize`,
+//! and a process that does not hold a session it is asked about brings it back from there
+//! (replaying the handshake; [`CountedSessions::restore_session`] admits it within the caps
+//! like a new one, else it is answered 404 as unknown). A `DELETE` removes it. While a process
+//! holds a session that receives requests, it marks the row used at most every [`mark_every`]
+//! (one statement for all its sessions due); a row unused for longer than the idle limit plus
+//! that is refused (404, as an unknown session) and swept. So a session held by no process any
+//! more (its process died, or every process closed it as idle) is forgotten a little after the
+//! idle limit. Closing a session in memory (idle, shutdown) leaves its row: another process may
+//! still be serving it; a session closed for sending nothing after its handshake loses its row
+//! too, unless a process has marked it used (it sent its requests elsewhere). A failing storage fails no request that does not need it: a put or a
+//! mark that fails is logged (the session lives on in the process that holds it); a failing
+//! get is rmcp's 500 for that request.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -25,6 +40,9 @@ use futures_core::Stream;
 use http_body_util::BodyExt as _;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::store::{
+    SessionState, SessionStore, SessionStoreError,
+};
 use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
@@ -33,6 +51,7 @@ use tokio_util::sync::CancellationToken;
 use super::app::ApiError;
 use crate::error::Error;
 use crate::mcp::envelope::{self, Message};
+use crate::registry::Registry;
 
 /// The session header of the Streamable HTTP transport.
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -73,6 +92,10 @@ struct Session {
     client: IpAddr,
     opened: Instant,
     active: bool,
+    /// A request came since the session's stored row was last marked used.
+    used: bool,
+    /// When this process last marked the row used (or put it); `None`: never.
+    marked: Option<Instant>,
 }
 
 impl Book {
@@ -136,6 +159,8 @@ impl SessionLimits {
                     client,
                     opened: Instant::now(),
                     active: false,
+                    used: false,
+                    marked: Some(Instant::now()),
                 },
             );
         }
@@ -145,7 +170,49 @@ impl SessionLimits {
     fn touch(&self, id: &str) {
         if let Some(session) = self.state().sessions.get_mut(id) {
             session.active = true;
+            session.used = true;
         }
+    }
+
+    /// Session `id`, opened elsewhere, is brought back here for a request of `client`: admitted
+    /// within the caps like a new one (`false`: no room), and in use. One already here stays
+    /// as it is.
+    fn restore(&self, client: IpAddr, id: &SessionId) -> bool {
+        let mut state = self.state();
+        if state.sessions.contains_key(id) {
+            return true;
+        }
+        if state.total() >= self.max_sessions || state.of(client) >= self.max_per_client {
+            return false;
+        }
+        *state.per_client.entry(client).or_default() += 1;
+        state.sessions.insert(
+            id.clone(),
+            Session {
+                client,
+                opened: Instant::now(),
+                active: true,
+                used: true,
+                marked: None,
+            },
+        );
+        true
+    }
+
+    /// Sessions whose stored row is due to be marked used: a request came since it was last
+    /// marked, and that was `every` ago or longer (or never). They count as marked from now.
+    fn due_marks(&self, every: Duration) -> Vec<SessionId> {
+        let mut state = self.state();
+        let now = Instant::now();
+        let mut due = Vec::new();
+        for (id, session) in &mut state.sessions {
+            if session.used && session.marked.is_none_or(|at| now - at >= every) {
+                session.used = false;
+                session.marked = Some(now);
+                due.push(id.clone());
+            }
+        }
+        due
     }
 
     /// Session `id` ended.
@@ -179,22 +246,46 @@ impl SessionLimits {
     }
 }
 
+/// How often a process marks the stored rows of the sessions it serves as used: a fifth of the
+/// idle limit, between a second and a minute.
+pub fn mark_every(idle: Duration) -> Duration {
+    (idle / 5).clamp(Duration::from_secs(1), Duration::from_secs(60))
+}
+
 /// rmcp's in-memory session manager, telling [`SessionLimits`] when a session ends.
 pub struct CountedSessions {
     inner: LocalSessionManager,
     limits: Arc<SessionLimits>,
+    /// Where sessions are kept for other processes, when they are.
+    stored: Option<Arc<StoredSessions>>,
 }
 
 impl CountedSessions {
-    /// Sessions that close after `idle` without a request.
-    pub fn new(limits: Arc<SessionLimits>, idle: Duration) -> Self {
+    /// Sessions that close after `idle` without a request, kept in `stored` too when given.
+    pub fn new(
+        limits: Arc<SessionLimits>,
+        idle: Duration,
+        stored: Option<Arc<StoredSessions>>,
+    ) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(idle);
-        Self { inner, limits }
+        Self {
+            inner,
+            limits,
+            stored,
+        }
     }
 
-    /// Close sessions that stayed silent after their handshake, every second, until `stop`.
+    /// Until `stop`: close sessions that stayed silent after their handshake, every second (and
+    /// delete their stored rows, unless a process has marked one used); and with stored
+    /// sessions, mark the rows of those in use ([`SessionLimits::due_marks`]) and
+    /// sweep the rows unused for too long.
     pub fn sweep(self: &Arc<Self>, stop: CancellationToken) {
+        if let Some(stored) = &self.stored {
+            stored
+                .clone()
+                .upkeep(self.limits.clone(), stop.child_token());
+        }
         let sessions = self.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -206,6 +297,12 @@ impl CountedSessions {
                 for id in sessions.limits.idle_after_handshake() {
                     tracing::debug!(session = %id, "closing a session that sent nothing after its handshake");
                     let _ = sessions.close_session(&id).await;
+                    // Its row too, unless another process has seen a request of it.
+                    if let Some(stored) = &sessions.stored
+                        && let Err(e) = stored.registry.sessions().delete_unused(&id).await
+                    {
+                        tracing::debug!(session = %id, error = %e, "a silent session's row stays");
+                    }
                 }
             }
         });
@@ -272,7 +369,114 @@ impl SessionManager for CountedSessions {
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        // The client whose request brings the session back (set by `gate`).
+        let client = CLIENT
+            .try_with(|client| *client)
+            .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        if !self.limits.restore(client, &id) {
+            tracing::debug!(session = %id, %client, "no room to bring a stored session back");
+            return Ok(RestoreOutcome::NotSupported);
+        }
         self.inner.restore_session(id).await
+    }
+}
+
+tokio::task_local! {
+    /// The client of the request being served, for a session brought back on its behalf.
+    static CLIENT: IpAddr;
+}
+
+/// Sessions kept in storage, as rmcp's `SessionStore`: a row per session, holding its
+/// `initialize` parameters as JSON (see the module docs).
+pub struct StoredSessions {
+    registry: Registry,
+    /// A row unused for longer than this (seconds) is refused and swept.
+    max_age_secs: u64,
+    mark_every: Duration,
+}
+
+impl StoredSessions {
+    /// Sessions that live `idle` without a request.
+    pub fn new(registry: Registry, idle: Duration) -> Self {
+        let mark_every = mark_every(idle);
+        Self {
+            registry,
+            max_age_secs: (idle + mark_every).as_secs(),
+            mark_every,
+        }
+    }
+
+    /// Every second until `stop`: mark the rows of the sessions due ([`SessionLimits::due_marks`])
+    /// used; every [`mark_every`], sweep the rows unused for too long. A failure is logged when
+    /// storage starts failing, and again once it answers.
+    fn upkeep(self: Arc<Self>, limits: Arc<SessionLimits>, stop: CancellationToken) {
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            let mut swept = Instant::now();
+            let mut failing = false;
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let due = limits.due_marks(self.mark_every);
+                let ids: Vec<&str> = due.iter().map(|id| id.as_ref()).collect();
+                let mut result = self.registry.sessions().touch(&ids).await.map(drop);
+                if result.is_ok() && swept.elapsed() >= self.mark_every {
+                    swept = Instant::now();
+                    result = self
+                        .registry
+                        .sessions()
+                        .sweep(self.max_age_secs)
+                        .await
+                        .map(|n| {
+                            if n > 0 {
+                                tracing::debug!(sessions = n, "stale stored MCP sessions swept");
+                            }
+                        });
+                }
+                match result {
+                    Err(e) if !failing => {
+                        failing = true;
+                        tracing::warn!(error = %e, "stored MCP sessions: upkeep failing");
+                    }
+                    Ok(()) if failing => {
+                        failing = false;
+                        tracing::info!("stored MCP sessions: upkeep works again");
+                    }
+                    _ => {}
+                }
+            }
+        });
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for StoredSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let Some(state) = self
+            .registry
+            .sessions()
+            .get(session_id, self.max_age_secs)
+            .await?
+        else {
+            return Ok(None);
+        };
+        // A state this build cannot read (another rmcp's) is an unknown session: the client
+        // opens a new one.
+        Ok(serde_json::from_str(&state)
+            .inspect_err(|e| tracing::warn!(error = %e, "a stored MCP session does not read"))
+            .ok())
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let state = serde_json::to_string(state)?;
+        Ok(self.registry.sessions().put(session_id, &state).await?)
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.registry.sessions().delete(session_id).await?;
+        Ok(())
     }
 }
 
@@ -345,7 +549,7 @@ pub async fn gate<F: Future<Output = Response>>(
         if method.as_deref() != Some("notifications/initialized") {
             limits.touch(id);
         }
-        next(request, known).await
+        CLIENT.scope(client, next(request, known)).await
     } else if method.as_deref() != Some("initialize") {
         next(request, known).await
     } else if !limits.admit(client) {
@@ -400,5 +604,37 @@ mod tests {
         assert_eq!(idle, [SessionId::from("s1"), SessionId::from("s3")]);
         limits.forget(&SessionId::from("s1"));
         assert!(limits.admit(a), "a session ended: room again");
+    }
+
+    #[test]
+    fn restored_sessions_count_and_rows_are_marked_when_due() {
+        let limits = SessionLimits::new(2, 2, Duration::ZERO);
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        limits.settle(a, Some(SessionId::from("here")));
+        assert!(
+            limits.due_marks(Duration::ZERO).is_empty(),
+            "no request yet"
+        );
+        assert!(limits.restore(a, &SessionId::from("back")));
+        assert!(limits.restore(a, &SessionId::from("back")), "already here");
+        assert!(
+            !limits.restore(a, &SessionId::from("third")),
+            "within the caps"
+        );
+        assert_eq!(limits.live(), 2);
+        assert!(limits.idle_after_handshake() == [SessionId::from("here")]);
+        // A restored session is in use: its row is due at once, then not before `every`.
+        assert_eq!(
+            limits.due_marks(Duration::from_secs(60)),
+            [SessionId::from("back")]
+        );
+        limits.touch("back");
+        limits.touch("here");
+        assert!(limits.due_marks(Duration::from_secs(60)).is_empty());
+        let mut due = limits.due_marks(Duration::ZERO);
+        due.sort();
+        assert_eq!(due, [SessionId::from("back"), SessionId::from("here")]);
+        limits.forget(&SessionId::from("back"));
+        assert!(limits.restore(a, &SessionId::from("third")), "room again");
     }
 }

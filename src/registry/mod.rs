@@ -9,6 +9,7 @@
 //! | [`Trust`] (`trust/`) | findings, rescans, the revocation feed; yank, revoke, deprecate, review, private namespaces | the scan policy |
 //! | [`Access`] (`access.rs`) | authentication, tokens, the audit log | the admin token's hash |
 //! | [`Index`] (`index/`) | the search index kept in step with storage, its task, the change feed | the index and its lock |
+//! | [`Sessions`] (`sessions.rs`) | 2025-era MCP sessions kept for any process sharing the storage | none |
 //!
 //! The services share two things: `current::Current`, what is current (resolutions,
 //! completions, private namespaces, cached for at most [`RESOLVE_TTL`], or [`FEED_RESOLVE_TTL`]
@@ -33,6 +34,7 @@ mod index;
 mod page;
 mod publish;
 mod reads;
+mod sessions;
 mod trust;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +65,7 @@ pub use reads::{
     Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, Reads, SearchHit, SkillDetail, SkillEntry,
     SkillMdResource, SkillSummary, SkillView, VersionDetail, VersionView, cursor_after,
 };
+pub use sessions::Sessions;
 pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
@@ -125,6 +128,7 @@ struct Inner {
     publisher: Publisher,
     trust: Trust,
     access: Access,
+    sessions: Sessions,
     index: Arc<Index>,
     /// Stops the background tasks ([`Registry::close`]).
     stop: CancellationToken,
@@ -330,6 +334,7 @@ impl Registry {
                     policy,
                 ),
                 access: Access::new(store.clone(), admin_token),
+                sessions: Sessions::new(store.clone()),
                 store,
                 budget,
                 heavy,
@@ -360,6 +365,11 @@ impl Registry {
     /// Authentication, tokens and the audit log.
     pub fn access(&self) -> &Access {
         &self.inner.access
+    }
+
+    /// The kept 2025-era MCP sessions.
+    pub fn sessions(&self) -> &Sessions {
+        &self.inner.sessions
     }
 
     /// The search index and its upkeep.

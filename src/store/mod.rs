@@ -5,8 +5,9 @@
 //!   or the tests. Its roles: [`Catalog`] (publishing skills, versions, files and entries; the
 //!   listing; manifests), [`Browse`] (resolving, skills and versions, catalog pages,
 //!   completion), [`Lifecycle`] (withdrawal, deprecation, scans, review, revocations, private
-//!   namespaces), [`Sources`], [`Access`] (tokens, the audit log) and [`Maintenance`] (the change
-//!   feed the search index follows, counters, scrubbing, backups, copies). What only one engine
+//!   namespaces), [`Sources`], [`Access`] (tokens, the audit log), [`Maintenance`] (the change
+//!   feed the search index follows, counters, scrubbing, backups, copies) and [`Sessions`]
+//!   (2025-era MCP sessions, ephemeral: copies leave them). What only one engine
 //!   keeps is an optional capability: [`KeptEntries`] (SQLite's serialized listing entries).
 //! - [`Blobs`]: file bytes by digest (get, put if absent), so that bytes can later live outside
 //!   the database. A publish stores its blobs first, then the version's rows in one transaction:
@@ -18,7 +19,7 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `completion`, `lifecycle`, `sources`, `maintenance`): each engine compiles those modules as
+//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`): each engine compiles those modules as
 //! its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which supplies
 //! what the two engines truly say differently as macros usable in `concat!` (`now!`, the bound
 //! `limit!`, flags, `visible!`, lists given as one parameter) and the types that go with them;
@@ -63,9 +64,9 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// The catalog's storage engine: every role, as the registry holds it (`Arc<dyn Store>`, whose
 /// methods need no role trait in scope).
-pub trait Store: Catalog + Browse + Lifecycle + Sources + Access + Maintenance {}
+pub trait Store: Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions {}
 
-impl<T: Catalog + Browse + Lifecycle + Sources + Access + Maintenance> Store for T {}
+impl<T: Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions> Store for T {}
 
 /// The catalog as each engine keeps it its own way: publishing, the listing, manifests.
 #[async_trait]
@@ -292,6 +293,32 @@ pub trait Access: Send + Sync + 'static {
 
     /// Audit entries with `id > after`, oldest first.
     async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<AuditRecord>>;
+}
+
+/// 2025-era MCP sessions: what brings one back on a process that does not hold it (its state,
+/// JSON text), and when it was last used. Ages are in seconds, by the database's clock.
+#[async_trait]
+pub trait Sessions: Send + Sync + 'static {
+    /// Keep session `id` with `state`, created now and never used (an existing one is
+    /// replaced).
+    async fn put_session(&self, id: &str, state: &str) -> Result<()>;
+
+    /// The state of session `id`, unless it is unknown or its last use (or creation) is older
+    /// than `max_age_secs`.
+    async fn session(&self, id: &str, max_age_secs: u64) -> Result<Option<String>>;
+
+    /// Mark the sessions `ids` used now (those still kept); returns how many were.
+    async fn touch_sessions(&self, ids: &[&str]) -> Result<u64>;
+
+    /// Forget session `id`. `false` when it was not kept.
+    async fn delete_session(&self, id: &str) -> Result<bool>;
+
+    /// Forget session `id` if it was never marked used. `false` when it was, or is not kept.
+    async fn delete_unused_session(&self, id: &str) -> Result<bool>;
+
+    /// Forget the sessions whose last use (or creation) is older than `max_age_secs`; returns
+    /// how many.
+    async fn sweep_sessions(&self, max_age_secs: u64) -> Result<u64>;
 }
 
 /// The change feed, counters, scrubbing, backups, copying a whole store (`skillreg migrate`,

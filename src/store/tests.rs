@@ -1401,3 +1401,65 @@ async fn a_batch_stores_what_its_versions_would_one_by_one() {
     };
     assert_eq!(audit(&*one).await, audit(&*many).await);
 }
+
+/// MCP sessions: kept with their state, refused and swept by age, kept fresh by a touch, and
+/// forgotten on delete (and on a delete of unused ones only while never touched).
+#[tokio::test]
+async fn mcp_sessions_are_kept_refused_when_stale_touched_and_swept() {
+    let (_dir, location, store) = fresh().await;
+    let age = async |id: &str, secs: i64| {
+        let sql = format!(
+            "UPDATE mcp_sessions SET created_at = created_at - {secs}, \
+             used_at = used_at - {secs} WHERE id = '{id}'"
+        );
+        testing::execute(&location, &sql, &sql).await;
+    };
+    store.put_session("s1", r#"{"a":1}"#).await.unwrap();
+    store.put_session("s2", r#"{"b":2}"#).await.unwrap();
+    assert_eq!(
+        store.session("s1", 60).await.unwrap().as_deref(),
+        Some(r#"{"a":1}"#)
+    );
+    assert_eq!(store.session("unknown", 60).await.unwrap(), None);
+    store.put_session("s1", r#"{"a":3}"#).await.unwrap();
+    assert_eq!(
+        store.session("s1", 60).await.unwrap().as_deref(),
+        Some(r#"{"a":3}"#)
+    );
+
+    age("s2", 1000).await;
+    assert_eq!(
+        store.session("s2", 600).await.unwrap(),
+        None,
+        "stale: unused for too long"
+    );
+    assert!(store.session("s2", 3600).await.unwrap().is_some());
+    assert_eq!(store.touch_sessions(&["s2", "gone"]).await.unwrap(), 1);
+    assert!(
+        store.session("s2", 600).await.unwrap().is_some(),
+        "a touch makes it fresh"
+    );
+    assert_eq!(store.touch_sessions(&[]).await.unwrap(), 0);
+
+    store.put_session("s3", "{}").await.unwrap();
+    assert!(
+        store.delete_unused_session("s3").await.unwrap(),
+        "never used"
+    );
+    assert!(
+        !store.delete_unused_session("s2").await.unwrap(),
+        "used: kept"
+    );
+    assert!(store.session("s2", 600).await.unwrap().is_some());
+
+    age("s1", 1000).await;
+    assert_eq!(store.sweep_sessions(600).await.unwrap(), 1);
+    assert_eq!(store.session("s1", 3600).await.unwrap(), None, "swept");
+    assert!(
+        store.session("s2", 600).await.unwrap().is_some(),
+        "a fresh one stays"
+    );
+    assert!(store.delete_session("s2").await.unwrap());
+    assert!(!store.delete_session("s2").await.unwrap());
+    assert_eq!(store.session("s2", 3600).await.unwrap(), None);
+}

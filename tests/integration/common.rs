@@ -434,6 +434,27 @@ impl Legacy {
         this
     }
 
+    /// Session `session`, opened elsewhere, at `url` (another process serving the same
+    /// storage): no new `initialize`.
+    pub fn resumed(url: &str, session: &str) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            url: url.to_owned(),
+            session: Some(session.to_owned()),
+            next_id: 1.into(),
+        }
+    }
+
+    /// This session at `url`: no new `initialize`.
+    pub fn at(&self, url: &str) -> Self {
+        Self::resumed(url, self.session.as_deref().expect("a session"))
+    }
+
+    /// Send notification `method`.
+    pub async fn notify(&self, method: &str) {
+        self.post(json!({"jsonrpc":"2.0","method":method})).await;
+    }
+
     /// The headers every request of this session carries.
     pub fn session_headers(&self) -> reqwest::header::HeaderMap {
         let mut headers = reqwest::header::HeaderMap::new();
@@ -475,6 +496,15 @@ impl Legacy {
 
     /// The HTTP response to one request, headers and all.
     pub async fn send(&self, method: &str, params: Value) -> reqwest::Response {
+        self.try_send(method, params).await.unwrap()
+    }
+
+    /// [`Legacy::send`], or the error of a connection that failed.
+    pub async fn try_send(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> reqwest::Result<reqwest::Response> {
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -485,7 +515,6 @@ impl Legacy {
             .json(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
             .send()
             .await
-            .unwrap()
     }
 
     /// The session's standalone SSE stream (a GET), open for reading as events arrive.

@@ -18,11 +18,19 @@ use serde_json::Value;
 
 use crate::common::{CliOutput, run_cli_async, sha256_hex};
 
-const ADMIN: &str = "crash-admin-9d8db0897da2c2659a6d68d6114c3d22";
+pub(crate) const ADMIN: &str = "crash-admin-9d8db0897da2c2659a6d68d6114c3d22";
 
-struct Server {
-    child: Child,
-    base: String,
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    pub(crate) base: String,
+}
+
+/// A server still running when a test ends, passed or failed, is killed.
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn free_port() -> u16 {
@@ -33,7 +41,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start(data: &std::path::Path, port: u16, env: &[(&str, &str)]) -> Server {
+pub(crate) fn start(data: &std::path::Path, port: u16, env: &[(&str, &str)]) -> Server {
     let child = Command::new(env!("CARGO_BIN_EXE_skillreg"))
         .args([
             "serve",
@@ -70,7 +78,7 @@ impl Rng {
     }
 }
 
-fn archive(name: &str, version: &str, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn archive(name: &str, version: &str, payload: &[u8]) -> Vec<u8> {
     let md = format!(
         "---\nname: {name}\ndescription: Crash test skill {version}.\n---\n# {name} {version}\n"
     );
@@ -90,9 +98,9 @@ fn archive(name: &str, version: &str, payload: &[u8]) -> Vec<u8> {
 }
 
 #[derive(Clone, Debug)]
-struct Acked {
-    name: String,
-    version: String,
+pub(crate) struct Acked {
+    pub(crate) name: String,
+    pub(crate) version: String,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -263,7 +271,7 @@ async fn acknowledged_publishes_survive_sigkill() {
 }
 
 /// Every acknowledged version is listed and each of its files reads back with its digest.
-async fn check_acknowledged(http: &reqwest::Client, base: &str, acked: &[Acked]) {
+pub(crate) async fn check_acknowledged(http: &reqwest::Client, base: &str, acked: &[Acked]) {
     for a in acked {
         let manifest: Value = http
             .get(format!("{base}/v1/skills/acme/{}/{}", a.name, a.version))

@@ -137,6 +137,47 @@ async fn mcp_sessions_are_capped_and_silent_ones_expire() {
     assert!(list["result"].is_object(), "{list}");
 }
 
+/// A 2025-era session is kept in storage: on SQLite it outlives a restart of the one process
+/// (the new process brings it back without a new `initialize`), and a session unused for longer
+/// than the idle limit (2 s here, plus the 1 s its use is marked at) answers 404 like an
+/// unknown one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_session_outlives_a_restart_until_it_idles_out() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let start = || {
+        TestServer::builder()
+            .data_dir(dir.path())
+            .seeded()
+            .config(Config {
+                mcp_session_idle_secs: 2,
+                ..config()
+            })
+            .start()
+    };
+    let first = start().await;
+    let (kept, stale) = (
+        Legacy::connect(&first.url).await,
+        Legacy::connect(&first.url).await,
+    );
+    for session in [&kept, &stale] {
+        let list = session.call("skills/list", json!({})).await;
+        assert!(list["result"]["skills"][0]["uri"].is_string(), "{list}");
+    }
+    drop(first);
+    let second = start().await;
+    let kept = kept.at(&second.url);
+    for _ in 0..3 {
+        let list = kept.call("skills/list", json!({})).await;
+        assert!(list["result"]["skills"][0]["uri"].is_string(), "{list}");
+    }
+    let uri = kept.call("skills/list", json!({})).await["result"]["skills"][0]["uri"].clone();
+    let read = kept.call("resources/read", json!({"uri": uri})).await;
+    assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    let gone = stale.at(&second.url).send("skills/list", json!({})).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
 /// Bytes read from `stream` until the server closes it or `limit` passes; `None` on timeout.
 async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Option<Vec<u8>> {
     let mut buf = Vec::new();

@@ -377,17 +377,10 @@ async fn replicas_serve_each_others_changes() {
         ));
     }
 
-    // A 2025-11-25 session lives in its replica: another one answers 404, and the client starts
-    // a new session (the supported setup is session affinity; see the README).
-    let moved = reqwest::Client::new()
-        .post(&a.url)
-        .header("Accept", "application/json, text/event-stream")
-        .headers(legacy_c.session_headers())
-        .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "skills/list", "params": {}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(moved.status(), StatusCode::NOT_FOUND);
+    // A 2025-11-25 session is kept in the database: another replica answers it too (bringing
+    // it back without a new `initialize`).
+    let moved = legacy_c.at(&a.url).call("skills/list", json!({})).await;
+    assert!(moved["result"]["skills"].is_array(), "{moved}");
 
     // A yank on B leaves A's skills/get at once (A has the version cached by now).
     let modern_a = Modern::new(&a.url);
@@ -810,10 +803,11 @@ async fn a_new_replica_starts_from_an_index_snapshot_of_its_own_catalog_only() {
 }
 
 /// The load balancer of `deploy/replicas` — its `haproxy.cfg`, with the listen address and the
-/// two servers pointed at real replicas on loopback — spreads stateless 2026-07-28 requests over
-/// both replicas and keeps every request of a 2025-11-25 session on the replica that issued it.
+/// servers pointed at real replicas on loopback — spreads stateless 2026-07-28 requests over
+/// both replicas, and the requests of a 2025-11-25 session too (no affinity: the replica that
+/// did not open the session brings it back from the database), every one answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
+async fn haproxy_round_robins_stateless_requests_and_sessions() {
     let url = fresh_postgres().await;
     let replicas = [replica(&url).await, replica(&url).await];
     let (status, _) = Api::new(&replicas[0])
@@ -832,7 +826,7 @@ async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
     let modern = Modern::new(&proxied);
 
     let stats = haproxy.stats();
-    let before = answered(&stats).await;
+    let before = answered(&stats, 2).await;
     for _ in 0..20 {
         let list = modern.call("skills/list", json!({})).await;
         assert_eq!(
@@ -840,14 +834,14 @@ async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
             "skill://acme/one/SKILL.md"
         );
     }
-    let after = answered(&stats).await;
+    let after = answered(&stats, 2).await;
     let served: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
     assert_eq!(served.iter().sum::<u64>(), 20, "{served:?}");
     assert!(served.iter().all(|&n| n >= 5), "round robin: {served:?}");
 
-    // Without the stick table, every other request of this session would reach the replica
-    // that does not know it (404, no JSON-RPC response).
+    // One session, its requests spread over both replicas: each answers every one of them.
     let legacy = Legacy::connect(&proxied).await;
+    let before = answered(&stats, 2).await;
     for i in 0..20 {
         let list = legacy.call("skills/list", json!({})).await;
         assert_eq!(
@@ -855,6 +849,259 @@ async fn haproxy_spreads_stateless_requests_and_pins_sessions() {
             "request {i} of the session: {list}"
         );
     }
+    let after = answered(&stats, 2).await;
+    let served: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert_eq!(served.iter().sum::<u64>(), 20, "{served:?}");
+    assert!(
+        served.iter().all(|&n| n >= 5),
+        "one session, round robin: {served:?}"
+    );
+}
+
+/// Three `skillreg serve` processes on the PostgreSQL database at `url`, each with a data
+/// directory of its own (killed with SIGKILL when the test ends), and `skill://acme/one` published.
+async fn replica_processes(url: &str) -> (Vec<crate::crash::Server>, Vec<TempDir>) {
+    let dirs: Vec<TempDir> = (0..3).map(|_| TempDir::new().unwrap()).collect();
+    let env = [
+        ("SKILLREG_DATABASE_URL", url),
+        ("SKILLREG_RATE_LIMIT_WRITES_PER_MINUTE", "0"),
+    ];
+    // One after the other: the first one migrates the new database.
+    let servers: Vec<_> = dirs
+        .iter()
+        .map(|dir| crate::crash::start(dir.path(), free_port(), &env))
+        .collect();
+    let status = reqwest::Client::new()
+        .put(format!("{}/v1/skills/acme/one/1.0.0", servers[0].base))
+        .bearer_auth(crate::crash::ADMIN)
+        .header("Content-Type", "application/gzip")
+        .body(crate::crash::archive("one", "1.0.0", b"payload"))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, StatusCode::CREATED);
+    (servers, dirs)
+}
+
+/// A 2025-11-25 session opened through HAProxy (round robin over three replica processes)
+/// carries on after the replica that opened it is killed (SIGKILL): its next requests
+/// (`skills/list`, `resources/read`), spread over the other two, succeed without a new
+/// `initialize`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_outlives_the_replica_it_was_opened_on() {
+    let url = fresh_postgres().await;
+    let (mut servers, _dirs) = replica_processes(&url).await;
+    let addrs: Vec<String> = servers
+        .iter()
+        .map(|s| s.base.trim_start_matches("http://").to_owned())
+        .collect();
+    let haproxy = Haproxy::start_at(&addrs).await;
+    let proxied = format!("http://127.0.0.1:{}/mcp", haproxy.port);
+    let stats = haproxy.stats();
+
+    // The `initialize` alone, to learn from HAProxy's statistics which replica answered it.
+    let before = answered(&stats, 3).await;
+    let init = reqwest::Client::new()
+        .post(&proxied)
+        .header("Accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"skillreg-tests","version":"0"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), StatusCode::OK);
+    let id = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let after = answered(&stats, 3).await;
+    let opener = (0..3).find(|&i| after[i] > before[i]).unwrap();
+    let session = Legacy::resumed(&proxied, &id);
+    session.notify("notifications/initialized").await;
+    let list = session.call("skills/list", json!({})).await;
+    assert_eq!(
+        list["result"]["skills"][0]["uri"], "skill://acme/one/SKILL.md",
+        "{list}"
+    );
+
+    servers[opener].child.kill().unwrap(); // SIGKILL
+    servers[opener].child.wait().unwrap();
+    let before = answered(&stats, 3).await;
+    for i in 0..6 {
+        let list = session.call("skills/list", json!({})).await;
+        assert_eq!(
+            list["result"]["skills"][0]["uri"], "skill://acme/one/SKILL.md",
+            "request {i} after the kill: {list}"
+        );
+        let read = session
+            .call(
+                "resources/read",
+                json!({"uri": "skill://acme/one/SKILL.md"}),
+            )
+            .await;
+        let text = read["result"]["contents"][0]["text"].as_str();
+        assert!(text.is_some_and(|t| t.contains("# one 1.0.0")), "{read}");
+    }
+    let after = answered(&stats, 3).await;
+    let served: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert_eq!(served[opener], 0, "{served:?}");
+    assert!(
+        (0..3).filter(|&i| i != opener).all(|i| served[i] >= 3),
+        "both survivors answered the session: {served:?}"
+    );
+}
+
+/// The bar: while four 2025-11-25 sessions read and two publishers publish through
+/// HAProxy, one of three replica processes is killed (SIGKILL). Every acknowledged publish
+/// (200/201) is served afterwards, and no session's next request fails. A request in flight on
+/// the killed replica may fail at the connection level (HAProxy answers 502/503, or the
+/// connection drops): it is retried once, on the same session without a new `initialize`, and
+/// that retry must succeed. Publishes are not retried (one that failed so is not acknowledged).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_under_load_loses_no_publish_and_no_session() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let url = fresh_postgres().await;
+    let (mut servers, _dirs) = replica_processes(&url).await;
+    let addrs: Vec<String> = servers
+        .iter()
+        .map(|s| s.base.trim_start_matches("http://").to_owned())
+        .collect();
+    let haproxy = Haproxy::start_at(&addrs).await;
+    let base = format!("http://127.0.0.1:{}", haproxy.port);
+    let proxied = format!("{base}/mcp");
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let retried = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    let acked = Arc::new(Mutex::new(Vec::<crate::crash::Acked>::new()));
+    let mut tasks = Vec::new();
+    for s in 0..4 {
+        let session = Legacy::connect(&proxied).await;
+        let (stop, retried, failures) = (stop.clone(), retried.clone(), failures.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut requests = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                requests += 1;
+                let (method, params) = if requests.is_multiple_of(2) {
+                    ("skills/list", json!({}))
+                } else {
+                    (
+                        "resources/read",
+                        json!({"uri": "skill://acme/one/SKILL.md"}),
+                    )
+                };
+                let answer = async || {
+                    let resp = session.try_send(method, params.clone()).await;
+                    match resp {
+                        Ok(r) if r.status() == StatusCode::OK => match r.text().await {
+                            Ok(text) => {
+                                let body = crate::common::parse_body(&text);
+                                Ok(body["result"]
+                                    .is_object()
+                                    .then_some(())
+                                    .ok_or(format!("{body}")))
+                            }
+                            // The answer was cut: the replica died sending it.
+                            Err(e) => Err(format!("{e:?}")),
+                        },
+                        Ok(r) if matches!(r.status().as_u16(), 502 | 503) => {
+                            Err(r.status().to_string())
+                        }
+                        Ok(r) => Ok(Err(format!("{}: {}", r.status(), r.text().await.unwrap()))),
+                        Err(e) => Err(format!("{e:?}")),
+                    }
+                };
+                let outcome = match answer().await {
+                    Ok(outcome) => outcome,
+                    // In flight on the killed replica: once more, same session.
+                    Err(first) => {
+                        retried.fetch_add(1, Ordering::Relaxed);
+                        match answer().await {
+                            Ok(outcome) => outcome.map_err(|e| format!("retry after {first}: {e}")),
+                            Err(again) => Err(format!("retry after {first} failed too: {again}")),
+                        }
+                    }
+                };
+                if let Err(e) = outcome {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("session {s}, request {requests} ({method}): {e}"));
+                }
+            }
+            requests
+        }));
+    }
+    let http = reqwest::Client::new();
+    let mut publishers = Vec::new();
+    for p in 0..2 {
+        let (http, base, stop, acked) = (http.clone(), base.clone(), stop.clone(), acked.clone());
+        publishers.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                let (name, version) = (format!("load-{p}"), format!("1.0.{i}"));
+                let resp = http
+                    .put(format!("{base}/v1/skills/acme/{name}/{version}"))
+                    .bearer_auth(crate::crash::ADMIN)
+                    .header("Content-Type", "application/gzip")
+                    .body(crate::crash::archive(&name, &version, version.as_bytes()))
+                    .send()
+                    .await;
+                match resp.map(|r| r.status().as_u16()) {
+                    Ok(200 | 201) => acked
+                        .lock()
+                        .unwrap()
+                        .push(crate::crash::Acked { name, version }),
+                    Ok(502 | 503) | Err(_) => {}
+                    Ok(status) => panic!("publish {name} {version}: {status}"),
+                }
+            }
+        }));
+    }
+
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let victim = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as usize
+        % 3;
+    let acked_before_kill = acked.lock().unwrap().len();
+    servers[victim].child.kill().unwrap(); // SIGKILL
+    servers[victim].child.wait().unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut requests = 0;
+    for task in tasks {
+        requests += task.await.unwrap();
+    }
+    for task in publishers {
+        task.await.unwrap();
+    }
+    let failures = failures.lock().unwrap().clone();
+    assert!(
+        failures.is_empty(),
+        "replica {victim} killed: {failures:#?}"
+    );
+    let acked = acked.lock().unwrap().clone();
+    assert!(
+        acked.len() > acked_before_kill && acked_before_kill > 0,
+        "publishes went on before and after the kill: {acked_before_kill} then {}",
+        acked.len()
+    );
+    assert!(requests >= 40, "{requests} session requests");
+    eprintln!(
+        "replica {victim} killed: {requests} session requests ({} retried once), {} publishes acknowledged",
+        retried.load(Ordering::Relaxed),
+        acked.len()
+    );
+    crate::crash::check_acknowledged(&http, &base, &acked).await;
 }
 
 /// HAProxy running the shipped `deploy/replicas/haproxy.cfg`, with the listen address and the
@@ -867,8 +1114,18 @@ struct Haproxy {
 }
 
 impl Haproxy {
-    /// Start it and wait until it listens and has found both replicas ready (`/readyz`).
+    /// Start it and wait until it listens and has found every replica ready (`/readyz`).
     async fn start(replicas: &[TestServer]) -> Self {
+        let addrs: Vec<String> = replicas
+            .iter()
+            .map(|server| server.base().trim_start_matches("http://").to_owned())
+            .collect();
+        Self::start_at(&addrs).await
+    }
+
+    /// The same, in front of the replicas at `addrs` (`host:port`); the shipped configuration's
+    /// servers past those are left out.
+    async fn start_at(addrs: &[String]) -> Self {
         let (port, stats_port) = (free_port(), free_port());
         let shipped = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -876,12 +1133,17 @@ impl Haproxy {
         ))
         .unwrap();
         let mut config = shipped.replace("bind :8080", &format!("bind 127.0.0.1:{port}"));
-        for (i, server) in replicas.iter().enumerate() {
+        for i in 0.. {
             let name = format!("skillreg-{}", i + 1);
-            let addr = server.base().trim_start_matches("http://").to_owned();
             let line = format!("server {name} {name}:8080");
-            assert!(config.contains(&line), "haproxy.cfg has no `{line}`");
-            config = config.replace(&line, &format!("server {name} {addr}"));
+            match addrs.get(i) {
+                Some(addr) => {
+                    assert!(config.contains(&line), "haproxy.cfg has no `{line}`");
+                    config = config.replace(&line, &format!("server {name} {addr}"));
+                }
+                None if config.contains(&line) => config = config.replace(&line, ""),
+                None => break,
+            }
         }
         // HAProxy's statistics say which replica answered what (replicas of one test process
         // share their metrics), and whether it takes each for up.
@@ -905,7 +1167,13 @@ impl Haproxy {
         loop {
             assert!(process.0.try_wait().unwrap().is_none(), "haproxy exited");
             let up = reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await;
-            if up.is_ok_and(|r| r.status() == StatusCode::OK) {
+            let stats = format!("http://127.0.0.1:{stats_port}/stats;csv");
+            if up.is_ok_and(|r| r.status() == StatusCode::OK)
+                && reqwest::get(&stats)
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+                && up_servers(&stats).await == addrs.len()
+            {
                 break;
             }
             assert!(
@@ -1026,8 +1294,17 @@ async fn behind_haproxy_a_client_sending_bad_tokens_is_refused_alone() {
     }
 }
 
-/// The 2xx responses each replica has sent through HAProxy (its CSV statistics).
-async fn answered(stats: &str) -> Vec<u64> {
+/// How many of HAProxy's servers it takes for up (its CSV statistics).
+async fn up_servers(stats: &str) -> usize {
+    let csv = reqwest::get(stats).await.unwrap().text().await.unwrap();
+    csv.lines()
+        .filter(|l| l.starts_with("skillreg,skillreg-") && l.contains(",UP,"))
+        .count()
+}
+
+/// The 2xx responses each of the first `n` replicas has sent through HAProxy (its CSV
+/// statistics).
+async fn answered(stats: &str, n: usize) -> Vec<u64> {
     let csv = reqwest::get(stats).await.unwrap().text().await.unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines
@@ -1039,12 +1316,12 @@ async fn answered(stats: &str) -> Vec<u64> {
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (proxy, server, ok) = (column("pxname"), column("svname"), column("hrsp_2xx"));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    ["skillreg-1", "skillreg-2"]
-        .iter()
-        .map(|name| {
+    (1..=n)
+        .map(|i| {
+            let name = format!("skillreg-{i}");
             let row = rows
                 .iter()
-                .find(|r| r[proxy] == "skillreg" && r[server] == *name)
+                .find(|r| r[proxy] == "skillreg" && r[server] == name)
                 .unwrap_or_else(|| panic!("no statistics for {name}: {csv}"));
             row[ok].parse().unwrap()
         })

@@ -47,6 +47,14 @@ macro_rules! now {
 }
 pub(super) use now;
 
+/// The time as whole Unix seconds (what expires by age compares arithmetically).
+macro_rules! epoch {
+    () => {
+        "CAST(floor(EXTRACT(EPOCH FROM clock_timestamp())) AS BIGINT)"
+    };
+}
+pub(super) use epoch;
+
 /// A row limit bound to parameter `$n`.
 macro_rules! limit {
     ($n:literal) => {

@@ -50,6 +50,12 @@ mod lifecycle;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod maintenance;
+#[path = "../sql/sessions.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod sessions;
 #[path = "../sql/sources.rs"]
 #[expect(
     clippy::duplicate_mod,

@@ -46,6 +46,14 @@ macro_rules! now {
 }
 pub(super) use now;
 
+/// The time as whole Unix seconds (what expires by age compares arithmetically).
+macro_rules! epoch {
+    () => {
+        "CAST(strftime('%s', 'now') AS INTEGER)"
+    };
+}
+pub(super) use epoch;
+
 /// A row limit bound to parameter `$n`: `LIMIT +$n`, an expression, so that SQLite plans the
 /// statement once (see the engine's module docs).
 macro_rules! limit {

@@ -50,6 +50,8 @@ mod completion;
 mod lifecycle;
 #[path = "../sql/maintenance.rs"]
 mod maintenance;
+#[path = "../sql/sessions.rs"]
+mod sessions;
 #[path = "../sql/sources.rs"]
 mod sources;
 
