@@ -23,9 +23,9 @@
 //! more (its process died, or every process closed it as idle) is forgotten a little after the
 //! idle limit. Closing a session in memory (idle, shutdown) leaves its row: another process may
 //! still be serving it; a session closed for sending nothing after its handshake loses its row
-//! too, unless a process has marked it used (it sent its requests elsewhere). A failing storage fails no request that does not need it: a put or a
-//! mark that fails is logged (the session lives on in the process that holds it); a failing
-//! get is rmcp's 500 for that request.
+//! too, unless a process has marked it used (it sent its requests elsewhere). A failing storage
+//! fails no request that does not need it: a put or a mark that fails is logged (the session
+//! lives on in the process that holds it); a failing get is rmcp's 500 for that request.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -494,8 +494,9 @@ fn is_json(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// The gate in front of `/mcp`: answer a JSON body that is no JSON-RPC message (`-32700`,
-/// `-32600`, HTTP 400), refuse requests whose parameters have the wrong types (`-32602`), admit `initialize` requests within the session caps, register the sessions they
-/// open, and mark the sessions that send requests. It reads every POST's body whole (as rmcp
+/// `-32600`, HTTP 400), refuse requests whose parameters have the wrong types (`-32602`), admit
+/// `initialize` requests within the session caps, register the sessions they open, and mark
+/// the sessions that send requests. It reads every POST's body whole (as rmcp
 /// does) and hands the request on with the JSON-RPC method it read when it is one the server
 /// answers (`None` for anything else: a GET, a DELETE, a notification, a body that is no single
 /// request). The method it read, whatever it is, is left on the response ([`JsonRpcMethod`]).

@@ -19,10 +19,11 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`): each engine compiles those modules as
-//! its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which supplies
-//! what the two engines truly say differently as macros usable in `concat!` (`now!`, the bound
-//! `limit!`, flags, `visible!`, lists given as one parameter) and the types that go with them;
+//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`): each engine compiles those
+//! modules as its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which
+//! supplies what the two engines truly say differently as macros usable in `concat!` (`now!`,
+//! the bound `limit!`, flags, `visible!`, lists given as one parameter) and the types that go
+//! with them;
 //! and its own `write` (the write lock as `write::begin`, the generation stamp, the current
 //! version and its listing). One SQL text serves both engines: sqlx binds `$N` by number on
 //! SQLite as on PostgreSQL. A role method is implemented in one place: in `sql/` when it is
