@@ -320,15 +320,8 @@ pub async fn search(
 }
 
 /// Yank (or with `undo`, unyank) a version.
-pub async fn yank(
-    remote: &Remote,
-    skill: &str,
-    version: &str,
-    reason: &str,
-    undo: bool,
-) -> Result<(), Failure> {
-    let skill = skill_ref(skill)?;
-    let version = SkillVersion::parse(version).map_err(|e| Failure::usage(format!("{e}")))?;
+pub async fn yank(remote: &Remote, version: &str, reason: &str, undo: bool) -> Result<(), Failure> {
+    let (skill, version) = version_ref(version)?;
     let url = remote.url(&format!(
         "/v1/skills/{}/{}/{version}/yank",
         skill.namespace, skill.name
@@ -344,11 +337,23 @@ pub async fn yank(
     let _: StatusView = remote.send(req).await?;
     remote.say(|| {
         format!(
-            "{} {skill} {version}",
+            "{} {skill}@{version}",
             if undo { "unyanked" } else { "yanked" }
         )
     });
     Ok(())
+}
+
+/// `NAMESPACE/NAME@VERSION` from the one spelling, or from the older two arguments
+/// (`NAMESPACE/NAME` `VERSION`).
+pub fn joined(version: &str, split: Option<&str>) -> Result<String, Failure> {
+    match split {
+        None => Ok(version.to_owned()),
+        Some(_) if version.contains('@') => Err(Failure::usage(format!(
+            "{version:?} names its version already; give NAMESPACE/NAME@VERSION alone"
+        ))),
+        Some(number) => Ok(format!("{version}@{number}")),
+    }
 }
 
 /// `NAMESPACE/NAME@VERSION`.

@@ -75,12 +75,15 @@ pub enum Command {
     },
     /// Yank a version (it stays readable by its pinned URI), or undo it with --undo.
     #[command(
-        after_help = "Example:\n  skillreg yank acme/refund-emails 1.2.0 --reason \"leaks a customer address\""
+        after_help = "Example:\n  skillreg yank acme/refund-emails@1.2.0 --reason \"leaks a customer address\""
     )]
     Yank {
-        /// NAMESPACE/NAME
-        skill: String,
+        /// NAMESPACE/NAME@VERSION, as `revoke` and `approve` take it (NAMESPACE/NAME VERSION
+        /// is read too).
         version: String,
+        /// The version, when the first argument is NAMESPACE/NAME.
+        #[arg(hide = true)]
+        split_version: Option<String>,
         #[arg(long, default_value = "")]
         reason: String,
         #[arg(long)]
@@ -540,13 +543,17 @@ pub async fn run(cli: Cli) -> ExitCode {
             );
         }
         Command::Yank {
-            skill,
             version,
+            split_version,
             reason,
             undo,
             remote,
         } => {
-            return client::finish(client::yank(&remote, &skill, &version, &reason, undo).await);
+            let version = client::joined(&version, split_version.as_deref());
+            return client::finish(match version {
+                Ok(version) => client::yank(&remote, &version, &reason, undo).await,
+                Err(usage) => Err(usage),
+            });
         }
         Command::Revoke {
             version,

@@ -144,8 +144,7 @@ async fn publish_token_yank_deprecate() {
     } = run_cli_async(
         &[
             "yank",
-            "acme/deploy-helper",
-            "2.1.0",
+            "acme/deploy-helper@2.1.0",
             "--reason",
             "bad",
             "--registry",
@@ -155,7 +154,34 @@ async fn publish_token_yank_deprecate() {
     )
     .await;
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out.trim(), "yanked acme/deploy-helper 2.1.0");
+    assert_eq!(out.trim(), "yanked acme/deploy-helper@2.1.0");
+    // The older spelling, NAMESPACE/NAME VERSION, is read too; a version named twice is not.
+    let undo = [
+        "yank",
+        "acme/deploy-helper",
+        "2.1.0",
+        "--undo",
+        "--registry",
+        &base,
+    ];
+    let undone = run_cli_async(&undo, &[("SKILLREG_TOKEN", secret.as_str())]).await;
+    assert_eq!(
+        undone.stdout.trim(),
+        "unyanked acme/deploy-helper@2.1.0",
+        "{undone:?}"
+    );
+    let twice = [
+        "yank",
+        "acme/deploy-helper@2.1.0",
+        "2.1.0",
+        "--registry",
+        &base,
+    ];
+    let refused = run_cli_async(&twice, &[("SKILLREG_TOKEN", secret.as_str())]).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    let again = ["yank", "acme/deploy-helper@2.1.0", "--registry", &base];
+    let yanked = run_cli_async(&again, &[("SKILLREG_TOKEN", secret.as_str())]).await;
+    assert_eq!(yanked.code, 0, "{yanked:?}");
     let list = Modern::new(&server.url)
         .call("skills/list", json!({}))
         .await;
