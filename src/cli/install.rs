@@ -120,6 +120,9 @@ pub struct AddArgs {
     /// claude-code, codex, cursor, github-copilot.
     #[arg(long = "agent", short = 'a', value_parser = parse_agent)]
     pub agents: Vec<Agent>,
+    /// Install a version the source's content scan flagged (read its findings first).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub target: Target,
 }
@@ -172,6 +175,9 @@ pub struct OutdatedArgs {
 pub struct UpdateArgs {
     /// Skills to update, by path or name (default: every skill in the lock).
     pub skills: Vec<String>,
+    /// Move to a version the source's content scan flagged (read its findings first).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub allow: AllowStdio,
     #[command(flatten)]
@@ -227,7 +233,11 @@ pub async fn add(args: AddArgs) -> ExitCode {
             a
         };
         let source = args.from.clone().unwrap_or_else(default_source);
-        let done = consumer::install::add(&ctx, &source, &requests, &agents).await?;
+        let (done, warnings) =
+            consumer::install::add(&ctx, &source, &requests, &agents, args.force).await?;
+        for w in &warnings {
+            eprintln!("warning: {}", printable(w));
+        }
         for i in &done {
             print_installed("added", i);
         }
@@ -356,11 +366,14 @@ pub async fn outdated(args: OutdatedArgs) -> ExitCode {
 pub async fn update(args: UpdateArgs) -> ExitCode {
     let run = async {
         let ctx = args.target.context(None, args.allow.allow_stdio_sources)?;
-        let done = consumer::install::update(&ctx, &args.skills).await?;
+        let done = consumer::install::update(&ctx, &args.skills, args.force).await?;
         for u in &done {
             let v = |v: &Option<String>| v.clone().unwrap_or_else(|| "unversioned".into());
             let line = format!("updated {} {} -> {}", u.path, v(&u.from), v(&u.to));
             println!("{}", printable(&line));
+            for note in &u.notes {
+                println!("  {}", printable(note));
+            }
             // A diff line is server text: a `\r` or an escape sequence shows as itself.
             print!("{}", printable(&u.diff));
         }

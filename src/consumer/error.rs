@@ -15,6 +15,8 @@ pub enum Code {
     NoMatchingVersion,
     /// The locked version was revoked by its publisher: it is refused.
     VersionRevoked,
+    /// The source's content scan flagged the version: installed only with `--force`.
+    Flagged,
     /// An entry the source sent breaks SEP-2640 (dynamic resources, a file outside the skill,
     /// a file listed twice, a digest that is not `sha256:<hex>`).
     BadEntry,
@@ -47,6 +49,7 @@ impl Code {
         Code::SkillNotServed,
         Code::NoMatchingVersion,
         Code::VersionRevoked,
+        Code::Flagged,
         Code::BadEntry,
         Code::DigestMismatch,
         Code::LockInvalid,
@@ -66,6 +69,7 @@ impl Code {
             Code::SkillNotServed => "skill_not_served",
             Code::NoMatchingVersion => "no_matching_version",
             Code::VersionRevoked => "version_revoked",
+            Code::Flagged => "flagged",
             Code::BadEntry => "bad_entry",
             Code::DigestMismatch => "digest_mismatch",
             Code::LockInvalid => "lock_invalid",
@@ -133,6 +137,7 @@ mod tests {
             | Code::SkillNotServed
             | Code::NoMatchingVersion
             | Code::VersionRevoked
+            | Code::Flagged
             | Code::BadEntry
             | Code::DigestMismatch
             | Code::LockInvalid

@@ -84,6 +84,9 @@ pub struct Updated {
     pub path: String,
     pub from: Option<String>,
     pub to: Option<String>,
+    /// What the source says of the new version (flagged, deprecated), and why it is lower than
+    /// the one before when it is (revoked, yanked).
+    pub notes: Vec<String>,
     /// `+ path`, `- path` or `M path` lines, then a unified diff of changed text files.
     pub diff: String,
 }
@@ -431,11 +434,13 @@ pub async fn add(
     source: &str,
     requests: &[Request],
     agents: &[Agent],
-) -> Result<Vec<Installed>> {
+    force: bool,
+) -> Result<(Vec<Installed>, Warnings)> {
     let lock_path = ctx.scope.lock_path();
     let mut lock = Lock::load(&lock_path)?;
     let mut remotes = Remotes::new(ctx, Start::Typed(Some(source)));
     let mut out = Vec::new();
+    let mut warnings = Vec::new();
     let result: Result<()> = async {
         for request in requests {
             check_folder_free(&lock, &request.path)?;
@@ -443,6 +448,7 @@ pub async fn add(
         let remote = remotes.get(source).await?;
         for request in requests {
             let entry = resolve(remote, &request.path, &request.requirement).await?;
+            warnings.extend(signals(&request.path, &entry, force)?);
             let files = remote.read_all(&entry).await?;
             // Adding a skill again keeps the agents it was added for before: every folder it is
             // in stays recorded (and current).
@@ -467,7 +473,41 @@ pub async fn add(
     }
     .await;
     remotes.close().await;
-    result.map(|()| out)
+    result.map(|()| (out, warnings))
+}
+
+/// What the source says of a version about to be installed: a flagged one is refused unless
+/// `force` (and said when forced); a deprecated skill is said.
+fn signals(path: &str, entry: &Entry, force: bool) -> Result<Warnings> {
+    let version = entry
+        .version
+        .as_ref()
+        .map_or_else(String::new, |v| format!(" {v}"));
+    let mut warnings = Vec::new();
+    if entry.flagged {
+        if !force {
+            return Err(Error::new(
+                Code::Flagged,
+                format!(
+                    "{path}{version}: the source's content scan flagged this version; read its \
+                     findings (the registry's web page for the skill) and run again with --force \
+                     to install it anyway"
+                ),
+            ));
+        }
+        warnings.push(format!(
+            "{path}{version} is flagged by the source's content scan; installed with --force"
+        ));
+    }
+    if let Some(message) = &entry.deprecated {
+        let why = if message.is_empty() {
+            String::new()
+        } else {
+            format!(": {message}")
+        };
+        warnings.push(format!("{path} is deprecated{why}"));
+    }
+    Ok(warnings)
 }
 
 /// `skillreg install [--frozen]`: every skill of the lock, as locked. Everything is fetched
@@ -794,7 +834,7 @@ pub async fn outdated(ctx: &Context) -> Result<Vec<OutdatedRow>> {
 
 /// `skillreg update [names]`: move each named skill (or every skill) to the newest version
 /// within its requirement, show what changed, and rewrite the lock.
-pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
+pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<Updated>> {
     let lock_path = ctx.scope.lock_path();
     let mut lock = Lock::load(&lock_path)?;
     for name in names {
@@ -821,6 +861,25 @@ pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
             if entry.digest().to_string() == skill.digest {
                 continue;
             }
+            let mut notes = signals(&skill.path, &entry, force)?;
+            // Moving down: the locked version is no longer offered; say why.
+            let locked = skill
+                .version
+                .as_deref()
+                .and_then(|v| SkillVersion::parse(v).ok());
+            if let (Some(locked), Some(next)) = (&locked, &entry.version)
+                && next < locked
+            {
+                let why = match remote.get(&skill.uri).await? {
+                    // The source's words name the revocation and its reason.
+                    Found::Revoked(reason) => reason,
+                    Found::Entry(e) if e.yanked.is_some() => {
+                        format!("it was yanked: {}", e.yanked.unwrap_or_default())
+                    }
+                    _ => "the source no longer offers it".to_owned(),
+                };
+                notes.push(format!("moved down from {locked}: {why}"));
+            }
             let files = remote.read_all(&entry).await?;
             let agents = agents_of(&skill)?;
             let dirs = folders(&agents, &ctx.scope);
@@ -837,6 +896,7 @@ pub async fn update(ctx: &Context, names: &[String]) -> Result<Vec<Updated>> {
                 path: skill.path.clone(),
                 from: skill.version.clone(),
                 to: next.version.clone(),
+                notes,
                 diff,
             });
             lock.put(next);

@@ -57,6 +57,8 @@ async fn within<T>(
 /// The `_meta` key under which skillreg names an entry's version.
 const VERSION_META: &str = "dev.skillreg/version";
 const YANKED_META: &str = "dev.skillreg/yanked";
+const DEPRECATED_META: &str = "dev.skillreg/deprecated";
+const SCAN_META: &str = "dev.skillreg/scan";
 /// skillreg's template of pinned `SKILL.md` URIs, whose `version` variable completes to the
 /// versions a skill has.
 const PINNED_TEMPLATE: &str = "skill://{namespace}/@{version}/{name}/SKILL.md";
@@ -71,6 +73,10 @@ pub struct Entry {
     pub version: Option<SkillVersion>,
     /// The yank reason, when the source marks the version yanked.
     pub yanked: Option<String>,
+    /// The deprecation message, when the source marks the skill deprecated.
+    pub deprecated: Option<String>,
+    /// The source's content scan flagged the version (skillreg's `verdict: "flagged"`).
+    pub flagged: bool,
     pub files: Vec<RemoteFile>,
 }
 
@@ -469,17 +475,25 @@ fn check_entry(skill: Skill) -> Result<Entry> {
         .and_then(Value::as_str)
         .or_else(|| declared_version(&skill.frontmatter.extra))
         .and_then(|v| SkillVersion::parse(v).ok());
-    let yanked = meta.get(YANKED_META).map(|y| {
-        y.get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    });
+    let text_of = |key: &str, field: &str| {
+        meta.get(key).map(|v| {
+            v.get(field)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        })
+    };
+    let flagged = meta
+        .get(SCAN_META)
+        .and_then(|scan| scan.get("verdict"))
+        .is_some_and(|verdict| verdict == "flagged");
     Ok(Entry {
         uri: skill.uri,
         name: skill.frontmatter.name,
         version,
-        yanked,
+        yanked: text_of(YANKED_META, "reason"),
+        deprecated: text_of(DEPRECATED_META, "message"),
+        flagged,
         files,
     })
 }
