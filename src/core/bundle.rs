@@ -190,6 +190,8 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
         .ok_or(BundleError::MissingSkillMd)?;
     let root = frontmatter::parse(skill_md)?;
     let mut warnings = root.warnings.clone();
+    // What a major client reads differently: warned, never refused.
+    warnings.extend(super::quirks::warnings(skill_md, &root.frontmatter));
     let declared_version = declared_version(&root.frontmatter, &mut warnings);
     let mut entries = vec![Entry {
         subpath: String::new(),

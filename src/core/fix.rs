@@ -24,6 +24,7 @@ use super::code::Code;
 use super::frontmatter::{self, FrontmatterError, Warning};
 use super::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 use super::name::SkillName;
+use super::quirks::{indentation, is_blank_or_comment};
 use super::uri::SKILL_MD;
 
 /// One change `--fix` made.
@@ -496,15 +497,6 @@ fn entry_end(lines: &[&str], at: usize, indent: usize) -> usize {
     (at + 1..lines.len())
         .find(|&i| !is_blank_or_comment(lines[i]) && indentation(lines[i]) <= indent)
         .unwrap_or(lines.len())
-}
-
-pub(super) fn indentation(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
-}
-
-pub(super) fn is_blank_or_comment(line: &str) -> bool {
-    let t = line.trim();
-    t.is_empty() || t.starts_with('#')
 }
 
 #[cfg(test)]

@@ -159,11 +159,7 @@ pub fn parse(bytes: &[u8]) -> Result<SkillMd, FrontmatterError> {
         std::str::from_utf8(bytes).map_err(|e| FrontmatterError::NotUtf8(e.valid_up_to()))?;
     let yaml = extract(text)?;
     let frontmatter = parse_yaml(yaml)?;
-    let mut md = check(frontmatter, text)?;
-    // What a major client reads differently (`quirks`): warned, never refused.
-    md.warnings
-        .extend(super::quirks::warnings(yaml, &md.frontmatter));
-    Ok(md)
+    check(frontmatter, text)
 }
 
 /// The YAML between the opening and closing `---` lines.

@@ -22,16 +22,23 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::fix::{indentation, is_blank_or_comment};
-use super::frontmatter::Warning;
+use super::frontmatter::{self, Warning};
 
 /// A plain scalar that YAML 1.1 parsers read differently.
 pub const YAML_1_1_SCALAR: &str = "client_yaml_1_1_scalar";
 /// A block scalar that ends the frontmatter, with its final newline.
 pub const FINAL_BLOCK_SCALAR: &str = "client_final_block_scalar";
 
-/// The warnings for `yaml` (a SKILL.md's frontmatter text), given what it parsed to.
-pub fn warnings(yaml: &str, frontmatter: &Map<String, Value>) -> Vec<Warning> {
+/// The warnings for a SKILL.md's bytes, given what its frontmatter parsed to (none when they
+/// hold no frontmatter).
+pub fn warnings(skill_md: &[u8], frontmatter: &Map<String, Value>) -> Vec<Warning> {
+    let Some(yaml) = std::str::from_utf8(skill_md)
+        .ok()
+        .and_then(|text| frontmatter::split(text).ok())
+        .map(|(yaml, _)| yaml)
+    else {
+        return Vec::new();
+    };
     let mut warnings: Vec<Warning> = yaml_1_1_scalars(yaml, frontmatter)
         .into_iter()
         .map(|s| {
@@ -196,6 +203,17 @@ fn entries(yaml: &str) -> Vec<Entry<'_>> {
     out
 }
 
+/// The spaces a line starts with.
+pub(super) fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// Whether a YAML line holds nothing but blanks or a comment.
+pub(super) fn is_blank_or_comment(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
 /// Whether the next line that is not blank is indented deeper than `indent`.
 fn continues(rest: &[&str], indent: usize) -> bool {
     rest.iter()
@@ -323,8 +341,8 @@ mod tests {
     use super::*;
 
     fn check(yaml: &str) -> Vec<Warning> {
-        let map = super::super::frontmatter::parse_yaml(yaml).unwrap();
-        warnings(yaml, &map)
+        let map = frontmatter::parse_yaml(yaml).unwrap();
+        warnings(format!("---\n{yaml}---\nbody\n").as_bytes(), &map)
     }
 
     #[test]
