@@ -27,6 +27,14 @@ type Field = (&'static str, Kind, bool);
 
 /// The fields of each method's `params` whose type is checked.
 const FIELDS: &[(&str, &[Field])] = &[
+    (
+        "initialize",
+        &[
+            ("protocolVersion", Kind::String, true),
+            ("capabilities", Kind::Object, true),
+            ("clientInfo", Kind::Object, true),
+        ],
+    ),
     ("skills/list", &[("cursor", Kind::String, false)]),
     ("skills/get", &[("uri", Kind::String, true)]),
     ("resources/list", &[("cursor", Kind::String, false)]),
@@ -331,6 +339,7 @@ mod tests {
                 json!({"ref": {"type": "ref/resource", "uri": "u"}, "argument": {"name": "n", "value": "v"}, "context": {"arguments": {"a": 1}}}),
             ),
             ("skills/list", json!({"_meta": 3})),
+            ("initialize", json!({"anything": 1})),
         ];
         for (method, params) in bad {
             assert!(check(method, Some(&params)).is_err(), "{method} {params}");
@@ -344,7 +353,11 @@ mod tests {
             ("skills/list", json!({"cursor": "abc", "_meta": {}})),
             ("skills/get", json!({"uri": "skill://a/b/SKILL.md"})),
             ("tools/call", json!({"name": "search_skills"})),
-            ("initialize", json!({"anything": 1})),
+            (
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}}),
+            ),
+            ("ping", json!({"anything": 1})),
         ];
         for (method, params) in good {
             assert_eq!(check(method, Some(&params)), Ok(()), "{method} {params}");

@@ -121,6 +121,13 @@ async fn malformed_lines_over_stdio_are_answered_in_json_rpc() {
         assert_eq!(answer["error"]["code"], number, "{case}: {answer}");
         assert_eq!(answer["error"]["data"]["code"], code, "{case}: {answer}");
     }
+    // An `initialize` whose parameters rmcp cannot read is invalid params, not an unknown method.
+    let init = stdio.send_line(br#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}"#);
+    assert_eq!(
+        (&init["id"], &init["error"]["code"]),
+        (&json!("i"), &json!(-32602)),
+        "{init}"
+    );
     let wrong_type = stdio
         .send_line(br#"{"jsonrpc":"2.0","id":"c","method":"skills/list","params":{"cursor":5}}"#);
     assert_eq!(
