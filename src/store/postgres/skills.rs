@@ -98,24 +98,58 @@ impl Catalog for Engine {
 
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
         let pool = self.read();
-        let files: Vec<FileRow> = sqlx::query_as(
-            "SELECT version_id, path, digest, size, mode FROM version_files
-         WHERE version_id = ANY($1) ORDER BY version_id, path",
+        // Files and entries in one statement (one round trip): a file row has no entry columns,
+        // an entry row's name is where a file's digest is.
+        let rows: Vec<ManifestRow> = sqlx::query_as(
+            "SELECT false AS entry, version_id, path, digest, size, mode,
+                    NULL AS description, NULL AS frontmatter, NULL AS provenance
+             FROM version_files WHERE version_id = ANY($1)
+             UNION ALL
+             SELECT true, e.version_id, e.subpath, e.name, 0, 0, e.description, e.frontmatter,
+                    v.provenance
+             FROM version_entries e JOIN versions v ON v.id = e.version_id
+             WHERE e.version_id = ANY($1)
+             ORDER BY entry, version_id, path",
         )
         .bind(version_ids)
         .fetch_all(pool)
         .await?;
-        let entries: Vec<EntryRow> = sqlx::query_as(
-            "SELECT e.version_id, e.subpath, e.name, e.description, e.frontmatter, v.provenance
-         FROM version_entries e JOIN versions v ON v.id = e.version_id
-         WHERE e.version_id = ANY($1) ORDER BY e.version_id, e.subpath",
-        )
-        .bind(version_ids)
-        .fetch_all(pool)
-        .await?;
+        let (mut files, mut entries): (Vec<FileRow>, Vec<EntryRow>) = (Vec::new(), Vec::new());
+        for (entry, version_id, path, digest, size, mode, description, frontmatter, provenance) in
+            rows
+        {
+            match (entry, description, frontmatter) {
+                (true, Some(description), Some(frontmatter)) => entries.push((
+                    version_id,
+                    path,
+                    digest,
+                    description,
+                    frontmatter,
+                    provenance,
+                )),
+                (false, _, _) => files.push((version_id, path, digest, size, mode)),
+                (true, _, _) => {
+                    return Err(StoreError::corrupt("version_entries", "a null column"));
+                }
+            }
+        }
         rows::manifests(files, entries)
     }
 }
+
+/// A row of [`Catalog::manifests`]: (an entry?, version id, path or subpath, digest or name,
+/// size, mode, description, frontmatter, provenance).
+type ManifestRow = (
+    bool,
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
 /// The rows of a batch of versions, inside `tx` (which holds the writer lock), in a dozen
 /// statements whatever its size: namespaces and skills, then the version rows — which decide
