@@ -79,7 +79,8 @@ pub trait Catalog: Send + Sync + 'static {
     async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome>;
 
     /// Store many versions with one commit (bulk loading). A conflicting version is left out with
-    /// its error and the rest are kept; any other failure fails the whole batch.
+    /// its error and the rest are kept; any other failure fails the whole batch. The batch is one
+    /// change: one generation and one publish time.
     async fn publish_many(
         &self,
         versions: Vec<NewVersion<'_>>,

@@ -40,11 +40,13 @@ fn summarize(operation: &str, mut samples: Vec<Duration>) -> Latency {
 /// Time the read paths in-process against a catalog made by [`generate`]. Inputs are drawn
 /// before each timed call, so only the registry's work is measured.
 /// With `vocabulary`, search queries are drawn from its real descriptions (for a catalog
-/// generated from it); otherwise from the built-in word lists.
+/// generated from it); otherwise from the built-in word lists. With `only`, just the operations
+/// whose label contains it.
 pub async fn latency(
     registry: &Registry,
     iterations: usize,
     vocabulary: Option<&Vocabulary>,
+    only: Option<&str>,
 ) -> Result<Vec<Latency>> {
     let mut rng = Rng(42);
     let mut results = Vec::new();
@@ -57,14 +59,17 @@ pub async fn latency(
     let letter = |rng: &mut Rng| char::from(b'a' + (rng.next() % 26) as u8).to_string();
     macro_rules! measure {
         ($op:expr, $input:expr, |$x:pat_param| $body:expr) => {{
+            let measured = only.is_none_or(|only| $op.contains(only));
             let inputs: Vec<_> = (0..iterations).map(|_| $input).collect();
             let mut samples = Vec::with_capacity(iterations);
-            for $x in inputs {
+            for $x in inputs.into_iter().filter(|_| measured) {
                 let started = Instant::now();
                 $body;
                 samples.push(started.elapsed());
             }
-            results.push(summarize($op, samples));
+            if measured {
+                results.push(summarize($op, samples));
+            }
         }};
     }
     let empty = std::collections::HashMap::new();

@@ -68,6 +68,10 @@ enum Command {
         iterations: usize,
         #[arg(long)]
         json: bool,
+        /// Measure only the operations whose label contains this text (e.g. "skills/get"), so
+        /// that the CPU a database server spends on one of them can be read around the run.
+        #[arg(long, value_name = "TEXT")]
+        only: Option<String>,
         /// Search with queries drawn from the descriptions of the SKILL.md files under DIR (for
         /// a catalog generated with the same --vocabulary-from), instead of the built-in words.
         #[arg(long, value_name = "DIR")]
@@ -154,6 +158,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Latency {
             iterations,
             json,
+            only,
             vocabulary_from,
             data_dir,
             database_url,
@@ -164,7 +169,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .open()
                 .await?;
             registry.index().catch_up_search().await?;
-            let results = latency::latency(&registry, iterations, words.as_deref()).await?;
+            let results =
+                latency::latency(&registry, iterations, words.as_deref(), only.as_deref()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
             } else {

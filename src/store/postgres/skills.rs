@@ -1,10 +1,12 @@
 //! [`Catalog`] on this engine: publishing skills, versions, their files and entries, the listing
 //! and manifests (what `store/sql/catalog.rs`'s [`Browse`](crate::store::Browse) does not share).
 
+use std::collections::HashMap;
+
 use sqlx::PgConnection;
 
 use super::dialect::{Engine, visibility_args, visible};
-use super::write::{self, Published, Target, json_text};
+use super::write::{self, Published, json_text};
 use crate::core::{Digest, SkillRef, VersionRef, Visibility};
 use crate::store::rows::{self, EntryRow, FileRow, ListingRow, decode_all};
 use crate::store::{
@@ -16,7 +18,7 @@ impl Catalog for Engine {
     async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome> {
         let pool = self.write();
         let mut tx = write::begin(pool).await?;
-        let outcome = publish_in(&mut tx, new).await?;
+        let outcome = publish_in(&mut tx, &[new]).await?.remove(0)?;
         match outcome {
             PublishOutcome::Created => tx.commit().await?,
             PublishOutcome::Unchanged => tx.rollback().await?,
@@ -30,16 +32,7 @@ impl Catalog for Engine {
     ) -> Result<Vec<Result<PublishOutcome>>> {
         let pool = self.write();
         let mut tx = write::begin(pool).await?;
-        let mut outcomes = Vec::with_capacity(versions.len());
-        for new in versions {
-            // `publish_in` tells a conflict from a new version without a failing statement (which
-            // would abort the whole transaction), so one version can be left out.
-            match publish_in(&mut tx, new).await {
-                Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
-                Err(e) => return Err(e),
-                Ok(o) => outcomes.push(Ok(o)),
-            }
-        }
+        let outcomes = publish_in(&mut tx, &versions).await?;
         tx.commit().await?;
         Ok(outcomes)
     }
@@ -105,126 +98,335 @@ impl Catalog for Engine {
 
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
         let pool = self.read();
-        let files: Vec<FileRow> = sqlx::query_as(
-            "SELECT version_id, path, digest, size, mode FROM version_files
-         WHERE version_id = ANY($1) ORDER BY version_id, path",
+        // Files and entries in one statement (one round trip): a file row has no entry columns,
+        // an entry row's name is where a file's digest is.
+        let rows: Vec<ManifestRow> = sqlx::query_as(
+            "SELECT false AS entry, version_id, path, digest, size, mode,
+                    NULL AS description, NULL AS frontmatter, NULL AS provenance
+             FROM version_files WHERE version_id = ANY($1)
+             UNION ALL
+             SELECT true, e.version_id, e.subpath, e.name, 0, 0, e.description, e.frontmatter,
+                    v.provenance
+             FROM version_entries e JOIN versions v ON v.id = e.version_id
+             WHERE e.version_id = ANY($1)
+             ORDER BY entry, version_id, path",
         )
         .bind(version_ids)
         .fetch_all(pool)
         .await?;
-        let entries: Vec<EntryRow> = sqlx::query_as(
-            "SELECT e.version_id, e.subpath, e.name, e.description, e.frontmatter, v.provenance
-         FROM version_entries e JOIN versions v ON v.id = e.version_id
-         WHERE e.version_id = ANY($1) ORDER BY e.version_id, e.subpath",
-        )
-        .bind(version_ids)
-        .fetch_all(pool)
-        .await?;
+        let (mut files, mut entries): (Vec<FileRow>, Vec<EntryRow>) = (Vec::new(), Vec::new());
+        for (entry, version_id, path, digest, size, mode, description, frontmatter, provenance) in
+            rows
+        {
+            match (entry, description, frontmatter) {
+                (true, Some(description), Some(frontmatter)) => entries.push((
+                    version_id,
+                    path,
+                    digest,
+                    description,
+                    frontmatter,
+                    provenance,
+                )),
+                (false, _, _) => files.push((version_id, path, digest, size, mode)),
+                (true, _, _) => {
+                    return Err(StoreError::corrupt("version_entries", "a null column"));
+                }
+            }
+        }
         rows::manifests(files, entries)
     }
 }
 
-/// The rows of one version, inside `tx` (which holds the writer lock): namespace and skill, then
-/// the version row — which decides whether anything else is written — then files, entries, the
-/// current version, the listing, the generation and the audit row.
-async fn publish_in(tx: &mut PgConnection, new: NewVersion<'_>) -> Result<PublishOutcome> {
-    let skill = SkillRef::new(new.namespace.clone(), new.bundle.name.clone());
-    let version = new.version.to_string();
-    let content_digest = new.bundle.content_digest.to_string();
+/// A row of [`Catalog::manifests`]: (an entry?, version id, path or subpath, digest or name,
+/// size, mode, description, frontmatter, provenance).
+type ManifestRow = (
+    bool,
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
-    // Insert when absent, else read the id: no row is rewritten when it exists.
-    let namespace_id: i64 = sqlx::query_scalar(
-        "WITH new AS (INSERT INTO namespaces (name) VALUES ($1)
-                      ON CONFLICT (name) DO NOTHING RETURNING id)
-         SELECT id FROM new UNION ALL SELECT id FROM namespaces WHERE name = $1 LIMIT 1",
-    )
-    .bind(skill.namespace.as_str())
-    .fetch_one(&mut *tx)
-    .await?;
-    let skill_id: i64 = sqlx::query_scalar(
-        "WITH new AS (INSERT INTO skills (namespace_id, name) VALUES ($1, $2)
-                      ON CONFLICT (namespace_id, name) DO NOTHING RETURNING id)
-         SELECT id FROM new UNION ALL
-         SELECT id FROM skills WHERE namespace_id = $1 AND name = $2 LIMIT 1",
-    )
-    .bind(namespace_id)
-    .bind(skill.name.as_str())
-    .fetch_one(&mut *tx)
-    .await?;
+/// The rows of a batch of versions, inside `tx` (which holds the writer lock), in a dozen
+/// statements whatever its size: namespaces and skills, then the version rows — which decide
+/// whether anything else is written for each — then files, entries, one generation for the
+/// batch, the current versions, the listing, and the audit rows.
+///
+/// The batch ends exactly as its versions published one at a time would (but for sharing one
+/// generation): a version already stored is `Unchanged` with the same content and refused alone
+/// with other content, a version twice in the batch is stored once, and a refusal is decided
+/// without a failing statement (which would abort the whole transaction).
+async fn publish_in(
+    tx: &mut PgConnection,
+    versions: &[NewVersion<'_>],
+) -> Result<Vec<Result<PublishOutcome>>> {
+    let skills: Vec<SkillRef> = versions
+        .iter()
+        .map(|new| SkillRef::new(new.namespace.clone(), new.bundle.name.clone()))
+        .collect();
+    let numbers: Vec<String> = versions.iter().map(|new| new.version.to_string()).collect();
 
-    let inserted: Option<i64> = sqlx::query_scalar(
+    // Namespaces and skills: inserted when absent, else read; no row is rewritten when it
+    // exists. (The statement's own snapshot does not see the rows it inserts, so each comes
+    // back once.)
+    let mut namespace_names: Vec<&str> = Vec::new();
+    for skill in &skills {
+        if !namespace_names.contains(&skill.namespace.as_str()) {
+            namespace_names.push(skill.namespace.as_str());
+        }
+    }
+    let namespace_ids: HashMap<String, i64> = sqlx::query_as::<_, (String, i64)>(
+        "WITH wanted AS (SELECT * FROM UNNEST($1::text[]) AS w (name)),
+              new AS (INSERT INTO namespaces (name) SELECT name FROM wanted
+                      ON CONFLICT (name) DO NOTHING RETURNING name, id)
+         SELECT name, id FROM new
+         UNION ALL SELECT n.name, n.id FROM namespaces n JOIN wanted USING (name)",
+    )
+    .bind(&namespace_names)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    let namespace_of = |skill: &SkillRef| namespace_ids[skill.namespace.as_str()];
+    let mut wanted_skills: Vec<(i64, &str)> = Vec::new();
+    for skill in &skills {
+        let key = (namespace_of(skill), skill.name.as_str());
+        if !wanted_skills.contains(&key) {
+            wanted_skills.push(key);
+        }
+    }
+    let (ns_column, name_column): (Vec<i64>, Vec<&str>) = wanted_skills.into_iter().unzip();
+    let skill_ids: HashMap<(i64, String), i64> = sqlx::query_as::<_, (i64, String, i64)>(
+        "WITH wanted AS (SELECT * FROM UNNEST($1::int8[], $2::text[]) AS w (namespace_id, name)),
+              new AS (INSERT INTO skills (namespace_id, name)
+                      SELECT namespace_id, name FROM wanted
+                      ON CONFLICT (namespace_id, name) DO NOTHING
+                      RETURNING namespace_id, name, id)
+         SELECT namespace_id, name, id FROM new
+         UNION ALL SELECT s.namespace_id, s.name, s.id FROM skills s
+                   JOIN wanted USING (namespace_id, name)",
+    )
+    .bind(&ns_column)
+    .bind(&name_column)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .map(|(namespace_id, name, id)| ((namespace_id, name), id))
+    .collect();
+    let skill_of: Vec<i64> = skills
+        .iter()
+        .map(|skill| skill_ids[&(namespace_of(skill), skill.name.to_string())])
+        .collect();
+
+    // The version rows, the first of each (skill, version) in the batch only: a later one is
+    // decided against what is stored after this statement, as it would be one at a time.
+    let mut first: HashMap<(i64, &str), usize> = HashMap::new();
+    let mut candidates = Vec::new();
+    for (i, number) in numbers.iter().enumerate() {
+        if let std::collections::hash_map::Entry::Vacant(slot) =
+            first.entry((skill_of[i], number.as_str()))
+        {
+            slot.insert(i);
+            candidates.push(i);
+        }
+    }
+    let column = |f: &dyn Fn(usize) -> Result<String>| -> Result<Vec<String>> {
+        candidates.iter().map(|&i| f(i)).collect()
+    };
+    let inserted: Vec<(i64, String, i64)> = sqlx::query_as(
         "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
+         SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[],
+                              $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
+                              $11::text[])
+         ON CONFLICT (skill_id, version) DO NOTHING RETURNING skill_id, version, id",
     )
-    .bind(skill_id)
-    .bind(&version)
-    .bind(&content_digest)
-    .bind(new.bundle.files.len() as i64)
-    .bind(new.bundle.total_size as i64)
-    .bind(json_text(&new.bundle.warnings)?)
-    .bind(new.published_by)
-    .bind(new.scan.verdict.as_str())
-    .bind(json_text(&new.scan.findings)?)
-    .bind(new.pending)
-    .bind(rows::provenance_text(&new)?)
-    .fetch_optional(&mut *tx)
+    .bind(candidates.iter().map(|&i| skill_of[i]).collect::<Vec<_>>())
+    .bind(candidates.iter().map(|&i| numbers[i].as_str()).collect::<Vec<_>>())
+    .bind(column(&|i| Ok(versions[i].bundle.content_digest.to_string()))?)
+    .bind(candidates.iter().map(|&i| versions[i].bundle.files.len() as i64).collect::<Vec<_>>())
+    .bind(candidates.iter().map(|&i| versions[i].bundle.total_size as i64).collect::<Vec<_>>())
+    .bind(column(&|i| json_text(&versions[i].bundle.warnings))?)
+    .bind(candidates.iter().map(|&i| versions[i].published_by).collect::<Vec<_>>())
+    .bind(candidates.iter().map(|&i| versions[i].scan.verdict.as_str()).collect::<Vec<_>>())
+    .bind(column(&|i| json_text(&versions[i].scan.findings))?)
+    .bind(candidates.iter().map(|&i| versions[i].pending).collect::<Vec<_>>())
+    .bind(
+        candidates
+            .iter()
+            .map(|&i| rows::provenance_text(&versions[i]))
+            .collect::<Result<Vec<_>>>()?,
+    )
+    .fetch_all(&mut *tx)
     .await?;
-    let Some(version_id) = inserted else {
-        let existing: String = sqlx::query_scalar(
-            "SELECT content_digest FROM versions WHERE skill_id = $1 AND version = $2",
+    // The position of each version stored, and its id.
+    let mut created: Vec<(usize, i64)> = inserted
+        .into_iter()
+        .map(|(skill_id, number, id)| (first[&(skill_id, number.as_str())], id))
+        .collect();
+    created.sort_unstable();
+
+    let mut outcomes: Vec<Option<Result<PublishOutcome>>> = versions.iter().map(|_| None).collect();
+    for &(i, _) in &created {
+        outcomes[i] = Some(Ok(PublishOutcome::Created));
+    }
+    // The others: unchanged or refused, by what is stored now.
+    let others: Vec<usize> = (0..versions.len())
+        .filter(|&i| outcomes[i].is_none())
+        .collect();
+    if !others.is_empty() {
+        let stored: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT w.i, v.content_digest
+             FROM UNNEST($1::int8[], $2::text[]) WITH ORDINALITY AS w (skill_id, version, i)
+             JOIN versions v ON v.skill_id = w.skill_id AND v.version = w.version",
         )
-        .bind(skill_id)
-        .bind(&version)
+        .bind(others.iter().map(|&i| skill_of[i]).collect::<Vec<_>>())
+        .bind(
+            others
+                .iter()
+                .map(|&i| numbers[i].as_str())
+                .collect::<Vec<_>>(),
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        for (position, existing) in stored {
+            // ORDINALITY counts from 1.
+            let i = others[usize::try_from(position - 1).unwrap_or(usize::MAX)];
+            outcomes[i] = Some(
+                if existing == versions[i].bundle.content_digest.to_string() {
+                    Ok(PublishOutcome::Unchanged)
+                } else {
+                    Err(StoreError::VersionExists {
+                        version: numbers[i].clone(),
+                        existing,
+                    })
+                },
+            );
+        }
+    }
+    let outcomes = outcomes
+        .into_iter()
+        .map(|o| {
+            o.ok_or_else(|| StoreError::corrupt("versions", "a version neither stored nor found"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if created.is_empty() {
+        return Ok(outcomes);
+    }
+
+    insert_files(tx, versions, &created).await?;
+    let subpaths = insert_entries(tx, versions, &created).await?;
+    let generation = write::next_generation(tx).await?;
+    // One publish time for the batch, as one generation: it commits at once.
+    let at: String = sqlx::query_scalar("SELECT skillreg_now()")
         .fetch_one(&mut *tx)
         .await?;
-        return if existing == content_digest {
-            Ok(PublishOutcome::Unchanged)
-        } else {
-            Err(StoreError::VersionExists { version, existing })
+    // Each skill with a version stored, in the order first stored.
+    let mut published: Vec<(i64, &SkillRef, Option<Published<'_>>)> = Vec::new();
+    for (&(i, version_id), subpaths) in created.iter().zip(&subpaths) {
+        let skill_id = skill_of[i];
+        let slot = match published.iter().position(|(id, _, _)| *id == skill_id) {
+            Some(slot) => slot,
+            None => {
+                published.push((
+                    skill_id,
+                    &skills[i],
+                    Some(Published {
+                        versions: Vec::new(),
+                        generation,
+                        at: &at,
+                        pending: true,
+                    }),
+                ));
+                published.len() - 1
+            }
         };
-    };
-
-    insert_files(tx, version_id, new).await?;
-    let subpaths = insert_entries(tx, version_id, new).await?;
-    let generation = write::next_generation(tx).await?;
-    let published = Published {
-        version_id,
-        subpaths: &subpaths,
-        generation,
-        pending: new.pending,
-    };
-    write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
+        if let Some(p) = &mut published[slot].2 {
+            p.versions.push((version_id, subpaths));
+            p.pending &= versions[i].pending;
+        }
+    }
+    write::refresh_current_many(tx, published).await?;
+    let mut namespaces: Vec<i64> = created
+        .iter()
+        .filter(|&&(i, _)| !versions[i].pending)
+        .map(|&(i, _)| namespace_of(&skills[i]))
+        .collect();
+    namespaces.sort_unstable();
+    namespaces.dedup();
+    if !namespaces.is_empty() {
+        sqlx::query("UPDATE namespaces SET last_published_at = $2 WHERE id = ANY($1)")
+            .bind(&namespaces)
+            .bind(&at)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let details = created
+        .iter()
+        .map(|&(i, _)| rows::publish_details(&versions[i]).to_string())
+        .collect::<Vec<_>>();
     sqlx::query(
-        "UPDATE namespaces SET last_published_at = skillreg_now() WHERE id = $1 AND NOT $2",
+        "INSERT INTO audit_log (actor, action, namespace, name, version, details)
+         SELECT actor, 'publish', namespace, name, version, details
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+              AS t (actor, namespace, name, version, details)",
     )
-    .bind(namespace_id)
-    .bind(new.pending)
+    .bind(
+        created
+            .iter()
+            .map(|&(i, _)| versions[i].published_by)
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        created
+            .iter()
+            .map(|&(i, _)| skills[i].namespace.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        created
+            .iter()
+            .map(|&(i, _)| skills[i].name.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        created
+            .iter()
+            .map(|&(i, _)| numbers[i].as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(&details)
     .execute(&mut *tx)
     .await?;
-    write::audit(
-        tx,
-        new.published_by,
-        "publish",
-        Target::Version(&skill, &version),
-        &rows::publish_details(&new),
-    )
-    .await?;
-    Ok(PublishOutcome::Created)
+    Ok(outcomes)
 }
 
-/// Every file row of the version in one statement.
-async fn insert_files(tx: &mut PgConnection, version_id: i64, new: NewVersion<'_>) -> Result<()> {
-    let files = &new.bundle.files;
-    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let digests: Vec<String> = files.iter().map(|f| f.digest.to_string()).collect();
-    let sizes: Vec<i64> = files.iter().map(|f| f.bytes.len() as i64).collect();
-    let modes: Vec<i64> = files.iter().map(|f| i64::from(f.mode)).collect();
+/// Every file row of the stored versions (`created`: position in `versions`, version id) in one
+/// statement.
+async fn insert_files(
+    tx: &mut PgConnection,
+    versions: &[NewVersion<'_>],
+    created: &[(usize, i64)],
+) -> Result<()> {
+    let (mut ids, mut paths, mut digests, mut sizes, mut modes) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for &(i, version_id) in created {
+        for f in &versions[i].bundle.files {
+            ids.push(version_id);
+            paths.push(f.path.as_str());
+            digests.push(f.digest.to_string());
+            sizes.push(f.bytes.len() as i64);
+            modes.push(i64::from(f.mode));
+        }
+    }
     sqlx::query(
         "INSERT INTO version_files (version_id, path, digest, size, mode)
-         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int8[], $5::int8[])",
+         SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[])",
     )
-    .bind(version_id)
+    .bind(&ids)
     .bind(&paths)
     .bind(&digests)
     .bind(&sizes)
@@ -234,30 +436,36 @@ async fn insert_files(tx: &mut PgConnection, version_id: i64, new: NewVersion<'_
     Ok(())
 }
 
-/// Every entry row of the version in one statement; returns their subpaths.
+/// Every entry row of the stored versions in one statement; returns each version's subpaths.
 async fn insert_entries(
     tx: &mut PgConnection,
-    version_id: i64,
-    new: NewVersion<'_>,
-) -> Result<Vec<String>> {
-    let entries = &new.bundle.entries;
-    let subpaths: Vec<String> = entries.iter().map(|e| e.subpath.clone()).collect();
-    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-    let descriptions: Vec<&str> = entries.iter().map(|e| e.description.as_str()).collect();
-    let frontmatters = entries
-        .iter()
-        .map(|e| json_text(&e.frontmatter))
-        .collect::<Result<Vec<_>>>()?;
+    versions: &[NewVersion<'_>],
+    created: &[(usize, i64)],
+) -> Result<Vec<Vec<String>>> {
+    let (mut ids, mut subpaths, mut names, mut descriptions, mut frontmatters) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut each = Vec::with_capacity(created.len());
+    for &(i, version_id) in created {
+        let entries = &versions[i].bundle.entries;
+        for e in entries {
+            ids.push(version_id);
+            subpaths.push(e.subpath.as_str());
+            names.push(e.name.as_str());
+            descriptions.push(e.description.as_str());
+            frontmatters.push(json_text(&e.frontmatter)?);
+        }
+        each.push(entries.iter().map(|e| e.subpath.clone()).collect());
+    }
     sqlx::query(
         "INSERT INTO version_entries (version_id, subpath, name, description, frontmatter)
-         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[])",
+         SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[])",
     )
-    .bind(version_id)
+    .bind(&ids)
     .bind(&subpaths)
     .bind(&names)
     .bind(&descriptions)
     .bind(&frontmatters)
     .execute(&mut *tx)
     .await?;
-    Ok(subpaths)
+    Ok(each)
 }

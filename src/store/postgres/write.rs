@@ -1,6 +1,8 @@
 //! The write path shared by every table: the writer lock, the audit row (written once, in
 //! `store/sql/access.rs`), the generation stamp, and the current version with its listing rows.
 
+use std::collections::HashMap;
+
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 pub(super) use super::access::audit;
@@ -66,76 +68,132 @@ pub(super) async fn touch(tx: &mut PgConnection, skill_id: i64) -> Result<i64> {
     Ok(generation)
 }
 
-/// A version being published, as [`refresh_current`] needs it.
+/// What a publish wrote to one skill, as [`refresh_current_many`] needs it.
 pub(super) struct Published<'a> {
-    pub version_id: i64,
-    /// Its entries' subpaths (not read back when it becomes current).
-    pub subpaths: &'a [String],
-    /// The generation to stamp the skill with, with the publish time.
+    /// The versions stored by this write, each with its entries' subpaths (not read back when
+    /// one becomes current).
+    pub versions: Vec<(i64, &'a [String])>,
+    /// The generation to stamp the skill with, with the publish time `at` (one for a batch: it
+    /// commits at once).
     pub generation: i64,
-    /// Stored pending review: the publish time stays unstamped until it is approved, so that
-    /// nobody learns of the pending version from the skill's recency.
+    pub at: &'a str,
+    /// Every version stored pending review: the publish time stays unstamped until one is
+    /// approved, so that nobody learns of a pending version from the skill's recency.
     pub pending: bool,
 }
 
-/// Recompute a skill's current version and rewrite its listing rows, inside `tx`. For a publish,
-/// also stamp the skill's generation and publish time in the same statement, and take the new
-/// version's entries from the caller instead of reading them back.
+/// Recompute a skill's current version and rewrite its listing rows, inside `tx`.
 pub(super) async fn refresh_current(
     tx: &mut PgConnection,
     skill_id: i64,
     skill: &SkillRef,
     published: Option<Published<'_>>,
 ) -> Result<()> {
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT id, version FROM versions
-         WHERE skill_id = $1 AND yanked_at IS NULL AND revoked_at IS NULL AND NOT pending",
+    refresh_current_many(tx, vec![(skill_id, skill, published)]).await
+}
+
+/// Recompute the current version of each skill and rewrite their listing rows, inside `tx`, in
+/// five statements whatever their number. For a publish, also stamp each skill's generation and
+/// publish time in the same statement, and take the new versions' entries from the caller
+/// instead of reading them back.
+pub(super) async fn refresh_current_many(
+    tx: &mut PgConnection,
+    skills: Vec<(i64, &SkillRef, Option<Published<'_>>)>,
+) -> Result<()> {
+    let ids: Vec<i64> = skills.iter().map(|(id, _, _)| *id).collect();
+    let rows: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT skill_id, id, version FROM versions
+         WHERE skill_id = ANY($1) AND yanked_at IS NULL AND revoked_at IS NULL AND NOT pending",
     )
-    .bind(skill_id)
+    .bind(&ids)
     .fetch_all(&mut *tx)
     .await?;
-    let current = current_version(rows)?;
-    match &published {
-        Some(p) => sqlx::query(
-            "UPDATE skills SET current_version_id = $1, updated_gen = $3,
-                    last_published_at = CASE WHEN $4 THEN last_published_at ELSE skillreg_now() END
-             WHERE id = $2",
-        )
-        .bind(current)
-        .bind(skill_id)
-        .bind(p.generation)
-        .bind(p.pending),
-        None => sqlx::query("UPDATE skills SET current_version_id = $1 WHERE id = $2")
-            .bind(current)
-            .bind(skill_id),
+    let mut candidates: HashMap<i64, Vec<(i64, String)>> = HashMap::new();
+    for (skill_id, id, version) in rows {
+        candidates.entry(skill_id).or_default().push((id, version));
     }
+    let mut currents = Vec::with_capacity(skills.len());
+    let mut generations = Vec::with_capacity(skills.len());
+    let mut stamped = Vec::with_capacity(skills.len());
+    let mut ats = Vec::with_capacity(skills.len());
+    for (id, _, published) in &skills {
+        currents.push(current_version(candidates.remove(id).unwrap_or_default())?);
+        generations.push(published.as_ref().map(|p| p.generation));
+        stamped.push(published.as_ref().is_some_and(|p| !p.pending));
+        ats.push(published.as_ref().map(|p| p.at));
+    }
+    sqlx::query(
+        "UPDATE skills s SET current_version_id = u.current,
+                updated_gen = coalesce(u.generation, s.updated_gen),
+                last_published_at = CASE WHEN u.stamped THEN u.at ELSE s.last_published_at END
+         FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::bool[], $5::text[])
+              AS u (id, current, generation, stamped, at)
+         WHERE s.id = u.id",
+    )
+    .bind(&ids)
+    .bind(&currents)
+    .bind(&generations)
+    .bind(&stamped)
+    .bind(&ats)
     .execute(&mut *tx)
     .await?;
-    sqlx::query("DELETE FROM listing WHERE skill_id = $1")
-        .bind(skill_id)
+    sqlx::query("DELETE FROM listing WHERE skill_id = ANY($1)")
+        .bind(&ids)
         .execute(&mut *tx)
         .await?;
-    let Some(version_id) = current else {
-        return Ok(());
+    // The entries of current versions this write did not store are read back, in one statement.
+    let known = |i: usize, version_id: i64| {
+        skills[i].2.as_ref().and_then(|p| {
+            p.versions
+                .iter()
+                .find(|(id, _)| *id == version_id)
+                .map(|(_, subpaths)| *subpaths)
+        })
     };
-    let subpaths: Vec<String> = match published {
-        Some(p) if p.version_id == version_id => p.subpaths.to_vec(),
-        _ => {
-            sqlx::query_scalar("SELECT subpath FROM version_entries WHERE version_id = $1")
-                .bind(version_id)
-                .fetch_all(&mut *tx)
-                .await?
+    let unknown: Vec<i64> = currents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.filter(|&v| known(i, v).is_none()))
+        .collect();
+    let mut read_back: HashMap<i64, Vec<String>> = HashMap::new();
+    if !unknown.is_empty() {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT version_id, subpath FROM version_entries WHERE version_id = ANY($1)",
+        )
+        .bind(&unknown)
+        .fetch_all(&mut *tx)
+        .await?;
+        for (version_id, subpath) in rows {
+            read_back.entry(version_id).or_default().push(subpath);
         }
-    };
-    let (uris, subpaths): (Vec<String>, Vec<String>) =
-        listing_rows(skill, subpaths).into_iter().unzip();
+    }
+    let (mut uris, mut skill_ids, mut version_ids, mut subpaths) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, current) in currents.iter().enumerate() {
+        let Some(version_id) = *current else {
+            continue;
+        };
+        let entries = match known(i, version_id) {
+            Some(subpaths) => subpaths.to_vec(),
+            None => read_back.remove(&version_id).unwrap_or_default(),
+        };
+        for (uri, subpath) in listing_rows(skills[i].1, entries) {
+            uris.push(uri);
+            skill_ids.push(skills[i].0);
+            version_ids.push(version_id);
+            subpaths.push(subpath);
+        }
+    }
+    if uris.is_empty() {
+        return Ok(());
+    }
     sqlx::query(
         "INSERT INTO listing (uri, skill_id, version_id, subpath)
-         SELECT uri, $1, $2, subpath FROM UNNEST($3::text[], $4::text[]) AS t (uri, subpath)",
+         SELECT * FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[])",
     )
-    .bind(skill_id)
-    .bind(version_id)
     .bind(&uris)
+    .bind(&skill_ids)
+    .bind(&version_ids)
     .bind(&subpaths)
     .execute(&mut *tx)
     .await?;

@@ -98,7 +98,7 @@ impl Catalog for Engine {
     async fn publish(&self, new: NewVersion<'_>) -> Result<PublishOutcome> {
         let pool = self.write();
         let mut tx = WriteTx::begin(pool).await?;
-        let outcome = publish_in(&mut tx, new).await?;
+        let outcome = publish_in(&mut tx, new, &mut None).await?;
         match outcome {
             PublishOutcome::Created => tx.commit().await?,
             PublishOutcome::Unchanged => tx.rollback().await,
@@ -113,10 +113,12 @@ impl Catalog for Engine {
         let pool = self.write();
         let mut tx = WriteTx::begin(pool).await?;
         let mut outcomes = Vec::with_capacity(versions.len());
+        // One generation and publish time for the batch: it commits at once.
+        let mut stamp = None;
         for new in versions {
             // `publish_in` decides Unchanged/VersionExists before it writes anything but the no-op
             // upserts of an existing skill, so no savepoint is needed to leave one out.
-            match publish_in(&mut tx, new).await {
+            match publish_in(&mut tx, new, &mut stamp).await {
                 Err(e @ StoreError::VersionExists { .. }) => outcomes.push(Err(e)),
                 // Anything else (I/O, a full disk) fails the whole batch.
                 Err(e) => return Err(e),
@@ -326,8 +328,13 @@ impl KeptEntries for Engine {
 
 /// The rows of one version, inside `tx`: namespace and skill (upserted), then the version row —
 /// which decides whether anything else is written — then files, entries, the current version,
-/// the listing, the generation and the audit row.
-async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<PublishOutcome> {
+/// the listing, the generation and the audit row. `stamp` is the generation and publish time
+/// this transaction stamps its changes with, taken by the first version stored.
+async fn publish_in(
+    tx: &mut SqliteConnection,
+    new: NewVersion<'_>,
+    stamp: &mut Option<(i64, String)>,
+) -> Result<PublishOutcome> {
     let skill = SkillRef::new(new.namespace.clone(), new.bundle.name.clone());
     let version = new.version.to_string();
     let content_digest = new.bundle.content_digest.to_string();
@@ -387,23 +394,30 @@ async fn publish_in(tx: &mut SqliteConnection, new: NewVersion<'_>) -> Result<Pu
 
     insert_files(tx, version_id, new).await?;
     insert_entries(tx, version_id, new).await?;
-    let generation = write::next_generation(tx).await?;
+    let (generation, at) = match stamp {
+        Some(stamp) => stamp,
+        None => {
+            let generation = write::next_generation(tx).await?;
+            let at: String = sqlx::query_scalar(concat!("SELECT ", now!()))
+                .fetch_one(&mut *tx)
+                .await?;
+            stamp.insert((generation, at))
+        }
+    };
     let published = Published {
         version_id,
         entries: &new.bundle.entries,
-        generation,
+        generation: *generation,
+        at,
         pending: new.pending,
     };
     write::refresh_current(tx, skill_id, &skill, Some(published)).await?;
-    sqlx::query(concat!(
-        "UPDATE namespaces SET last_published_at = ",
-        now!(),
-        " WHERE id = ?1 AND NOT ?2"
-    ))
-    .bind(namespace_id)
-    .bind(new.pending)
-    .execute(&mut *tx)
-    .await?;
+    sqlx::query("UPDATE namespaces SET last_published_at = ?3 WHERE id = ?1 AND NOT ?2")
+        .bind(namespace_id)
+        .bind(new.pending)
+        .bind(&*at)
+        .execute(&mut *tx)
+        .await?;
     let details = rows::publish_details(&new);
     write::audit(
         tx,

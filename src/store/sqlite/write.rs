@@ -5,7 +5,6 @@
 use sqlx::{QueryBuilder, SqliteConnection, SqlitePool};
 
 pub(super) use super::access::audit;
-use super::dialect::now;
 use crate::core::SkillRef;
 use crate::store::Result;
 pub(super) use crate::store::rows::{Target, json_text, pow2_chunks};
@@ -97,8 +96,10 @@ pub(super) struct Published<'a> {
     pub version_id: i64,
     /// Its entries (not read back when it becomes current).
     pub entries: &'a [crate::core::Entry],
-    /// The generation to stamp the skill with, with the publish time.
+    /// The generation to stamp the skill with, with the publish time `at` (one for a batch: it
+    /// commits at once).
     pub generation: i64,
+    pub at: &'a str,
     /// Stored pending review: the publish time stays unstamped until it is approved, so that
     /// nobody learns of the pending version from the skill's recency.
     pub pending: bool,
@@ -122,16 +123,16 @@ pub(super) async fn refresh_current(
     .await?;
     let current = current_version(rows)?;
     match &published {
-        Some(p) => sqlx::query(concat!(
+        Some(p) => sqlx::query(
             "UPDATE skills SET current_version_id = ?1, updated_gen = ?3,
-                    last_published_at = CASE WHEN ?4 THEN last_published_at ELSE ",
-            now!(),
-            " END WHERE id = ?2"
-        ))
+                    last_published_at = CASE WHEN ?4 THEN last_published_at ELSE ?5 END
+             WHERE id = ?2",
+        )
         .bind(current)
         .bind(skill_id)
         .bind(p.generation)
-        .bind(p.pending),
+        .bind(p.pending)
+        .bind(p.at),
         None => sqlx::query("UPDATE skills SET current_version_id = ?1 WHERE id = ?2")
             .bind(current)
             .bind(skill_id),
