@@ -92,18 +92,12 @@ impl Trust {
     ) -> Result<Page<FindingsItem>> {
         let after = cursor.map(decode_id_cursor).transpose()?.unwrap_or(0);
         let limit = limit.clamp(1, 1000);
-        let mut rows = self
+        let rows = self
             .store
             .findings_page(verdict, after, limit + 1, viewer)
             .await?;
-        let more = rows.len() > limit as usize;
-        rows.truncate(limit as usize);
-        let next_cursor = more
-            .then(|| {
-                rows.last()
-                    .map(|r| encode_cursor(&r.version_id.to_string()))
-            })
-            .flatten();
+        let (rows, next_cursor) =
+            split_page(rows, limit, |r| encode_cursor(&r.version_id.to_string()));
         let items = rows
             .into_iter()
             // A version pending review: only holders of the namespace's tokens see it.
