@@ -140,12 +140,7 @@ fn with_type(body: impl IntoResponse, content_type: &'static str) -> Response {
 
 /// The host the client used, without its port or an IPv6 address's brackets.
 fn host_name(headers: &HeaderMap) -> String {
-    let host = request_host(headers).unwrap_or("localhost");
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(v6),
-        None => host.split(':').next().unwrap_or(host),
-    };
-    name.to_ascii_lowercase()
+    super::guard::host_name(request_host(headers).unwrap_or("localhost")).to_ascii_lowercase()
 }
 
 /// The host in reverse-DNS order (`skills.example.com` → `com.example.skills`), in the

@@ -79,7 +79,7 @@ impl Origins {
 }
 
 /// The host of a `Host` (or origin authority) value, without its port: `[::1]:80` is `::1`.
-fn host_name(host: &str) -> &str {
+pub(super) fn host_name(host: &str) -> &str {
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split_once(']').map_or(rest, |(h, _)| h);
     }
