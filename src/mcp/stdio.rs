@@ -26,8 +26,8 @@ use super::SkillServer;
 use super::envelope::{self, Refused};
 use crate::error::Error;
 
-/// The longest line read as a message (rmcp's own limit for stdio).
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest line read as a message: rmcp's own limit for stdio.
+pub const MAX_LINE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
 /// Lines waiting for stdout.
 const OUT_QUEUE: usize = 64;
