@@ -11,6 +11,7 @@ mod auth;
 mod bodies;
 mod card;
 mod clawhub;
+mod direct;
 mod discovery;
 mod guard;
 pub mod rest;
@@ -61,14 +62,15 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         website_url: config.website_url.clone(),
         icon_url: config.icon_url.clone(),
     };
+    let idle = Duration::from_secs(config.mcp_session_idle_secs);
     let session_limits = Arc::new(sessions::SessionLimits::new(
         config.max_mcp_sessions,
         config.max_mcp_sessions_per_client,
         Duration::from_secs(config.mcp_session_first_request_secs),
+        idle,
     ));
     // 2025-era sessions are kept in storage too, so that any replica sharing it answers any
     // session, and a session outlives the process that opened it.
-    let idle = Duration::from_secs(config.mcp_session_idle_secs);
     let stored = config
         .mcp_sessions
         .then(|| Arc::new(sessions::StoredSessions::new(registry.clone(), idle)));
@@ -77,11 +79,16 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
     });
     let session_manager = Arc::new(sessions::CountedSessions::new(
         session_limits.clone(),
-        idle,
         stored,
     ));
     session_manager.sweep(shutdown.child_token());
     let shared = Arc::new(Shared::new(registry.caches(), &options));
+    let direct = config.mcp_sessions.then(|| {
+        direct::Direct::new(
+            session_manager.clone(),
+            SkillServer::new(registry.clone(), &options, shared.clone()),
+        )
+    });
     let mcp = StreamableHttpService::new(
         move || Ok(SkillServer::new(registry.clone(), &options, shared.clone())),
         session_manager,
@@ -92,6 +99,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         McpEndpoint(Arc::new(McpFront {
             state: state.clone(),
             sessions: session_limits,
+            direct,
             mcp,
         })),
     );
@@ -139,6 +147,8 @@ struct McpEndpoint(Arc<McpFront>);
 struct McpFront {
     state: AppState,
     sessions: Arc<sessions::SessionLimits>,
+    /// 2025-era sessions' reads answered beside rmcp (`direct`), when sessions are on.
+    direct: Option<direct::Direct>,
     mcp: StreamableHttpService<SkillServer, sessions::CountedSessions>,
 }
 
@@ -173,18 +183,17 @@ impl McpFront {
             ..Port::default()
         };
         let request = Request::from_parts(parts, body);
-        sessions::gate(
-            &self.sessions,
-            request,
-            async |request, method| match method {
+        sessions::gate(&self.sessions, request, async |request, call| {
+            match call.method {
                 Some("skills/list" | "skills/get") => self.splice_skills(request, port).await,
-                Some("resources/read") => self.place_content(request, port).await,
+                Some("resources/read") => self.place_content(request, port, call).await,
+                Some("resources/directory/read") => self.read_dir(request, port, call).await,
                 None if request.headers().contains_key(LAST_EVENT_ID) => {
                     self.resume(request, port).await
                 }
                 _ => self.rmcp(request, port).await,
-            },
-        )
+            }
+        })
         .await
     }
 

@@ -54,7 +54,10 @@ use crate::mcp::envelope::{self, Message};
 use crate::registry::Registry;
 
 /// The session header of the Streamable HTTP transport.
-const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+/// The header naming the protocol version of a request.
+pub(super) const PROTOCOL_VERSION_HEADER: HeaderName =
+    HeaderName::from_static("mcp-protocol-version");
 /// Largest JSON-RPC body of an authenticated caller (rmcp's own cap).
 const MAX_PEEK_BODY: usize = 4 * 1024 * 1024;
 /// Largest JSON-RPC body of an anonymous caller: its requests are small (a URI, a query, a
@@ -76,6 +79,8 @@ pub struct SessionLimits {
     max_sessions: usize,
     max_per_client: usize,
     first_request_timeout: Duration,
+    /// A session is closed after this long without a request.
+    idle: Duration,
     state: Mutex<Book>,
 }
 
@@ -94,6 +99,8 @@ struct Session {
     active: bool,
     /// A request came since the session's stored row was last marked used.
     used: bool,
+    /// When its last request came (or it was opened).
+    last: Instant,
     /// When this process last marked the row used (or put it); `None`: never.
     marked: Option<Instant>,
 }
@@ -123,11 +130,13 @@ impl SessionLimits {
         max_sessions: usize,
         max_per_client: usize,
         first_request_timeout: Duration,
+        idle: Duration,
     ) -> Self {
         Self {
             max_sessions: max_sessions.max(1),
             max_per_client: max_per_client.max(1),
             first_request_timeout,
+            idle,
             state: Mutex::new(Book::default()),
         }
     }
@@ -160,6 +169,7 @@ impl SessionLimits {
                     opened: Instant::now(),
                     active: false,
                     used: false,
+                    last: Instant::now(),
                     marked: Some(Instant::now()),
                 },
             );
@@ -171,6 +181,7 @@ impl SessionLimits {
         if let Some(session) = self.state().sessions.get_mut(id) {
             session.active = true;
             session.used = true;
+            session.last = Instant::now();
         }
     }
 
@@ -193,6 +204,7 @@ impl SessionLimits {
                 opened: Instant::now(),
                 active: true,
                 used: true,
+                last: Instant::now(),
                 marked: None,
             },
         );
@@ -239,6 +251,17 @@ impl SessionLimits {
             .collect()
     }
 
+    /// Sessions that sent requests, the last one the idle limit ago or longer.
+    fn idle(&self) -> Vec<SessionId> {
+        let state = self.state();
+        state
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.active && s.last.elapsed() >= self.idle)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
     /// Live sessions.
     #[cfg(test)]
     fn live(&self) -> usize {
@@ -261,14 +284,12 @@ pub struct CountedSessions {
 }
 
 impl CountedSessions {
-    /// Sessions that close after `idle` without a request, kept in `stored` too when given.
-    pub fn new(
-        limits: Arc<SessionLimits>,
-        idle: Duration,
-        stored: Option<Arc<StoredSessions>>,
-    ) -> Self {
+    /// Sessions kept in `stored` too when given. They close after the idle limit without a
+    /// request ([`Self::sweep`]): not by rmcp's keep-alive, which counts only what passes
+    /// through a session's worker, and a read answered beside it (`http::direct`) does not.
+    pub fn new(limits: Arc<SessionLimits>, stored: Option<Arc<StoredSessions>>) -> Self {
         let mut inner = LocalSessionManager::default();
-        inner.session_config.keep_alive = Some(idle);
+        inner.session_config.keep_alive = None;
         Self {
             inner,
             limits,
@@ -276,8 +297,9 @@ impl CountedSessions {
         }
     }
 
-    /// Until `stop`: close sessions that stayed silent after their handshake, every second (and
-    /// delete their stored rows, unless a process has marked one used); and with stored
+    /// Until `stop`, every second: close sessions idle for the idle limit (their stored rows
+    /// stay: another process may be serving them), and those that stayed silent after their
+    /// handshake (and delete their stored rows, unless a process has marked one used); and with stored
     /// sessions, mark the rows of those in use ([`SessionLimits::due_marks`]) and
     /// sweep the rows unused for too long.
     pub fn sweep(self: &Arc<Self>, stop: CancellationToken) {
@@ -294,6 +316,10 @@ impl CountedSessions {
                     () = stop.cancelled() => return,
                     _ = tick.tick() => {}
                 }
+                for id in sessions.limits.idle() {
+                    tracing::debug!(session = %id, "closing an idle session");
+                    let _ = sessions.close_session(&id).await;
+                }
                 for id in sessions.limits.idle_after_handshake() {
                     tracing::debug!(session = %id, "closing a session that sent nothing after its handshake");
                     let _ = sessions.close_session(&id).await;
@@ -306,6 +332,22 @@ impl CountedSessions {
                 }
             }
         });
+    }
+}
+
+impl CountedSessions {
+    /// Whether this process holds session `id` (a session held elsewhere is brought back by
+    /// rmcp, on a request it answers).
+    pub async fn holds(&self, id: &str) -> bool {
+        self.inner
+            .has_session(&SessionId::from(id))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// The `retry` of rmcp's priming events.
+    pub fn sse_retry(&self) -> Option<Duration> {
+        self.inner.session_config.sse_retry
     }
 }
 
@@ -482,7 +524,7 @@ impl SessionStore for StoredSessions {
 
 /// Whether the request says its body is JSON (what rmcp requires before reading it; any other
 /// content type is rmcp's to refuse, 415).
-fn is_json(headers: &axum::http::HeaderMap) -> bool {
+pub(super) fn is_json(headers: &axum::http::HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -500,10 +542,10 @@ fn is_json(headers: &axum::http::HeaderMap) -> bool {
 /// does) and hands the request on with the JSON-RPC method it read when it is one the server
 /// answers (`None` for anything else: a GET, a DELETE, a notification, a body that is no single
 /// request). The method it read, whatever it is, is left on the response ([`JsonRpcMethod`]).
-pub async fn gate<F: Future<Output = Response>>(
+pub async fn gate(
     limits: &SessionLimits,
     request: Request,
-    next: impl FnOnce(Request, Option<&'static str>) -> F,
+    next: impl AsyncFnOnce(Request, Call<'_>) -> Response,
 ) -> Response {
     let client = super::serve::client_ip(&request);
     let session = request
@@ -518,7 +560,7 @@ pub async fn gate<F: Future<Output = Response>>(
             // A standalone SSE stream: the session is in use.
             limits.touch(id);
         }
-        return next(request, None).await;
+        return next(request, Call::default()).await;
     }
     // Read the body (rmcp reads it whole too) to see which method this is.
     let cap = max_body(request.headers());
@@ -538,21 +580,20 @@ pub async fn gate<F: Future<Output = Response>>(
     if let Some(refused) = message.as_ref().and_then(Message::refused_params) {
         return axum::Json(refused.response()).into_response();
     }
-    let known = message
-        .as_ref()
-        .and_then(|m| m.method.as_deref())
-        .and_then(crate::mcp::params::known);
-    let method = message
-        .and_then(|m| m.method)
-        .map(std::borrow::Cow::into_owned);
-    let request = Request::from_parts(parts, Body::from(bytes));
+    let method = message.as_ref().and_then(|m| m.method.as_deref());
+    let call = Call {
+        method: method.and_then(crate::mcp::params::known),
+        id: message.as_ref().and_then(|m| m.id),
+        params: message.as_ref().and_then(|m| m.params),
+    };
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let mut response = if let Some(id) = &session {
-        if method.as_deref() != Some("notifications/initialized") {
+        if method != Some("notifications/initialized") {
             limits.touch(id);
         }
-        CLIENT.scope(client, next(request, known)).await
-    } else if method.as_deref() != Some("initialize") {
-        next(request, known).await
+        CLIENT.scope(client, next(request, call)).await
+    } else if method != Some("initialize") {
+        next(request, call).await
     } else if !limits.admit(client) {
         crate::metrics::error(crate::core::Code::TooManySessions.as_str());
         let mut response = ApiError(Error::TooManySessions).into_response();
@@ -561,7 +602,7 @@ pub async fn gate<F: Future<Output = Response>>(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
         response
     } else {
-        let response = next(request, known).await;
+        let response = next(request, call).await;
         let id = response
             .headers()
             .get(&SESSION_HEADER)
@@ -571,9 +612,20 @@ pub async fn gate<F: Future<Output = Response>>(
         response
     };
     if let Some(method) = method {
-        response.extensions_mut().insert(JsonRpcMethod(method));
+        response
+            .extensions_mut()
+            .insert(JsonRpcMethod(method.to_owned()));
     }
     response
+}
+
+/// What the gate read of a POST's JSON-RPC message, borrowed from its body: the method when it
+/// is one the server answers, the id and the parameters (raw).
+#[derive(Clone, Copy, Default)]
+pub struct Call<'a> {
+    pub method: Option<&'static str>,
+    pub id: Option<&'a serde_json::value::RawValue>,
+    pub params: Option<&'a serde_json::value::RawValue>,
 }
 
 /// The JSON-RPC method of the request a response answers, as the gate read it from the body
@@ -587,7 +639,7 @@ mod tests {
 
     #[test]
     fn caps_count_live_and_pending_sessions() {
-        let limits = SessionLimits::new(3, 2, Duration::ZERO);
+        let limits = SessionLimits::new(3, 2, Duration::ZERO, Duration::from_secs(60));
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         assert!(limits.admit(a));
         assert!(limits.admit(a));
@@ -609,7 +661,7 @@ mod tests {
 
     #[test]
     fn restored_sessions_count_and_rows_are_marked_when_due() {
-        let limits = SessionLimits::new(2, 2, Duration::ZERO);
+        let limits = SessionLimits::new(2, 2, Duration::ZERO, Duration::from_secs(60));
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         limits.settle(a, Some(SessionId::from("here")));
         assert!(
@@ -637,5 +689,25 @@ mod tests {
         assert_eq!(due, [SessionId::from("back"), SessionId::from("here")]);
         limits.forget(&SessionId::from("back"));
         assert!(limits.restore(a, &SessionId::from("third")), "room again");
+    }
+
+    #[test]
+    fn sessions_idle_since_their_last_request_are_closed() {
+        let limits = SessionLimits::new(4, 4, Duration::from_secs(60), Duration::from_millis(200));
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        for id in ["busy", "quiet", "silent"] {
+            limits.settle(a, Some(SessionId::from(id)));
+        }
+        limits.touch("busy");
+        limits.touch("quiet");
+        std::thread::sleep(Duration::from_millis(120));
+        limits.touch("busy");
+        assert!(limits.idle().is_empty(), "none idle for the limit yet");
+        std::thread::sleep(Duration::from_millis(120));
+        assert_eq!(
+            limits.idle(),
+            [SessionId::from("quiet")],
+            "a request resets the time; a session that sent none is the first-request rule's"
+        );
     }
 }

@@ -16,6 +16,7 @@ use hyper::body::{Frame, SizeHint};
 
 use super::McpFront;
 use super::app::ApiError;
+use super::sessions::Call;
 use crate::error::Error;
 use crate::mcp::slots::{self, marker_at};
 use crate::mcp::{ContentSlot, Port, SkillsSlot};
@@ -26,6 +27,11 @@ impl McpFront {
     /// errors asking for the request again (`mcp::slots::resent`).
     pub(super) async fn resume(&self, request: Request, port: Port) -> Response {
         use http_body_util::BodyExt as _;
+        if let Some(direct) = &self.direct
+            && let Some(answer) = direct.resume(request.headers()).await
+        {
+            return answer;
+        }
         self.rmcp(request, port).await.map(|body| {
             axum::body::Body::new(body.map_frame(|frame| {
                 frame.map_data(|event| match slots::resent(&event) {
@@ -37,14 +43,41 @@ impl McpFront {
     }
 
     /// rmcp's answer to a `resources/read`, with the file's content (its escaped text or its
-    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`, [`ContentBody`]).
-    pub(super) async fn place_content(&self, request: Request, mut port: Port) -> Response {
+    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`, [`ContentBody`]);
+    /// a 2025-era session's plain read is answered beside rmcp (`direct`).
+    pub(super) async fn place_content(
+        &self,
+        request: Request,
+        mut port: Port,
+        call: Call<'_>,
+    ) -> Response {
+        if let Some(direct) = &self.direct
+            && let Some(answer) = direct.answer(request.headers(), call, &mut port).await
+        {
+            return answer;
+        }
         let slot = ContentSlot::default();
         port.content = Some(slot.clone());
         let (mut parts, body) = self.rmcp(request, port).await.into_parts();
         // The body's size hint counts the content; a length rmcp set would not.
         parts.headers.remove(header::CONTENT_LENGTH);
         Response::from_parts(parts, axum::body::Body::new(ContentBody::new(body, slot)))
+    }
+
+    /// A `resources/directory/read`: a 2025-era session's plain one answered beside rmcp
+    /// (`direct`), any other by rmcp.
+    pub(super) async fn read_dir(
+        &self,
+        request: Request,
+        mut port: Port,
+        call: Call<'_>,
+    ) -> Response {
+        if let Some(direct) = &self.direct
+            && let Some(answer) = direct.answer(request.headers(), call, &mut port).await
+        {
+            return answer;
+        }
+        self.rmcp(request, port).await
     }
 
     /// Put a `skills/list` page's or a `skills/get` answer's serialized entries into rmcp's

@@ -257,6 +257,66 @@ impl SkillServer {
         Ok(served)
     }
 
+    /// `resources/read`, for whichever transport asks: `port` is the HTTP transport's (`None`
+    /// over stdio), where the content goes around rmcp's serializer (`slots`), made once.
+    pub async fn read(
+        &self,
+        port: Option<&Port>,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        observed("resources/read", async {
+            let (viewer, cache_scope) = self.caller(port);
+            let slot = port.and_then(|port| port.content.as_ref());
+            let (contents, pinned) = async {
+                let found = self.find(&viewer, &request.uri).await?;
+                match slot {
+                    Some(slot) => self.spliced_contents(found, slot).await,
+                    None => self.whole_contents(found).await,
+                }
+            }
+            .await
+            .map_err(|e| to_mcp(e, Some(&request.uri)))?;
+            Ok(ReadResourceResult::new(vec![contents])
+                .with_ttl_ms(ttl(pinned))
+                .with_cache_scope(cache_scope)
+                .into())
+        })
+        .await
+    }
+
+    /// `resources/directory/read`, for whichever transport asks (`port` as for [`Self::read`]).
+    pub async fn read_dir(
+        &self,
+        port: Option<&Port>,
+        request: ReadResourceDirectoryRequestParams,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        observed("resources/directory/read", async {
+            if request.cursor.is_some() {
+                // Directories are answered in one page, so no cursor of ours exists.
+                return Err(to_mcp(Error::InvalidCursor, None));
+            }
+            let (viewer, _) = self.caller(port);
+            let children = async {
+                let uri = parse_uri(&request.uri)?;
+                self.registry.reads().read_dir(&viewer, &uri).await
+            }
+            .await
+            .map_err(|e| to_mcp(e, None))?;
+            let resources = children
+                .into_iter()
+                .map(|c| {
+                    let r = Resource::new(c.uri.to_string(), c.name).with_mime_type(c.mime_type);
+                    match c.size {
+                        Some(size) => r.with_size(size),
+                        None => r,
+                    }
+                })
+                .collect();
+            Ok(ListResourcesResult::with_all_items(resources))
+        })
+        .await
+    }
+
     /// Who is asking: over HTTP, the principal the transport authenticated for this request
     /// (stored in the request's extensions); over stdio, the operator who started the process,
     /// who sees everything. And whether shared caches may keep the answer.
@@ -607,26 +667,7 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        observed("resources/read", async {
-            let port = slots::of(&ctx);
-            let (viewer, cache_scope) = self.caller(port);
-            // Over HTTP the content goes around rmcp's serializer (`slots`), made once.
-            let slot = port.and_then(|port| port.content.as_ref());
-            let (contents, pinned) = async {
-                let found = self.find(&viewer, &request.uri).await?;
-                match slot {
-                    Some(slot) => self.spliced_contents(found, slot).await,
-                    None => self.whole_contents(found).await,
-                }
-            }
-            .await
-            .map_err(|e| to_mcp(e, Some(&request.uri)))?;
-            Ok(ReadResourceResult::new(vec![contents])
-                .with_ttl_ms(ttl(pinned))
-                .with_cache_scope(cache_scope)
-                .into())
-        })
-        .await
+        self.read(slots::of(&ctx), request).await
     }
 
     async fn read_resource_directory(
@@ -634,31 +675,7 @@ impl ServerHandler for SkillServer {
         request: ReadResourceDirectoryRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        observed("resources/directory/read", async {
-            if request.cursor.is_some() {
-                // Directories are answered in one page, so no cursor of ours exists.
-                return Err(to_mcp(Error::InvalidCursor, None));
-            }
-            let (viewer, _) = self.caller(slots::of(&ctx));
-            let children = async {
-                let uri = parse_uri(&request.uri)?;
-                self.registry.reads().read_dir(&viewer, &uri).await
-            }
-            .await
-            .map_err(|e| to_mcp(e, None))?;
-            let resources = children
-                .into_iter()
-                .map(|c| {
-                    let r = Resource::new(c.uri.to_string(), c.name).with_mime_type(c.mime_type);
-                    match c.size {
-                        Some(size) => r.with_size(size),
-                        None => r,
-                    }
-                })
-                .collect();
-            Ok(ListResourcesResult::with_all_items(resources))
-        })
-        .await
+        self.read_dir(slots::of(&ctx), request).await
     }
 
     async fn list_resources(

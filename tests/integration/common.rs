@@ -465,7 +465,8 @@ impl Legacy {
         headers
     }
 
-    async fn post(&self, body: Value) -> String {
+    /// POST `body` in this session; the answer's body as sent.
+    pub async fn post(&self, body: Value) -> String {
         self.http
             .post(&self.url)
             .header("Accept", "application/json, text/event-stream")

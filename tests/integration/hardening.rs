@@ -178,6 +178,58 @@ async fn an_mcp_session_outlives_a_restart_until_it_idles_out() {
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
 
+/// A session that only reads stays open while it reads, though its reads are answered beside
+/// rmcp's session worker (`http::direct`, whose event ids are numbered from 2^62: a session
+/// this process holds); after the idle limit without a request it is closed here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_only_reads_stays_open_until_it_idles() {
+    let server = TestServer::builder()
+        .seeded()
+        .config(Config {
+            mcp_session_idle_secs: 2,
+            ..config()
+        })
+        .start()
+        .await;
+    let session = Legacy::connect(&server.url).await;
+    let uri = session.call("skills/list", json!({})).await["result"]["skills"][0]["uri"].clone();
+    let stream = |sse: &str| -> u64 {
+        let id = sse
+            .lines()
+            .find_map(|l| l.strip_prefix("id: "))
+            .expect("an event id");
+        id.split_once('/').unwrap().1.parse().unwrap()
+    };
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(3500) {
+        let (_, sse) = session
+            .call_raw("resources/read", json!({"uri": uri}))
+            .await;
+        assert!(
+            stream(&sse) >= 1 << 62,
+            "{:?} in: not held any more",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    // Closed here: brought back through rmcp while its stored row is fresh enough, else gone.
+    let again = session.send("resources/read", json!({"uri": uri})).await;
+    if again.status() == StatusCode::OK {
+        let sse = again.text().await.unwrap();
+        assert!(
+            common::parse_body(&sse)["result"]["contents"][0]["text"].is_string(),
+            "{sse}"
+        );
+        assert!(
+            stream(&sse) < 1 << 62,
+            "still held after the idle limit: {sse}"
+        );
+    } else {
+        assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    }
+}
+
 /// Bytes read from `stream` until the server closes it or `limit` passes; `None` on timeout.
 async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Option<Vec<u8>> {
     let mut buf = Vec::new();

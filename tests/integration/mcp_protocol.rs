@@ -1091,6 +1091,80 @@ async fn reads_are_the_same_over_both_eras_and_stdio() {
     assert!(missing["error"].is_object(), "{missing}");
 }
 
+/// The event ids of an SSE answer, and the answer with each replaced by `<id>`.
+fn event_ids(sse: &str) -> (Vec<String>, String) {
+    let ids: Vec<String> = sse
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(str::to_owned)
+        .collect();
+    let mut bare = sse.to_owned();
+    for id in &ids {
+        bare = bare.replace(&format!("id: {id}\n"), "id: <id>\n");
+    }
+    (ids, bare)
+}
+
+/// The stream number of an event id (`<index>/<stream>`).
+fn stream_of(id: &str) -> u64 {
+    id.split_once('/').unwrap().1.parse().unwrap()
+}
+
+/// A 2025-era session's plain `resources/read` is answered beside rmcp (`http::direct`): its
+/// event ids are numbered from 2^62 up, and its bytes are rmcp's answer to the same read
+/// (taken through rmcp by adding an empty `_meta`), event ids aside: a text file, a binary
+/// file, a missing file and a malformed URI; directories, a file and a missing directory
+/// read as directories.
+#[tokio::test]
+async fn a_session_read_answered_beside_rmcp_is_what_rmcp_answers() {
+    let server = TestServer::builder().start().await;
+    let image: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    publish_pics(&server, vec![InputFile::regular("assets/big.png", image)]).await;
+    let legacy = Legacy::connect(&server.url).await;
+    for (method, uri) in [
+        ("resources/read", "skill://acme/pics/SKILL.md"),
+        ("resources/read", "skill://acme/pics/assets/big.png"),
+        ("resources/read", "skill://acme/pics/assets/missing.png"),
+        ("resources/read", "skill://acme/../x"),
+        ("resources/directory/read", "skill://acme/pics"),
+        ("resources/directory/read", "skill://acme/pics/assets"),
+        ("resources/directory/read", "skill://acme/pics/SKILL.md"),
+        ("resources/directory/read", "skill://acme/nothing"),
+    ] {
+        let read = |params: Value| {
+            legacy.post(json!({"jsonrpc":"2.0","id":"same","method":method,"params":params}))
+        };
+        let (direct_ids, direct) = event_ids(&read(json!({"uri": uri})).await);
+        let (rmcp_ids, through_rmcp) = event_ids(&read(json!({"uri": uri, "_meta": {}})).await);
+        assert_eq!(direct_ids.len(), 2, "{method} {uri}: {direct}");
+        assert!(
+            direct_ids.iter().all(|id| stream_of(id) >= 1 << 62),
+            "{method} {uri}: answered through rmcp: {direct_ids:?}"
+        );
+        assert!(
+            rmcp_ids.iter().all(|id| stream_of(id) < 1 << 62),
+            "{method} {uri}: {rmcp_ids:?}"
+        );
+        assert_eq!(direct, through_rmcp, "{method} {uri}");
+        let answer = parse_body(&direct);
+        assert_eq!(answer["id"], "same");
+        assert!(
+            answer["result"]["contents"][0]["uri"] == uri
+                || answer["result"]["resources"][0]["uri"].is_string()
+                || answer["error"]["code"].is_i64(),
+            "{method} {uri}: {answer}"
+        );
+    }
+    // A request rmcp would refuse is rmcp's to refuse.
+    let unknown = Legacy::resumed(&server.url, "no-such-session")
+        .send(
+            "resources/read",
+            json!({"uri": "skill://acme/pics/SKILL.md"}),
+        )
+        .await;
+    assert_eq!(unknown.status(), reqwest::StatusCode::NOT_FOUND);
+}
+
 #[tokio::test]
 async fn a_resumed_stream_never_sends_an_answer_again() {
     let server = TestServer::builder().start().await;
