@@ -7,6 +7,7 @@ mod client;
 mod credentials;
 mod install;
 mod log;
+mod output;
 mod sources;
 
 use std::ffi::OsString;
@@ -793,7 +794,7 @@ async fn reindex(data: DataArgs, json: bool) -> anyhow::Result<ExitCode> {
     let count = registry.index().rebuild_search().await?;
     progress.finish();
     if json {
-        println!("{}", serde_json::json!({ "indexed": count }));
+        println!("{}", output::line(&output::Indexed { indexed: count }));
     } else {
         println!("indexed {count} skills");
     }
@@ -890,14 +891,12 @@ fn scan(paths: &[PathBuf], rules: bool, json: bool, policy: &str) -> anyhow::Res
             *per_rule.entry(rule.to_owned()).or_default() += 1;
         }
         if json {
-            println!(
-                "{}",
-                serde_json::json!({
-                    "dir": dir,
-                    "verdict": result.verdict,
-                    "findings": result.findings,
-                })
-            );
+            let line = output::Scanned {
+                dir,
+                verdict: result.verdict,
+                findings: &result.findings,
+            };
+            println!("{}", output::line(&line));
         } else if !result.findings.is_empty() {
             println!(
                 "{dir}: {} ({} findings)",
@@ -916,14 +915,14 @@ fn scan(paths: &[PathBuf], rules: bool, json: bool, policy: &str) -> anyhow::Res
     }
     let skills: usize = per_verdict.values().sum();
     if json {
-        println!(
-            "{}",
-            serde_json::json!({ "summary": {
-                "skills": skills,
-                "verdicts": per_verdict,
-                "skills_per_rule": per_rule,
-            } })
-        );
+        let summary = output::ScanSummary {
+            summary: output::ScanTotals {
+                skills,
+                verdicts: per_verdict.clone(),
+                skills_per_rule: per_rule,
+            },
+        };
+        println!("{}", output::line(&summary));
     } else {
         let list = |pairs: Vec<String>| {
             if pairs.is_empty() {
@@ -1084,12 +1083,11 @@ async fn migrate(
             .push(format!("the source holds {before:?}, the copy {after:?}"));
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "copied": copied, "verify": report })
-            )?
-        );
+        let migrated = output::Migrated {
+            copied: &copied,
+            verify: &report,
+        };
+        println!("{}", serde_json::to_string_pretty(&migrated)?);
     } else {
         println!(
             "copied {} rows ({} bytes of files) at generation {} from {from} to {to}",
@@ -1225,7 +1223,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
 fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
     progress.inc();
     if json {
-        println!("{}", import_line_json(line));
+        println!("{}", output::line(&output::Line::of(line)));
         return;
     }
     // An upstream names the directories and writes the frontmatter that warnings and reasons
@@ -1248,9 +1246,10 @@ fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
 /// The totals that end an `import`, `mirror` or `sync` run.
 fn print_import_summary(summary: &ImportSummary, json: bool, started: std::time::Instant) {
     if json {
-        let mut totals = sources::summary_json(summary);
-        totals["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
-        println!("{}", serde_json::json!({ "summary": totals }));
+        let totals = output::Summary {
+            summary: output::Totals::of(summary, started.elapsed()),
+        };
+        println!("{}", output::line(&totals));
         return;
     }
     let mut line = format!(
@@ -1275,30 +1274,4 @@ fn print_import_summary(summary: &ImportSummary, json: bool, started: std::time:
         line.push_str(&format!("; {} restored", summary.restored));
     }
     println!("{line}");
-}
-
-fn import_line_json(line: &ImportLine) -> serde_json::Value {
-    let warnings: Vec<_> = line
-        .warnings
-        .iter()
-        .map(|w| serde_json::json!({"code": w.code, "message": w.message}))
-        .collect();
-    let dir = line.dir.display().to_string();
-    match &line.outcome {
-        ImportOutcome::Imported { uri, version } => {
-            serde_json::json!({"status": "imported", "dir": dir, "uri": uri, "version": version, "warnings": warnings})
-        }
-        ImportOutcome::Unchanged { uri, version } => {
-            serde_json::json!({"status": "unchanged", "dir": dir, "uri": uri, "version": version, "warnings": warnings})
-        }
-        ImportOutcome::Skipped { code, reason } => {
-            serde_json::json!({"status": "skipped", "dir": dir, "code": code, "reason": reason})
-        }
-        ImportOutcome::Deprecated { uri, message } => {
-            serde_json::json!({"status": "deprecated", "uri": uri, "message": message})
-        }
-        ImportOutcome::Restored { uri } => {
-            serde_json::json!({"status": "restored", "uri": uri})
-        }
-    }
 }

@@ -464,25 +464,6 @@ impl From<&Config> for ConnectionLimits {
 
 #[cfg(test)]
 mod tests {
-    /// One example of every foreign answer shape, compared with its reviewed snapshot: a shape
-    /// that changes shows as a diff (`UPDATE_SNAPSHOTS=1` writes it after review).
-    #[test]
-    fn the_foreign_answer_shapes_match_their_snapshot() {
-        let mut document = serde_json::Map::new();
-        for (name, example) in super::foreign_shape_examples() {
-            assert!(
-                document.insert(name.to_owned(), example).is_none(),
-                "{name} is named once"
-            );
-        }
-        let actual = serde_json::to_string_pretty(&document).expect("JSON") + "\n";
-        crate::testing::assert_snapshot(
-            "foreign-shapes.json",
-            &actual,
-            "a ClawHub or discovery answer shape changed",
-        );
-    }
-
     #[test]
     fn a_request_id_of_our_own_is_what_the_format_writes() {
         for pid in [0, 1, 0xabc, u32::MAX] {
