@@ -6,9 +6,14 @@
 mod client;
 mod credentials;
 mod install;
+mod lifecycle;
 mod log;
+mod namespace;
 mod output;
+mod publish;
+mod search;
 mod sources;
+mod token;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -54,72 +59,25 @@ pub enum Command {
     #[command(
         after_help = "The version is --version, else the frontmatter's semver `version` or `metadata.version`, else 0.1.0.\n\nExit status: 0 published (or unchanged), 1 refused (the reason and its code are printed), 2 usage or connection error.\n\nExample:\n  SKILLREG_TOKEN=skr_... skillreg publish ./refund-emails --namespace acme --registry https://skills.example.com"
     )]
-    Publish {
-        /// The skill directory (SKILL.md at its root).
-        dir: PathBuf,
-        /// The namespace to publish into (required: a registry has no default one, and the
-        /// token's scope names it).
-        #[arg(long, short, env = "SKILLREG_NAMESPACE")]
-        namespace: String,
-        #[arg(long)]
-        version: Option<String>,
-        /// Repair what breaks the rules in fixable ways in the SKILL.md frontmatter before
-        /// packing; each fix is printed and stored with the version.
-        #[arg(long)]
-        fix: bool,
-        /// With --fix, also quote the plain scalars that YAML 1.1 parsers (FastMCP's) read as
-        /// another type (dates, yes/no, on/off, octal-looking numbers).
-        #[arg(long, requires = "fix")]
-        quote_yaml_1_1: bool,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Publish(publish::PublishArgs),
     /// Yank a version (it stays readable by its pinned URI), or undo it with --undo.
     #[command(
         after_help = "Example:\n  skillreg yank acme/refund-emails@1.2.0 --reason \"leaks a customer address\""
     )]
-    Yank {
-        /// NAMESPACE/NAME@VERSION, as `revoke` and `approve` take it (NAMESPACE/NAME VERSION
-        /// is read too).
-        version: String,
-        /// The version, when the first argument is NAMESPACE/NAME.
-        #[arg(hide = true)]
-        split_version: Option<String>,
-        #[arg(long, default_value = "")]
-        reason: String,
-        #[arg(long)]
-        undo: bool,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Yank(lifecycle::YankArgs),
     /// Revoke a version for security reasons: it is served to nobody (pinned URIs included),
     /// leaves the listing and is announced in the revocation feed. --undo (admin only)
     /// reverses it.
     #[command(
         after_help = "Needs a token with the `revoke` action for the namespace, or the admin token.\n\nExample:\n  skillreg revoke acme/refund-emails@1.2.0 --reason \"exfiltrates ~/.ssh to a webhook\""
     )]
-    Revoke {
-        /// NAMESPACE/NAME@VERSION
-        version: String,
-        /// Why: shown to every reader refused, and in the feed.
-        #[arg(long, required_unless_present = "undo")]
-        reason: Option<String>,
-        #[arg(long)]
-        undo: bool,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Revoke(lifecycle::RevokeArgs),
     /// Approve a version waiting for review in a namespace that requires it: it may become
     /// current and is served over MCP from then on.
     #[command(
         after_help = "Needs a token with the `approve` action for the namespace, or the admin token.\n\nExample:\n  skillreg approve acme/refund-emails@1.3.0"
     )]
-    Approve {
-        /// NAMESPACE/NAME@VERSION
-        version: String,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Approve(lifecycle::ApproveArgs),
     /// Scan every stored version again under the scan policy (after a rule or policy change):
     /// each changed verdict is stored and audited; no byte changes.
     #[command(
@@ -135,16 +93,7 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  skillreg deprecate acme/refund-emails --message \"use acme/refunds instead\""
     )]
-    Deprecate {
-        /// NAMESPACE/NAME
-        skill: String,
-        #[arg(long, default_value = "")]
-        message: String,
-        #[arg(long)]
-        undo: bool,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Deprecate(lifecycle::DeprecateArgs),
     /// Scan skill directories for what an operator wants to know before agents load them:
     /// hidden characters, prompt-injection markers, download-and-run commands, credentials,
     /// binaries and archives, data-collecting endpoints, over-broad allowed-tools.
@@ -213,16 +162,7 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  skillreg search \"review a pull request\" --namespace acme"
     )]
-    Search {
-        /// What the skill should do, in plain words.
-        query: String,
-        #[arg(long, short)]
-        namespace: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Search(search::SearchArgs),
     /// Rebuild the search index of a data directory from SQLite (stop the server first; a
     /// running server keeps its own index current).
     #[command(after_help = "Example:\n  skillreg reindex --data-dir /var/lib/skillreg")]
@@ -300,79 +240,10 @@ pub enum Command {
     Config(ConfigCommand),
     /// Create, list or revoke API tokens (needs the admin token).
     #[command(subcommand)]
-    Token(TokenCommand),
+    Token(token::TokenCommand),
     /// Make a namespace private or public again (needs the admin token).
     #[command(subcommand)]
-    Namespace(NamespaceCommand),
-}
-
-#[derive(Subcommand, Debug)]
-pub enum NamespaceCommand {
-    /// Make a namespace private: its skills are visible only to tokens that may read it (the
-    /// `read` action, or publish rights there), on every surface.
-    #[command(
-        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace private acme"
-    )]
-    Private {
-        namespace: String,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
-    /// Make a private namespace public again.
-    #[command(
-        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace public acme"
-    )]
-    Public {
-        namespace: String,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
-    /// Make new versions of a namespace wait for review: pending until a token with the
-    /// `approve` action approves them (`skillreg approve`), never served over MCP before.
-    /// --undo publishes without review again.
-    #[command(
-        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace review acme"
-    )]
-    Review {
-        namespace: String,
-        #[arg(long)]
-        undo: bool,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
-}
-
-#[derive(Subcommand, Debug)]
-pub enum TokenCommand {
-    /// Create a token scoped to namespaces and actions; its secret is printed once.
-    #[command(
-        after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg token create --description ci --namespace acme --action publish --action yank"
-    )]
-    Create {
-        #[arg(long)]
-        description: String,
-        /// Namespace the token may act on (repeatable; `*` for all).
-        #[arg(long = "namespace", required = true)]
-        namespaces: Vec<String>,
-        /// publish, yank, deprecate, read, revoke or approve (repeatable).
-        #[arg(long = "action", required = true)]
-        actions: Vec<String>,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
-    /// List tokens (never their secrets).
-    #[command(after_help = "Example:\n  SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg token list")]
-    List {
-        #[command(flatten)]
-        remote: client::Remote,
-    },
-    /// Revoke a token by its id (tok_...).
-    #[command(after_help = "Example:\n  skillreg token revoke tok_1a2b3c4d5e6f")]
-    Revoke {
-        id: String,
-        #[command(flatten)]
-        remote: client::Remote,
-    },
+    Namespace(namespace::NamespaceCommand),
 }
 
 /// The data directory, and the configuration file it may come from.
@@ -527,95 +398,14 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Mirror(args) => sources::mirror(args).await,
         Command::Sync(args) => sources::sync(args).await,
         Command::Sources(command) => sources::sources(command).await,
-        Command::Publish {
-            dir,
-            namespace,
-            version,
-            fix,
-            quote_yaml_1_1,
-            remote,
-        } => {
-            let fix = client::Fixing {
-                fix,
-                quote_yaml_1_1,
-            };
-            return client::finish(
-                client::publish(&remote, &dir, &namespace, version.as_deref(), fix).await,
-            );
-        }
-        Command::Yank {
-            version,
-            split_version,
-            reason,
-            undo,
-            remote,
-        } => {
-            let version = client::joined(&version, split_version.as_deref());
-            return client::finish(match version {
-                Ok(version) => client::yank(&remote, &version, &reason, undo).await,
-                Err(usage) => Err(usage),
-            });
-        }
-        Command::Revoke {
-            version,
-            reason,
-            undo,
-            remote,
-        } => {
-            return client::finish(
-                client::revoke(&remote, &version, reason.as_deref(), undo).await,
-            );
-        }
-        Command::Deprecate {
-            skill,
-            message,
-            undo,
-            remote,
-        } => {
-            return client::finish(client::deprecate(&remote, &skill, &message, undo).await);
-        }
-        Command::Token(TokenCommand::Create {
-            description,
-            namespaces,
-            actions,
-            remote,
-        }) => {
-            return client::finish(
-                client::token_create(&remote, &description, &namespaces, &actions).await,
-            );
-        }
-        Command::Token(TokenCommand::List { remote }) => {
-            return client::finish(client::token_list(&remote).await);
-        }
-        Command::Token(TokenCommand::Revoke { id, remote }) => {
-            return client::finish(client::token_revoke(&remote, &id).await);
-        }
-        Command::Namespace(NamespaceCommand::Private { namespace, remote }) => {
-            return client::finish(client::set_private(&remote, &namespace, true).await);
-        }
-        Command::Namespace(NamespaceCommand::Public { namespace, remote }) => {
-            return client::finish(client::set_private(&remote, &namespace, false).await);
-        }
-        Command::Namespace(NamespaceCommand::Review {
-            namespace,
-            undo,
-            remote,
-        }) => {
-            return client::finish(client::set_review(&remote, &namespace, !undo).await);
-        }
-        Command::Approve { version, remote } => {
-            return client::finish(client::approve(&remote, &version).await);
-        }
-        Command::Search {
-            query,
-            namespace,
-            limit,
-            remote,
-        } => {
-            return client::finish(
-                client::search(&remote, &query, namespace.as_deref(), limit).await,
-            );
-        }
+        Command::Publish(args) => return publish::run(args).await,
+        Command::Yank(args) => return lifecycle::yank(args).await,
+        Command::Revoke(args) => return lifecycle::revoke(args).await,
+        Command::Approve(args) => return lifecycle::approve(args).await,
+        Command::Deprecate(args) => return lifecycle::deprecate(args).await,
+        Command::Token(command) => return token::run(command).await,
+        Command::Namespace(command) => return namespace::run(command).await,
+        Command::Search(args) => return search::run(args).await,
         Command::Add(args) => return install::add(args).await,
         Command::Install(args) => return install::install(args).await,
         Command::Check(args) => return install::check(args).await,
