@@ -236,7 +236,9 @@ pub(super) struct CutRecord<'a> {
 }
 
 /// One example of every `--json` shape, named, from fixed values (no moving times), with those
-/// the registry's own types print as they are (`index-snapshot`, `rescan`, `verify`).
+/// the registry's and the install client's own types print as they are (`index-snapshot`,
+/// `rescan`, `verify`, `check`, `outdated`). The remote commands' `--json` prints the REST
+/// API's answer, whose shapes the OpenAPI snapshot holds.
 #[cfg(test)]
 fn examples() -> Vec<(&'static str, serde_json::Value)> {
     use std::path::PathBuf;
@@ -244,6 +246,7 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
 
     use serde_json::to_value;
 
+    use crate::consumer::install::{CheckReport, FolderCheck, OutdatedRow, SkillCheck};
     use crate::core::provenance::{SourceKind, SourceSpec};
     use crate::core::scan::Severity;
     use crate::registry::{RescanReport, SnapshotInfo};
@@ -399,6 +402,35 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     ..Totals::of(&summary, took)
                 },
             }),
+        ),
+        (
+            "cli check",
+            to_value(CheckReport {
+                skills: vec![SkillCheck {
+                    path: "acme/pdf".to_owned(),
+                    version: Some("1.2.0".to_owned()),
+                    folders: vec![FolderCheck {
+                        folder: ".claude/skills/pdf".to_owned(),
+                        missing: vec!["scripts/run.sh".to_owned()],
+                        modified: vec!["SKILL.md".to_owned()],
+                        extra: vec!["notes.txt".to_owned()],
+                    }],
+                    source: Some("revoked: leaks a key".to_owned()),
+                    revoked: true,
+                    unchecked: true,
+                }],
+            }),
+        ),
+        (
+            "cli outdated",
+            to_value(vec![OutdatedRow {
+                path: "acme/pdf".to_owned(),
+                requested: "^1.2".to_owned(),
+                locked: Some("1.2.0".to_owned()),
+                wanted: Some("1.3.0".to_owned()),
+                latest: Some("2.0.0".to_owned()),
+                update_available: true,
+            }]),
         ),
         (
             "cli log record cut",

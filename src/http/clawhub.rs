@@ -18,6 +18,9 @@
 //! blocked → `malicious` (the client refuses to install it, and the download is refused here
 //! too), unscanned → `pending`. Revoked versions are never listed nor served.
 //!
+//! Each answer is a type in `shapes`, field for field what the client reads; one example of
+//! each is in `tests/snapshots/foreign-shapes.json`.
+//!
 //! `resolve` matches the client's fingerprint of a skill folder (`core::clawhub`) against each
 //! version's, computed from the stored file digests. Publishing through ClawHub's upload flow
 //! is not offered: publish with `skillreg publish` or `PUT /v1/skills/…`.
