@@ -167,14 +167,14 @@ impl std::io::Write for BoundedRecord<'_> {
 fn cut_record(record: &[u8], json: bool) -> String {
     let kept = String::from_utf8_lossy(&record[..LOG_RECORD_KEPT]);
     if json {
-        let line = serde_json::json!({
-            "level": "WARN",
-            "target": "skillreg::log",
-            "message": "log record cut",
-            "record_bytes": record.len(),
-            "record_start": kept,
-        });
-        format!("{line}\n")
+        let line = super::output::CutRecord {
+            level: "WARN",
+            target: "skillreg::log",
+            message: "log record cut",
+            record_bytes: record.len(),
+            record_start: &kept,
+        };
+        format!("{}\n", super::output::line(&line))
     } else {
         format!(
             "{}… [log record of {} bytes cut]\n",

@@ -15,8 +15,10 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::credentials::Credentials;
-use super::{DataArgs, Progress, print_import_line, print_import_summary};
-use crate::core::provenance::{SourceKind, SourceSpec, public_server, short_commit};
+use super::import::{print_import_line, print_import_summary};
+use super::output::{self, Totals};
+use super::{DataArgs, Progress};
+use crate::core::provenance::{SourceKind, SourceSpec, short_commit};
 use crate::core::records::SourceRecord;
 use crate::core::{Code, Namespace};
 use crate::error::Error;
@@ -271,7 +273,8 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let result = async {
         let sources: Vec<SourceRecord> = registry
-            .publisher().sources()
+            .publisher()
+            .sources()
             .await?
             .into_iter()
             .filter(|s| only.as_ref().is_none_or(|ns| &s.namespace == ns))
@@ -311,12 +314,11 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
             match stored {
                 Ok(summary) => {
                     if args.json {
-                        let mut json = summary_json(&summary);
-                        json["seconds"] = serde_json::json!(took.as_secs_f64());
-                        println!(
-                            "{}",
-                            serde_json::json!({"source": source_json(source), "summary": json})
-                        );
+                        let synced = output::SourceSynced {
+                            source: output::Source::of(source),
+                            summary: Totals::of(&summary, took),
+                        };
+                        println!("{}", output::line(&synced));
                     } else {
                         print_import_summary(&summary, false, started);
                     }
@@ -328,15 +330,22 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
                     failed += 1;
                     let code = e.code();
                     if args.json {
-                        println!(
-                            "{}",
-                            serde_json::json!({"source": source_json(source), "error": {"code": code, "message": e.to_string()}, "seconds": took.as_secs_f64()})
-                        );
+                        let failure = output::SourceFailed {
+                            source: output::Source::of(source),
+                            error: output::SourceError {
+                                code,
+                                message: e.to_string(),
+                            },
+                            seconds: took.as_secs_f64(),
+                        };
+                        println!("{}", output::line(&failure));
                     } else {
                         // The error may quote the upstream's own words.
                         println!(
                             "{}",
-                            crate::core::text::printable(&format!("failed    {shown}: {e} [{code}]"))
+                            crate::core::text::printable(&format!(
+                                "failed    {shown}: {e} [{code}]"
+                            ))
                         );
                     }
                 }
@@ -349,11 +358,14 @@ pub async fn sync(args: SyncArgs) -> anyhow::Result<ExitCode> {
     registry.close().await;
     let (count, total, failed) = result?;
     if args.json {
-        let mut summary = summary_json(&total);
-        summary["sources"] = serde_json::json!(count);
-        summary["failed_sources"] = serde_json::json!(failed);
-        summary["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
-        println!("{}", serde_json::json!({ "total": summary }));
+        let total = output::Total {
+            total: Totals {
+                sources: Some(count),
+                failed_sources: Some(failed),
+                ..Totals::of(&total, started.elapsed())
+            },
+        };
+        println!("{}", output::line(&total));
     } else {
         print!("{count} sources read, {failed} failed: ");
         print_import_summary(&total, false, started);
@@ -374,7 +386,7 @@ pub async fn sources(command: SourcesCommand) -> anyhow::Result<ExitCode> {
             registry.close().await;
             for source in sources? {
                 if json {
-                    println!("{}", source_json(&source));
+                    println!("{}", output::line(&output::Source::of(&source)));
                 } else {
                     let read = match (&source.synced_at, &source.revision) {
                         (Some(at), Some(commit)) => {
@@ -460,37 +472,4 @@ fn shown(spec: &SourceSpec) -> String {
     } else {
         spec.public()
     }
-}
-
-fn source_json(source: &SourceRecord) -> serde_json::Value {
-    // A URL refused now (recorded by an older version) may carry a secret: not printed whole.
-    let location = if source.spec.check().is_ok() {
-        source.spec.location.clone()
-    } else {
-        public_server(&source.spec.location)
-    };
-    serde_json::json!({
-        "id": source.id,
-        "namespace": source.namespace.as_str(),
-        "kind": source.spec.kind.as_str(),
-        "location": location,
-        "ref": source.spec.reference,
-        "path": source.spec.subpath,
-        "fix": source.spec.fix,
-        "created_at": source.created_at,
-        "synced_at": source.synced_at,
-        "revision": source.revision,
-    })
-}
-
-pub(super) fn summary_json(summary: &ImportSummary) -> serde_json::Value {
-    serde_json::json!({
-        "imported": summary.imported,
-        "unchanged": summary.unchanged,
-        "skipped": summary.skipped,
-        "fixed": summary.fixed,
-        "skipped_by": summary.skipped_by,
-        "deprecated": summary.deprecated,
-        "restored": summary.restored,
-    })
 }

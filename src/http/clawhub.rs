@@ -18,6 +18,9 @@
 //! blocked → `malicious` (the client refuses to install it, and the download is refused here
 //! too), unscanned → `pending`. Revoked versions are never listed nor served.
 //!
+//! Each answer is a type in `shapes`, field for field what the client reads; one example of
+//! each is in `tests/snapshots/foreign-shapes.json`.
+//!
 //! `resolve` matches the client's fingerprint of a skill folder (`core::clawhub`) against each
 //! version's, computed from the stored file digests. Publishing through ClawHub's upload flow
 //! is not offered: publish with `skillreg publish` or `PUT /v1/skills/…`.
@@ -29,7 +32,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::app::{AppState, base_url};
 use super::auth::{Caller, Reader};
@@ -43,6 +46,18 @@ use crate::core::{
 };
 use crate::error::Error;
 use crate::registry::{SkillDetail, SkillView, VersionDetail, VersionView};
+
+mod shapes;
+
+#[cfg(test)]
+pub(crate) use shapes::examples;
+use shapes::{
+    Ack, AmbiguousSlug, ArtifactFile, Card, Evidence, File, Handle, Install, InstallArchive, Item,
+    LatestVersion, Moderation, ModerationAnswer, NO_CHANGELOG, NoInstall, Owner as OwnerShape,
+    Resolve, SearchResult, SearchResults, Security, SkillAnswer, SkillList, SkillName, SkillShape,
+    Stats, Tags, User, Verify, VerifyArtifact, VerifyProvenance, VerifySecurity, Version,
+    VersionAnswer, VersionFiles, VersionList, VersionName, WellKnown, Whoami,
+};
 
 pub fn routes(state: AppState) -> Router {
     Router::new()
@@ -73,6 +88,9 @@ enum ClawError {
     Registry(Error),
     /// A slug or owner that cannot name any skill.
     UnknownSlug,
+    /// A version that cannot name any version (not semver): not found, without inventing which
+    /// version was asked for.
+    UnknownVersion,
 }
 
 impl<E: Into<Error>> From<E> for ClawError {
@@ -86,6 +104,7 @@ impl IntoResponse for ClawError {
         let code = match &self {
             Self::Registry(e) => e.code(),
             Self::UnknownSlug => Code::SkillNotFound,
+            Self::UnknownVersion => Code::VersionNotFound,
         };
         crate::metrics::error(code.as_str());
         let status =
@@ -95,22 +114,20 @@ impl IntoResponse for ClawError {
                 let message = format!(
                     "More than one owner has a skill named \"{name}\": name one as <owner>/{name}."
                 );
-                let matches: Vec<Value> = matches
+                let matches = matches
                     .iter()
-                    .map(|m| {
-                        json!({
-                            "ownerHandle": m.namespace.as_str(),
-                            "slug": m.name.as_str(),
-                            "ref": format!("{}/{}", m.namespace, m.name),
-                            "url": format!("/skills/{}/{}", m.namespace, m.name),
-                        })
+                    .map(|m| shapes::SlugMatch {
+                        owner_handle: m.namespace.to_string(),
+                        slug: m.name.to_string(),
+                        reference: format!("{}/{}", m.namespace, m.name),
+                        url: format!("/skills/{}/{}", m.namespace, m.name),
                     })
                     .collect();
-                let body = json!({
-                    "code": "AMBIGUOUS_SKILL_SLUG",
-                    "message": message,
-                    "matches": matches,
-                });
+                let body = AmbiguousSlug {
+                    code: "AMBIGUOUS_SKILL_SLUG",
+                    message,
+                    matches,
+                };
                 (status, axum::Json(body)).into_response()
             }
             other => {
@@ -118,7 +135,9 @@ impl IntoResponse for ClawError {
                     (_, Code::SkillNotFound) | (Self::UnknownSlug, _) => {
                         "Skill not found".to_owned()
                     }
-                    (_, Code::VersionNotFound) => "Version not found".to_owned(),
+                    (_, Code::VersionNotFound) | (Self::UnknownVersion, _) => {
+                        "Version not found".to_owned()
+                    }
                     (_, Code::FileNotFound) => "File not found".to_owned(),
                     // The client shows its own advice for a bare 401.
                     (_, Code::Unauthorized) => "Unauthorized".to_owned(),
@@ -193,11 +212,9 @@ async fn find(
 /// A version of `detail` named on the wire, or its current one.
 fn pick(detail: &SkillDetail, version: Option<&str>) -> ClawResult<Option<SkillVersion>> {
     match version.map(str::trim).filter(|v| !v.is_empty()) {
-        Some(v) => Ok(Some(SkillVersion::parse(v).map_err(|_| {
-            Error::NotFound(crate::error::NotFound::Version(
-                detail.skill.skill.clone().at(SkillVersion::initial()),
-            ))
-        })?)),
+        Some(v) => Ok(Some(
+            SkillVersion::parse(v).map_err(|_| ClawError::UnknownVersion)?,
+        )),
         None => Ok(detail.skill.current_version.clone()),
     }
 }
@@ -207,6 +224,9 @@ fn served(detail: &SkillDetail) -> impl Iterator<Item = &VersionView> {
     detail.versions.iter().filter(|v| v.revoked_at.is_none())
 }
 
+/// A stored time in epoch milliseconds. ClawHub's client requires every `createdAt` and
+/// `updatedAt` as a number (its response schemas reject the whole answer otherwise), so a time
+/// that does not parse (none the store writes) is the epoch rather than `null`.
 fn millis(time: &str) -> i64 {
     epoch_millis(time).unwrap_or(0)
 }
@@ -214,44 +234,29 @@ fn millis(time: &str) -> i64 {
 // ---- shapes ---------------------------------------------------------------------------------------
 
 /// `"MIT-0"` when the frontmatter's license is exactly that; ClawHub accepts nothing else.
-fn license(frontmatter: &serde_json::Map<String, Value>) -> Value {
+fn license(frontmatter: &serde_json::Map<String, Value>) -> Option<&'static str> {
     match frontmatter.get("license").and_then(Value::as_str) {
-        Some("MIT-0") => json!("MIT-0"),
-        _ => Value::Null,
+        Some("MIT-0") => Some("MIT-0"),
+        _ => None,
     }
 }
 
-fn description(frontmatter: &serde_json::Map<String, Value>) -> Value {
+fn description(frontmatter: &serde_json::Map<String, Value>) -> Option<String> {
     frontmatter
         .get("description")
         .and_then(Value::as_str)
-        .map_or(Value::Null, |d| json!(d))
-}
-
-/// No download, star or install counts are kept: none is claimed. A skill's own page counts its
-/// versions; a catalog item does not.
-fn stats(versions: Option<usize>) -> Value {
-    let mut stats = json!({
-        "downloads": null,
-        "installsCurrent": null,
-        "installsAllTime": null,
-        "stars": null,
-    });
-    if let Some(versions) = versions {
-        stats["versions"] = json!(versions);
-    }
-    stats
+        .map(str::to_owned)
 }
 
 /// ClawHub's `Version` of one stored version.
-fn version_shape(summary: &VersionView, license: Value) -> Value {
-    json!({
-        "version": summary.version.version.to_string(),
-        "createdAt": millis(&summary.published_at),
+fn version_shape(summary: &VersionView, license: Option<&'static str>) -> Version {
+    Version {
+        version: summary.version.version.to_string(),
+        created_at: millis(&summary.published_at),
         // skillreg keeps no changelog.
-        "changelog": "",
-        "license": license,
-    })
+        changelog: NO_CHANGELOG,
+        license,
+    }
 }
 
 fn security_status(verdict: Verdict) -> &'static str {
@@ -275,61 +280,73 @@ fn reason_codes(findings: &[Finding]) -> Vec<String> {
 }
 
 /// ClawHub's moderation summary of a version's scan; `summary` says what the verdict is.
-fn moderation_shape(detail: &VersionDetail) -> Value {
+fn moderation_shape(detail: &VersionDetail) -> Moderation {
     let verdict = detail.version.scan.verdict;
-    let mut m = json!({
-        "isSuspicious": verdict == Verdict::Flagged,
-        "isMalwareBlocked": verdict == Verdict::Blocked,
-        "reasonCodes": reason_codes(&detail.findings),
-        "summary": match verdict {
+    Moderation {
+        is_suspicious: verdict == Verdict::Flagged,
+        is_malware_blocked: verdict == Verdict::Blocked,
+        reason_codes: reason_codes(&detail.findings),
+        summary: match verdict {
             Verdict::Unscanned => "not scanned by this registry".to_owned(),
             v => format!("skillreg scan: {v}, {} finding(s)", detail.findings.len()),
         },
-    });
-    if verdict != Verdict::Unscanned {
-        m["verdict"] = json!(match verdict {
-            Verdict::Flagged => "suspicious",
-            Verdict::Blocked => "malicious",
-            _ => "clean",
-        });
+        verdict: match verdict {
+            Verdict::Unscanned => None,
+            Verdict::Flagged => Some("suspicious"),
+            Verdict::Blocked => Some("malicious"),
+            Verdict::Clean => Some("clean"),
+        },
+        evidence: None,
     }
-    m
 }
 
-fn owner_shape(skill: &SkillRef) -> Value {
-    json!({ "handle": skill.namespace.as_str(), "displayName": skill.namespace.as_str() })
+fn owner_shape(skill: &SkillRef) -> OwnerShape {
+    OwnerShape {
+        handle: skill.namespace.to_string(),
+        display_name: skill.namespace.to_string(),
+    }
+}
+
+fn tags(current: Option<&SkillVersion>) -> Tags {
+    Tags {
+        latest: current.map(ToString::to_string),
+    }
 }
 
 /// A catalog item as ClawHub's `SkillSummary` with its latest version.
-fn item_shape(item: &SkillView) -> Value {
-    let mut out = json!({
-        "slug": item.skill.name.as_str(),
-        "displayName": item.skill.name.as_str(),
-        "summary": item.description,
-        "ownerHandle": item.skill.namespace.as_str(),
-        "tags": match &item.current_version {
-            Some(v) => json!({ "latest": v.to_string() }),
-            None => json!({}),
-        },
-        "stats": stats(None),
-        "createdAt": millis(&item.created_at),
-        "updatedAt": millis(item.last_published_at.as_deref().unwrap_or(&item.created_at)),
-    });
-    if let Some(v) = &item.current_version {
-        out["latestVersion"] = json!({
-            "version": v.to_string(),
-            "createdAt": millis(item.current_published_at.as_deref().unwrap_or(&item.created_at)),
-            "changelog": "",
-        });
+fn item_shape(item: &SkillView) -> Item {
+    Item {
+        slug: item.skill.name.to_string(),
+        display_name: item.skill.name.to_string(),
+        summary: item.description.clone(),
+        owner_handle: item.skill.namespace.to_string(),
+        tags: tags(item.current_version.as_ref()),
+        stats: Stats::counting(None),
+        created_at: millis(&item.created_at),
+        updated_at: millis(
+            item.last_published_at
+                .as_deref()
+                .unwrap_or(&item.created_at),
+        ),
+        latest_version: item.current_version.as_ref().map(|v| LatestVersion {
+            version: v.to_string(),
+            created_at: millis(
+                item.current_published_at
+                    .as_deref()
+                    .unwrap_or(&item.created_at),
+            ),
+            changelog: NO_CHANGELOG,
+        }),
     }
-    out
 }
 
 // ---- handlers -------------------------------------------------------------------------------------
 
 /// `--site <url>`: where the API is (this origin).
-async fn well_known(headers: HeaderMap) -> axum::Json<Value> {
-    axum::Json(json!({ "apiBase": base_url(&headers) }))
+async fn well_known(headers: HeaderMap) -> axum::Json<WellKnown> {
+    axum::Json(WellKnown {
+        api_base: base_url(&headers),
+    })
 }
 
 #[derive(Deserialize)]
@@ -346,10 +363,10 @@ async fn search(
     State(s): State<AppState>,
     Viewer(reader): Viewer,
     Query(q): Query<SearchQuery>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<SearchResults>> {
     let query = q.q.unwrap_or_default();
     if query.trim().is_empty() {
-        return Ok(axum::Json(json!({ "results": [] })));
+        return Ok(axum::Json(SearchResults { results: vec![] }));
     }
     let limit = q.limit.unwrap_or(25).clamp(1, MAX_SEARCH_HITS);
     let exact = q.mode.as_deref() == Some("exact");
@@ -358,25 +375,24 @@ async fn search(
         .reads()
         .search(&reader.visibility, &query, None, limit)
         .await?;
-    let results: Vec<Value> = hits
+    let results = hits
         .into_iter()
         // Only skills with a current version can be installed.
         .filter(|h| h.status != crate::core::Status::Yanked)
         .filter(|h| !exact || h.skill.name.as_str() == query.trim())
-        .map(|h| {
-            let (name, namespace) = (h.skill.name.as_str(), h.skill.namespace.as_str());
-            json!({
-                "slug": name,
-                "displayName": name,
-                "summary": h.description,
-                "version": h.version.to_string(),
-                "score": h.score,
-                "ownerHandle": namespace,
-                "owner": { "handle": namespace },
-            })
+        .map(|h| SearchResult {
+            slug: h.skill.name.to_string(),
+            display_name: h.skill.name.to_string(),
+            summary: h.description,
+            version: h.version.to_string(),
+            score: f64::from(h.score),
+            owner_handle: h.skill.namespace.to_string(),
+            owner: Handle {
+                handle: h.skill.namespace.to_string(),
+            },
         })
         .collect();
-    Ok(axum::Json(json!({ "results": results })))
+    Ok(axum::Json(SearchResults { results }))
 }
 
 #[derive(Deserialize)]
@@ -393,7 +409,7 @@ async fn list(
     State(s): State<AppState>,
     Viewer(reader): Viewer,
     Query(q): Query<ListQuery>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<SkillList>> {
     let limit = q.limit.unwrap_or(25).clamp(1, 200);
     let cursor = q.cursor.as_deref().filter(|c| !c.is_empty());
     let page = match q.prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
@@ -410,10 +426,10 @@ async fn list(
                 .await?
         }
     };
-    Ok(axum::Json(json!({
-        "items": page.items.iter().map(item_shape).collect::<Vec<_>>(),
-        "nextCursor": page.next_cursor,
-    })))
+    Ok(axum::Json(SkillList {
+        items: page.items.iter().map(item_shape).collect(),
+        next_cursor: page.next_cursor,
+    }))
 }
 
 /// `inspect` and the first step of `install` and `update`.
@@ -422,7 +438,7 @@ async fn skill(
     Viewer(reader): Viewer,
     Path(slug): Path<String>,
     Query(owner): Query<Owner>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<SkillAnswer>> {
     let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
     let detail = s
         .registry
@@ -442,29 +458,23 @@ async fn skill(
         .map(|v| millis(&v.published_at))
         .max()
         .unwrap_or_else(|| millis(&detail.skill.created_at));
-    let mut out = json!({
-        "skill": {
-            "slug": skill.name.as_str(),
-            "displayName": skill.name.as_str(),
-            "summary": current.as_ref().map_or(Value::Null, |c| description(&c.frontmatter)),
-            "tags": match &detail.skill.current_version {
-                Some(v) => json!({ "latest": v.to_string() }),
-                None => json!({}),
-            },
-            "stats": stats(Some(served(&detail).count())),
-            "createdAt": millis(&detail.skill.created_at),
-            "updatedAt": updated,
+    Ok(axum::Json(SkillAnswer {
+        skill: SkillShape {
+            slug: skill.name.to_string(),
+            display_name: skill.name.to_string(),
+            summary: current.as_ref().and_then(|c| description(&c.frontmatter)),
+            tags: tags(detail.skill.current_version.as_ref()),
+            stats: Stats::counting(Some(served(&detail).count())),
+            created_at: millis(&detail.skill.created_at),
+            updated_at: updated,
+            deprecated: detail.skill.deprecation.clone(),
         },
-        "latestVersion": current
+        latest_version: current
             .as_ref()
-            .map_or(Value::Null, |c| version_shape(&c.version, license(&c.frontmatter))),
-        "owner": owner_shape(&skill),
-        "moderation": current.as_ref().map_or(Value::Null, moderation_shape),
-    });
-    if let Some(message) = &detail.skill.deprecation {
-        out["skill"]["deprecated"] = json!(message);
-    }
-    Ok(axum::Json(out))
+            .map(|c| version_shape(&c.version, license(&c.frontmatter))),
+        owner: owner_shape(&skill),
+        moderation: current.as_ref().map(moderation_shape),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -482,7 +492,7 @@ async fn versions(
     Viewer(reader): Viewer,
     Path(slug): Path<String>,
     Query(q): Query<VersionsQuery>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<VersionList>> {
     let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
     let detail = s
         .registry
@@ -500,10 +510,10 @@ async fn versions(
     let next = more
         .then(|| rest.last().map(|v| v.version.version.to_string()))
         .flatten();
-    Ok(axum::Json(json!({
-        "items": rest.iter().map(|v| version_shape(v, Value::Null)).collect::<Vec<_>>(),
-        "nextCursor": next,
-    })))
+    Ok(axum::Json(VersionList {
+        items: rest.iter().map(|v| version_shape(v, None)).collect(),
+        next_cursor: next,
+    }))
 }
 
 /// One version, revoked ones refused as everywhere their content is asked for.
@@ -527,13 +537,13 @@ async fn served_version(
     Ok(detail)
 }
 
-fn security_shape(detail: &VersionDetail) -> Value {
-    json!({
-        "status": security_status(detail.version.scan.verdict),
-        "hasWarnings": !detail.findings.is_empty(),
-        "verdict": detail.version.scan.verdict.as_str(),
-        "findings": detail.findings.len(),
-    })
+fn security_shape(detail: &VersionDetail) -> Security {
+    Security {
+        status: security_status(detail.version.scan.verdict),
+        has_warnings: !detail.findings.is_empty(),
+        verdict: detail.version.scan.verdict.as_str(),
+        findings: detail.findings.len(),
+    }
 }
 
 /// `inspect --version`, `inspect --files`, and `install --version`'s check.
@@ -542,34 +552,33 @@ async fn version(
     Viewer(reader): Viewer,
     Path((slug, version)): Path<(String, String)>,
     Query(owner): Query<Owner>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<VersionAnswer>> {
     let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
-    let version = SkillVersion::parse(&version)
-        .map_err(|_| crate::error::NotFound::Version(skill.clone().at(SkillVersion::initial())))?;
+    let version = SkillVersion::parse(&version).map_err(|_| ClawError::UnknownVersion)?;
     let detail = served_version(&s, &reader, &skill.clone().at(version)).await?;
-    let files: Vec<Value> = detail
+    let files = detail
         .files
         .iter()
-        .map(|f| {
-            json!({
-                "path": f.path,
-                "size": f.size,
-                "sha256": f.digest.hex(),
-                // By name only: the bytes are not read for a listing.
-                "contentType": mime::for_file(&f.path, || false),
-            })
+        .map(|f| File {
+            path: f.path.clone(),
+            size: f.size,
+            sha256: f.digest.hex(),
+            // By name only: the bytes are not read for a listing.
+            content_type: mime::for_file(&f.path, || false),
         })
         .collect();
-    let mut shape = version_shape(&detail.version, license(&detail.frontmatter));
-    shape["files"] = json!(files);
-    shape["security"] = security_shape(&detail);
-    if let Some(reason) = &detail.version.yank_reason {
-        shape["yanked"] = json!(reason);
-    }
-    Ok(axum::Json(json!({
-        "version": shape,
-        "skill": { "slug": skill.name.as_str(), "displayName": skill.name.as_str() },
-    })))
+    Ok(axum::Json(VersionAnswer {
+        version: VersionFiles {
+            version: version_shape(&detail.version, license(&detail.frontmatter)),
+            files,
+            security: security_shape(&detail),
+            yanked: detail.version.yank_reason.clone(),
+        },
+        skill: SkillName {
+            slug: skill.name.to_string(),
+            display_name: skill.name.to_string(),
+        },
+    }))
 }
 
 #[derive(Deserialize)]
@@ -639,15 +648,16 @@ async fn moderation(
     Viewer(reader): Viewer,
     Path(slug): Path<String>,
     Query(owner): Query<Owner>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<ModerationAnswer>> {
     let skill = find(&s, &reader, &slug, owner.owner_handle.as_deref()).await?;
     let detail = s
         .registry
         .reads()
         .skill_detail(&reader.visibility, &skill)
         .await?;
+    let none = || axum::Json(ModerationAnswer { moderation: None });
     let Some(current) = detail.skill.current_version else {
-        return Ok(axum::Json(json!({ "moderation": null })));
+        return Ok(none());
     };
     let version = s
         .registry
@@ -655,28 +665,30 @@ async fn moderation(
         .version_detail(&reader.visibility, &skill.at(current))
         .await?;
     if version.version.scan.verdict == Verdict::Unscanned {
-        return Ok(axum::Json(json!({ "moderation": null })));
+        return Ok(none());
     }
     let mut m = moderation_shape(&version);
-    m["evidence"] = version
-        .findings
-        .iter()
-        .map(|f| {
-            json!({
-                "code": f.rule,
-                "severity": match f.severity {
+    m.evidence = Some(
+        version
+            .findings
+            .iter()
+            .map(|f| Evidence {
+                code: f.rule.clone(),
+                severity: match f.severity {
                     Severity::Info | Severity::Low => "info",
                     Severity::Medium | Severity::High => "warn",
                     Severity::Critical => "critical",
                 },
-                "file": f.file,
-                "line": f.line,
-                "message": rule(&f.rule).map_or("", |r| r.explanation),
-                "evidence": f.excerpt,
+                file: f.file.clone(),
+                line: f.line,
+                message: rule(&f.rule).map_or("", |r| r.explanation),
+                evidence: f.excerpt.clone(),
             })
-        })
-        .collect();
-    Ok(axum::Json(json!({ "moderation": m })))
+            .collect(),
+    );
+    Ok(axum::Json(ModerationAnswer {
+        moderation: Some(m),
+    }))
 }
 
 /// What `install` asks when a skill has no latest version: every version is yanked, so there is
@@ -694,13 +706,13 @@ async fn install(
         .skill_detail(&reader.visibility, &skill)
         .await?;
     let Some(current) = detail.skill.current_version else {
-        let body = json!({
-            "ok": false,
-            "slug": skill.name.as_str(),
-            "reason": "archive_version_missing",
-            "message": format!("every version of {skill} is yanked: install one with --version"),
-            "status": 410,
-        });
+        let body = NoInstall {
+            ok: false,
+            slug: skill.name.to_string(),
+            reason: "archive_version_missing",
+            message: format!("every version of {skill} is yanked: install one with --version"),
+            status: StatusCode::GONE.as_u16(),
+        };
         return Ok((StatusCode::GONE, axum::Json(body)).into_response());
     };
     let version = current.to_string();
@@ -708,12 +720,15 @@ async fn install(
         "/api/v1/download?slug={}&ownerHandle={}&version={version}",
         skill.name, skill.namespace,
     );
-    Ok(axum::Json(json!({
-        "ok": true,
-        "slug": skill.name.as_str(),
-        "installKind": "archive",
-        "archive": { "version": version, "downloadUrl": download },
-    }))
+    Ok(axum::Json(Install {
+        ok: true,
+        slug: skill.name.to_string(),
+        install_kind: "archive",
+        archive: InstallArchive {
+            version,
+            download_url: download,
+        },
+    })
     .into_response())
 }
 
@@ -733,7 +748,7 @@ async fn resolve(
     State(s): State<AppState>,
     Viewer(reader): Viewer,
     Query(q): Query<ResolveQuery>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<Resolve>> {
     let skill = find(&s, &reader, &q.slug, q.owner_handle.as_deref()).await?;
     let detail = s
         .registry
@@ -756,10 +771,12 @@ async fn resolve(
             }
         }
     }
-    Ok(axum::Json(json!({
-        "match": matched.map(|v| json!({ "version": v })),
-        "latestVersion": detail.skill.current_version.map(|v| json!({ "version": v.to_string() })),
-    })))
+    Ok(axum::Json(Resolve {
+        matched: matched.map(|version| VersionName { version }),
+        latest_version: detail.skill.current_version.map(|v| VersionName {
+            version: v.to_string(),
+        }),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -827,7 +844,7 @@ async fn verify(
     headers: HeaderMap,
     Path(slug): Path<String>,
     Query(q): Query<VerifyQuery>,
-) -> ClawResult<axum::Json<Value>> {
+) -> ClawResult<axum::Json<Verify>> {
     check_tag(q.tag.as_deref())?;
     let skill = find(&s, &reader, &slug, q.owner_handle.as_deref()).await?;
     let detail = s
@@ -902,66 +919,77 @@ async fn verify(
     let ok = failures.is_empty();
     let base = base_url(&headers);
     let page = format!("{base}/skills/{}/{}", skill.namespace, skill.name);
-    Ok(axum::Json(json!({
-        "schema": "clawhub.skill.verify.v1",
-        "ok": ok,
-        "decision": if ok { "pass" } else { "fail" },
-        "reasons": if ok { notes } else { failures },
-        "slug": skill.name.as_str(),
-        "displayName": skill.name.as_str(),
-        "pageUrl": page,
-        "publisherHandle": skill.namespace.as_str(),
-        "publisherDisplayName": skill.namespace.as_str(),
-        "publisherProfileUrl": Value::Null,
-        "version": version.version.to_string(),
-        "resolvedFrom": resolved_from,
-        "tag": q.tag,
-        "createdAt": millis(&summary.published_at),
-        "card": { "available": false },
-        "artifact": {
-            "contentDigest": summary.content_digest.to_string(),
-            "fileCount": summary.file_count,
-            "totalSize": summary.total_size,
-            "files": stored.files.iter().map(|f| json!({
-                "path": f.path, "size": f.size, "sha256": f.digest.hex(),
-            })).collect::<Vec<_>>(),
+    Ok(axum::Json(Verify {
+        schema: "clawhub.skill.verify.v1",
+        ok,
+        decision: if ok { "pass" } else { "fail" },
+        reasons: if ok { notes } else { failures },
+        slug: skill.name.to_string(),
+        display_name: skill.name.to_string(),
+        page_url: page,
+        publisher_handle: skill.namespace.to_string(),
+        publisher_display_name: skill.namespace.to_string(),
+        publisher_profile_url: None,
+        version: version.version.to_string(),
+        resolved_from,
+        tag: q.tag,
+        created_at: millis(&summary.published_at),
+        card: Card { available: false },
+        artifact: VerifyArtifact {
+            content_digest: summary.content_digest.to_string(),
+            file_count: summary.file_count,
+            total_size: summary.total_size,
+            files: stored
+                .files
+                .iter()
+                .map(|f| ArtifactFile {
+                    path: f.path.clone(),
+                    size: f.size,
+                    sha256: f.digest.hex(),
+                })
+                .collect(),
         },
-        "provenance": {
-            "registry": "skillreg",
-            "publishedBy": summary.published_by,
-            "publishedAt": summary.published_at,
+        provenance: VerifyProvenance {
+            registry: "skillreg",
+            published_by: summary.published_by.clone(),
+            published_at: summary.published_at.clone(),
         },
-        "security": {
-            "status": security_status(verdict),
-            "verdict": verdict.as_str(),
-            "reasonCodes": reason_codes(&stored.findings),
+        security: VerifySecurity {
+            status: security_status(verdict),
+            verdict: verdict.as_str(),
+            reason_codes: reason_codes(&stored.findings),
         },
-        "signature": Value::Null,
-    })))
+        signature: None,
+    }))
 }
 
 /// `whoami` and `login --token`: the token's namespace (its handle, when it is scoped to exactly
 /// one; ClawHub publishes there by default) and its id.
-async fn whoami(Caller(caller): Caller) -> ClawResult<axum::Json<Value>> {
+async fn whoami(Caller(caller): Caller) -> ClawResult<axum::Json<Whoami>> {
     let user = match caller {
         Principal::Anonymous => {
             return Err(AccessError::Unauthorized(Unauthenticated::Missing).into());
         }
-        Principal::Admin => json!({ "handle": null, "displayName": "admin", "role": "admin" }),
-        Principal::Token { id, scope, .. } => {
-            let handle = match &scope {
-                Scope::Namespaces(one) if one.len() == 1 => json!(one[0].as_str()),
-                _ => Value::Null,
-            };
-            json!({ "handle": handle, "displayName": id, "role": "user" })
-        }
+        Principal::Admin => User {
+            handle: None,
+            display_name: "admin".to_owned(),
+            role: "admin",
+        },
+        Principal::Token { id, scope, .. } => User {
+            handle: match &scope {
+                Scope::Namespaces(one) if one.len() == 1 => Some(one[0].to_string()),
+                _ => None,
+            },
+            display_name: id,
+            role: "user",
+        },
     };
-    Ok(axum::Json(json!({ "user": user })))
+    Ok(axum::Json(Whoami { user }))
 }
 
 /// The client reports installs when logged in; nothing is stored.
-async fn telemetry() -> axum::Json<Value> {
-    axum::Json(json!({ "ok": true }))
+async fn telemetry() -> axum::Json<Ack> {
+    axum::Json(Ack { ok: true })
 }
 
 /// The rest of ClawHub's API (publishing, stars, reports…) is not offered.

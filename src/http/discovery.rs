@@ -21,7 +21,7 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::routing::get;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::app::{ApiError, AppState};
 use super::auth::Reader;
@@ -42,7 +42,7 @@ pub fn routes(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn catalog(State(s): State<AppState>, reader: Reader) -> Result<axum::Json<Value>, ApiError> {
+async fn catalog(State(s): State<AppState>, reader: Reader) -> Result<axum::Json<Index>, ApiError> {
     index(&s, &reader, DiscoveryScope::Catalog).await
 }
 
@@ -50,7 +50,7 @@ async fn namespace(
     State(s): State<AppState>,
     reader: Reader,
     Path(namespace): Path<String>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<Index>, ApiError> {
     let scope = DiscoveryScope::Namespace(parse_namespace(&namespace)?);
     index(&s, &reader, scope).await
 }
@@ -59,7 +59,7 @@ async fn skill(
     State(s): State<AppState>,
     reader: Reader,
     Path((namespace, name)): Path<(String, String)>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<Index>, ApiError> {
     let scope = DiscoveryScope::Skill(SkillRef::parse(&namespace, &name)?);
     index(&s, &reader, scope).await
 }
@@ -68,7 +68,7 @@ async fn index(
     state: &AppState,
     reader: &Reader,
     scope: DiscoveryScope,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<Index>, ApiError> {
     let entries = state
         .registry
         .reads()
@@ -79,14 +79,49 @@ async fn index(
         )
         .await?;
     let mut names = std::collections::HashSet::new();
-    let skills: Vec<Value> = entries
+    let skills = entries
         .into_iter()
         .filter(|e| names.insert(e.version.name().clone()))
         .map(entry)
         .collect();
-    Ok(axum::Json(
-        json!({ "$schema": DISCOVERY_INDEX_SCHEMA, "skills": skills }),
-    ))
+    Ok(axum::Json(Index {
+        schema: DISCOVERY_INDEX_SCHEMA,
+        skills,
+    }))
+}
+
+/// An index (`/.well-known/agent-skills/index.json`).
+#[derive(Serialize)]
+struct Index {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    skills: Vec<Entry>,
+}
+
+/// One skill of an index: its current version's artifact.
+#[derive(Serialize)]
+struct Entry {
+    name: String,
+    /// `skill-md` or `archive`.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    description: String,
+    url: String,
+    digest: String,
+}
+
+/// `GET /api/search`'s answer.
+#[derive(Serialize)]
+struct Found {
+    skills: Vec<FoundSkill>,
+}
+
+#[derive(Serialize)]
+struct FoundSkill {
+    id: String,
+    name: String,
+    /// The namespace's URL that `skills add <source> --skill <name>` installs from.
+    source: String,
 }
 
 /// The REST path of one file of a version, or of its archive.
@@ -99,7 +134,7 @@ fn version_path(version: &VersionRef, tail: &str) -> String {
     )
 }
 
-fn entry(e: DiscoveryEntry) -> Value {
+fn entry(e: DiscoveryEntry) -> Entry {
     let (kind, url, digest) = match e.artifact {
         Artifact::SkillMd { digest } => (
             "skill-md",
@@ -108,13 +143,13 @@ fn entry(e: DiscoveryEntry) -> Value {
         ),
         Artifact::Archive { digest } => ("archive", version_path(&e.version, "archive"), digest),
     };
-    json!({
-        "name": e.version.name().as_str(),
-        "type": kind,
-        "description": e.description,
-        "url": url,
-        "digest": digest.to_string(),
-    })
+    Entry {
+        name: e.version.name().to_string(),
+        kind,
+        description: e.description,
+        url,
+        digest: digest.to_string(),
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -131,7 +166,7 @@ async fn search(
     reader: Reader,
     headers: HeaderMap,
     Query(q): Query<SearchQuery>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<Found>, ApiError> {
     let limit = q.limit.unwrap_or(20).clamp(1, MAX_SEARCH_HITS);
     let hits = s
         .registry
@@ -139,17 +174,51 @@ async fn search(
         .search(&reader.visibility, &q.q, None, limit)
         .await?;
     let base = super::app::base_url(&headers);
-    let skills: Vec<Value> = hits
+    let skills = hits
         .into_iter()
         // Only skills with a current version can be installed.
         .filter(|h| h.status != Status::Yanked)
-        .map(|h| {
-            json!({
-                "id": h.skill.to_string(),
-                "name": h.skill.name.as_str(),
-                "source": format!("{base}/s/{}", h.skill.namespace),
-            })
+        .map(|h| FoundSkill {
+            id: h.skill.to_string(),
+            name: h.skill.name.to_string(),
+            source: format!("{base}/s/{}", h.skill.namespace),
         })
         .collect();
-    Ok(axum::Json(json!({ "skills": skills })))
+    Ok(axum::Json(Found { skills }))
+}
+
+/// One example of every shape, named, from fixed values.
+#[cfg(test)]
+pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
+    let entry = |name: &str, kind, tail: &str| Entry {
+        name: name.to_owned(),
+        kind,
+        description: format!("The {name} skill"),
+        url: format!("/v1/skills/acme/{name}/1.0.0/{tail}"),
+        digest: format!("sha256:{}", "ab".repeat(32)),
+    };
+    let index = Index {
+        schema: DISCOVERY_INDEX_SCHEMA,
+        skills: vec![
+            entry("pdf", "skill-md", "files/SKILL.md"),
+            entry("xlsx", "archive", "archive"),
+        ],
+    };
+    let found = Found {
+        skills: vec![FoundSkill {
+            id: "acme/pdf".to_owned(),
+            name: "pdf".to_owned(),
+            source: "https://registry.example/s/acme".to_owned(),
+        }],
+    };
+    vec![
+        (
+            "discovery /.well-known/agent-skills/index.json",
+            serde_json::to_value(index).expect("a shape serializes"),
+        ),
+        (
+            "discovery /api/search",
+            serde_json::to_value(found).expect("a shape serializes"),
+        ),
+    ]
 }

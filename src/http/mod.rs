@@ -21,6 +21,15 @@ mod slots;
 mod tls;
 mod web;
 
+/// One example of every answer shape of the foreign APIs (ClawHub's, the discovery index's),
+/// named, for the snapshot `tests/snapshots/foreign-shapes.json`.
+#[cfg(test)]
+pub(crate) fn foreign_shape_examples() -> Vec<(&'static str, serde_json::Value)> {
+    let mut shapes = clawhub::examples();
+    shapes.extend(discovery::examples());
+    shapes
+}
+
 use std::sync::Arc;
 use std::time::Duration;
 

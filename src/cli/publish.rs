@@ -1,0 +1,48 @@
+//! `skillreg publish`: validate a skill directory locally, then pack and upload it to a running
+//! registry over its REST API ([`client::publish`]).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::client;
+
+#[derive(Args, Debug)]
+pub struct PublishArgs {
+    /// The skill directory (SKILL.md at its root).
+    dir: PathBuf,
+    /// The namespace to publish into (required: a registry has no default one, and the
+    /// token's scope names it).
+    #[arg(long, short, env = "SKILLREG_NAMESPACE")]
+    namespace: String,
+    #[arg(long)]
+    version: Option<String>,
+    /// Repair what breaks the rules in fixable ways in the SKILL.md frontmatter before
+    /// packing; each fix is printed and stored with the version.
+    #[arg(long)]
+    fix: bool,
+    /// With --fix, also quote the plain scalars that YAML 1.1 parsers (FastMCP's) read as
+    /// another type (dates, yes/no, on/off, octal-looking numbers).
+    #[arg(long, requires = "fix")]
+    quote_yaml_1_1: bool,
+    #[command(flatten)]
+    remote: client::Remote,
+}
+
+pub async fn run(args: PublishArgs) -> ExitCode {
+    let fix = client::Fixing {
+        fix: args.fix,
+        quote_yaml_1_1: args.quote_yaml_1_1,
+    };
+    client::finish(
+        client::publish(
+            &args.remote,
+            &args.dir,
+            &args.namespace,
+            args.version.as_deref(),
+            fix,
+        )
+        .await,
+    )
+}
