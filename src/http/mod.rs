@@ -195,8 +195,9 @@ impl McpFront {
         sessions::gate(&self.sessions, request, async |request, call| {
             match call.method {
                 Some("skills/list" | "skills/get") => self.splice_skills(request, port).await,
-                Some("resources/read") => self.place_content(request, port, call).await,
-                Some("resources/directory/read") => self.read_dir(request, port, call).await,
+                Some("resources/read" | "resources/directory/read") => {
+                    self.read(request, port, call).await
+                }
                 None if request.headers().contains_key(LAST_EVENT_ID) => {
                     self.resume(request, port).await
                 }

@@ -42,42 +42,30 @@ impl McpFront {
         })
     }
 
-    /// rmcp's answer to a `resources/read`, with the file's content (its escaped text or its
-    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`, [`ContentBody`]);
-    /// a 2025-era session's plain read is answered beside rmcp (`direct`).
-    pub(super) async fn place_content(
-        &self,
-        request: Request,
-        mut port: Port,
-        call: Call<'_>,
-    ) -> Response {
+    /// A `resources/read` or `resources/directory/read`: a 2025-era session's plain one
+    /// answered beside rmcp (`direct`), any other by rmcp, a file's content put into its answer
+    /// ([`Self::place_content`]).
+    pub(super) async fn read(&self, request: Request, mut port: Port, call: Call<'_>) -> Response {
         if let Some(direct) = &self.direct
             && let Some(answer) = direct.answer(request.headers(), call, &mut port).await
         {
             return answer;
         }
+        match call.method {
+            Some("resources/read") => self.place_content(request, port).await,
+            _ => self.rmcp(request, port).await,
+        }
+    }
+
+    /// rmcp's answer to a `resources/read`, with the file's content (its escaped text or its
+    /// base64 text) put into it as the kept bytes it is (see `mcp::slots`, [`ContentBody`]).
+    async fn place_content(&self, request: Request, mut port: Port) -> Response {
         let slot = ContentSlot::default();
         port.content = Some(slot.clone());
         let (mut parts, body) = self.rmcp(request, port).await.into_parts();
         // The body's size hint counts the content; a length rmcp set would not.
         parts.headers.remove(header::CONTENT_LENGTH);
         Response::from_parts(parts, axum::body::Body::new(ContentBody::new(body, slot)))
-    }
-
-    /// A `resources/directory/read`: a 2025-era session's plain one answered beside rmcp
-    /// (`direct`), any other by rmcp.
-    pub(super) async fn read_dir(
-        &self,
-        request: Request,
-        mut port: Port,
-        call: Call<'_>,
-    ) -> Response {
-        if let Some(direct) = &self.direct
-            && let Some(answer) = direct.answer(request.headers(), call, &mut port).await
-        {
-            return answer;
-        }
-        self.rmcp(request, port).await
     }
 
     /// Put a `skills/list` page's or a `skills/get` answer's serialized entries into rmcp's
