@@ -1,6 +1,6 @@
 //! `skillreg import`: every skill found under directories, into a namespace of the data
-//! directory (`import git` is in [`super::sources`]), and the lines and totals every run that
-//! stores skills prints (`import`, `mirror`, `sync`).
+//! directory (`import git` is in [`super::sources`]; the lines and totals every run that stores
+//! skills prints are in [`super::output`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::{DataArgs, Progress, output, sources};
 use crate::core::{Namespace, SkillVersion};
-use crate::registry::{ImportLine, ImportOptions, ImportOutcome, ImportSummary, Registry};
+use crate::registry::{ImportOptions, Registry};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -64,76 +64,15 @@ pub async fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let summary = registry
         .publisher()
         .import_candidates(&namespace, &options, candidates, |line| {
-            print_import_line(line, args.json, &progress);
+            output::print_import_line(line, args.json, &progress);
         })
         .await?;
     progress.finish();
-    print_import_summary(&summary, args.json, started);
+    output::print_import_summary(&summary, args.json, started);
     registry.close().await;
     Ok(if summary.skipped > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// One skill of an `import` or `mirror` run: a JSON object, or a line above the progress bar.
-pub(super) fn print_import_line(line: &ImportLine, json: bool, progress: &Progress) {
-    progress.inc();
-    if json {
-        println!("{}", output::line(&output::Line::of(line)));
-        return;
-    }
-    // An upstream names the directories and writes the frontmatter that warnings and reasons
-    // quote: shown, never obeyed by the terminal.
-    let dir = line.dir.display();
-    progress.println(&crate::core::text::printable(&match &line.outcome {
-        ImportOutcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
-        ImportOutcome::Unchanged { uri, version } => format!("unchanged {uri} {version}  ({dir})"),
-        ImportOutcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
-        ImportOutcome::Deprecated { uri, message } => format!("deprecated {uri}: {message}"),
-        ImportOutcome::Restored { uri } => {
-            format!("restored  {uri}: found at its source again, no longer deprecated")
-        }
-    }));
-    for w in &line.warnings {
-        progress.println(&crate::core::text::printable(&format!("  warning: {w}")));
-    }
-}
-
-/// The totals that end an `import`, `mirror` or `sync` run.
-pub(super) fn print_import_summary(
-    summary: &ImportSummary,
-    json: bool,
-    started: std::time::Instant,
-) {
-    if json {
-        let totals = output::Summary {
-            summary: output::Totals::of(summary, started.elapsed()),
-        };
-        println!("{}", output::line(&totals));
-        return;
-    }
-    let mut line = format!(
-        "{} imported, {} unchanged, {} skipped",
-        summary.imported, summary.unchanged, summary.skipped
-    );
-    if summary.skipped > 0 {
-        let reasons: Vec<String> = summary
-            .skipped_by
-            .iter()
-            .map(|(code, n)| format!("{n} {code}"))
-            .collect();
-        line.push_str(&format!(" ({})", reasons.join(", ")));
-    }
-    if summary.fixed > 0 {
-        line.push_str(&format!("; {} fixed", summary.fixed));
-    }
-    if summary.deprecated > 0 {
-        line.push_str(&format!("; {} deprecated", summary.deprecated));
-    }
-    if summary.restored > 0 {
-        line.push_str(&format!("; {} restored", summary.restored));
-    }
-    println!("{line}");
 }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::Progress;
+
 use crate::core::provenance::public_server;
 use crate::core::records::{CopyReport, SourceId, SourceRecord, VerifyReport};
 use crate::core::scan::{Finding, Verdict};
@@ -18,6 +20,67 @@ use crate::registry::{ImportLine, ImportOutcome, ImportSummary};
 /// strings, which always serialize (as `serde_json::json!`, which they replace, assumed).
 pub(super) fn line(value: &impl Serialize) -> String {
     serde_json::to_string(value).expect("a CLI output shape serializes")
+}
+
+/// One skill of an `import` or `mirror` run: a JSON object, or a line above the progress bar.
+pub(super) fn print_import_line(skill: &ImportLine, json: bool, progress: &Progress) {
+    progress.inc();
+    if json {
+        println!("{}", line(&Line::of(skill)));
+        return;
+    }
+    // An upstream names the directories and writes the frontmatter that warnings and reasons
+    // quote: shown, never obeyed by the terminal.
+    let dir = skill.dir.display();
+    progress.println(&crate::core::text::printable(&match &skill.outcome {
+        ImportOutcome::Imported { uri, version } => format!("imported  {uri} {version}  ({dir})"),
+        ImportOutcome::Unchanged { uri, version } => format!("unchanged {uri} {version}  ({dir})"),
+        ImportOutcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
+        ImportOutcome::Deprecated { uri, message } => format!("deprecated {uri}: {message}"),
+        ImportOutcome::Restored { uri } => {
+            format!("restored  {uri}: found at its source again, no longer deprecated")
+        }
+    }));
+    for w in &skill.warnings {
+        progress.println(&crate::core::text::printable(&format!("  warning: {w}")));
+    }
+}
+
+/// The totals that end an `import`, `mirror` or `sync` run.
+pub(super) fn print_import_summary(
+    summary: &ImportSummary,
+    json: bool,
+    started: std::time::Instant,
+) {
+    if json {
+        let totals = Summary {
+            summary: Totals::of(summary, started.elapsed()),
+        };
+        println!("{}", line(&totals));
+        return;
+    }
+    let mut line = format!(
+        "{} imported, {} unchanged, {} skipped",
+        summary.imported, summary.unchanged, summary.skipped
+    );
+    if summary.skipped > 0 {
+        let reasons: Vec<String> = summary
+            .skipped_by
+            .iter()
+            .map(|(code, n)| format!("{n} {code}"))
+            .collect();
+        line.push_str(&format!(" ({})", reasons.join(", ")));
+    }
+    if summary.fixed > 0 {
+        line.push_str(&format!("; {} fixed", summary.fixed));
+    }
+    if summary.deprecated > 0 {
+        line.push_str(&format!("; {} deprecated", summary.deprecated));
+    }
+    if summary.restored > 0 {
+        line.push_str(&format!("; {} restored", summary.restored));
+    }
+    println!("{line}");
 }
 
 /// `reindex --json`.

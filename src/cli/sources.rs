@@ -15,8 +15,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::credentials::Credentials;
-use super::import::{print_import_line, print_import_summary};
-use super::output::{self, Totals};
+use super::output::{self, Totals, print_import_line, print_import_summary};
 use super::{DataArgs, Progress};
 use crate::core::provenance::{SourceKind, SourceSpec, short_commit};
 use crate::core::records::SourceRecord;
