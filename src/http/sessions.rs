@@ -6,7 +6,7 @@
 //!   `Retry-After`;
 //! - a session that never sends a request after its handshake (`initialize`, then
 //!   `notifications/initialized`) is closed after `first_request_timeout`; a session that did is
-//!   closed after `idle` without requests (rmcp's keep-alive).
+//!   closed after `idle` without requests, by the time of its last request here (not rmcp's keep-alive: reads answered beside rmcp, `http::direct`, never reach its worker).
 //!
 //! [`CountedSessions`] wraps rmcp's in-memory session manager to learn when sessions end;
 //! [`gate`], called by `/mcp`'s one service in front of rmcp's (`http::McpEndpoint`), admits,
