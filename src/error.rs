@@ -29,6 +29,8 @@ pub enum Error {
     },
     #[error("{0}")]
     InvalidVersion(#[from] VersionError),
+    #[error("{0}")]
+    Signature(#[from] crate::core::signature::SignatureError),
     /// With the version a changed skill can be published as: the next patch after the newest
     /// stored one.
     #[error("{version} already exists with different content{hint}", version = .0, hint = next_free(.1.as_deref()))]
@@ -156,6 +158,7 @@ impl Error {
             Self::Access(e) => e.code(),
             Self::NameMismatch { .. } => Code::NameMismatch,
             Self::InvalidVersion(_) => Code::InvalidVersion,
+            Self::Signature(e) => e.code(),
             Self::VersionExists(..) => Code::VersionExists,
             Self::Blocked { .. } => Code::ContentBlocked,
             Self::AmbiguousSkill { .. } => Code::AmbiguousSkill,

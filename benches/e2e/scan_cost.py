@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""What the content scan costs: import and publish throughput of the real corpus with the
-default scan policy and with scanning off (`SKILLREG_SCAN_POLICY='*=off'`), alternating runs so
-both see the same machine, and the ratio of their medians.
+"""What a publish-time feature costs: import and publish throughput of the real corpus with the
+feature on and off, alternating runs so both see the same machine, and the ratio of their
+medians. `--feature scan` (the default): the default scan policy against scanning off
+(`SKILLREG_SCAN_POLICY='*=off'`); `--feature signing`: every version signed against
+`SKILLREG_NO_SIGNING=true`.
 
     python3 benches/e2e/scan_cost.py --skillreg target/release/skillreg \\
-        --corpus ../shared/corpus/real --rounds 5 [--baseline OLD_BINARY] [--no-publish]
+        --corpus ../shared/corpus/real --rounds 5 [--feature signing] [--baseline OLD_BINARY] [--no-publish]
 
 - import: `skillreg import --fix` of the whole corpus into a fresh data directory (one
   process: read, fix, validate, scan, store).
@@ -31,13 +33,18 @@ import urllib.error
 import urllib.request
 
 ADMIN = "bench-admin-6f1c0c7e5f9a4b2d8e3a1c9b7d5f3e1a"
-POLICIES = {"scan on": "", "scan off": "*=off"}
+# Each feature's two modes: the environment each run gets.
+FEATURES = {
+    "scan": {"on": {"SKILLREG_SCAN_POLICY": ""}, "off": {"SKILLREG_SCAN_POLICY": "*=off"}},
+    "signing": {"on": {}, "off": {"SKILLREG_NO_SIGNING": "true"}},
+}
 
 
-def env_with(policy: str) -> dict:
+def env_with(policy: dict) -> dict:
     env = dict(os.environ)
-    env["SKILLREG_SCAN_POLICY"] = policy
-    env.pop("SKILLREG_DATABASE_URL", None)
+    for key in ("SKILLREG_SCAN_POLICY", "SKILLREG_NO_SIGNING", "SKILLREG_DATABASE_URL"):
+        env.pop(key, None)
+    env.update(policy)
     return env
 
 
@@ -75,7 +82,7 @@ def pack(path: str) -> bytes:
     return buf.getvalue()
 
 
-def time_import(skillreg: str, corpus: str, policy: str) -> float:
+def time_import(skillreg: str, corpus: str, policy: dict) -> float:
     with tempfile.TemporaryDirectory() as data:
         started = time.monotonic()
         done = subprocess.run(
@@ -95,7 +102,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def time_publish(skillreg: str, archives: list[tuple[str, bytes]], policy: str) -> tuple[float, int]:
+def time_publish(skillreg: str, archives: list[tuple[str, bytes]], policy: dict) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as data:
         port = free_port()
         env = env_with(policy)
@@ -143,7 +150,9 @@ def main() -> None:
                     "alternate with the others in the same rounds, and the import with scanning "
                     "is also compared with the baseline's import without it")
     ap.add_argument("--no-publish", action="store_true", help="time imports only")
+    ap.add_argument("--feature", choices=sorted(FEATURES), default="scan")
     args = ap.parse_args()
+    modes = {f"{args.feature} {mode}": env for mode, env in FEATURES[args.feature].items()}
     import_dir = args.import_dir or args.corpus
     dirs = skill_dirs(args.corpus)
     seen, archives = set(), []
@@ -154,12 +163,12 @@ def main() -> None:
             seen.add(name)
             archives.append((name, pack(d)))
     print(f"corpus: {len(dirs)} skill directories; {len(archives)} archives with distinct names")
-    imports = {k: [] for k in POLICIES}
-    baseline = {k: [] for k in POLICIES}
-    publishes = {k: [] for k in POLICIES}
+    imports = {k: [] for k in modes}
+    baseline = {k: [] for k in modes}
+    publishes = {k: [] for k in modes}
     stored = {}
     for r in range(args.rounds):
-        order = list(POLICIES.items()) if r % 2 == 0 else list(reversed(POLICIES.items()))
+        order = list(modes.items()) if r % 2 == 0 else list(reversed(modes.items()))
         for label, policy in order:
             imports[label].append(time_import(args.skillreg, import_dir, policy))
             if args.baseline:
@@ -181,10 +190,11 @@ def main() -> None:
         for label, median in medians.items():
             n = count if count is not None else stored[label]
             print(f"{what:8} {label:9} median {median:6.2f} s over {len(timings[label])} runs, {n / median:7.1f} skills/s")
-        print(f"{what:8} throughput with scanning / without: {medians['scan off'] / medians['scan on']:.2f}")
+        on, off = f"{args.feature} on", f"{args.feature} off"
+        print(f"{what:8} throughput with {args.feature} / without: {medians[off] / medians[on]:.2f}")
     if args.baseline:
-        print("import with scanning / baseline import without it: "
-              f"{medians_of['baseline']['scan off'] / medians_of['import']['scan on']:.2f}")
+        print(f"import with {args.feature} / baseline import without it: "
+              f"{medians_of['baseline'][off] / medians_of['import'][on]:.2f}")
 
 
 if __name__ == "__main__":

@@ -153,12 +153,45 @@ pub struct Fixing {
 
 /// Validate `dir` locally with the server's rules (after `--fix`, when asked), pack it,
 /// upload it with what reading and fixing changed, for the server to store as warnings.
+/// The author's bundle at `path`, checked here as the registry will check it: it must cover
+/// exactly the files about to be uploaded (after `--fix`, if any) as `target`.
+fn author_signature(
+    path: &Path,
+    target: &core::VersionRef,
+    bundle: &core::Bundle,
+) -> Result<String, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::refused(format!("--signature {}: {e}", path.display())))?;
+    let files: Vec<(&str, core::Digest)> = bundle
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.digest))
+        .collect();
+    let subject = core::signature::Subject {
+        namespace: target.namespace(),
+        name: target.name(),
+        version: &target.version,
+        content_digest: bundle.content_digest,
+        files: &files,
+    };
+    core::signature::Bundle::read(&text, &subject).map_err(|e| {
+        Failure::refused(format!(
+            "--signature {}: {e} [{}]; sign the directory as it is uploaded (after --fix), \
+             with `model_signing sign key --private_key KEY --signature FILE DIR`",
+            path.display(),
+            e.code()
+        ))
+    })?;
+    Ok(text)
+}
+
 pub async fn publish(
     remote: &Remote,
     skill_dir: &Path,
     namespace: &str,
     version: Option<&str>,
     fixing: Fixing,
+    signature: Option<&Path>,
 ) -> Result<(), Failure> {
     let fix = fixing.fix;
     let namespace = core::refs::parse_namespace(namespace)
@@ -209,19 +242,42 @@ pub async fn publish(
     }))
     .map_err(|e| Failure::refused(format!("packing failed: {e}")))?;
     let target = SkillRef::new(namespace, bundle.name.clone()).at(version);
+    let signature = signature
+        .map(|path| author_signature(path, &target, &bundle))
+        .transpose()?;
     let url = remote.url(&format!(
         "/v1/skills/{}/{}/{}",
         target.namespace(),
         target.name(),
         target.version
     ));
-    let mut request = reqwest::Client::new()
-        .put(url)
-        .header("Content-Type", "application/gzip");
+    let mut request = reqwest::Client::new().put(url);
     if !recorded.is_empty() {
         request = request.header(CLIENT_WARNINGS_HEADER, encode_client_warnings(&recorded));
     }
-    let published: PublishedView = remote.send(request.body(packed)).await?;
+    let request = match signature {
+        None => request
+            .header("Content-Type", "application/gzip")
+            .body(packed),
+        Some(text) => {
+            let part = |part: reqwest::multipart::Part, mime: &str| {
+                part.mime_str(mime)
+                    .map_err(|e| Failure::refused(format!("packing failed: {e}")))
+            };
+            request.multipart(
+                reqwest::multipart::Form::new()
+                    .part(
+                        "archive",
+                        part(reqwest::multipart::Part::bytes(packed), "application/gzip")?,
+                    )
+                    .part(
+                        "signature",
+                        part(reqwest::multipart::Part::text(text), "application/json")?,
+                    ),
+            )
+        }
+    };
+    let published: PublishedView = remote.send(request).await?;
     for f in &published.findings {
         let at = if f.line > 0 {
             format!("{}:{}", f.file, f.line)

@@ -123,8 +123,48 @@ pub struct AddArgs {
     /// Install a version the source's content scan flagged (read its findings first).
     #[arg(long)]
     pub force: bool,
+    /// Install only a version signed by a trusted key (OpenSSF Model Signing), verified before
+    /// anything is written; the bundle and key are kept beside the lock and `check` verifies
+    /// them again. Trusted keys: --key, else the keys the source publishes (trusted on first
+    /// use and recorded in the lock).
+    #[arg(long)]
+    pub require_signed: bool,
+    /// A public key (PEM) trusted to sign (repeatable); implies --require-signed.
+    #[arg(long = "key", value_name = "FILE")]
+    pub keys: Vec<std::path::PathBuf>,
+    /// Require the signature of this author, as the source registered their key (needs the
+    /// author's public key as --key); implies --require-signed.
+    #[arg(long)]
+    pub identity: Option<String>,
     #[command(flatten)]
     pub target: Target,
+}
+
+impl AddArgs {
+    /// What `--require-signed`, `--key` and `--identity` ask; `None` when none is given.
+    fn signatures(&self) -> Result<Option<consumer::signed::Policy>, Error> {
+        if !self.require_signed && self.keys.is_empty() && self.identity.is_none() {
+            return Ok(None);
+        }
+        let keys = self
+            .keys
+            .iter()
+            .map(|path| {
+                let pem =
+                    std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
+                crate::core::signature::PublicKey::from_pem(&pem).map_err(|e| {
+                    Error::new(
+                        consumer::Code::Usage,
+                        format!("--key {}: {e}", path.display()),
+                    )
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Some(consumer::signed::Policy {
+            keys,
+            identity: self.identity.clone(),
+        }))
+    }
 }
 
 fn parse_agent(s: &str) -> Result<Agent, String> {
@@ -233,8 +273,15 @@ pub async fn add(args: AddArgs) -> ExitCode {
             a
         };
         let source = args.from.clone().unwrap_or_else(default_source);
-        let (done, warnings) =
-            consumer::install::add(&ctx, &source, &requests, &agents, args.force).await?;
+        let (done, warnings) = consumer::install::add(
+            &ctx,
+            &source,
+            &requests,
+            &agents,
+            args.force,
+            args.signatures()?.as_ref(),
+        )
+        .await?;
         for w in &warnings {
             eprintln!("warning: {}", printable(w));
         }
@@ -300,6 +347,9 @@ pub async fn check(args: CheckArgs) -> ExitCode {
                             .map(|p| format!("modified {}/{p}", f.folder)),
                     );
                     lines.extend(f.extra.iter().map(|p| format!("extra    {}/{p}", f.folder)));
+                }
+                if let Some(why) = &s.signature {
+                    lines.push(format!("signature does not verify: {why}"));
                 }
                 let state = if s.revoked {
                     "REVOKED"

@@ -481,6 +481,7 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     source: Some("revoked: leaks a key".to_owned()),
                     revoked: true,
                     unchecked: true,
+                    signature: Some("the signature does not verify with key 3f2a…".to_owned()),
                 }],
             }),
         ),

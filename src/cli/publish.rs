@@ -26,6 +26,11 @@ pub struct PublishArgs {
     /// another type (dates, yes/no, on/off, octal-looking numbers).
     #[arg(long, requires = "fix")]
     quote_yaml_1_1: bool,
+    /// An author's signature to upload with the version: a Model Signing bundle made by
+    /// `model_signing sign key --private_key KEY --signature FILE DIR` over the directory as
+    /// it is uploaded. Checked here and by the registry against the namespace's keys.
+    #[arg(long, value_name = "FILE")]
+    signature: Option<PathBuf>,
     #[command(flatten)]
     remote: client::Remote,
 }
@@ -42,6 +47,7 @@ pub async fn run(args: PublishArgs) -> ExitCode {
             &args.namespace,
             args.version.as_deref(),
             fix,
+            args.signature.as_deref(),
         )
         .await,
     )

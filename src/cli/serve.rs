@@ -77,6 +77,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .index_snapshot(config.index_snapshot.as_deref())
         .open()
         .await?;
+    // The signing key is read (or made) now, so that a bad key file stops the start.
+    match registry.publisher().signing_key().await {
+        Ok(Some(key)) => tracing::info!(
+            key_id = %key.key_id(),
+            "signing each version stored; public keys at /.well-known/skillreg/signing-keys.json"
+        ),
+        Ok(None) => tracing::info!("signing is off: versions are stored unsigned"),
+        Err(e) if e.code() == Code::StorageReadOnly => {
+            tracing::warn!("the signing key is not recorded: storage is read-only");
+        }
+        Err(e) => return Err(e.into()),
+    }
     if config.seed {
         match registry.publisher().import_seed().await {
             Ok(s) => tracing::info!(

@@ -37,6 +37,12 @@ pub enum Code {
     UnsafeFolder,
     /// A source sent more than a listing or a skill may hold (pages, entries, files, bytes).
     LimitExceeded,
+    /// `--require-signed`: the version carries no signature the policy accepts (none, none by
+    /// a trusted key, or not the `--identity` asked for). Nothing was written.
+    Unsigned,
+    /// A signature that should cover the version does not: its statement is over other files
+    /// or it does not verify with the key it names. Nothing was written.
+    SignatureInvalid,
     /// Reading or writing the local files failed.
     Io,
 }
@@ -59,6 +65,8 @@ impl Code {
         Code::StdioNotAllowed,
         Code::UnsafeFolder,
         Code::LimitExceeded,
+        Code::Unsigned,
+        Code::SignatureInvalid,
         Code::Io,
     ];
 
@@ -79,6 +87,8 @@ impl Code {
             Code::StdioNotAllowed => "stdio_not_allowed",
             Code::UnsafeFolder => "unsafe_folder",
             Code::LimitExceeded => "limit_exceeded",
+            Code::Unsigned => "unsigned",
+            Code::SignatureInvalid => "signature_invalid",
             Code::Io => "io_error",
         }
     }
@@ -147,6 +157,8 @@ mod tests {
             | Code::StdioNotAllowed
             | Code::UnsafeFolder
             | Code::LimitExceeded
+            | Code::Unsigned
+            | Code::SignatureInvalid
             | Code::Io => Code::ALL.contains(&code),
         };
         let mut actual = String::from("| code | exit status |\n| --- | --- |\n");

@@ -9,6 +9,7 @@ use super::agents::{Agent, Scope, folders};
 use super::error::{Code, Error, Result};
 use super::lock::{Lock, LockedFile, LockedSkill, check_skill_path, folder_of};
 use super::remote::{Entry, Found, Remote, Verified};
+use super::signed;
 use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::text::printable;
@@ -263,6 +264,7 @@ fn lock_entry(
         digest: entry.digest().to_string(),
         agents: agents.iter().map(|a| a.as_str().to_owned()).collect(),
         files: entry.locked_files(),
+        signature: None,
     }
 }
 
@@ -435,6 +437,7 @@ pub async fn add(
     requests: &[Request],
     agents: &[Agent],
     force: bool,
+    signatures: Option<&signed::Policy>,
 ) -> Result<(Vec<Installed>, Warnings)> {
     let lock_path = ctx.scope.lock_path();
     let mut lock = Lock::load(&lock_path)?;
@@ -449,6 +452,10 @@ pub async fn add(
         for request in requests {
             let entry = resolve(remote, &request.path, &request.requirement).await?;
             warnings.extend(signals(&request.path, &entry, force)?);
+            let verified = match signatures {
+                Some(policy) => Some(signed::verify(remote, &request.path, &entry, policy).await?),
+                None => None,
+            };
             let files = remote.read_all(&entry).await?;
             // Adding a skill again keeps the agents it was added for before: every folder it is
             // in stays recorded (and current).
@@ -458,13 +465,18 @@ pub async fn add(
                 agents.sort();
                 agents.dedup();
             }
-            let skill = lock_entry(&request.path, source, &request.requirement, &entry, &agents);
+            let mut skill =
+                lock_entry(&request.path, source, &request.requirement, &entry, &agents);
             place(
                 &ctx.scope,
                 &folders(&agents, &ctx.scope),
                 skill.folder(),
                 &files,
             )?;
+            if let Some(verified) = verified {
+                signed::keep(&lock_path, &request.path, &verified)?;
+                skill.signature = Some(verified.locked);
+            }
             out.push(installed(ctx, &skill, &agents));
             lock.put(skill);
             lock.save(&lock_path)?;
@@ -629,6 +641,9 @@ pub struct SkillCheck {
     /// the locked version was revoked is unknown. Never set with `--offline`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unchecked: bool,
+    /// Why the signature it was installed with no longer verifies (kept beside the lock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -640,11 +655,13 @@ pub struct FolderCheck {
 }
 
 impl CheckReport {
-    /// Files differ from the lock, a locked version is revoked, or a source could not be asked.
+    /// Files differ from the lock, a locked version is revoked, a source could not be asked, or
+    /// a signature no longer verifies.
     pub fn failed(&self) -> bool {
         self.skills.iter().any(|s| {
             s.revoked
                 || s.unchecked
+                || s.signature.is_some()
                 || s.folders
                     .iter()
                     .any(|f| !f.missing.is_empty() || !f.modified.is_empty() || !f.extra.is_empty())
@@ -728,6 +745,7 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
             source: None,
             revoked: false,
             unchecked: false,
+            signature: signed::check(&ctx.scope.lock_path(), skill),
         };
         for dir in folders(&agents_of(skill)?, &ctx.scope) {
             check_folder(&ctx.scope, &dir)?;

@@ -63,6 +63,22 @@ pub struct LockedSkill {
     /// The agents whose folders hold a copy.
     pub agents: Vec<String>,
     pub files: Vec<LockedFile>,
+    /// The signature it was installed with (`add --require-signed`): its bundle and key are
+    /// kept beside the lock ([`super::signed`]), and `check` verifies them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<LockedSignature>,
+}
+
+/// Who signed an installed version, as verified when it was installed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedSignature {
+    /// `registry` or `author`.
+    pub by: String,
+    /// The sha256 of the verifying key's PEM text, hex.
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,6 +240,18 @@ impl Lock {
             let _ = writeln!(out, "digest = {}", q(&s.digest));
             let agents: Vec<String> = s.agents.iter().map(|a| q(a)).collect();
             let _ = writeln!(out, "agents = [{}]", agents.join(", "));
+            if let Some(signed) = &s.signature {
+                let identity = signed
+                    .identity
+                    .as_deref()
+                    .map_or_else(String::new, |i| format!(", identity = {}", q(i)));
+                let _ = writeln!(
+                    out,
+                    "signature = {{ by = {}, key = {}{identity} }}",
+                    q(&signed.by),
+                    q(&signed.key)
+                );
+            }
             let mut files: Vec<&LockedFile> = s.files.iter().collect();
             files.sort_by(|a, b| a.path.cmp(&b.path));
             let _ = writeln!(out, "files = [");
@@ -288,6 +316,7 @@ mod tests {
             digest: manifest_digest(&files).to_string(),
             agents: vec!["agents".into(), "claude-code".into()],
             files,
+            signature: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod error;
 pub mod install;
 pub mod lock;
 pub mod remote;
+pub mod signed;
 pub mod source;
 
 pub use agents::{Agent, Scope};

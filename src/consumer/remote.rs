@@ -24,6 +24,7 @@ use super::lock::{LockedFile, manifest_digest};
 use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::path::first_collision;
+use crate::core::signature::{PublicKey, SIGNING_KEYS_URI};
 use crate::core::{BundlePath, Digest, SkillVersion};
 
 /// How long connecting and the MCP handshake may take.
@@ -59,6 +60,9 @@ const VERSION_META: &str = "dev.skillreg/version";
 const YANKED_META: &str = "dev.skillreg/yanked";
 const DEPRECATED_META: &str = "dev.skillreg/deprecated";
 const SCAN_META: &str = "dev.skillreg/scan";
+const SIGNATURES_META: &str = "dev.skillreg/signatures";
+/// The most a signature bundle or the list of signing keys may hold.
+const MAX_SIGNATURE_BYTES: u64 = 4 << 20;
 /// skillreg's template of pinned `SKILL.md` URIs, whose `version` variable completes to the
 /// versions a skill has.
 const PINNED_TEMPLATE: &str = "skill://{namespace}/@{version}/{name}/SKILL.md";
@@ -78,6 +82,22 @@ pub struct Entry {
     /// The source's content scan flagged the version (skillreg's `verdict: "flagged"`).
     pub flagged: bool,
     pub files: Vec<RemoteFile>,
+    /// Who signed the version, as the source says (skillreg's `dev.skillreg/signatures`); each
+    /// bundle is read at its `uri` and checked before it is believed.
+    pub signatures: Vec<RemoteSignature>,
+}
+
+/// A signature an entry announces.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteSignature {
+    pub by: String,
+    pub key_id: String,
+    #[serde(default)]
+    pub identity: Option<String>,
+    #[serde(default)]
+    pub verified: bool,
+    pub uri: String,
 }
 
 #[derive(Debug, Clone)]
@@ -413,6 +433,46 @@ impl Remote {
         }
     }
 
+    /// A signature bundle the source serves at `uri`, as text.
+    pub async fn read_bundle(&self, uri: &str) -> Result<String> {
+        let bytes = within(
+            REQUEST_TIMEOUT,
+            || format!("reading {uri} took too long"),
+            self.read(uri, MAX_SIGNATURE_BYTES),
+        )
+        .await?;
+        String::from_utf8(bytes)
+            .map_err(|_| Error::new(Code::SignatureInvalid, format!("{uri} is not UTF-8")))
+    }
+
+    /// The public keys the source says it signs with (skillreg's `skillreg://signing-keys`);
+    /// empty when it serves none.
+    pub async fn signing_keys(&self) -> Result<Vec<PublicKey>> {
+        let Ok(text) = self.read_bundle(SIGNING_KEYS_URI).await else {
+            return Ok(Vec::new());
+        };
+        #[derive(serde::Deserialize)]
+        struct Keys {
+            keys: Vec<Key>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Key {
+            public_key: String,
+        }
+        let keys: Keys = serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                Code::BadEntry,
+                format!("{SIGNING_KEYS_URI}: not a list of keys: {e}"),
+            )
+        })?;
+        Ok(keys
+            .keys
+            .iter()
+            .filter_map(|k| PublicKey::from_pem(&k.public_key).ok())
+            .collect())
+    }
+
     pub async fn close(self) {
         let _ = self.service.cancel().await;
     }
@@ -483,6 +543,16 @@ fn check_entry(skill: Skill) -> Result<Entry> {
                 .to_owned()
         })
     };
+    // Entries that do not read are left out: an unreadable signature is no signature.
+    let signatures = meta
+        .get(SIGNATURES_META)
+        .and_then(Value::as_array)
+        .map(|all| {
+            all.iter()
+                .filter_map(|s| serde_json::from_value(s.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
     let flagged = meta
         .get(SCAN_META)
         .and_then(|scan| scan.get("verdict"))
@@ -495,6 +565,7 @@ fn check_entry(skill: Skill) -> Result<Entry> {
         deprecated: text_of(DEPRECATED_META, "message"),
         flagged,
         files,
+        signatures,
     })
 }
 

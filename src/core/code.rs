@@ -118,6 +118,17 @@ error_codes! {
     VersionExists = "version_exists", 409, InvalidParams;
     /// The content scan's policy blocks the version; the error lists the findings that do.
     ContentBlocked = "content_blocked", 422, InvalidParams;
+    // A signature sent with a version (`publish --signature`): nothing is stored when one fails.
+    /// Not a Model Signing bundle this registry reads (or a kind it does not accept yet).
+    SignatureMalformed = "signature_malformed", 422, InvalidParams;
+    /// The bundle's statement is over other files, other bytes, or another version.
+    SignatureMismatch = "signature_mismatch", 422, InvalidParams;
+    /// The signature does not verify with the key it names.
+    SignatureInvalid = "signature_invalid", 422, InvalidParams;
+    /// No key registered for the version's namespace verifies it.
+    SignatureUntrusted = "signature_untrusted", 422, InvalidParams;
+    /// The namespace requires an author's signature and the version has none.
+    SignatureRequired = "signature_required", 422, InvalidParams;
     // Malformed requests: 400.
     InvalidUri = "invalid_uri", 400, InvalidParams;
     InvalidCursor = "invalid_cursor", 400, InvalidParams;

@@ -20,6 +20,7 @@ pub mod quirks;
 pub mod records;
 pub mod refs;
 pub mod scan;
+pub mod signature;
 pub mod status;
 pub mod text;
 pub mod time;

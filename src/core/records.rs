@@ -99,3 +99,39 @@ pub struct CopyReport {
     /// The generation the copy reflects (the source's, unchanged during the copy).
     pub generation: i64,
 }
+
+/// A public key the registry has signed versions with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningKeyRecord {
+    pub key_id: String,
+    /// PEM `SubjectPublicKeyInfo`.
+    pub public_key: String,
+    pub created_at: String,
+}
+
+/// A key a namespace's authors sign with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceKeyRecord {
+    pub key_id: String,
+    /// Whose key it is, as served with the versions it signs.
+    pub identity: String,
+    /// PEM `SubjectPublicKeyInfo`.
+    pub public_key: String,
+    pub created_at: String,
+}
+
+/// What a namespace asks of signatures: its authors' keys, and whether a version must carry
+/// one of their signatures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamespaceSigning {
+    pub required: bool,
+    pub keys: Vec<NamespaceKeyRecord>,
+}
+
+/// A signature bundle kept with a version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureRecord {
+    pub signer: String,
+    pub key_id: String,
+    pub bundle: String,
+}

@@ -203,6 +203,101 @@ pub struct ManifestView {
     /// versions uploaded or imported from a directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceView>,
+    /// Who signed this version (the same list MCP serves in `_meta` as
+    /// `dev.skillreg/signatures`); the bundles are at `…/{version}/signatures`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signatures: Vec<SignedView>,
+}
+
+/// One signature of a version: who made it, with which key, and whether the registry verified
+/// it against a key it trusts for the namespace.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedView {
+    /// `registry` (made at publish) or `author` (uploaded with the version).
+    pub by: String,
+    /// The sha256 of the key's PEM text, hex: the bundle's `publicKey.hint`.
+    pub key_id: String,
+    /// Whose registered key it is (an author's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+    pub verified: bool,
+}
+
+impl From<crate::core::signature::Signed> for SignedView {
+    fn from(s: crate::core::signature::Signed) -> Self {
+        Self {
+            by: s.by.as_str().to_owned(),
+            key_id: s.key_id,
+            identity: s.identity,
+            verified: s.verified,
+        }
+    }
+}
+
+/// A version's signatures with their bundles (`GET …/{version}/signatures`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SignaturesView {
+    pub signatures: Vec<SignatureView>,
+}
+
+/// One signature and its Sigstore bundle, as stored.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureView {
+    pub by: String,
+    pub key_id: String,
+    /// The Model Signing bundle (Sigstore bundle v0.3 JSON).
+    #[schema(value_type = Object)]
+    pub bundle: Box<serde_json::value::RawValue>,
+}
+
+/// A namespace's author keys and whether it requires their signature (admin).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceKeysView {
+    pub signature_required: bool,
+    pub keys: Vec<NamespaceKeyView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceKeyView {
+    pub key_id: String,
+    pub identity: String,
+    /// PEM `SubjectPublicKeyInfo`.
+    pub public_key: String,
+    pub created_at: String,
+}
+
+/// Register an author key of a namespace (admin).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceKeyRequest {
+    /// Whose key it is, served with the versions it signs (e.g. `release@acme.example`).
+    pub identity: String,
+    /// PEM `SubjectPublicKeyInfo`, ECDSA P-256 or P-384.
+    pub public_key: String,
+}
+
+/// The public keys the registry signs versions with (`/.well-known/skillreg/signing-keys.json`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKeysView {
+    /// The key new versions are signed with, when signing is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+    /// Every key the registry has signed with, oldest first: older signatures stay verifiable.
+    pub keys: Vec<SigningKeyView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKeyView {
+    pub key_id: String,
+    /// PEM `SubjectPublicKeyInfo` (`model_signing verify key --public_key`).
+    pub public_key: String,
+    pub created_at: String,
 }
 
 /// Where a version was read from: a Git repository at one commit, or an upstream SEP-2640
@@ -289,6 +384,7 @@ impl From<VersionDetail> for ManifestView {
                 .map(|f| FileView::new(&root, f))
                 .collect(),
             source: d.provenance.map(SourceView::from),
+            signatures: d.signatures.into_iter().map(SignedView::from).collect(),
         }
     }
 }

@@ -55,8 +55,8 @@ use shapes::{
     Ack, AmbiguousSlug, ArtifactFile, Card, Evidence, File, Handle, Install, InstallArchive, Item,
     LatestVersion, Moderation, ModerationAnswer, NO_CHANGELOG, NoInstall, Owner as OwnerShape,
     Resolve, SearchResult, SearchResults, Security, SkillAnswer, SkillList, SkillName, SkillShape,
-    Stats, Tags, User, Verify, VerifyArtifact, VerifyProvenance, VerifySecurity, Version,
-    VersionAnswer, VersionFiles, VersionList, VersionName, WellKnown, Whoami,
+    Stats, Tags, User, Verify, VerifyArtifact, VerifyProvenance, VerifySecurity, VerifySignature,
+    Version, VersionAnswer, VersionFiles, VersionList, VersionName, WellKnown, Whoami,
 };
 
 pub fn routes(state: AppState) -> Router {
@@ -916,6 +916,12 @@ async fn verify(
     if let Some(reason) = &summary.yank_reason {
         notes.push(format!("yanked: {reason}"));
     }
+    let signed = stored.signatures.iter().filter(|s| s.verified).count();
+    if signed > 0 {
+        notes.push(format!(
+            "signed: {signed} verified signature(s) (Model Signing)"
+        ));
+    }
     let ok = failures.is_empty();
     let base = base_url(&headers);
     let page = format!("{base}/skills/{}/{}", skill.namespace, skill.name);
@@ -959,7 +965,14 @@ async fn verify(
             verdict: verdict.as_str(),
             reason_codes: reason_codes(&stored.findings),
         },
-        signature: None,
+        signature: (!stored.signatures.is_empty()).then(|| VerifySignature {
+            format: "model-signing/v1.0",
+            signers: stored.signatures.clone(),
+            bundle_url: format!(
+                "{base}/v1/skills/{}/{}/{}/signature",
+                skill.namespace, skill.name, version.version
+            ),
+        }),
     }))
 }
 

@@ -17,6 +17,7 @@ mod guard;
 pub mod rest;
 mod serve;
 mod sessions;
+mod signing;
 mod slots;
 mod tls;
 mod web;
@@ -126,6 +127,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(discovery::routes(state.clone()))
         .merge(card::routes(state.clone()))
         .merge(clawhub::routes(state.clone()))
+        .merge(signing::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn_with_state(

@@ -96,6 +96,49 @@ async fn read_capped(body: Body, limit: usize) -> ApiResult<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The parts of a `multipart/form-data` publish: `archive` (the skill as `.tar.gz` or `.zip`,
+/// its format by the part's content type) and `signature` (an author's Model Signing bundle,
+/// JSON). Any other part is refused.
+async fn upload_parts(
+    body: Vec<u8>,
+    boundary: String,
+) -> ApiResult<(Format, Vec<u8>, Option<String>)> {
+    let invalid = |e: multer::Error| Error::InvalidRequest(format!("the multipart body: {e}"));
+    let stream = futures_util::stream::once(async {
+        Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(body))
+    });
+    let mut parts = multer::Multipart::new(stream, boundary);
+    let (mut archive, mut signature) = (None, None);
+    while let Some(part) = parts.next_field().await.map_err(invalid)? {
+        match part.name() {
+            Some("archive") if archive.is_none() => {
+                let kind = part
+                    .content_type()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                let format = Format::from_content_type(&kind)
+                    .ok_or_else(|| Error::UnsupportedMediaType(kind.chars().take(100).collect()))?;
+                archive = Some((format, part.bytes().await.map_err(invalid)?.to_vec()));
+            }
+            Some("signature") if signature.is_none() => {
+                let text = String::from_utf8(part.bytes().await.map_err(invalid)?.to_vec())
+                    .map_err(|_| Error::InvalidRequest("the signature part is not UTF-8".into()))?;
+                signature = Some(text);
+            }
+            other => {
+                return Err(Error::InvalidRequest(format!(
+                    "unexpected multipart part {other:?}: send one `archive` and at most one \
+                     `signature`"
+                ))
+                .into());
+            }
+        }
+    }
+    let (format, archive) = archive
+        .ok_or_else(|| Error::InvalidRequest("the multipart body has no `archive` part".into()))?;
+    Ok((format, archive, signature))
+}
+
 /// A response body over bytes the registry keeps (cached), without copying them.
 fn shared_body(bytes: std::sync::Arc<Vec<u8>>) -> Body {
     struct Shared(std::sync::Arc<Vec<u8>>);
@@ -110,7 +153,7 @@ fn shared_body(bytes: std::sync::Arc<Vec<u8>>) -> Body {
 /// Largest JSON request body (yank reasons, deprecation messages, token requests).
 const MAX_JSON_BODY: usize = 64 * 1024;
 
-async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
+pub(super) async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
     let bytes = read_capped(body, MAX_JSON_BODY).await?;
     let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
     serde_json::from_slice(bytes).map_err(|e| Error::InvalidRequest(e.to_string()).into())
@@ -189,8 +232,10 @@ async fn get_skill(
 }
 
 /// Publish a version: the skill directory as a `.tar.gz` (`application/gzip`) or `.zip`
-/// (`application/zip`) with SKILL.md at the archive root. 201 when stored, 200 when the
-/// identical content was already published (a no-op), 409 `version_exists` otherwise.
+/// (`application/zip`) with SKILL.md at the archive root; or, with an author's signature,
+/// `multipart/form-data` with the parts `archive` and `signature` (a Model Signing bundle).
+/// 201 when stored, 200 when the identical content was already published (a no-op), 409
+/// `version_exists` otherwise.
 #[utoipa::path(put, path = "/v1/skills/{namespace}/{name}/{version}", tag = "publishing",
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "semver")),
     request_body(content = Vec<u8>, content_type = "application/gzip"),
@@ -213,17 +258,26 @@ async fn publish(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let format = Format::from_content_type(content_type)
-        .ok_or_else(|| Error::UnsupportedMediaType(content_type.chars().take(100).collect()))?;
+    let unsupported = || Error::UnsupportedMediaType(content_type.chars().take(100).collect());
+    let multipart = multer::parse_boundary(content_type).ok();
+    let format = match &multipart {
+        Some(_) => None,
+        None => Some(Format::from_content_type(content_type).ok_or_else(unsupported)?),
+    };
     let client_warnings = match headers.get(CLIENT_WARNINGS_HEADER) {
         Some(value) => decode_client_warnings(value.as_bytes()).map_err(Error::InvalidRequest)?,
         None => Vec::new(),
     };
     let bytes = read_capped(body, s.config.max_upload_bytes).await?;
+    let (format, bytes, signature) = match (format, multipart) {
+        (Some(format), _) => (format, bytes, None),
+        (None, Some(boundary)) => upload_parts(bytes, boundary).await?,
+        (None, None) => return Err(unsupported().into()),
+    };
     let published = s
         .registry
         .publisher()
-        .publish_archive(&caller, &target, format, &bytes, client_warnings)
+        .publish_archive(&caller, &target, format, &bytes, client_warnings, signature)
         .await?;
     let status = if published.created {
         StatusCode::CREATED
@@ -673,7 +727,10 @@ async fn audit(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
     paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
           revoke, unrevoke, approve, require_review, review_off, findings, revocations,
-          make_private, make_public, create_token, list_tokens, revoke_token, audit),
+          make_private, make_public, create_token, list_tokens, revoke_token, audit,
+          super::signing::signatures, super::signing::signature, super::signing::namespace_keys,
+          super::signing::add_namespace_key, super::signing::remove_namespace_key,
+          super::signing::require_signature, super::signing::signature_optional),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),

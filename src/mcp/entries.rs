@@ -29,10 +29,10 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use super::META_PREFIX;
-use crate::core::SkillUri;
 use crate::core::provenance::Provenance;
 use crate::core::records::VersionId;
 use crate::core::scan::Summary;
+use crate::core::{SkillRef, SkillUri, signature};
 use crate::registry::cache::{self, Budget, Cache, CacheId};
 use crate::registry::{EntryCodec, Listed, SkillEntry};
 
@@ -83,7 +83,9 @@ fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
     .with_meta(MetaObject(meta))
 }
 
-/// The version's own `_meta`, which never changes: its version, and where it was read from.
+/// The version's own `_meta`, which never changes: its version, where it was read from, and
+/// who signed it (`dev.skillreg/signatures`: `[{by, keyId, identity?, verified, uri}]`; each
+/// bundle is read at its `uri` with `resources/read`, never as a file of the skill).
 fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(
@@ -92,6 +94,20 @@ fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     );
     if let Some(provenance) = entry.provenance() {
         meta.insert(format!("{META_PREFIX}source"), source_meta(provenance));
+    }
+    if !entry.signatures().is_empty() {
+        let version = SkillRef::new(entry.root.namespace.clone(), entry.root.name.clone())
+            .at(entry.version.clone());
+        let signatures = entry
+            .signatures()
+            .iter()
+            .map(|signed| {
+                let mut value = serde_json::to_value(signed).expect("a signature serializes");
+                value["uri"] = signature::bundle_uri(&version, signed.by).into();
+                value
+            })
+            .collect();
+        meta.insert(format!("{META_PREFIX}signatures"), Value::Array(signatures));
     }
     meta
 }

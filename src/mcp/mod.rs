@@ -40,8 +40,8 @@ use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
     TEMPLATE_SKILL_MD,
 };
-use crate::core::{Code, McpKind, SkillUri, Visibility, mime};
-use crate::error::Error;
+use crate::core::{Code, McpKind, SkillUri, Visibility, mime, signature};
+use crate::error::{Error, NotFound};
 use crate::registry::cache::{self, Budget, Cache, CacheId};
 use crate::registry::{Keep, Located, Registry};
 pub use entries::Codec;
@@ -435,6 +435,43 @@ impl SkillServer {
                 mime_type: "application/json".to_owned(),
                 bytes: index.to_string().into_bytes(),
                 pinned: false,
+            });
+        }
+        if raw == signature::SIGNING_KEYS_URI {
+            let current = self.registry.publisher().signing_key().await?;
+            let keys = self.registry.reads().signing_keys().await?;
+            let keys: Vec<_> = keys
+                .into_iter()
+                .map(|k| {
+                    serde_json::json!({
+                        "keyId": k.key_id, "publicKey": k.public_key, "createdAt": k.created_at,
+                    })
+                })
+                .collect();
+            let body = serde_json::json!({"current": current.map(|k| k.key_id()), "keys": keys});
+            return Ok(Found::Made {
+                uri: raw.to_owned(),
+                mime_type: "application/json".to_owned(),
+                bytes: body.to_string().into_bytes(),
+                pinned: false,
+            });
+        }
+        if let Some((version, by)) = signature::parse_bundle_uri(raw) {
+            let bundle = self
+                .registry
+                .reads()
+                .signatures(viewer, &version)
+                .await?
+                .into_iter()
+                .find(|s| s.signer == by.as_str())
+                .ok_or_else(|| {
+                    Error::NotFound(NotFound::Resource(raw.chars().take(200).collect()))
+                })?;
+            return Ok(Found::Made {
+                uri: raw.to_owned(),
+                mime_type: signature::BUNDLE_MEDIA_TYPE.to_owned(),
+                bytes: bundle.bundle.into_bytes(),
+                pinned: true,
             });
         }
         let uri = parse_uri(raw)?;

@@ -817,6 +817,7 @@ mod tests {
             files,
             entries,
             provenance: None,
+            signatures: Vec::new(),
         };
         let file = std::mem::size_of::<FileRecord>();
         let entry = std::mem::size_of::<EntryRecord>();

@@ -147,6 +147,8 @@ pub struct RegistryBuilder {
     admin_token: Option<String>,
     policy: Policy,
     cache_bytes: usize,
+    /// The key versions are signed with; `None` stores them unsigned.
+    signing_key: Option<PathBuf>,
 }
 
 impl RegistryBuilder {
@@ -154,6 +156,13 @@ impl RegistryBuilder {
     /// [`cache::CACHES`].
     pub fn cache_memory_mib(mut self, mib: usize) -> Self {
         self.cache_bytes = mib.saturating_mul(1 << 20);
+        self
+    }
+
+    /// Sign each version stored with the key at `path` (made there on first use); `None`
+    /// stores versions unsigned. The default: `signing-key.pem` in the data directory.
+    pub fn signing_key(mut self, path: Option<&Path>) -> Self {
+        self.signing_key = path.map(Path::to_path_buf);
         self
     }
 
@@ -222,6 +231,7 @@ impl RegistryBuilder {
             self.admin_token.as_deref(),
             self.policy,
             self.cache_bytes,
+            self.signing_key,
         ))
     }
 }
@@ -242,7 +252,14 @@ impl Registry {
                 Location::Sqlite(dir) => Self::builder(&dir),
                 elsewhere => Self::builder(&storage.data_dir).at(elsewhere),
             };
-        Ok(builder.scan_policy(policy))
+        let key = storage.signing.signing.then(|| {
+            storage
+                .signing
+                .signing_key
+                .clone()
+                .unwrap_or_else(|| storage.data_dir.join(publish::DEFAULT_KEY_FILE))
+        });
+        Ok(builder.scan_policy(policy).signing_key(key.as_deref()))
     }
 
     pub fn builder(data_dir: &Path) -> RegistryBuilder {
@@ -255,6 +272,7 @@ impl Registry {
             admin_token: None,
             policy: Policy::default(),
             cache_bytes: cache::DEFAULT_BUDGET_MIB << 20,
+            signing_key: Some(data_dir.join(publish::DEFAULT_KEY_FILE)),
         }
     }
 
@@ -265,6 +283,7 @@ impl Registry {
         admin_token: Option<&str>,
         policy: Policy,
         cache_bytes: usize,
+        signing_key: Option<PathBuf>,
     ) -> Self {
         let ttl = if backend.feed.is_some() {
             FEED_RESOLVE_TTL
@@ -325,6 +344,7 @@ impl Registry {
                     backend.blobs,
                     current.clone(),
                     policy.clone(),
+                    signing_key,
                 ),
                 trust: Trust::new(
                     store.clone(),

@@ -244,6 +244,7 @@ tables! {
         last_published_at: Option<String>,
         private: bool,
         review_required: bool,
+        signature_required: bool,
     }
 
     /// Sent with its current version; stored without it until the versions are in.
@@ -286,6 +287,7 @@ tables! {
         revoke_reason: Option<String>,
         pending: bool,
         provenance: Option<String>,
+        signatures: Option<String>,
     }
 
     #[derive(Debug)]
@@ -295,6 +297,31 @@ tables! {
         digest: String,
         size: i64,
         mode: i64,
+    }
+
+    #[derive(Debug)]
+    VersionSignatures(VersionSignatureRow) in "version_signatures",
+    key [version_id: int, signer: text] {
+        version_id: i64,
+        signer: String,
+        key_id: String,
+        bundle: String,
+    }
+
+    #[derive(Debug)]
+    SigningKeys(SigningKeyRow) in "signing_keys", key [key_id: text] {
+        key_id: String,
+        public_key: String,
+        created_at: String,
+    }
+
+    #[derive(Debug)]
+    NamespaceKeys(NamespaceKeyRow) in "namespace_keys", key [namespace_id: int, key_id: text] {
+        namespace_id: i64,
+        key_id: String,
+        identity: String,
+        public_key: String,
+        created_at: String,
     }
 
     #[derive(Debug)]

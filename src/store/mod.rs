@@ -19,7 +19,7 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`): each engine compiles those
+//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`): each engine compiles those
 //! modules as its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which
 //! supplies what the two engines truly say differently as macros usable in `concat!` (`now!`,
 //! the bound `limit!`, flags, `visible!`, lists given as one parameter) and the types that go
@@ -51,10 +51,10 @@ pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, FileRecord, FindingsRecord,
-    ListingRecord, Manifest, Manifests, NameMatch, NewToken, NewVersion, PublishOutcome,
-    ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry, SkillId, SkillRecord, SourceId,
-    SourceMember, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId, VersionRecord,
-    Withdrawal,
+    ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord, NamespaceSigning, NewToken,
+    NewVersion, PublishOutcome, ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry,
+    SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SourceId, SourceMember, SourceRecord,
+    Stats, TokenRecord, VerifyReport, VersionId, VersionRecord, Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
@@ -65,9 +65,15 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// The catalog's storage engine: every role, as the registry holds it (`Arc<dyn Store>`, whose
 /// methods need no role trait in scope).
-pub trait Store: Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions {}
+pub trait Store:
+    Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions + Signing
+{
+}
 
-impl<T: Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions> Store for T {}
+impl<T: Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions + Signing> Store
+    for T
+{
+}
 
 /// The catalog as each engine keeps it its own way: publishing, the listing, manifests.
 #[async_trait]
@@ -295,6 +301,50 @@ pub trait Access: Send + Sync + 'static {
 
     /// Audit entries with `id > after`, oldest first.
     async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<AuditRecord>>;
+}
+
+/// Signed versions: their bundles, the registry's public keys, and each namespace's author keys
+/// and signature requirement (the audited changes).
+#[async_trait]
+pub trait Signing: Send + Sync + 'static {
+    /// Every public key the registry has signed with, oldest first.
+    async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>>;
+
+    /// Record a public key the registry signs with; `false` when it was recorded already.
+    async fn add_signing_key(&self, key_id: &str, public_key: &str) -> Result<bool>;
+
+    /// The bundles kept with version `version_id`: the author's first, then the registry's.
+    async fn version_signatures(&self, version_id: VersionId) -> Result<Vec<SignatureRecord>>;
+
+    /// The author keys of `namespace` and whether it requires their signature.
+    async fn namespace_signing(&self, namespace: &Namespace) -> Result<NamespaceSigning>;
+
+    /// Register an author key of `namespace`, audited; `false` when it is registered already.
+    async fn add_namespace_key(
+        &self,
+        namespace: &Namespace,
+        key_id: &str,
+        identity: &str,
+        public_key: &str,
+        actor: &str,
+    ) -> Result<bool>;
+
+    /// Forget an author key of `namespace`, audited; `false` when it was not registered.
+    async fn remove_namespace_key(
+        &self,
+        namespace: &Namespace,
+        key_id: &str,
+        actor: &str,
+    ) -> Result<bool>;
+
+    /// Require (or stop requiring) an author's signature on new versions of `namespace`,
+    /// audited.
+    async fn set_signature_required(
+        &self,
+        namespace: &Namespace,
+        required: bool,
+        actor: &str,
+    ) -> Result<()>;
 }
 
 /// 2025-era MCP sessions: what brings one back on a process that does not hold it (its state,

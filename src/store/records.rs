@@ -8,9 +8,11 @@ use serde_json::{Map, Value};
 use super::StoreError;
 use crate::core::provenance::{Provenance, SourceKind};
 pub use crate::core::records::{
-    AuditRecord, FileRecord, SourceId, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId,
+    AuditRecord, FileRecord, NamespaceKeyRecord, NamespaceSigning, SignatureRecord,
+    SigningKeyRecord, SourceId, SourceRecord, Stats, TokenRecord, VerifyReport, VersionId,
 };
 use crate::core::scan::{Counts, Scan, Severity, Summary, Verdict};
+use crate::core::signature::Signed;
 use crate::core::uri::SKILL_MD;
 use crate::core::{
     Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, VersionRef,
@@ -36,6 +38,8 @@ pub struct NewVersion<'a> {
     pub pending: bool,
     /// Where the registry read the bytes from, when it read them itself.
     pub provenance: Option<&'a Provenance>,
+    /// Who signed it, each with the Sigstore bundle as made or uploaded (`core::signature`).
+    pub signatures: &'a [(Signed, String)],
 }
 
 /// What a publish did.
@@ -154,6 +158,8 @@ pub struct Manifest {
     pub entries: Vec<EntryRecord>,
     /// Where the registry read the version from, when it read it itself.
     pub provenance: Option<Provenance>,
+    /// Who signed it (the bundles are kept apart: [`crate::store::Signing`]).
+    pub signatures: Vec<Signed>,
 }
 
 impl Manifest {
@@ -338,6 +344,13 @@ pub(super) mod decode {
     /// A version's provenance column: `NULL` or a [`Provenance`] as JSON.
     pub fn provenance(s: Option<&str>) -> Result<Option<Provenance>, StoreError> {
         s.map(|s| json("stored provenance", s)).transpose()
+    }
+
+    /// A version's signatures column: `NULL` (unsigned) or a JSON array of [`Signed`].
+    pub fn signatures(s: Option<&str>) -> Result<Vec<Signed>, StoreError> {
+        Ok(s.map(|s| json("stored signatures", s))
+            .transpose()?
+            .unwrap_or_default())
     }
 
     pub fn source_kind(s: &str) -> Result<SourceKind, StoreError> {

@@ -92,8 +92,16 @@ impl ResolvedRow {
 /// A file row: (version id, path, digest, size, mode).
 pub(super) type FileRow = (i64, String, String, i64, i64);
 /// An entry row: (version id, subpath, name, description, frontmatter, the version's
-/// provenance).
-pub(super) type EntryRow = (i64, String, String, String, String, Option<String>);
+/// provenance and signatures).
+pub(super) type EntryRow = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+);
 
 /// A version's manifest as one JSON value on its row (SQLite's `versions.manifest`): its files
 /// `(path, digest, size, mode)` by path, then its entries `(subpath, name, description,
@@ -136,12 +144,14 @@ pub(super) fn manifest_column(new: &super::NewVersion<'_>) -> Result<String> {
 }
 
 /// The manifests of versions from their manifest columns: `(version id, manifest, provenance)`.
-pub(super) fn manifests_of_columns(
-    columns: Vec<(i64, Option<ManifestColumn>, Option<String>)>,
-) -> Result<Manifests> {
+/// A version's row as SQLite's `manifests` reads it: (id, its manifest column, its provenance
+/// and signatures columns).
+pub(super) type ManifestColumns = (i64, Option<ManifestColumn>, Option<String>, Option<String>);
+
+pub(super) fn manifests_of_columns(columns: Vec<ManifestColumns>) -> Result<Manifests> {
     let mut files = Vec::new();
     let mut entries = Vec::new();
-    for (version_id, column, provenance) in columns {
+    for (version_id, column, provenance, signatures) in columns {
         let Some((version_files, version_entries)) = column else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no manifest"
@@ -161,6 +171,7 @@ pub(super) fn manifests_of_columns(
                     description,
                     frontmatter,
                     provenance.clone(),
+                    signatures.clone(),
                 )
             },
         ));
@@ -179,6 +190,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 files: Vec::new(),
                 entries: Vec::new(),
                 provenance: None,
+                signatures: Vec::new(),
             })
             .files
             .push(FileRecord {
@@ -188,7 +200,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
             });
     }
-    for (version_id, subpath, name, description, frontmatter, provenance) in entries {
+    for (version_id, subpath, name, description, frontmatter, provenance, signatures) in entries {
         let Some(manifest) = manifests.get_mut(&version_id) else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no files"
@@ -196,6 +208,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
         };
         if manifest.entries.is_empty() {
             manifest.provenance = decode::provenance(provenance.as_deref())?;
+            manifest.signatures = decode::signatures(signatures.as_deref())?;
         }
         manifest.entries.push(EntryRecord {
             subpath,
@@ -435,6 +448,15 @@ pub(super) fn provenance_text(new: &super::NewVersion<'_>) -> Result<Option<Stri
     new.provenance
         .map(|p| serde_json::to_string(p).map_err(|e| StoreError::corrupt("provenance", e)))
         .transpose()
+}
+
+/// A version's signatures column: `NULL` when it was stored unsigned.
+pub(super) fn signatures_text(new: &super::NewVersion<'_>) -> Result<Option<String>> {
+    if new.signatures.is_empty() {
+        return Ok(None);
+    }
+    let signed: Vec<_> = new.signatures.iter().map(|(signed, _)| signed).collect();
+    json_text(&signed).map(Some)
 }
 
 /// Decode every row of a query.

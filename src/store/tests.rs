@@ -74,6 +74,7 @@ async fn publish_from(
             scan: &crate::core::scan::Scan::unscanned(),
             pending: false,
             provenance,
+            signatures: &[],
         })
         .await
         .unwrap()
@@ -152,6 +153,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
             scan: &crate::core::scan::Scan::unscanned(),
             pending: false,
             provenance: None,
+            signatures: &[],
         })
         .await
         .unwrap_err();
@@ -1086,8 +1088,8 @@ fn the_copy_statements_read_a_key_range_and_insert_every_column() {
     use super::copy::{CopyRow, FileRow, NamespaceRow, SourceSkillRow};
     assert_eq!(
         NamespaceRow::SELECT,
-        "SELECT id, name, created_at, last_published_at, private, review_required \
-         FROM namespaces WHERE id > $1 ORDER BY id LIMIT +$3"
+        "SELECT id, name, created_at, last_published_at, private, review_required, \
+         signature_required FROM namespaces WHERE id > $1 ORDER BY id LIMIT +$3"
     );
     assert_eq!(
         FileRow::SELECT,
@@ -1286,6 +1288,7 @@ async fn a_batch_stores_what_its_versions_would_one_by_one() {
         scan: &scan,
         pending: false,
         provenance: None,
+        signatures: &[],
     };
     let kind = |o: &Result<PublishOutcome, StoreError>| match o {
         Ok(outcome) => format!("{outcome:?}"),

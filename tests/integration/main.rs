@@ -26,6 +26,7 @@ mod ops;
 mod postgres;
 mod reliability;
 mod rest;
+mod signing;
 mod soak;
 mod sources;
 mod tls;

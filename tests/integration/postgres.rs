@@ -25,10 +25,22 @@ use crate::rest::{ADMIN, Api, code, skill_archive};
 const PROPAGATION: Duration = Duration::from_secs(2);
 
 fn admin_config() -> Config {
-    Config {
+    let mut config = Config {
         admin_token: Some(Secret::new(ADMIN)),
         ..Config::default()
-    }
+    };
+    config.storage.signing.signing_key = Some(shared_key().to_path_buf());
+    config
+}
+
+/// The signing key every registry of these tests signs with, as replicas sharing a database
+/// should (made by the first that signs; one per test process).
+fn shared_key() -> &'static std::path::Path {
+    static DIR: std::sync::LazyLock<std::path::PathBuf> =
+        std::sync::LazyLock::new(|| TempDir::new().unwrap().keep());
+    static KEY: std::sync::LazyLock<std::path::PathBuf> =
+        std::sync::LazyLock::new(|| DIR.join("signing-key.pem"));
+    &KEY
 }
 
 async fn replica(url: &str) -> TestServer {
@@ -54,6 +66,7 @@ async fn on_sqlite_dir(dir: &std::path::Path) -> TestServer {
 async fn open_postgres(url: &str, dir: &TempDir) -> Registry {
     Registry::builder(dir.path())
         .at(Location::Postgres(url.to_owned(), PgOptions::default()))
+        .signing_key(Some(shared_key()))
         .open()
         .await
         .unwrap()
@@ -198,7 +211,11 @@ async fn both_engines_answer_every_read_alike() {
     let url = fresh_postgres().await;
     let sqlite_dir = TempDir::new().unwrap();
     let pg_dir = TempDir::new().unwrap();
-    let on_sqlite = Registry::open(sqlite_dir.path()).await.unwrap();
+    let on_sqlite = Registry::builder(sqlite_dir.path())
+        .signing_key(Some(shared_key()))
+        .open()
+        .await
+        .unwrap();
     let on_postgres = open_postgres(&url, &pg_dir).await;
     let imported = fill(&on_sqlite).await;
     assert_eq!(fill(&on_postgres).await, imported);

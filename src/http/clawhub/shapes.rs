@@ -321,8 +321,20 @@ pub(super) struct Verify {
     pub artifact: VerifyArtifact,
     pub provenance: VerifyProvenance,
     pub security: VerifySecurity,
-    /// No signatures are made: `null`.
-    pub signature: Option<String>,
+    /// Who signed the version (OpenSSF Model Signing bundles); `null` when unsigned.
+    pub signature: Option<VerifySignature>,
+}
+
+/// The `signature` of `verify` (ClawHub's schema leaves it open): the signers and where the
+/// registry's bundle is.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct VerifySignature {
+    /// `model-signing/v1.0`: a Sigstore bundle with an in-toto statement over every file.
+    pub format: &'static str,
+    pub signers: Vec<crate::core::signature::Signed>,
+    /// The registry's bundle, the file `model_signing verify` reads.
+    pub bundle_url: String,
 }
 
 #[derive(Serialize)]
@@ -610,7 +622,16 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     verdict: "clean",
                     reason_codes: vec![],
                 },
-                signature: None,
+                signature: Some(VerifySignature {
+                    format: "model-signing/v1.0",
+                    signers: vec![crate::core::signature::Signed {
+                        by: crate::core::signature::Signer::Registry,
+                        key_id: "cd".repeat(32),
+                        identity: None,
+                        verified: true,
+                    }],
+                    bundle_url: s("https://skills.example/v1/skills/acme/pdf/1.2.0/signature"),
+                }),
             }),
         ),
         (

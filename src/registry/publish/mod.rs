@@ -3,7 +3,10 @@
 //! repositories and other SEP-2640 servers (`sources.rs`).
 
 mod import;
+mod signing;
 mod sources;
+
+pub use signing::DEFAULT_KEY_FILE;
 
 use std::sync::Arc;
 
@@ -12,6 +15,7 @@ use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
 use crate::core::records::FileRecord;
 use crate::core::scan::{Policy, Scan, Verdict};
+use crate::core::signature::{self, SignatureError, Signed, Signer, Subject};
 use crate::core::{
     self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
     SkillVersion, VersionRef, Warning,
@@ -19,7 +23,7 @@ use crate::core::{
 use crate::error::{Error, Result};
 use crate::source::archive;
 use crate::store::{Blobs, Store};
-use crate::store::{NewVersion, PublishOutcome, StoreError};
+use crate::store::{NamespaceSigning, NewVersion, PublishOutcome, StoreError};
 
 /// One skill version to publish.
 #[derive(Debug, Clone)]
@@ -71,6 +75,10 @@ pub struct Prepared {
     actor: String,
     scan: Scan,
     provenance: Option<Provenance>,
+    /// An author's bundle sent with the version (`publish --signature`), checked before storing.
+    author_signature: Option<String>,
+    /// Who signed it, with each bundle: filled just before it is stored.
+    signatures: Vec<(Signed, String)>,
 }
 
 impl Prepared {
@@ -114,7 +122,89 @@ impl Prepared {
             scan: &self.scan,
             pending,
             provenance: self.provenance.as_ref(),
+            signatures: &self.signatures,
         }
+    }
+
+    /// Every file's path and digest, for a signature's statement.
+    fn signed_files(&self) -> Vec<(&str, Digest)> {
+        self.bundle
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.digest))
+            .collect()
+    }
+
+    /// Check the author's signature against the namespace's keys, then sign with the
+    /// registry's `key`: what is stored with the version.
+    fn sign(
+        &mut self,
+        namespace: &NamespaceSigning,
+        key: Option<&signing::SigningKey>,
+    ) -> Result<()> {
+        let files = self.signed_files();
+        let subject = Subject {
+            namespace: &self.namespace,
+            name: &self.bundle.name,
+            version: &self.version,
+            content_digest: self.bundle.content_digest,
+            files: &files,
+        };
+        let mut signatures = Vec::with_capacity(2);
+        match &self.author_signature {
+            Some(text) => {
+                let bundle = signature::Bundle::read(text, &subject)?;
+                let keys: Vec<(signature::PublicKey, &str)> = namespace
+                    .keys
+                    .iter()
+                    .filter_map(|k| {
+                        Some((
+                            signature::PublicKey::from_pem(&k.public_key).ok()?,
+                            k.identity.as_str(),
+                        ))
+                    })
+                    .collect();
+                let signed = if keys.is_empty() && !namespace.required {
+                    // Nothing to check it against: kept, marked unverified.
+                    Signed {
+                        by: Signer::Author,
+                        key_id: bundle.hint.unwrap_or_default(),
+                        identity: None,
+                        verified: false,
+                    }
+                } else {
+                    // The key the bundle names, when the namespace has it: its failure is the
+                    // signature's own; else whichever registered key verifies it.
+                    let named = bundle
+                        .hint
+                        .as_ref()
+                        .and_then(|hint| keys.iter().find(|(key, _)| key.key_id() == *hint));
+                    let (key, identity) = match named {
+                        Some(named) => bundle.verify(&named.0).map(|()| named)?,
+                        None => keys
+                            .iter()
+                            .find(|(key, _)| bundle.verify(key).is_ok())
+                            .ok_or_else(|| SignatureError::Untrusted(self.namespace.to_string()))?,
+                    };
+                    Signed {
+                        by: Signer::Author,
+                        key_id: key.key_id(),
+                        identity: Some((*identity).to_owned()),
+                        verified: true,
+                    }
+                };
+                signatures.push((signed, text.clone()));
+            }
+            None if namespace.required => {
+                return Err(SignatureError::Required(self.namespace.to_string()).into());
+            }
+            None => {}
+        }
+        if let Some(key) = key {
+            signatures.push(key.sign(&subject)?);
+        }
+        self.signatures = signatures;
+        Ok(())
     }
 
     fn blobs(&self) -> impl Iterator<Item = (Digest, &[u8])> {
@@ -170,6 +260,8 @@ pub struct Publisher {
     policy: Policy,
     /// How MCP sources are read, once registered ([`Publisher::read_upstreams_with`]).
     upstream: std::sync::OnceLock<Arc<dyn Upstream>>,
+    /// The key each version stored is signed with (none: stored unsigned).
+    signing_key: signing::KeySlot,
 }
 
 impl Publisher {
@@ -178,6 +270,7 @@ impl Publisher {
         blobs: Arc<dyn Blobs>,
         current: Arc<Current>,
         policy: Policy,
+        signing_key: Option<std::path::PathBuf>,
     ) -> Self {
         Self {
             store,
@@ -185,7 +278,18 @@ impl Publisher {
             current,
             policy,
             upstream: std::sync::OnceLock::new(),
+            signing_key: signing::KeySlot::new(signing_key),
         }
+    }
+
+    /// The public key versions are signed with now (read or made on first use); `None` when
+    /// signing is off.
+    pub async fn signing_key(&self) -> Result<Option<signature::PublicKey>> {
+        Ok(self
+            .signing_key
+            .get(&*self.store)
+            .await?
+            .map(|k| k.public().clone()))
     }
 
     /// The scan policy publishes are judged by.
@@ -229,6 +333,8 @@ impl Publisher {
             actor: request.actor,
             scan,
             provenance: None,
+            author_signature: None,
+            signatures: Vec::new(),
         })
     }
 
@@ -246,7 +352,10 @@ impl Publisher {
     /// The blobs of versions not stored yet are written first (`put if absent`), then the rows.
     /// A version that already exists is decided before any blob is written, so refusing it
     /// leaves storage untouched.
-    pub async fn publish_prepared(&self, items: Vec<Prepared>) -> Result<Vec<Result<Published>>> {
+    pub async fn publish_prepared(
+        &self,
+        mut items: Vec<Prepared>,
+    ) -> Result<Vec<Result<Published>>> {
         let refs: Vec<VersionRef> = items.iter().map(Prepared::version_ref).collect();
         let mut outcomes: Vec<Option<Result<PublishOutcome, StoreError>>> = self
             .store
@@ -267,9 +376,31 @@ impl Publisher {
                 })
             })
             .collect();
-        let pending: Vec<usize> = (0..items.len())
+        let new: Vec<usize> = (0..items.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
+        // Signed before anything is stored; a signature refused refuses its version alone.
+        let mut refused: Vec<Option<Error>> = items.iter().map(|_| None).collect();
+        if !new.is_empty() {
+            let key = self.signing_key.get(&*self.store).await?;
+            let mut namespaces: Vec<(Namespace, NamespaceSigning)> = Vec::new();
+            for &i in &new {
+                let namespace = &items[i].namespace;
+                if !namespaces.iter().any(|(n, _)| n == namespace) {
+                    let signing = self.store.namespace_signing(namespace).await?;
+                    namespaces.push((namespace.clone(), signing));
+                }
+                let (_, signing) = namespaces
+                    .iter()
+                    .find(|(n, _)| n == namespace)
+                    .expect("fetched above");
+                if let Err(e) = items[i].sign(signing, key.map(|k| &**k)) {
+                    crate::metrics::publish("refused");
+                    refused[i] = Some(e);
+                }
+            }
+        }
+        let pending: Vec<usize> = new.into_iter().filter(|&i| refused[i].is_none()).collect();
         // Versions published into a namespace that requires review wait for approval.
         let review = if pending.is_empty() {
             Vec::new()
@@ -305,15 +436,19 @@ impl Publisher {
         let mut results: Vec<Result<Published>> = items
             .into_iter()
             .zip(outcomes)
-            .map(
-                |(item, outcome)| match outcome.expect("every version has an outcome") {
+            .zip(refused)
+            .map(|((item, outcome), refused)| {
+                if let Some(e) = refused {
+                    return Err(e);
+                }
+                match outcome.expect("every version has an outcome") {
                     Ok(o) => {
                         let held = o == PublishOutcome::Created && reviewed(&item);
                         Ok(item.published(o, held))
                     }
                     Err(e) => Err(item.store_error(e)),
-                },
-            )
+                }
+            })
             .collect();
         for result in &mut results {
             if let Err(Error::VersionExists(version, next)) = result {
@@ -347,19 +482,25 @@ impl Publisher {
         format: Format,
         body: &[u8],
         client_warnings: Vec<Warning>,
+        author_signature: Option<String>,
     ) -> Result<Published> {
         self.require_publish(caller, target.namespace())?;
         core::fix::check_client_warnings(&client_warnings).map_err(Error::InvalidRequest)?;
         let files = archive::unpack(format, body)?;
-        self.publish(PublishRequest {
-            namespace: target.namespace().clone(),
-            files,
-            expected_name: Some(target.name().clone()),
-            version: Some(target.version.clone()),
-            actor: caller.actor(),
-            warnings: client_warnings,
-        })
-        .await
+        let mut prepared = Self::prepare(
+            PublishRequest {
+                namespace: target.namespace().clone(),
+                files,
+                expected_name: Some(target.name().clone()),
+                version: Some(target.version.clone()),
+                actor: caller.actor(),
+                warnings: client_warnings,
+            },
+            self.scan_policy(),
+        )?;
+        prepared.author_signature = author_signature;
+        let mut results = self.publish_prepared(vec![prepared]).await?;
+        results.pop().expect("one result per version")
     }
 
     /// Check that `caller` may publish into `namespace` (before reading an upload they may not

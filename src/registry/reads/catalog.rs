@@ -159,7 +159,25 @@ impl Reads {
             findings: row.scan.findings,
             files: manifest.files.clone(),
             provenance: manifest.provenance.clone(),
+            signatures: manifest.signatures.clone(),
         })
+    }
+
+    /// The signature bundles of one version `viewer` sees, the author's first, exactly as
+    /// stored. A revoked version's are refused as its files are: a signature never makes it
+    /// installable.
+    pub async fn signatures(
+        &self,
+        viewer: &Visibility,
+        version: &VersionRef,
+    ) -> Result<Vec<crate::core::records::SignatureRecord>> {
+        let (row, _) = self.stored_version(viewer, version, true).await?;
+        Ok(self.store.version_signatures(row.id).await?)
+    }
+
+    /// Every public key the registry has signed with, oldest first.
+    pub async fn signing_keys(&self) -> Result<Vec<crate::core::records::SigningKeyRecord>> {
+        Ok(self.store.signing_keys().await?)
     }
 
     /// One file of one version.

@@ -68,6 +68,11 @@ impl SkillEntry {
         self.manifest.provenance.as_ref()
     }
 
+    /// Who signed the version.
+    pub fn signatures(&self) -> &[crate::core::signature::Signed] {
+        &self.manifest.signatures
+    }
+
     /// The skill's files (its directory and everything below it), paths relative to `root`.
     pub fn files(&self) -> &[FileRecord] {
         let files = &self.manifest.files;
@@ -87,11 +92,12 @@ impl SkillEntry {
     /// and a nested skill of one version read from Git (frontmatter with fields beyond `name`
     /// and `description`, several files each), a version mirrored from a `stdio:` upstream, one
     /// mirrored over HTTP (user information and query left out, as mirroring stores it), and
-    /// one published (no source). Fixed data, no IO: the format of stored serialized entries
+    /// one published (no source; signed by its author and the registry). Fixed data, no IO: the format of stored serialized entries
     /// is derived from their bytes (`mcp::Codec`), and a golden test shows those bytes.
     pub(crate) fn canonical_examples() -> Vec<SkillEntry> {
         use crate::core::provenance::public_server;
         use crate::core::scan::Scan;
+        use crate::core::signature::{Signed, Signer};
         use crate::store::EntryRecord;
 
         let file = |path: &str, size: u64| FileRecord {
@@ -121,6 +127,7 @@ impl SkillEntry {
                 files,
                 entries,
                 provenance,
+                signatures: Vec::new(),
             })
         };
         let entry = |name: &str, version: &str, manifest: &Arc<Manifest>, subpath: &str| {
@@ -181,12 +188,28 @@ impl SkillEntry {
         };
         let stdio = mirrored(2, "stdio:upstream-server --token secret");
         let http = mirrored(3, "https://user:secret@mirror.example/mcp?key=secret");
-        let published = manifest(
-            4,
-            vec![file("SKILL.md", 10)],
-            vec![record("", "published", Value::Null)],
-            None,
-        );
+        let published = Arc::new(Manifest {
+            signatures: vec![
+                Signed {
+                    by: Signer::Author,
+                    key_id: Digest::of(b"author key").hex(),
+                    identity: Some("release@canonical.example".to_owned()),
+                    verified: true,
+                },
+                Signed {
+                    by: Signer::Registry,
+                    key_id: Digest::of(b"registry key").hex(),
+                    identity: None,
+                    verified: true,
+                },
+            ],
+            ..Arc::unwrap_or_clone(manifest(
+                4,
+                vec![file("SKILL.md", 10)],
+                vec![record("", "published", Value::Null)],
+                None,
+            ))
+        });
         vec![
             entry("toolbox", "1.2.3", &git, ""),
             entry("toolbox", "1.2.3", &git, "tools/lint"),

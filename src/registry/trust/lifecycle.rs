@@ -80,6 +80,70 @@ impl Trust {
         Ok(())
     }
 
+    /// Register a key `namespace`'s authors sign with (admin only): versions uploaded with a
+    /// signature it verifies are served as signed by `identity`. The key's id (its hint).
+    pub async fn add_namespace_key(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        identity: &str,
+        public_key: &str,
+    ) -> Result<String> {
+        caller.require_admin()?;
+        let identity = identity.trim();
+        if identity.is_empty() || identity.len() > 200 || identity.chars().any(char::is_control) {
+            return Err(Error::InvalidRequest(
+                "identity: 1 to 200 characters, no control characters".into(),
+            ));
+        }
+        let key = crate::core::signature::PublicKey::from_pem(public_key)?;
+        let key_id = key.key_id();
+        self.store
+            .add_namespace_key(namespace, &key_id, identity, key.pem(), &caller.actor())
+            .await?;
+        Ok(key_id)
+    }
+
+    /// Forget an author key of `namespace` (admin only); versions it signed keep their
+    /// signatures. `false` when it was not registered.
+    pub async fn remove_namespace_key(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        key_id: &str,
+    ) -> Result<bool> {
+        caller.require_admin()?;
+        Ok(self
+            .store
+            .remove_namespace_key(namespace, key_id, &caller.actor())
+            .await?)
+    }
+
+    /// The author keys of `namespace` and whether it requires their signature (admin only).
+    pub async fn namespace_signing(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+    ) -> Result<crate::core::records::NamespaceSigning> {
+        caller.require_admin()?;
+        Ok(self.store.namespace_signing(namespace).await?)
+    }
+
+    /// Require (or stop requiring) that new versions of `namespace` carry a signature by one of
+    /// its registered keys (admin only).
+    pub async fn set_signature_required(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        required: bool,
+    ) -> Result<()> {
+        caller.require_admin()?;
+        self.store
+            .set_signature_required(namespace, required, &caller.actor())
+            .await?;
+        Ok(())
+    }
+
     async fn withdraw(
         &self,
         caller: &Principal,

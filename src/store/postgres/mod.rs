@@ -56,6 +56,12 @@ mod maintenance;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod sessions;
+#[path = "../sql/signing.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod signing;
 #[path = "../sql/sources.rs"]
 #[expect(
     clippy::duplicate_mod,

@@ -102,11 +102,12 @@ impl Catalog for Engine {
         // an entry row's name is where a file's digest is.
         let rows: Vec<ManifestRow> = sqlx::query_as(
             "SELECT false AS entry, version_id, path, digest, size, mode,
-                    NULL AS description, NULL AS frontmatter, NULL AS provenance
+                    NULL AS description, NULL AS frontmatter, NULL AS provenance,
+                    NULL AS signatures
              FROM version_files WHERE version_id = ANY($1)
              UNION ALL
              SELECT true, e.version_id, e.subpath, e.name, 0, 0, e.description, e.frontmatter,
-                    v.provenance
+                    v.provenance, v.signatures
              FROM version_entries e JOIN versions v ON v.id = e.version_id
              WHERE e.version_id = ANY($1)
              ORDER BY entry, version_id, path",
@@ -115,8 +116,18 @@ impl Catalog for Engine {
         .fetch_all(pool)
         .await?;
         let (mut files, mut entries): (Vec<FileRow>, Vec<EntryRow>) = (Vec::new(), Vec::new());
-        for (entry, version_id, path, digest, size, mode, description, frontmatter, provenance) in
-            rows
+        for (
+            entry,
+            version_id,
+            path,
+            digest,
+            size,
+            mode,
+            description,
+            frontmatter,
+            provenance,
+            signatures,
+        ) in rows
         {
             match (entry, description, frontmatter) {
                 (true, Some(description), Some(frontmatter)) => entries.push((
@@ -126,6 +137,7 @@ impl Catalog for Engine {
                     description,
                     frontmatter,
                     provenance,
+                    signatures,
                 )),
                 (false, _, _) => files.push((version_id, path, digest, size, mode)),
                 (true, _, _) => {
@@ -138,7 +150,7 @@ impl Catalog for Engine {
 }
 
 /// A row of [`Catalog::manifests`]: (an entry?, version id, path or subpath, digest or name,
-/// size, mode, description, frontmatter, provenance).
+/// size, mode, description, frontmatter, provenance, signatures).
 type ManifestRow = (
     bool,
     i64,
@@ -146,6 +158,7 @@ type ManifestRow = (
     String,
     i64,
     i64,
+    Option<String>,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -238,10 +251,10 @@ async fn publish_in(
         candidates.iter().map(|&i| f(i)).collect()
     };
     let inserted: Vec<(i64, String, i64)> = sqlx::query_as(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, signatures)
          SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[],
                               $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-                              $11::text[])
+                              $11::text[], $12::text[])
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING skill_id, version, id",
     )
     .bind(candidates.iter().map(|&i| skill_of[i]).collect::<Vec<_>>())
@@ -258,6 +271,12 @@ async fn publish_in(
         candidates
             .iter()
             .map(|&i| rows::provenance_text(&versions[i]))
+            .collect::<Result<Vec<_>>>()?,
+    )
+    .bind(
+        candidates
+            .iter()
+            .map(|&i| rows::signatures_text(&versions[i]))
             .collect::<Result<Vec<_>>>()?,
     )
     .fetch_all(&mut *tx)
@@ -318,6 +337,7 @@ async fn publish_in(
     }
 
     insert_files(tx, versions, &created).await?;
+    insert_signatures(tx, versions, &created).await?;
     let subpaths = insert_entries(tx, versions, &created).await?;
     let generation = write::next_generation(tx).await?;
     // One publish time for the batch, as one generation: it commits at once.
@@ -431,6 +451,38 @@ async fn insert_files(
     .bind(&digests)
     .bind(&sizes)
     .bind(&modes)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Every signature bundle of the stored versions in one statement.
+async fn insert_signatures(
+    tx: &mut PgConnection,
+    versions: &[NewVersion<'_>],
+    created: &[(usize, i64)],
+) -> Result<()> {
+    let (mut ids, mut signers, mut keys, mut bundles) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for &(i, version_id) in created {
+        for (signed, bundle) in versions[i].signatures {
+            ids.push(version_id);
+            signers.push(signed.by.as_str());
+            keys.push(signed.key_id.as_str());
+            bundles.push(bundle.as_str());
+        }
+    }
+    if ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO version_signatures (version_id, signer, key_id, bundle)
+         SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::text[])",
+    )
+    .bind(&ids)
+    .bind(&signers)
+    .bind(&keys)
+    .bind(&bundles)
     .execute(&mut *tx)
     .await?;
     Ok(())

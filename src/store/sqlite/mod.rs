@@ -52,6 +52,8 @@ mod lifecycle;
 mod maintenance;
 #[path = "../sql/sessions.rs"]
 mod sessions;
+#[path = "../sql/signing.rs"]
+mod signing;
 #[path = "../sql/sources.rs"]
 mod sources;
 

@@ -190,7 +190,8 @@ impl Catalog for Engine {
         // parse every manifest only to write it out again, a fifth of the query's time at 1M.
         let columns: Option<String> = sqlx::query_scalar(
             "SELECT '[' || group_concat('[' || id || ',' || coalesce(manifest, 'null') || ','
-                                    || json_quote(provenance) || ']', ',') || ']'
+                                    || json_quote(provenance) || ',' || json_quote(signatures)
+                                    || ']', ',') || ']'
          FROM versions WHERE id IN (SELECT value FROM json_each(?1))",
         )
         .bind(write::json_text(&version_ids)?)
@@ -359,8 +360,8 @@ async fn publish_in(
     // The version row first: when it already exists nothing else is written, so a batch can
     // leave this version out without a savepoint.
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, manifest)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, manifest, signatures)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
     )
     .bind(skill_id)
@@ -375,6 +376,7 @@ async fn publish_in(
     .bind(new.pending)
     .bind(rows::provenance_text(&new)?)
     .bind(rows::manifest_column(&new)?)
+    .bind(rows::signatures_text(&new)?)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(version_id) = inserted else {
@@ -394,6 +396,7 @@ async fn publish_in(
 
     insert_files(tx, version_id, new).await?;
     insert_entries(tx, version_id, new).await?;
+    insert_signatures(tx, version_id, new.signatures).await?;
     let (generation, at) = match stamp {
         Some(stamp) => stamp,
         None => {
@@ -428,6 +431,27 @@ async fn publish_in(
     )
     .await?;
     Ok(PublishOutcome::Created)
+}
+
+/// Keep the bundles of version `version_id` (its publish's transaction).
+async fn insert_signatures(
+    tx: &mut SqliteConnection,
+    version_id: i64,
+    signatures: &[(crate::core::signature::Signed, String)],
+) -> Result<()> {
+    for (signed, bundle) in signatures {
+        sqlx::query(
+            "INSERT INTO version_signatures (version_id, signer, key_id, bundle)
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(version_id)
+        .bind(signed.by.as_str())
+        .bind(&signed.key_id)
+        .bind(bundle)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
 }
 
 async fn insert_files(

@@ -1,0 +1,211 @@
+//! `skillreg add --require-signed`: a version is installed only when a signature by a key the
+//! user trusts covers exactly the files its entry lists (every file's bytes are then checked
+//! against those digests before anything is written, as always). The bundle and the key are
+//! kept beside the lock (`.skillreg/signatures/<ns>/<name>.sigstore.json`,
+//! `.skillreg/keys/<key>.pem`), so that `skillreg check` verifies the installed files again,
+//! offline, and so can `model_signing verify key` (OpenSSF Model Signing).
+//!
+//! Trusted keys: the `--key` files given; without any, the keys the source publishes
+//! (`skillreg://signing-keys`), trusted on first use and recorded in the lock. With
+//! `--identity`, only an author's signature the source verified for that identity counts, and
+//! it must verify with a `--key` (the author's public key).
+
+use std::path::{Path, PathBuf};
+
+use super::error::{Code, Error, Result};
+use super::lock::{LockedFile, LockedSignature, LockedSkill};
+use super::remote::{Entry, Remote};
+use crate::core::signature::{Bundle, PublicKey, Subject};
+use crate::core::{Digest, Namespace, SkillName, SkillVersion};
+
+/// What `--require-signed` asks of a version.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// `--key`: the public keys trusted; empty trusts the source's published keys.
+    pub keys: Vec<PublicKey>,
+    /// `--identity`: the author whose signature is required.
+    pub identity: Option<String>,
+}
+
+/// A verified signature, ready to be kept with the install.
+pub struct Verified {
+    pub locked: LockedSignature,
+    bundle: String,
+    key: PublicKey,
+}
+
+/// The version `path` @ the entry's version, as a signature's subject.
+struct Owned {
+    namespace: Namespace,
+    name: SkillName,
+    version: SkillVersion,
+    files: Vec<(String, Digest)>,
+}
+
+impl Owned {
+    fn new(path: &str, version: Option<&str>, files: &[LockedFile]) -> Result<Self> {
+        let bad = |what: &str| Error::new(Code::Unsigned, format!("{path}: {what}"));
+        let (ns, name) = path
+            .split_once('/')
+            .ok_or_else(|| bad("only NAMESPACE/NAME skills carry signatures"))?;
+        let version = version.ok_or_else(|| bad("the source names no version to verify"))?;
+        let files = files
+            .iter()
+            .map(|f| {
+                Ok((
+                    f.path.clone(),
+                    f.digest.parse().map_err(|_| bad("bad digest"))?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            namespace: Namespace::new(ns).map_err(|e| bad(&e.to_string()))?,
+            name: SkillName::new(name).map_err(|e| bad(&e.to_string()))?,
+            version: SkillVersion::parse(version).map_err(|e| bad(&e.to_string()))?,
+            files,
+        })
+    }
+
+    fn check(&self, text: &str) -> Result<Bundle, String> {
+        let files: Vec<(&str, Digest)> = self.files.iter().map(|(p, d)| (p.as_str(), *d)).collect();
+        let subject = Subject {
+            namespace: &self.namespace,
+            name: &self.name,
+            version: &self.version,
+            // Not part of what is checked: the statement's files are.
+            content_digest: Digest::of(b""),
+            files: &files,
+        };
+        Bundle::read(text, &subject).map_err(|e| e.to_string())
+    }
+}
+
+/// Verify `entry` (installed as `path`) against `policy`, before any byte is written.
+pub async fn verify(
+    remote: &Remote,
+    path: &str,
+    entry: &Entry,
+    policy: &Policy,
+) -> Result<Verified> {
+    let version = entry.version.as_ref().map(ToString::to_string);
+    let owned = Owned::new(path, version.as_deref(), &entry.locked_files())?;
+    let shown = format!("{path} {}", version.as_deref().unwrap_or(""));
+    let wanted: Vec<_> = entry
+        .signatures
+        .iter()
+        .filter(|s| match &policy.identity {
+            Some(identity) => {
+                s.by == "author" && s.verified && s.identity.as_deref() == Some(identity)
+            }
+            None => true,
+        })
+        .collect();
+    if wanted.is_empty() {
+        let what = match &policy.identity {
+            Some(identity) => format!("no signature by {identity:?} the source verified"),
+            None => "no signature".to_owned(),
+        };
+        return Err(Error::new(
+            Code::Unsigned,
+            format!("{shown}: {what}; nothing was written"),
+        ));
+    }
+    let keys = if policy.keys.is_empty() {
+        if policy.identity.is_some() {
+            return Err(Error::new(
+                Code::Usage,
+                "--identity needs the author's public key: pass it with --key FILE",
+            ));
+        }
+        remote.signing_keys().await?
+    } else {
+        policy.keys.clone()
+    };
+    let mut failures = Vec::new();
+    for announced in wanted {
+        let text = remote.read_bundle(&announced.uri).await?;
+        let bundle = owned.check(&text).map_err(|why| {
+            Error::new(
+                Code::SignatureInvalid,
+                format!(
+                    "{shown}: the {} signature: {why}; nothing was written",
+                    announced.by
+                ),
+            )
+        })?;
+        match keys.iter().find(|k| bundle.verify(k).is_ok()) {
+            Some(key) => {
+                return Ok(Verified {
+                    locked: LockedSignature {
+                        by: announced.by.clone(),
+                        key: key.key_id(),
+                        identity: announced.identity.clone(),
+                    },
+                    bundle: text,
+                    key: key.clone(),
+                });
+            }
+            None => failures.push(format!("{} (key {})", announced.by, announced.key_id)),
+        }
+    }
+    Err(Error::new(
+        Code::Unsigned,
+        format!(
+            "{shown}: no trusted key verifies its signatures ({}); nothing was written",
+            failures.join(", ")
+        ),
+    ))
+}
+
+/// Where the bundle and key of `skill` are kept, beside the lock at `lock_path`.
+fn kept(lock_path: &Path, skill_path: &str, key_id: &str) -> (PathBuf, PathBuf) {
+    let dir = lock_path
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(".skillreg");
+    (
+        dir.join("signatures")
+            .join(format!("{skill_path}.sigstore.json")),
+        dir.join("keys").join(format!("{key_id}.pem")),
+    )
+}
+
+/// Keep `verified`'s bundle and key beside the lock.
+pub fn keep(lock_path: &Path, skill_path: &str, verified: &Verified) -> Result<()> {
+    let (bundle, key) = kept(lock_path, skill_path, &verified.locked.key);
+    for (file, text) in [
+        (&bundle, verified.bundle.as_str()),
+        (&key, verified.key.pem()),
+    ] {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        }
+        std::fs::write(file, text).map_err(|e| Error::io(file.display(), e))?;
+    }
+    Ok(())
+}
+
+/// `check`: the kept bundle still covers the locked files and verifies with the kept key whose
+/// id the lock records. The reason when it does not.
+pub fn check(lock_path: &Path, skill: &LockedSkill) -> Option<String> {
+    let signed = skill.signature.as_ref()?;
+    let (bundle, key_file) = kept(lock_path, &skill.path, &signed.key);
+    let run = || -> Result<(), String> {
+        let text =
+            std::fs::read_to_string(&bundle).map_err(|e| format!("{}: {e}", bundle.display()))?;
+        let pem = std::fs::read_to_string(&key_file)
+            .map_err(|e| format!("{}: {e}", key_file.display()))?;
+        let key = PublicKey::from_pem(&pem).map_err(|e| e.to_string())?;
+        if key.key_id() != signed.key {
+            return Err(format!(
+                "{} is not the key {} the lock records",
+                key_file.display(),
+                signed.key
+            ));
+        }
+        let owned = Owned::new(&skill.path, skill.version.as_deref(), &skill.files)
+            .map_err(|e| e.message)?;
+        owned.check(&text)?.verify(&key).map_err(|e| e.to_string())
+    };
+    run().err()
+}
