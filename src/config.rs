@@ -116,7 +116,8 @@ pub struct Signing {
     pub signing_key: Option<PathBuf>,
     /// Sign each version stored; --no-signing stores versions unsigned (their bytes and
     /// digests are the same either way).
-    #[arg(long = "no-signing", env = "SKILLREG_NO_SIGNING", action = ArgAction::SetFalse)]
+    #[arg(long = "no-signing", env = "SKILLREG_NO_SIGNING", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+        default_value = "false", default_missing_value = "true", value_parser = off_switch)]
     pub signing: bool,
 }
 
@@ -263,7 +264,8 @@ pub struct Config {
     pub index_json_max_skills: usize,
     /// Publish the embedded seed skills (namespace "skillreg") at startup; --no-seed turns it
     /// off.
-    #[arg(long = "no-seed", env = "SKILLREG_NO_SEED", action = ArgAction::SetFalse)]
+    #[arg(long = "no-seed", env = "SKILLREG_NO_SEED", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+        default_value = "false", default_missing_value = "true", value_parser = off_switch)]
     pub seed: bool,
     /// Log format on stderr: "human" or "json".
     #[arg(long, env = "SKILLREG_LOG_FORMAT", value_enum, default_value = "human")]
@@ -315,7 +317,8 @@ pub struct Config {
     /// kept in storage too, so that any replica answers any of them.
     /// --no-mcp-sessions serves the 2025 era statelessly, as the 2026 era always is: plain JSON
     /// answers and no notifications. Faster.
-    #[arg(long = "no-mcp-sessions", env = "SKILLREG_NO_MCP_SESSIONS", action = ArgAction::SetFalse)]
+    #[arg(long = "no-mcp-sessions", env = "SKILLREG_NO_MCP_SESSIONS", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+        default_value = "false", default_missing_value = "true", value_parser = off_switch)]
     pub mcp_sessions: bool,
     /// MCP sessions (2025-era `initialize`) open at once; more are answered 503.
     #[arg(long, env = "SKILLREG_MAX_MCP_SESSIONS", default_value = "1000")]
@@ -365,6 +368,24 @@ pub struct Config {
     /// remote image tells its host of every view of the page; off, it shows as a link.
     #[arg(long, env = "SKILLREG_WEB_REMOTE_IMAGES")]
     pub web_remote_images: bool,
+}
+
+/// The value of an off switch (`--no-seed`, `SKILLREG_NO_SEED=true`): whether the setting it
+/// turns off stays on. The flag alone and `true`, `1`, `yes`, `on` turn it off; `false`, `0`,
+/// `no`, `off` leave it on, whether given as `--no-seed=false` or in the environment.
+fn off_switch(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(false),
+        "false" | "0" | "no" | "off" => Ok(true),
+        other => Err(format!(
+            "{other:?} is not a switch: use true or false (1/0, yes/no, on/off)"
+        )),
+    }
+}
+
+/// An argument declared as an off switch (`--no-…`, parsed by [`off_switch`]).
+fn is_off_switch(arg: &clap::Arg) -> bool {
+    arg.get_long().is_some_and(|long| long.starts_with("no-"))
 }
 
 impl Default for Config {
@@ -446,6 +467,10 @@ pub fn apply_file(command: clap::Command, file: &toml::Table) -> clap::Command {
     let command = command.mut_args(|arg| match file.get(arg.get_id().as_str()) {
         None => arg,
         Some(toml::Value::Array(items)) => arg.default_values(items.iter().map(value_text)),
+        // An off switch (`--no-seed`) holds the opposite of its setting (`seed = false`).
+        Some(toml::Value::Boolean(on)) if is_off_switch(&arg) => {
+            arg.default_value(if *on { "false" } else { "true" })
+        }
         Some(value) => arg.default_value(value_text(value)),
     });
     let names: Vec<String> = command
@@ -796,6 +821,27 @@ mod tests {
         );
         assert!(d.mcp_sessions, "2025-era clients get sessions by default");
         assert!(!d.web_remote_images, "remote images are off by default");
+    }
+
+    #[test]
+    fn off_switches_read_the_way_they_are_named() {
+        let none = toml::Table::new();
+        assert!(!parse(&none, &["--no-seed"]).seed);
+        assert!(parse(&none, &["--no-seed=false"]).seed);
+        assert!(parse(&none, &[]).storage.signing.signing);
+        let file = parse_file(
+            "signing = false\nmcp_sessions = false\nseed = true\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        let c = parse(&file, &[]);
+        assert!(!c.storage.signing.signing && !c.mcp_sessions && c.seed);
+        // The environment's `SKILLREG_NO_SEED=true` reaches the same parser.
+        assert_eq!(off_switch("true"), Ok(false));
+        assert_eq!(off_switch("1"), Ok(false));
+        assert_eq!(off_switch("false"), Ok(true));
+        assert_eq!(off_switch("off"), Ok(true));
+        assert!(off_switch("maybe").is_err());
     }
 
     #[test]

@@ -818,3 +818,32 @@ fn publish_without_a_namespace_is_a_usage_error_naming_the_flag() {
     assert!(out.stderr.contains("--namespace"), "{}", out.stderr);
     assert!(!out.stderr.contains("default"), "{}", out.stderr);
 }
+
+/// `SKILLREG_NO_SEED=true` turns seeding off, as its name says (it used to leave it on: the
+/// variable was read as the setting's own value), and likewise every `SKILLREG_NO_*` switch.
+#[test]
+fn no_switches_in_the_environment_turn_their_setting_off() {
+    use crate::common::run_cli;
+    let print = |envs: &[(&str, &str)]| {
+        let out = run_cli(&["config", "print"], envs);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let on = print(&[]);
+    for line in ["seed = true", "signing = true", "mcp_sessions = true"] {
+        assert!(on.lines().any(|l| l == line), "{line}: {on}");
+    }
+    let off = print(&[
+        ("SKILLREG_NO_SEED", "true"),
+        ("SKILLREG_NO_SIGNING", "1"),
+        ("SKILLREG_NO_MCP_SESSIONS", "yes"),
+    ]);
+    for line in ["seed = false", "signing = false", "mcp_sessions = false"] {
+        assert!(off.lines().any(|l| l == line), "{line}: {off}");
+    }
+    let kept = print(&[("SKILLREG_NO_SEED", "false")]);
+    assert!(kept.lines().any(|l| l == "seed = true"), "{kept}");
+    let out = run_cli(&["config", "print"], &[("SKILLREG_NO_SEED", "maybe")]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("not a switch"), "{}", out.stderr);
+}
