@@ -160,6 +160,40 @@ fn error_response(error: &Error) -> Response {
     error_page(status, &error.public_message())
 }
 
+/// Who signed a version, each signer with its key's id (shortened, the whole in its title)
+/// and a link to the bundle `model_signing verify` reads.
+fn signatures_line(signatures: &[crate::core::signature::Signed], bundle: &str) -> String {
+    use crate::core::signature::Signer;
+    let signers: Vec<String> = signatures
+        .iter()
+        .map(|s| {
+            let who = match (&s.by, &s.identity) {
+                (Signer::Registry, _) => "this registry".to_owned(),
+                (Signer::Author, Some(identity)) => format!("the author {}", esc(identity)),
+                (Signer::Author, None) => "the author".to_owned(),
+            };
+            let link = match s.by {
+                Signer::Registry => format!(r#"<a href="{}">bundle</a>"#, esc(bundle)),
+                Signer::Author => format!(r#"<a href="{}?by=author">bundle</a>"#, esc(bundle)),
+            };
+            let state = if s.verified {
+                "verified"
+            } else {
+                "not verified"
+            };
+            format!(
+                r#"{who} (key <code title="{k}">{short}…</code>, {state}, {link})"#,
+                k = esc(&s.key_id),
+                short = esc(&s.key_id.chars().take(12).collect::<String>()),
+            )
+        })
+        .collect();
+    format!(
+        r#"<p id="signatures">Signed by {} (OpenSSF Model Signing)</p>"#,
+        signers.join("; ")
+    )
+}
+
 /// Where a version was read from: the repository (a link when it is a web URL), ref, commit
 /// and directory, or the upstream server and URI.
 fn source_line(provenance: &Provenance) -> String {
@@ -503,6 +537,12 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
     ));
     if let Some(provenance) = &manifest.provenance {
         body.push_str(&source_line(provenance));
+    }
+    if !manifest.signatures.is_empty() {
+        body.push_str(&signatures_line(
+            &manifest.signatures,
+            &format!("/v1/skills/{ns}/{name}/{version}/signature"),
+        ));
     }
     let description = manifest
         .frontmatter

@@ -146,6 +146,17 @@ async fn model_signing_verifies_a_skill_installed_by_add_and_refuses_a_changed_b
         json!([{"by": "registry", "keyId": key_id, "verified": true}])
     );
 
+    // On the web page: who signed, the key, and the bundle's link.
+    let (status, page) = text(format!("{}/skills/acme/signed", server.base())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains(&format!(
+            r#"<p id="signatures">Signed by this registry (key <code title="{key_id}">{}…</code>, verified, <a href="/v1/skills/acme/signed/1.0.0/signature">bundle</a>)"#,
+            &key_id[..12]
+        )),
+        "{page}"
+    );
+
     // Over MCP: the same summary in `_meta`, and the bundle itself at its `uri`, byte for byte.
     let mcp = Modern::new(&server.url);
     let got = mcp
