@@ -54,6 +54,8 @@ mod maintenance;
 mod sessions;
 #[path = "../sql/sources.rs"]
 mod sources;
+#[path = "../sql/usage.rs"]
+mod usage;
 
 use std::path::Path;
 use std::str::FromStr;
