@@ -75,6 +75,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .admin_token(config.admin_token())
         .search()
         .index_snapshot(config.index_snapshot.as_deref())
+        .usage_counting(config.usage_flush())
         .open()
         .await?;
     if config.seed {

@@ -8,7 +8,7 @@
 //! | `skill_md` | MCP `resources/read` answers a skill's `SKILL.md` (root or nested) |
 //! | `file` | MCP `resources/read` answers any other stored file |
 //! | `archive` | REST `GET …/{version}/archive` answers (a discovery client's archive too: it fetches this URL) |
-//! | `well_known` | REST `GET …/{version}/files/{path}` answers: the URL a discovery index (`/.well-known/skills`) announces for a `skill-md` artifact |
+//! | `well_known` | REST `GET …/{version}/files/{path}` answers: the URL a discovery index (`/.well-known/skills`) announces for a `skill-md` artifact (the web page's file links lead there too) |
 //! | `clawhub_install` | ClawHub's `GET /api/v1/download` answers (what `clawhub install` fetches) |
 //! | `client_install` | MCP `resources/read` answers the `SKILL.md` read of a `skillreg add`/`install`/`update`, told by the `_meta` flag [`INSTALL_META`] the consumer sends with it (counted instead of `skill_md`; the install's other files count as `file`) |
 //!

@@ -224,7 +224,7 @@ async fn file(
         let file = s
             .registry
             .reads()
-            .version_file(&reader.visibility, &target, &path)
+            .version_file(&reader.visibility, &target, &path, None)
             .await?;
         Ok::<_, Error>((target, file))
     }
@@ -436,7 +436,7 @@ async fn load_skill(
     let manifest = registry.reads().version_detail(viewer, &target).await?;
     let skill_md = registry
         .reads()
-        .version_file(viewer, &target, SKILL_MD)
+        .version_file(viewer, &target, SKILL_MD, None)
         .await?;
     // Rendering a large SKILL.md is CPU work: once per content, off the async workers.
     let skill_md = match state.rendered.get(&skill_md.digest) {

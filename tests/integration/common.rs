@@ -141,6 +141,7 @@ impl TestServerBuilder {
             .cache_memory_mib(self.config.cache_memory_mib)
             .admin_token(self.config.admin_token())
             .search()
+            .usage_counting(self.config.usage_flush())
             .open()
             .await
             .unwrap();

@@ -12,6 +12,7 @@ use crate::core::provenance::Provenance;
 use crate::core::records::{FileRecord, VersionId};
 use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
+use crate::core::usage::Kind;
 use crate::core::{
     Digest, Namespace, SkillName, SkillRef, SkillUri, SkillVersion, Status, Target, Visibility,
     mime,
@@ -368,13 +369,21 @@ impl Reads {
 
     /// The bytes of the file at `uri`.
     pub async fn read(&self, viewer: &Visibility, uri: &SkillUri) -> Result<FileContent> {
-        let file = self.locate(viewer, uri).await?;
+        let file = self.locate(viewer, uri, false).await?;
         self.read_located(file, Keep::Bytes).await
     }
 
     /// The file at `uri`, found in its version's manifest: its digest, without reading its bytes
     /// (a transport that keeps what it makes of a file's bytes, by digest, may need none).
-    pub async fn locate(&self, viewer: &Visibility, uri: &SkillUri) -> Result<Located> {
+    /// Counted as a read of the version (MCP's `resources/read`, its one caller, on either
+    /// era): a skill's `SKILL.md`, or with `install` (the reader says it installs the skill)
+    /// an install, or another file.
+    pub async fn locate(
+        &self,
+        viewer: &Visibility,
+        uri: &SkillUri,
+        install: bool,
+    ) -> Result<Located> {
         let not_found = || Error::NotFound(NotFound::Resource(uri.to_string()));
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
@@ -384,6 +393,12 @@ impl Reads {
             .await?
             .ok_or_else(not_found)?;
         let file = manifest.file(path).ok_or_else(not_found)?;
+        let kind = match is_skill_md(&manifest, path) {
+            true if install => Kind::ClientInstall,
+            true => Kind::SkillMd,
+            false => Kind::File,
+        };
+        self.usage.count(resolved.version_id, kind);
         Ok(Located {
             uri: uri.clone(),
             digest: file.digest,
@@ -632,6 +647,17 @@ pub(super) fn listed_entry(
 /// Where the skill at `subpath` is in a manifest's entries (a handful: most versions have one).
 fn entry_index(manifest: &Manifest, subpath: &str) -> Option<usize> {
     manifest.entries.iter().position(|e| e.subpath == subpath)
+}
+
+/// Whether `path` is the SKILL.md of one of the version's skills (its root or a nested one).
+fn is_skill_md(manifest: &Manifest, path: &str) -> bool {
+    match path.strip_suffix(SKILL_MD) {
+        Some("") => true,
+        Some(dir) => dir
+            .strip_suffix('/')
+            .is_some_and(|subpath| entry_index(manifest, subpath).is_some()),
+        None => false,
+    }
 }
 
 /// The path of the SKILL.md of the entry at `subpath`.
