@@ -137,6 +137,18 @@ async fn a_scripted_workload_is_counted_exactly() {
     let (_, list) = api.get("/api/v1/skills?prefix=unread").await;
     assert_eq!(list["items"][0]["stats"]["downloads"], 0, "{list}");
 
+    // The web catalog: totals on the cards, a chart on the skill page.
+    let text = |path: &str| {
+        let url = format!("{}{path}", server.base());
+        async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
+    };
+    let catalog = text("/").await;
+    assert!(catalog.contains("16 reads"), "{catalog}");
+    assert!(catalog.contains("0 reads"), "{catalog}");
+    let page = text("/skills/acme/counted").await;
+    assert!(page.contains(r#"<svg id="usage-chart""#), "{page}");
+    assert!(page.contains("16 reads in the last 30 days"), "{page}");
+
     // A second flush adds to the stored counts.
     workload(&server, 1, 0, 0).await;
     server.registry.usage().flush().await.unwrap();
