@@ -206,6 +206,7 @@ async fn counts_survive_a_restart_through_the_shutdown_flush() {
     let server = start().await;
     let api = Api::new(&server);
     publish(&api, "acme", "counted").await;
+    publish(&api, "acme", "unread").await;
     workload(&server, 3, 2, 1).await;
     let registry = server.registry.clone();
     drop(server);
@@ -216,6 +217,25 @@ async fn counts_survive_a_restart_through_the_shutdown_flush() {
     let (status, body) = stats(&api, "acme/counted", None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["totals"], expected(3, 2, 1), "{body}");
+
+    // `skillreg stats`: every skill, most read first; `--unused` those nobody read.
+    let data_dir = dir.path().to_str().unwrap();
+    let out = run_cli_async(&["stats", "--data-dir", data_dir, "--json"], &[]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{out:?}");
+    assert_eq!(lines[0]["skill"], "acme/counted");
+    assert_eq!(lines[0]["total"], 3 + 2 + 1 + 2 + 1 + 1);
+    assert_eq!(lines[0]["counts"], expected(3, 2, 1));
+    assert_eq!(lines[1]["skill"], "acme/unread");
+    assert_eq!(lines[1]["total"], 0);
+    let out = run_cli_async(&["stats", "--data-dir", data_dir, "--unused", "7"], &[]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout, "acme/unread\n", "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
