@@ -358,6 +358,11 @@ pub struct Config {
     /// counts of one interval; a graceful shutdown flushes them all).
     #[arg(long, env = "SKILLREG_USAGE_FLUSH_SECS", default_value = "10")]
     pub usage_flush_secs: u64,
+    /// Rank search results by relevance times a popularity factor, 1 + ln(1 + reads) / 10, from
+    /// each skill's reads of the last 30 days (its usage counts): an even match goes to the
+    /// skill people use. Off: relevance alone.
+    #[arg(long, env = "SKILLREG_SEARCH_POPULARITY")]
+    pub search_popularity: bool,
 }
 
 impl Default for Config {

@@ -76,6 +76,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .search()
         .index_snapshot(config.index_snapshot.as_deref())
         .usage_counting(config.usage_flush())
+        .search_popularity(config.search_popularity)
         .open()
         .await?;
     if config.seed {

@@ -154,6 +154,8 @@ pub struct RegistryBuilder {
     cache_bytes: usize,
     /// Count reads, and flush the counts this often (`None`: no counting).
     usage: Option<Duration>,
+    /// Rank search by relevance times popularity.
+    popularity: bool,
 }
 
 impl RegistryBuilder {
@@ -162,6 +164,13 @@ impl RegistryBuilder {
     /// [`usage::DEFAULT_FLUSH`].
     pub fn usage_counting(mut self, flush_every: Option<Duration>) -> Self {
         self.usage = flush_every.map(|every| every.max(Duration::from_millis(10)));
+        self
+    }
+
+    /// Rank search results by relevance times a popularity factor from each skill's recent
+    /// reads (`search_popularity`; [`usage::popularity`]). Off by default.
+    pub fn search_popularity(mut self, on: bool) -> Self {
+        self.popularity = on;
         self
     }
 
@@ -237,7 +246,7 @@ impl RegistryBuilder {
             self.admin_token.as_deref(),
             self.policy,
             self.cache_bytes,
-            self.usage,
+            (self.usage, self.popularity),
         ))
     }
 }
@@ -272,6 +281,7 @@ impl Registry {
             policy: Policy::default(),
             cache_bytes: cache::DEFAULT_BUDGET_MIB << 20,
             usage: Some(usage::DEFAULT_FLUSH),
+            popularity: false,
         }
     }
 
@@ -282,7 +292,7 @@ impl Registry {
         admin_token: Option<&str>,
         policy: Policy,
         cache_bytes: usize,
-        usage_flush: Option<Duration>,
+        (usage_flush, popularity): (Option<Duration>, bool),
     ) -> Self {
         let ttl = if backend.feed.is_some() {
             FEED_RESOLVE_TTL
@@ -296,7 +306,7 @@ impl Registry {
             .map(|_| Arc::new(tokio::sync::Notify::new()));
         let store = backend.store;
         let heavy = Arc::new(Heavy::new());
-        let usage = Arc::new(Usage::new(store.clone(), usage_flush.is_some()));
+        let usage = Arc::new(Usage::new(store.clone(), usage_flush.is_some(), popularity));
         let current = Arc::new(current::Current::new(
             store.clone(),
             &budget,

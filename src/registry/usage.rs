@@ -36,6 +36,8 @@ type Counters = HashMap<(VersionId, Day, Kind), u64>;
 /// The usage counters of this process.
 pub struct Usage {
     counting: bool,
+    /// Search ranks by relevance times [`popularity`] (`search_popularity`).
+    popularity: bool,
     store: Arc<dyn Store>,
     shards: [Mutex<Counters>; SHARDS],
     /// One flush at a time (the task's and a final one).
@@ -43,9 +45,10 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub(super) fn new(store: Arc<dyn Store>, counting: bool) -> Self {
+    pub(super) fn new(store: Arc<dyn Store>, counting: bool, popularity: bool) -> Self {
         Self {
             counting,
+            popularity,
             store,
             shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
             flushing: tokio::sync::Mutex::new(()),
@@ -55,6 +58,11 @@ impl Usage {
     /// Whether reads are counted (`usage_counting`).
     pub fn counting(&self) -> bool {
         self.counting
+    }
+
+    /// Whether search ranks by relevance times [`popularity`] (`search_popularity`).
+    pub fn ranks_search(&self) -> bool {
+        self.popularity
     }
 
     /// Count one read of `kind` of the version `version_id`, today (UTC).
@@ -110,6 +118,17 @@ impl Usage {
     }
 }
 
+/// Days of reads the search popularity factor looks at.
+pub const POPULARITY_DAYS: u32 = 30;
+
+/// What a skill's relevance is multiplied by in search when `search_popularity` is on:
+/// `1 + ln(1 + reads) / 10` over its reads of the last [`POPULARITY_DAYS`] days (1 with no read,
+/// about 1.46 with 100, 1.69 with 1000): a clearly better match still wins, an even one goes to
+/// the skill people use.
+pub fn popularity(reads: u64) -> f32 {
+    1.0 + (reads as f32).ln_1p() / 10.0
+}
+
 /// Flush `usage` every `every` until `stop` (the final flush is [`super::Registry::close`]'s).
 pub(super) async fn run(usage: Weak<Usage>, every: Duration, stop: CancellationToken) {
     let mut ticks = tokio::time::interval(every);
@@ -124,5 +143,18 @@ pub(super) async fn run(usage: Weak<Usage>, every: Duration, stop: CancellationT
         if let Err(e) = usage.flush().await {
             tracing::warn!(error = %e, "usage counts not flushed: kept for the next flush");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn popularity_starts_at_one_and_grows_slowly() {
+        assert_eq!(popularity(0), 1.0);
+        assert!((popularity(100) - 1.4615).abs() < 1e-3);
+        assert!((popularity(1000) - 1.6909).abs() < 1e-3);
+        assert!(popularity(1_000_000) < 2.5);
     }
 }

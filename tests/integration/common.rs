@@ -142,6 +142,7 @@ impl TestServerBuilder {
             .admin_token(self.config.admin_token())
             .search()
             .usage_counting(self.config.usage_flush())
+            .search_popularity(self.config.search_popularity)
             .open()
             .await
             .unwrap();

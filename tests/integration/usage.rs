@@ -288,3 +288,50 @@ async fn with_counting_off_nothing_is_recorded() {
     let (_, item) = api.get("/api/v1/skills/counted?ownerHandle=acme").await;
     assert_eq!(item["skill"]["stats"]["downloads"], Value::Null, "{item}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_popularity_lifts_an_even_match_that_people_read() {
+    let server = TestServer::builder()
+        .config(Config {
+            search_popularity: true,
+            ..config(true)
+        })
+        .start()
+        .await;
+    let api = Api::new(&server);
+    publish(&api, "acme", "invoice-alpha").await;
+    publish(&api, "acme", "invoice-beta").await;
+    server.registry.index().catch_up_search().await.unwrap();
+    let names = |body: &Value| -> Vec<String> {
+        body["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (status, before) = api.get("/v1/search?q=counted+reads").await;
+    assert_eq!(status, StatusCode::OK, "{before}");
+    let before_names = names(&before);
+    assert_eq!(before_names.len(), 2, "{before}");
+    // Nobody read either: the index's order and scores, unchanged.
+    let second = before_names[1].clone();
+    let score = before["hits"][1]["score"].as_f64().unwrap();
+    let modern = Modern::new(&server.url);
+    for _ in 0..5 {
+        let answer = modern
+            .call(
+                "skills/get",
+                json!({ "uri": format!("skill://acme/{second}/SKILL.md") }),
+            )
+            .await;
+        assert!(answer["result"]["skill"].is_object(), "{answer}");
+    }
+    server.registry.usage().flush().await.unwrap();
+    let (_, after) = api.get("/v1/search?q=counted+reads").await;
+    assert_eq!(names(&after)[0], second, "{after}");
+    let lifted = after["hits"][0]["score"].as_f64().unwrap();
+    // 1 + ln(1 + 5) / 10.
+    let factor = 1.0 + 6f64.ln() / 10.0;
+    assert!((lifted - score * factor).abs() < 1e-3 * lifted, "{after}");
+}

@@ -19,6 +19,7 @@ use crate::core::{
 };
 use crate::error::{Error, NotFound, Result};
 use crate::registry::page::Page;
+use crate::registry::usage;
 use crate::store::{ListingRecord, Manifest};
 
 /// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every
@@ -595,6 +596,15 @@ impl Reads {
             _ => Some((viewer.clone(), private)),
         };
         let (query, namespace) = (query.to_owned(), namespace.map(ToString::to_string));
+        // Ranked by popularity too, a hit from further down may rise: look at more of them.
+        let popular = self.usage.ranks_search();
+        let candidates = if popular {
+            limit
+                .saturating_mul(2)
+                .clamp(limit, crate::search::MAX_LIMIT)
+        } else {
+            limit
+        };
         let started = std::time::Instant::now();
         let hits = tokio::task::spawn_blocking(move || {
             let visible = filter.as_ref().map(|(viewer, private)| {
@@ -608,15 +618,42 @@ impl Reads {
             index.search(
                 &query,
                 namespace.as_deref(),
-                limit,
+                candidates,
                 visible,
                 statistics.as_ref(),
             )
         })
         .await
         .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;
+        let mut hits: Vec<SearchHit> = hits.into_iter().filter_map(SearchHit::from_index).collect();
+        if popular && hits.len() > 1 {
+            self.rank_by_popularity(&mut hits).await?;
+        }
+        hits.truncate(limit);
         crate::metrics::search(started);
-        Ok(hits.into_iter().filter_map(SearchHit::from_index).collect())
+        Ok(hits)
+    }
+
+    /// Multiply each hit's score by its skill's popularity ([`usage::popularity`]) and sort
+    /// again as the index does: active skills first, then deprecated, then yanked-only, best
+    /// score first within each (a tie keeps the index's order).
+    async fn rank_by_popularity(&self, hits: &mut [SearchHit]) -> Result<()> {
+        let skills: Vec<SkillRef> = hits.iter().map(|h| h.skill.clone()).collect();
+        let reads = self
+            .usage_totals_since(&skills, usage::POPULARITY_DAYS)
+            .await?;
+        for hit in hits.iter_mut() {
+            let read = reads
+                .get(&hit.skill)
+                .map_or(0, crate::core::usage::Totals::all);
+            hit.score *= usage::popularity(read);
+        }
+        hits.sort_by(|a, b| {
+            a.status
+                .cmp(&b.status)
+                .then_with(|| b.score.total_cmp(&a.score))
+        });
+        Ok(())
     }
 }
 

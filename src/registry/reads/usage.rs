@@ -97,8 +97,17 @@ impl Reads {
     /// Every count of each of `skills` (which the caller has already read, so sees), by kind;
     /// a skill nobody read is absent.
     pub async fn usage_totals(&self, skills: &[SkillRef]) -> Result<HashMap<SkillRef, Totals>> {
+        self.usage_totals_since(skills, 0).await
+    }
+
+    /// The same over the last `days` days (0: every day).
+    pub(super) async fn usage_totals_since(
+        &self,
+        skills: &[SkillRef],
+        days: u32,
+    ) -> Result<HashMap<SkillRef, Totals>> {
         let mut totals: HashMap<SkillRef, Totals> = HashMap::new();
-        for row in self.store.usage_totals(skills, Day(0)).await? {
+        for row in self.store.usage_totals(skills, since(days)).await? {
             if let Some(kind) = row.kind {
                 totals.entry(row.skill).or_default().add(kind, row.count);
             }
