@@ -864,6 +864,31 @@ async fn populate(store: &dyn Engine) {
             .unwrap();
     }
     assert!(store.revoke_token("tok_gone", "admin").await.unwrap());
+    // Usage rows on two versions, days and kinds: more than one export page of three, so
+    // that a copy pages through every part of their key.
+    use crate::core::usage::{Day, Kind};
+    let refunds = SkillRef::parse("acme", "refunds").unwrap();
+    let mut counts = Vec::new();
+    for (version, day, kind) in [
+        ("1.0.0", 20_000, Kind::Get),
+        ("1.0.0", 20_000, Kind::SkillMd),
+        ("1.0.0", 20_001, Kind::Get),
+        ("1.1.0", 20_000, Kind::Archive),
+        ("1.1.0", 20_001, Kind::ClientInstall),
+    ] {
+        let resolved = store
+            .resolve(&refunds, Some(&v(version)))
+            .await
+            .unwrap()
+            .unwrap();
+        counts.push(crate::store::UsageCount {
+            version_id: resolved.version_id,
+            day: Day(day),
+            kind,
+            count: 7,
+        });
+    }
+    store.add_usage(&counts).await.unwrap();
 }
 
 #[tokio::test]
