@@ -5,7 +5,9 @@
 //! small maps, picked by the version id: a lock held for one hash-map increment, no allocation
 //! once the key exists, and nothing about who read. Every `flush_every` a task takes every
 //! shard's counts and adds them to storage (`UsageCounts::add_usage`, an upsert that adds, so
-//! replicas sharing PostgreSQL sum); a flush that fails puts its counts back for the next one.
+//! replicas sharing PostgreSQL sum); a flush that fails puts its counts back for the next one
+//! (a failure is logged once until a flush works again: read-only storage does not fill the
+//! log).
 //! [`Registry::close`](super::Registry::close) flushes last, so a graceful shutdown loses
 //! nothing and a crash at most one interval. Counting off, nothing is counted or written.
 //!
@@ -16,6 +18,7 @@
 //! them).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -42,6 +45,8 @@ pub struct Usage {
     shards: [Mutex<Counters>; SHARDS],
     /// One flush at a time (the task's and a final one).
     flushing: tokio::sync::Mutex<()>,
+    /// A flush failed and no flush has worked since (the failure was logged).
+    failing: AtomicBool,
 }
 
 impl Usage {
@@ -52,6 +57,7 @@ impl Usage {
             store,
             shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
             flushing: tokio::sync::Mutex::new(()),
+            failing: AtomicBool::new(false),
         }
     }
 
@@ -140,8 +146,18 @@ pub(super) async fn run(usage: Weak<Usage>, every: Duration, stop: CancellationT
             _ = ticks.tick() => {}
         }
         let Some(usage) = usage.upgrade() else { return };
-        if let Err(e) = usage.flush().await {
-            tracing::warn!(error = %e, "usage counts not flushed: kept for the next flush");
+        match usage.flush().await {
+            Ok(_) => {
+                if usage.failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!("usage counts flushed again");
+                }
+            }
+            Err(e) if usage.failing.swap(true, Ordering::Relaxed) => {
+                tracing::debug!(error = %e, "usage counts not flushed: kept for the next flush");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "usage counts not flushed: kept for the next flush");
+            }
         }
     }
 }
