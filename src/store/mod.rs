@@ -343,7 +343,8 @@ pub trait UsageCounts: Send + Sync + 'static {
     /// The counts of every version of a skill from day `since` on, by day, kind and version.
     async fn skill_usage(&self, skill_id: SkillId, since: Day) -> Result<Vec<UsageRecord>>;
 
-    /// Per-kind totals from day `since` on of each of `skills` that has any.
+    /// Per-kind totals from day `since` on of each of `skills` that has any, versions pending
+    /// review left out (these totals are shown to anyone who sees the skill).
     async fn usage_totals(&self, skills: &[SkillRef], since: Day) -> Result<Vec<SkillUsage>>;
 
     /// Per-kind totals from day `since` on of every skill, in (namespace, name) order; a skill

@@ -1523,6 +1523,30 @@ async fn usage_counts_add_up_per_version_day_and_kind() {
         kind,
         count,
     };
+    // A version pending review, read by a holder of the namespace's tokens.
+    let b3 = bundle("refunds", "three");
+    put_blobs(&*store, &b3).await;
+    store
+        .publish(NewVersion {
+            namespace: &acme,
+            bundle: &b3,
+            version: &v("2.0.0"),
+            published_by: "test",
+            scan: &crate::core::scan::Scan::unscanned(),
+            pending: true,
+            provenance: None,
+        })
+        .await
+        .unwrap();
+    let pending = store
+        .resolve(&refunds, Some(&v("2.0.0")))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .add_usage(&[count(pending.version_id, 19_000, Kind::Archive, 9)])
+        .await
+        .unwrap();
     let flush = [
         count(new.version_id, 20_000, Kind::Get, 3),
         count(old.version_id, 20_000, Kind::Get, 1),
@@ -1534,21 +1558,23 @@ async fn usage_counts_add_up_per_version_day_and_kind() {
     store.add_usage(&[]).await.unwrap();
 
     let rows = store.skill_usage(new.skill_id, Day(0)).await.unwrap();
-    let seen: Vec<(String, i64, Kind, u64)> = rows
+    let seen: Vec<(String, bool, i64, Kind, u64)> = rows
         .iter()
-        .map(|r| (r.version.to_string(), r.day.0, r.kind, r.count))
+        .map(|r| (r.version.to_string(), r.pending, r.day.0, r.kind, r.count))
         .collect();
     assert_eq!(
         seen,
         [
-            ("1.0.0".to_owned(), 20_000, Kind::Get, 1),
-            ("1.1.0".to_owned(), 20_000, Kind::Get, 6),
-            ("1.1.0".to_owned(), 20_001, Kind::Archive, 2),
+            ("2.0.0".to_owned(), true, 19_000, Kind::Archive, 9),
+            ("1.0.0".to_owned(), false, 20_000, Kind::Get, 1),
+            ("1.1.0".to_owned(), false, 20_000, Kind::Get, 6),
+            ("1.1.0".to_owned(), false, 20_001, Kind::Archive, 2),
         ]
     );
     let since = store.skill_usage(new.skill_id, Day(20_001)).await.unwrap();
     assert_eq!(since.len(), 1, "{since:?}");
 
+    // Totals are shown to anyone who sees the skill: the pending version's reads are not in.
     let mut totals = store
         .usage_totals(&[refunds.clone(), unread.clone()], Day(0))
         .await

@@ -94,8 +94,9 @@ impl Reads {
         })
     }
 
-    /// Every count of each of `skills` (which the caller has already read, so sees), by kind;
-    /// a skill nobody read is absent.
+    /// Every count of each of `skills` (which the caller has already read, so sees), by kind,
+    /// but those of versions pending review (which not everyone who sees the skill sees); a
+    /// skill nobody read is absent.
     pub async fn usage_totals(&self, skills: &[SkillRef]) -> Result<HashMap<SkillRef, Totals>> {
         self.usage_totals_since(skills, 0).await
     }

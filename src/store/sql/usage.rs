@@ -5,7 +5,7 @@
 //! key order so that two replicas flushing the same keys never deadlock. Written once for both
 //! engines: each compiles this module with its own `dialect`.
 
-use super::dialect::{Engine, in_list, int8, list_arg};
+use super::dialect::{Engine, in_list, int8, is_unset, list_arg};
 use crate::core::usage::{Day, Kind};
 use crate::core::{Namespace, SkillName, SkillRef, SkillVersion};
 use crate::store::rows::pow2_chunks;
@@ -81,7 +81,9 @@ impl UsageCounts for Engine {
             in_list!("ns.name", "$1"),
             " AND ",
             in_list!("s.name", "$2"),
-            " AND u.day >= $3 GROUP BY ns.name, s.name, u.kind"
+            " AND u.day >= $3 AND ",
+            is_unset!("v.pending"),
+            " GROUP BY ns.name, s.name, u.kind"
         ))
         .bind(namespaces)
         .bind(names)
