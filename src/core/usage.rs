@@ -14,7 +14,9 @@
 //!
 //! Not counted: listings (`skills/list`, `resources/list`, `resources/directory/read`, discovery
 //! indexes, REST catalog pages), search, made-up files (`skill://index.json`, FastMCP's
-//! `_manifest`), the web catalog's pages (people browsing), and answers that fail.
+//! `_manifest`), the web catalog's pages (people browsing), ClawHub's `inspect` and `verify`
+//! reads, and answers that fail. A nested skill's reads count for the version that holds it,
+//! so for its root skill.
 
 use std::fmt;
 

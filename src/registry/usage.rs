@@ -15,7 +15,7 @@
 //! MCP handler once its answer is certain, MCP file reads in [`super::Reads::locate`] (told
 //! whether the reader installs by the handler, which alone sees the request's `_meta`), REST and
 //! ClawHub downloads in the catalog reads the endpoint names a kind for (`core::usage` lists
-//! them).
+//! them). With `search_popularity`, search multiplies relevance by [`popularity`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
