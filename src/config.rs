@@ -368,6 +368,22 @@ pub struct Config {
     /// remote image tells its host of every view of the page; off, it shows as a link.
     #[arg(long, env = "SKILLREG_WEB_REMOTE_IMAGES")]
     pub web_remote_images: bool,
+    /// Count the reads of each version per UTC day and kind (skills/get, SKILL.md and other file
+    /// reads, archive, discovery and ClawHub downloads, installs), in memory, flushed to storage
+    /// in the background; nothing about who read is kept. --no-usage-counting counts nothing.
+    #[arg(long = "no-usage-counting", env = "SKILLREG_NO_USAGE_COUNTING", action = ArgAction::Set,
+        num_args = 0..=1, require_equals = true, default_value = "false",
+        default_missing_value = "true", value_parser = off_switch)]
+    pub usage_counting: bool,
+    /// Seconds between flushes of the usage counts to storage (a crash loses at most the
+    /// counts of one interval; a graceful shutdown flushes them all).
+    #[arg(long, env = "SKILLREG_USAGE_FLUSH_SECS", default_value = "10")]
+    pub usage_flush_secs: u64,
+    /// Rank search results by relevance times a popularity factor, 1 + ln(1 + reads) / 10, from
+    /// each skill's reads of the last 30 days (its usage counts): an even match goes to the
+    /// skill people use. Off: relevance alone.
+    #[arg(long, env = "SKILLREG_SEARCH_POPULARITY")]
+    pub search_popularity: bool,
 }
 
 /// The value of an off switch (`--no-seed`, `SKILLREG_NO_SEED=true`): whether the setting it
@@ -621,6 +637,13 @@ fn predictable_chars(chars: &[char]) -> usize {
 }
 
 impl Config {
+    /// How often usage counts are flushed, or `None` when reads are not counted
+    /// (`usage_counting`, `usage_flush_secs`).
+    pub fn usage_flush(&self) -> Option<std::time::Duration> {
+        self.usage_counting
+            .then(|| std::time::Duration::from_secs(self.usage_flush_secs))
+    }
+
     /// Check the settings' ranges.
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.page_size == 0 || self.page_size > 1000 {
@@ -656,6 +679,7 @@ impl Config {
                 self.max_connections_per_client as u64,
             ),
             ("mcp_session_idle_secs", self.mcp_session_idle_secs),
+            ("usage_flush_secs", self.usage_flush_secs),
             (
                 "mcp_session_first_request_secs",
                 self.mcp_session_first_request_secs,

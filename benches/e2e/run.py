@@ -53,20 +53,23 @@ SERVERS = ("skillreg", "rmcp", "ts", "fastmcp")
 PEERS = ("rmcp", "ts", "fastmcp")
 # skillreg on PostgreSQL (--database-url), beside the default SQLite engine, and the previous build
 # of skillreg (--base-bin), for a change's before/after; and each server configured as fast as it
-# goes, without 2025-era sessions (plain JSON answers, no notifications): not run by default.
-SKILLREG = ("skillreg", "skillreg-pg", "skillreg-base", "skillreg-stateless")
+# goes, without 2025-era sessions (plain JSON answers, no notifications); and skillreg without
+# usage counting, for what counting costs: not run by default.
+SKILLREG = ("skillreg", "skillreg-pg", "skillreg-base", "skillreg-stateless", "skillreg-uncounted")
 RMCP = ("rmcp", "rmcp-stateless")
 # Columns comparing a skillreg variant with another: (label, numerator, denominator).
 VARIANT_RATIOS = (
     ("PostgreSQL/SQLite", "skillreg-pg", "skillreg"),
     ("after/before", "skillreg", "skillreg-base"),
     ("stateless: skillreg/rmcp", "skillreg-stateless", "rmcp-stateless"),
+    ("counted/uncounted", "skillreg", "skillreg-uncounted"),
 )
 SERVER_TITLES = {
     "skillreg": "skillreg",
     "skillreg-pg": "skillreg on PostgreSQL",
     "skillreg-base": "skillreg, the previous build",
     "skillreg-stateless": "skillreg --no-mcp-sessions",
+    "skillreg-uncounted": "skillreg --no-usage-counting",
     "rmcp-stateless": "rmcp 3.11.0 SkillCatalog, no sessions, JSON answers",
     "rmcp": "rmcp 3.11.0 SkillCatalog",
     "ts": "TS SDK 2.4.0 reference",
@@ -647,6 +650,8 @@ def make_server(name: str, args, cat: Catalog, port: int, work: Path, tenv: dict
         argv = [binary, "serve", "--data-dir", str(data), "--listen", f"127.0.0.1:{port}", "--no-seed"]
         if name == "skillreg-stateless":
             argv.append("--no-mcp-sessions")
+        if name == "skillreg-uncounted":
+            argv.append("--no-usage-counting")
         health = f"http://127.0.0.1:{port}/readyz"
         return Server(name, argv, logs / f"{name}.log", env=env, health=health), info
     if name in RMCP:

@@ -2,7 +2,8 @@
 //!
 //! - on a data directory: `serve` (and `config`, which prints what it serves with), `import`,
 //!   `scan` (`scan`, `rescan`), `index` (`reindex`, `index-snapshot`), `storage` (`verify`,
-//!   `backup`, `migrate`) and `sources` (`import git`, `mirror`, `sync`, `sources`);
+//!   `backup`, `migrate`), `stats` (usage counts) and `sources` (`import git`, `mirror`,
+//!   `sync`, `sources`);
 //! - against a running registry over its REST API (`client`): `publish`, `lifecycle` (`yank`,
 //!   `revoke`, `approve`, `deprecate`), `search`, `token` and `namespace`;
 //! - installing skills from any SEP-2640 server: `install` (`add`, `install`, `check`,
@@ -26,6 +27,7 @@ mod scan;
 mod search;
 mod serve;
 mod sources;
+mod stats;
 mod storage;
 mod token;
 
@@ -181,6 +183,12 @@ pub enum Command {
         after_help = "Stop every server that writes to the source first: a copy whose source changed meanwhile is rolled back. The target must be empty (a new data directory, or a database that has only the schema), and stays empty if the copy fails. Afterwards every blob is re-hashed, every version's content digest recomputed, and the row counts compared with the source's.\n\nExit status: 0 copied and verified, 1 the copy is damaged (each problem is printed), 2 on error.\n\nExample:\n  skillreg migrate --from sqlite:///var/lib/skillreg --to postgres://skillreg@db/skillreg"
     )]
     Migrate(storage::MigrateArgs),
+    /// List skills with how often they were read (MCP, REST, ClawHub, installs), most read
+    /// first; or with --unused DAYS, the skills nobody read in the last DAYS days.
+    #[command(
+        after_help = "Counts reach storage within the server's usage_flush_secs. Every skill is listed, private and pending ones too.\n\nExamples:\n  skillreg stats --data-dir /var/lib/skillreg\n  skillreg stats --unused 90 --database-url postgres://skillreg@db/skillreg\n  skillreg stats --days 7 --json"
+    )]
+    Stats(stats::StatsArgs),
     /// Print the example or the effective configuration.
     #[command(subcommand)]
     Config(serve::ConfigCommand),
@@ -308,6 +316,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::IndexSnapshot(args) => index::index_snapshot(args).await,
         Command::Backup(args) => storage::backup(args).await,
         Command::Migrate(args) => storage::migrate(args).await,
+        Command::Stats(args) => stats::run(args).await,
         Command::Config(command) => serve::config(command),
     };
     match result {

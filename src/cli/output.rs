@@ -497,6 +497,19 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
             }]),
         ),
         (
+            "cli stats",
+            to_value(SkillUsage::of(
+                &crate::core::SkillRef::parse("acme", "pdf").expect("a valid name"),
+                {
+                    let mut totals = crate::core::usage::Totals::default();
+                    totals.add(crate::core::usage::Kind::Get, 5);
+                    totals.add(crate::core::usage::Kind::ClientInstall, 1);
+                    totals
+                },
+                30,
+            )),
+        ),
+        (
             "cli log record cut",
             to_value(CutRecord {
                 level: "WARN",
@@ -511,6 +524,30 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
         .into_iter()
         .map(|(name, value)| (name, value.expect("a shape serializes")))
         .collect()
+}
+
+/// `stats --json`: one skill and its reads by kind over `days` (0: every day counted).
+#[derive(Serialize)]
+pub(super) struct SkillUsage {
+    pub skill: String,
+    pub days: u32,
+    pub total: u64,
+    pub counts: crate::http::api::UsageCountsView,
+}
+
+impl SkillUsage {
+    pub fn of(
+        skill: &crate::core::SkillRef,
+        totals: crate::core::usage::Totals,
+        days: u32,
+    ) -> Self {
+        Self {
+            skill: skill.to_string(),
+            days,
+            total: totals.all(),
+            counts: totals.into(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -75,6 +75,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .admin_token(config.admin_token())
         .search()
         .index_snapshot(config.index_snapshot.as_deref())
+        .usage_counting(config.usage_flush())
+        .search_popularity(config.search_popularity)
         .open()
         .await?;
     // The signing key is read (or made) now, so that a bad key file stops the start.

@@ -10,7 +10,8 @@ use base64::Engine as _;
 use rmcp::model::{
     ArgumentInfo, ClientCapabilities, ClientConfig, CompleteRequestParams, CompletionContext,
     ErrorCode, GetSkillRequestParams, Implementation, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, Reference, ResourceContents, Skill, SkillResources,
+    ReadResourceRequestParams, Reference, RequestMetaObject, ResourceContents, Skill,
+    SkillResources,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt as _, RoleClient, RunningService, ServiceError,
@@ -25,6 +26,7 @@ use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::path::first_collision;
 use crate::core::signature::{PublicKey, SIGNING_KEYS_URI};
+use crate::core::usage::INSTALL_META;
 use crate::core::{BundlePath, Digest, SkillVersion};
 
 /// How long connecting and the MCP handshake may take.
@@ -364,7 +366,7 @@ impl Remote {
             let bytes = within(
                 REQUEST_TIMEOUT,
                 || format!("resources/read {}", f.uri),
-                self.read(&f.uri, f.locked.size),
+                self.read(&f.uri, f.locked.size, f.uri == entry.uri),
             )
             .await?;
             let digest = Digest::of(&bytes).to_string();
@@ -386,8 +388,9 @@ impl Remote {
     }
 
     /// The bytes of `uri`; text or base64 longer than `size` bytes can hold is refused before
-    /// it is decoded.
-    async fn read(&self, uri: &str, size: u64) -> Result<Vec<u8>> {
+    /// it is decoded. `install`: the read of the SKILL.md of a skill being installed, which
+    /// says so in its `_meta` ([`INSTALL_META`]: a skillreg server counts it as an install).
+    async fn read(&self, uri: &str, size: u64, install: bool) -> Result<Vec<u8>> {
         let too_long = |sent: usize| {
             Error::new(
                 Code::DigestMismatch,
@@ -397,7 +400,7 @@ impl Remote {
         let result = self
             .service
             .peer()
-            .read_resource(ReadResourceRequestParams::new(uri))
+            .read_resource(read_params(uri, install))
             .await
             .map_err(|e| {
                 Error::new(
@@ -438,7 +441,7 @@ impl Remote {
         let bytes = within(
             REQUEST_TIMEOUT,
             || format!("reading {uri} took too long"),
-            self.read(uri, MAX_SIGNATURE_BYTES),
+            self.read(uri, MAX_SIGNATURE_BYTES, false),
         )
         .await?;
         String::from_utf8(bytes)
@@ -480,6 +483,17 @@ impl Remote {
 
 /// A skill entry checked: every file inside the skill, once, with a well-formed digest, and
 /// SKILL.md among them.
+/// The parameters of a `resources/read` of `uri`, flagged as an install's when `install`.
+fn read_params(uri: &str, install: bool) -> ReadResourceRequestParams {
+    let mut params = ReadResourceRequestParams::new(uri);
+    if install {
+        let mut meta = RequestMetaObject::new();
+        meta.insert(INSTALL_META.to_owned(), Value::Bool(true));
+        params.meta = Some(meta);
+    }
+    params
+}
+
 fn check_entry(skill: Skill) -> Result<Entry> {
     let uri = skill.uri.clone();
     let bad = |what: String| Error::new(Code::BadEntry, format!("{uri}: {what}"));

@@ -25,6 +25,7 @@ pub mod status;
 pub mod text;
 pub mod time;
 pub mod uri;
+pub mod usage;
 pub mod version;
 
 pub use auth::{AccessError, Action, Principal, Scope, Unauthenticated, Visibility};

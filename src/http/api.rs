@@ -755,3 +755,111 @@ pub fn decode_client_warnings(value: &[u8]) -> Result<Vec<Warning>, String> {
         format!("the {CLIENT_WARNINGS_HEADER} header is not a JSON list of warnings: {e}")
     })
 }
+
+/// `GET /v1/skills/{namespace}/{name}/stats`'s query.
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StatsQuery {
+    /// The last this many UTC days, today included: 1–366 (default 30).
+    pub days: Option<u32>,
+}
+
+/// Reads of one kind each (`core::usage`): what was counted, never who read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UsageCountsView {
+    /// MCP `skills/get`.
+    pub get: u64,
+    /// MCP `resources/read` of a skill's SKILL.md.
+    pub skill_md: u64,
+    /// MCP `resources/read` of any other file.
+    pub file: u64,
+    /// REST archive downloads.
+    pub archive: u64,
+    /// REST file downloads (what discovery indexes announce).
+    pub well_known: u64,
+    /// ClawHub downloads (`clawhub install`).
+    pub clawhub_install: u64,
+    /// `skillreg add`/`install`/`update` installs.
+    pub client_install: u64,
+}
+
+impl From<crate::core::usage::Totals> for UsageCountsView {
+    fn from(t: crate::core::usage::Totals) -> Self {
+        use crate::core::usage::Kind;
+        Self {
+            get: t.get(Kind::Get),
+            skill_md: t.get(Kind::SkillMd),
+            file: t.get(Kind::File),
+            archive: t.get(Kind::Archive),
+            well_known: t.get(Kind::WellKnown),
+            clawhub_install: t.get(Kind::ClawhubInstall),
+            client_install: t.get(Kind::ClientInstall),
+        }
+    }
+}
+
+/// A skill's usage over its last days: totals, a series by day and totals by version.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StatsView {
+    pub namespace: String,
+    pub name: String,
+    /// The first day counted (UTC, `YYYY-MM-DD`).
+    pub from: String,
+    /// The last day counted: today (UTC).
+    pub to: String,
+    pub totals: UsageCountsView,
+    /// The days with any read, oldest first.
+    pub days: Vec<DayStatsView>,
+    /// The versions with any read, newest first.
+    pub versions: Vec<VersionStatsView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DayStatsView {
+    /// `YYYY-MM-DD` (UTC).
+    pub date: String,
+    pub counts: UsageCountsView,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct VersionStatsView {
+    pub version: String,
+    pub counts: UsageCountsView,
+}
+
+impl From<registry::SkillStats> for StatsView {
+    fn from(s: registry::SkillStats) -> Self {
+        use crate::core::usage::Totals;
+        let mut days: BTreeMap<i64, Totals> = BTreeMap::new();
+        let mut versions: BTreeMap<crate::core::SkillVersion, Totals> = BTreeMap::new();
+        for c in &s.counts {
+            days.entry(c.day.0).or_default().add(c.kind, c.count);
+            versions
+                .entry(c.version.clone())
+                .or_default()
+                .add(c.kind, c.count);
+        }
+        Self {
+            namespace: s.skill.namespace.to_string(),
+            name: s.skill.name.to_string(),
+            from: s.from.date(),
+            to: s.to.date(),
+            totals: s.totals().into(),
+            days: days
+                .into_iter()
+                .map(|(day, t)| DayStatsView {
+                    date: crate::core::usage::Day(day).date(),
+                    counts: t.into(),
+                })
+                .collect(),
+            versions: versions
+                .into_iter()
+                .rev()
+                .map(|(version, t)| VersionStatsView {
+                    version: version.to_string(),
+                    counts: t.into(),
+                })
+                .collect(),
+        }
+    }
+}

@@ -10,8 +10,9 @@
 //! Every answer is built from one registry read the REST API makes too (so visibility, review,
 //! yanks and revocations apply exactly as there), and errors map through the error-code table:
 //! the row's status with a plain-text body, `Skill not found` for an unknown or hidden skill
-//! (the text the client recognises). Where ClawHub has data skillreg keeps none (downloads,
-//! stars, installs, changelogs) the answer says nothing rather than something invented:
+//! (the text the client recognises). Downloads and installs are the registry's usage counts
+//! (`shapes::Stats`). Where ClawHub has data skillreg keeps none (stars, current installs,
+//! changelogs) the answer says nothing rather than something invented:
 //! `null` counts and empty changelogs. `license` is `"MIT-0"` only when the frontmatter says
 //! exactly that, else `null` (ClawHub's client accepts no other value). The scan verdict maps
 //! onto ClawHub's moderation and security fields: clean → `clean`, flagged → `suspicious`,
@@ -24,6 +25,8 @@
 //! `resolve` matches the client's fingerprint of a skill folder (`core::clawhub`) against each
 //! version's, computed from the stored file digests. Publishing through ClawHub's upload flow
 //! is not offered: publish with `skillreg publish` or `PUT /v1/skills/…`.
+
+use std::collections::HashMap;
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -41,6 +44,7 @@ use crate::core::clawhub::fingerprint;
 use crate::core::refs::parse_name;
 use crate::core::scan::{Finding, Severity, Verdict, rule};
 use crate::core::time::epoch_millis;
+use crate::core::usage::{Kind, Totals};
 use crate::core::{
     AccessError, Code, Principal, Scope, SkillRef, SkillVersion, Unauthenticated, VersionRef, mime,
 };
@@ -313,15 +317,19 @@ fn tags(current: Option<&SkillVersion>) -> Tags {
     }
 }
 
-/// A catalog item as ClawHub's `SkillSummary` with its latest version.
-fn item_shape(item: &SkillView) -> Item {
+/// A catalog item as ClawHub's `SkillSummary` with its latest version, and its usage totals
+/// when reads are counted.
+fn item_shape(item: &SkillView, usage: Option<&HashMap<SkillRef, Totals>>) -> Item {
     Item {
         slug: item.skill.name.to_string(),
         display_name: item.skill.name.to_string(),
         summary: item.description.clone(),
         owner_handle: item.skill.namespace.to_string(),
         tags: tags(item.current_version.as_ref()),
-        stats: Stats::counting(None),
+        stats: Stats::counting(
+            None,
+            usage.map(|u| u.get(&item.skill).copied().unwrap_or_default()),
+        ),
         created_at: millis(&item.created_at),
         updated_at: millis(
             item.last_published_at
@@ -338,6 +346,19 @@ fn item_shape(item: &SkillView) -> Item {
             changelog: NO_CHANGELOG,
         }),
     }
+}
+
+/// The usage totals of `items` when reads are counted (`None`: they are not, and ClawHub's
+/// counts are `null`).
+async fn usage_totals(
+    s: &AppState,
+    items: &[SkillView],
+) -> ClawResult<Option<HashMap<SkillRef, Totals>>> {
+    if !s.registry.usage().counting() {
+        return Ok(None);
+    }
+    let skills: Vec<SkillRef> = items.iter().map(|i| i.skill.clone()).collect();
+    Ok(Some(s.registry.reads().usage_totals(&skills).await?))
 }
 
 // ---- handlers -------------------------------------------------------------------------------------
@@ -426,8 +447,13 @@ async fn list(
                 .await?
         }
     };
+    let usage = usage_totals(&s, &page.items).await?;
     Ok(axum::Json(SkillList {
-        items: page.items.iter().map(item_shape).collect(),
+        items: page
+            .items
+            .iter()
+            .map(|item| item_shape(item, usage.as_ref()))
+            .collect(),
         next_cursor: page.next_cursor,
     }))
 }
@@ -464,7 +490,12 @@ async fn skill(
             display_name: skill.name.to_string(),
             summary: current.as_ref().and_then(|c| description(&c.frontmatter)),
             tags: tags(detail.skill.current_version.as_ref()),
-            stats: Stats::counting(Some(served(&detail).count())),
+            stats: Stats::counting(
+                Some(served(&detail).count()),
+                usage_totals(&s, std::slice::from_ref(&detail.skill))
+                    .await?
+                    .map(|u| u.get(&skill).copied().unwrap_or_default()),
+            ),
             created_at: millis(&detail.skill.created_at),
             updated_at: updated,
             deprecated: detail.skill.deprecation.clone(),
@@ -620,7 +651,7 @@ async fn file(
     let content = s
         .registry
         .reads()
-        .version_file(&reader.visibility, &skill.at(version), &q.path)
+        .version_file(&reader.visibility, &skill.at(version), &q.path, None)
         .await?;
     let mut response = (
         [(header::CONTENT_TYPE, content.mime_type.clone())],
@@ -815,7 +846,12 @@ async fn download(
     let zip = s
         .registry
         .reads()
-        .export_as(&reader.visibility, &version, Format::Zip)
+        .export_as(
+            &reader.visibility,
+            &version,
+            Format::Zip,
+            Some(Kind::ClawhubInstall),
+        )
         .await?;
     let name = format!("{}-{}.zip", version.name(), version.version);
     let mut response = (
@@ -882,7 +918,7 @@ async fn verify(
             match s
                 .registry
                 .reads()
-                .version_file(&reader.visibility, &version, &f.path)
+                .version_file(&reader.visibility, &version, &f.path, None)
                 .await
             {
                 Ok(content) if content.digest == f.digest => intact += 1,

@@ -100,8 +100,9 @@ impl Direct {
                     return None;
                 }
                 port.content = Some(slot.clone());
+                // `_meta` is never here (see above): not an install's read.
                 self.server
-                    .read(Some(port), params)
+                    .read(Some(port), params, false)
                     .await
                     .map(ServerResult::from)
             }

@@ -22,6 +22,7 @@ use super::app::{ApiError, AppState};
 use super::auth::{Caller, Reader};
 use crate::core::archive::Format;
 use crate::core::refs::parse_namespace;
+use crate::core::usage::Kind;
 use crate::core::{SkillRef, VersionRef};
 use crate::error::{Error, NotFound};
 use crate::registry::NewTokenRequest;
@@ -231,6 +232,28 @@ async fn get_skill(
     ))
 }
 
+/// How often a skill was read over its last days (default 30): totals, a series by day and
+/// totals by version, each by kind (`get`, `skill_md`, `file`, `archive`, `well_known`,
+/// `clawhub_install`, `client_install`). Counts reach storage within `usage_flush_secs`. A
+/// skill the caller cannot see is unknown, as for its other reads.
+#[utoipa::path(get, path = "/v1/skills/{namespace}/{name}/stats", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), StatsQuery),
+    responses((status = 200, body = StatsView), (status = 404, body = ErrorBody)))]
+async fn get_stats(
+    State(s): State<AppState>,
+    reader: Reader,
+    SkillPath(skill): SkillPath,
+    Query(q): Query<StatsQuery>,
+) -> ApiResult<axum::Json<StatsView>> {
+    Ok(axum::Json(
+        s.registry
+            .reads()
+            .skill_stats(&reader.visibility, &skill, q.days.unwrap_or(30))
+            .await?
+            .into(),
+    ))
+}
+
 /// Publish a version: the skill directory as a `.tar.gz` (`application/gzip`) or `.zip`
 /// (`application/zip`) with SKILL.md at the archive root; or, with an author's signature,
 /// `multipart/form-data` with the parts `archive` and `signature` (a Model Signing bundle).
@@ -320,7 +343,7 @@ async fn get_file(
     let file = s
         .registry
         .reads()
-        .version_file(&reader.visibility, &version, path)
+        .version_file(&reader.visibility, &version, path, Some(Kind::WellKnown))
         .await?;
     let etag = format!("\"{}\"", file.digest);
     let matches = headers
@@ -375,7 +398,12 @@ async fn get_archive(
     let bytes = s
         .registry
         .reads()
-        .export(&reader.visibility, &version)
+        .export_as(
+            &reader.visibility,
+            &version,
+            Format::TarGz,
+            Some(Kind::Archive),
+        )
         .await?;
     let disposition = format!("{}-{}.tar.gz", version.name(), version.version);
     let mut r = Response::new(shared_body(bytes));
@@ -725,7 +753,7 @@ async fn audit(
 #[derive(OpenApi)]
 #[openapi(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
-    paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
+    paths(list_skills, search, get_skill, get_stats, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
           revoke, unrevoke, approve, require_review, review_off, findings, revocations,
           make_private, make_public, create_token, list_tokens, revoke_token, audit,
           super::signing::signatures, super::signing::signature, super::signing::namespace_keys,
@@ -773,6 +801,7 @@ pub fn routes(state: AppState) -> Router {
         .route("/v1/skills", get(list_skills))
         .route("/v1/search", get(search))
         .route("/v1/skills/{namespace}/{name}", get(get_skill))
+        .route("/v1/skills/{namespace}/{name}/stats", get(get_stats))
         .route(
             "/v1/skills/{namespace}/{name}/deprecate",
             post(deprecate).delete(undeprecate),

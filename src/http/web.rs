@@ -1,5 +1,7 @@
 //! The web catalog at `/`: browse and search skills, see a skill's versions, status and files,
 //! read its SKILL.md rendered as HTML, copy its `skill://` URI and an MCP client configuration.
+//! With usage counting on, each card shows the skill's reads and its page a chart of its reads
+//! per day over the last 30 days (inline SVG, no script). Pages themselves are not counted.
 //!
 //! Server-rendered; the only script copies text to the clipboard. Skill content is untrusted:
 //! every string is HTML-escaped, raw HTML in Markdown is shown as text, links other than
@@ -20,9 +22,11 @@ use std::sync::Arc;
 
 use super::app::AppState;
 use super::auth::Reader;
+use crate::core::usage::{Day, Totals};
 use crate::core::{Namespace, SkillRef, SkillVersion, Status, Visibility, frontmatter};
 use crate::error::{Error, NotFound, Result};
-use crate::registry::{Registry, SkillDetail, VersionDetail};
+use crate::registry::{Registry, SkillDetail, SkillStats, VersionDetail};
+use std::collections::HashMap;
 
 const PAGE_SIZE: u32 = 50;
 
@@ -258,7 +262,7 @@ async fn file(
         let file = s
             .registry
             .reads()
-            .version_file(&reader.visibility, &target, &path)
+            .version_file(&reader.visibility, &target, &path, None)
             .await?;
         Ok::<_, Error>((target, file))
     }
@@ -344,6 +348,8 @@ async fn catalog_page(
             r#"<p class="muted" id="results">{count} for “{}”</p>"#,
             esc(&query)
         ));
+        let skills: Vec<SkillRef> = hits.iter().map(|h| h.skill.clone()).collect();
+        let reads = reads_of(registry, &skills).await?;
         for h in hits {
             body.push_str(&card(
                 h.skill.namespace.as_str(),
@@ -351,6 +357,9 @@ async fn catalog_page(
                 &h.description,
                 Some(&h.version.to_string()),
                 &badge(h.status, h.deprecation.as_deref()),
+                reads
+                    .as_ref()
+                    .map(|r| r.get(&h.skill).map_or(0, Totals::all)),
             ));
         }
         return Ok(page(&format!("Search: {query}"), &body));
@@ -359,6 +368,8 @@ async fn catalog_page(
         .reads()
         .catalog(viewer, namespace.as_ref(), q.cursor.as_deref(), PAGE_SIZE)
         .await?;
+    let skills: Vec<SkillRef> = p.items.iter().map(|i| i.skill.clone()).collect();
+    let reads = reads_of(registry, &skills).await?;
     body.push_str(r#"<div id="catalog">"#);
     for item in &p.items {
         let status = if item.current_version.is_none() {
@@ -377,6 +388,9 @@ async fn catalog_page(
                 .map(ToString::to_string)
                 .as_deref(),
             &status,
+            reads
+                .as_ref()
+                .map(|r| r.get(&item.skill).map_or(0, Totals::all)),
         ));
     }
     body.push_str("</div>");
@@ -395,22 +409,71 @@ async fn catalog_page(
     Ok(page("Skills", &body))
 }
 
+/// Every skill's usage totals, when reads are counted (`None`: they are not, and cards say
+/// nothing of reads).
+async fn reads_of(
+    registry: &Registry,
+    skills: &[SkillRef],
+) -> Result<Option<HashMap<SkillRef, Totals>>> {
+    if !registry.usage().counting() {
+        return Ok(None);
+    }
+    Ok(Some(registry.reads().usage_totals(skills).await?))
+}
+
 fn card(
     namespace: &str,
     name: &str,
     description: &str,
     version: Option<&str>,
     status: &str,
+    reads: Option<u64>,
 ) -> String {
+    let version = version.map(|v| format!("version {}", esc(v)));
+    let reads = reads.map(|n| format!(r#"<span class="reads">{n} reads</span>"#));
+    let muted: Vec<String> = version.into_iter().chain(reads).collect();
     format!(
-        r#"<div class="card"><h3><a class="skill-link" href="/skills/{ns}/{n}">{ns}/{n}</a>{status}</h3><div>{d}</div><div class="muted">{v}</div></div>"#,
+        r#"<div class="card"><h3><a class="skill-link" href="/skills/{ns}/{n}">{ns}/{n}</a>{status}</h3><div>{d}</div><div class="muted">{m}</div></div>"#,
         ns = esc(namespace),
         n = esc(name),
         d = esc(description),
-        v = version
-            .map(|v| format!("version {}", esc(v)))
-            .unwrap_or_default(),
+        m = muted.join(" · "),
     )
+}
+
+/// Days the skill page's chart shows.
+const CHART_DAYS: u32 = 30;
+
+/// The skill page's chart: reads per day over the stats' days, one bar a day (each with its
+/// date and count as its title), as inline SVG. No script; every text escaped.
+fn usage_chart(stats: &SkillStats) -> String {
+    const BAR: i64 = 8;
+    const GAP: i64 = 2;
+    const HEIGHT: i64 = 48;
+    let mut per_day: std::collections::BTreeMap<i64, u64> = std::collections::BTreeMap::new();
+    for c in &stats.counts {
+        *per_day.entry(c.day.0).or_default() += c.count;
+    }
+    let max = per_day.values().copied().max().unwrap_or(0).max(1);
+    let days = (stats.to.0 - stats.from.0 + 1).max(1);
+    let width = days * (BAR + GAP);
+    let total: u64 = per_day.values().sum();
+    let mut svg = format!(
+        r#"<p id="usage-total">{total} reads in the last {days} days</p><svg id="usage-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" viewBox="0 0 {width} {HEIGHT}" role="img" aria-label="reads per day, the last {days} days">"#
+    );
+    for (i, day) in (stats.from.0..=stats.to.0).enumerate() {
+        let count = per_day.get(&day).copied().unwrap_or(0);
+        // At least one pixel, so that every day shows where it is.
+        let h = (count * (HEIGHT as u64 - 1)).div_ceil(max) as i64 + 1;
+        svg.push_str(&format!(
+            r##"<rect x="{x}" y="{y}" width="{BAR}" height="{h}" fill="#4f7cff"><title>{date}: {count}</title></rect>"##,
+            x = i as i64 * (BAR + GAP),
+            y = HEIGHT - h,
+            date = esc(&Day(day).date()),
+        ));
+    }
+    svg.push_str("</svg>");
+    svg
 }
 
 #[derive(Deserialize)]
@@ -426,6 +489,8 @@ struct SkillPage {
     pinned: bool,
     /// The SKILL.md rendered to safe HTML.
     skill_md: Arc<String>,
+    /// The last [`CHART_DAYS`] of reads, when reads are counted.
+    usage: Option<SkillStats>,
 }
 
 async fn skill(
@@ -466,11 +531,11 @@ async fn load_skill(
             .or_else(|| detail.versions.first().map(|v| v.version.version.clone()))
             .ok_or_else(|| Error::NotFound(NotFound::Skill(skill.clone())))?,
     };
-    let target = skill.at(version);
+    let target = skill.clone().at(version);
     let manifest = registry.reads().version_detail(viewer, &target).await?;
     let skill_md = registry
         .reads()
-        .version_file(viewer, &target, SKILL_MD)
+        .version_file(viewer, &target, SKILL_MD, None)
         .await?;
     // Rendering a large SKILL.md is CPU work: once per content, off the async workers.
     let skill_md = match state.rendered.get(&skill_md.digest) {
@@ -489,9 +554,20 @@ async fn load_skill(
             html
         }
     };
+    let usage = if registry.usage().counting() {
+        Some(
+            registry
+                .reads()
+                .skill_stats(viewer, &skill, CHART_DAYS)
+                .await?,
+        )
+    } else {
+        None
+    };
     Ok(SkillPage {
         pinned: detail.skill.current_version.as_ref() != Some(&target.version),
         skill_md,
+        usage,
         detail,
         version: manifest,
     })
@@ -503,6 +579,7 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         version: manifest,
         pinned,
         skill_md,
+        usage,
     } = loaded;
     let target = &manifest.version.version;
     let (ns, name) = (target.namespace().as_str(), target.name().as_str());
@@ -567,6 +644,10 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
         esc(&snippet),
         esc(&http_snippet)
     ));
+    if let Some(stats) = usage {
+        body.push_str("<h2>Reads</h2>");
+        body.push_str(&usage_chart(stats));
+    }
     body.push_str(r#"<h2>Versions</h2><table id="versions"><tr><th>version</th><th>published</th><th>status</th><th>files</th></tr>"#);
     for v in &detail.versions {
         let status = match (
@@ -760,6 +841,37 @@ fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_usage_chart_has_a_bar_a_day_scaled_to_the_busiest() {
+        use crate::core::usage::Kind;
+        use crate::registry::DayCount;
+        let count = |day, kind, count| DayCount {
+            day: Day(day),
+            version: SkillVersion::parse("1.0.0").unwrap(),
+            kind,
+            count,
+        };
+        let stats = SkillStats {
+            skill: SkillRef::parse("acme", "pdf").unwrap(),
+            from: Day(100),
+            to: Day(102),
+            counts: vec![
+                count(100, Kind::Get, 2),
+                count(100, Kind::File, 2),
+                count(102, Kind::Archive, 1),
+            ],
+        };
+        let svg = usage_chart(&stats);
+        assert!(svg.contains("5 reads in the last 3 days"), "{svg}");
+        assert_eq!(svg.matches("<rect ").count(), 3, "{svg}");
+        // The busiest day fills the height; an empty day is one pixel; the rest in proportion.
+        assert!(svg.contains(r#"y="0" width="8" height="48""#), "{svg}");
+        assert!(svg.contains("<title>1970-04-11: 4</title>"), "{svg}");
+        assert!(svg.contains(r#"y="47" width="8" height="1""#), "{svg}");
+        assert!(svg.contains(r#"height="13" fill"#), "{svg}");
+        assert!(!svg.contains("<script"), "{svg}");
+    }
 
     #[test]
     fn markdown_is_sanitised() {

@@ -40,6 +40,7 @@ use crate::core::uri::{
     FASTMCP_MANIFEST, INDEX_JSON, TEMPLATE_FILE, TEMPLATE_PINNED_FILE, TEMPLATE_PINNED_SKILL_MD,
     TEMPLATE_SKILL_MD,
 };
+use crate::core::usage;
 use crate::core::{Code, McpKind, SkillUri, Visibility, mime, signature};
 use crate::error::{Error, NotFound};
 use crate::registry::cache::{self, Budget, Cache, CacheId};
@@ -259,16 +260,19 @@ impl SkillServer {
 
     /// `resources/read`, for whichever transport asks: `port` is the HTTP transport's (`None`
     /// over stdio), where the content goes around rmcp's serializer (`slots`), made once.
+    /// `install`: the request's `_meta` says its reader installs the skill
+    /// ([`usage::INSTALL_META`]), which counts its `SKILL.md` read as an install.
     pub async fn read(
         &self,
         port: Option<&Port>,
         request: ReadResourceRequestParams,
+        install: bool,
     ) -> Result<ReadResourceResponse, ErrorData> {
         observed("resources/read", async {
             let (viewer, cache_scope) = self.caller(port);
             let slot = port.and_then(|port| port.content.as_ref());
             let (contents, pinned) = async {
-                let found = self.find(&viewer, &request.uri).await?;
+                let found = self.find(&viewer, &request.uri, install).await?;
                 match slot {
                     Some(slot) => self.spliced_contents(found, slot).await,
                     None => self.whole_contents(found).await,
@@ -419,7 +423,7 @@ fn ttl(pinned: bool) -> u64 {
 }
 
 impl SkillServer {
-    async fn find(&self, viewer: &Visibility, raw: &str) -> Result<Found, Error> {
+    async fn find(&self, viewer: &Visibility, raw: &str, install: bool) -> Result<Found, Error> {
         if raw == INDEX_JSON {
             let summaries = self
                 .registry
@@ -475,7 +479,7 @@ impl SkillServer {
             });
         }
         let uri = parse_uri(raw)?;
-        match self.registry.reads().locate(viewer, &uri).await {
+        match self.registry.reads().locate(viewer, &uri, install).await {
             Ok(file) => Ok(Found::Stored(file)),
             // FastMCP reads `_manifest` beside SKILL.md, unless a real file has that name.
             Err(e) if e.code() == Code::FileNotFound && uri.path() == FASTMCP_MANIFEST => {
@@ -678,6 +682,10 @@ impl ServerHandler for SkillServer {
                         request.uri.chars().take(200).collect(),
                     )));
                 }
+                // Counted once the answer is certain (the one place both transports call).
+                self.registry
+                    .usage()
+                    .count(entry.version_id, usage::Kind::Get);
                 Ok(entry)
             }
             .await
@@ -704,7 +712,8 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(slots::of(&ctx), request).await
+        let install = ctx.meta.contains_key(usage::INSTALL_META);
+        self.read(slots::of(&ctx), request, install).await
     }
 
     async fn read_resource_directory(

@@ -10,6 +10,7 @@
 //! | [`Access`] (`access.rs`) | authentication, tokens, the audit log | the admin token's hash |
 //! | [`Index`] (`index/`) | the search index kept in step with storage, its task, the change feed | the index and its lock |
 //! | [`Sessions`] (`sessions.rs`) | 2025-era MCP sessions kept for any process sharing the storage | none |
+//! | [`Usage`] (`usage.rs`) | counting reads per version, day and kind; flushing them in the background | the counters not flushed yet |
 //!
 //! The services share two things: `current::Current`, what is current (resolutions,
 //! completions, private namespaces, cached for at most [`RESOLVE_TTL`], or [`FEED_RESOLVE_TTL`]
@@ -36,6 +37,7 @@ mod publish;
 mod reads;
 mod sessions;
 mod trust;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,12 +63,14 @@ pub use publish::{
     Published, Publisher, ReadLimits, SourceRead, SourceRun, Upstream,
 };
 pub use reads::{
-    Artifact, Completion, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec, FileContent, Keep,
-    Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, Reads, SearchHit, SkillDetail, SkillEntry,
-    SkillMdResource, SkillSummary, SkillView, VersionDetail, VersionView, cursor_after,
+    Artifact, Completion, DayCount, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec,
+    FileContent, Keep, Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, MAX_STATS_DAYS, Reads,
+    SearchHit, SkillDetail, SkillEntry, SkillMdResource, SkillStats, SkillSummary, SkillView,
+    VersionDetail, VersionView, cursor_after, today,
 };
 pub use sessions::Sessions;
 pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
+pub use usage::Usage;
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
@@ -129,10 +133,11 @@ struct Inner {
     trust: Trust,
     access: Access,
     sessions: Sessions,
+    usage: Arc<Usage>,
     index: Arc<Index>,
     /// Stops the background tasks ([`Registry::close`]).
     stop: CancellationToken,
-    /// The indexer and the change-feed listener.
+    /// The indexer, the change-feed listener and the usage flusher.
     tasks: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -149,9 +154,28 @@ pub struct RegistryBuilder {
     cache_bytes: usize,
     /// The key versions are signed with; `None` stores them unsigned.
     signing_key: Option<PathBuf>,
+    /// Count reads, and flush the counts this often (`None`: no counting).
+    usage: Option<Duration>,
+    /// Rank search by relevance times popularity.
+    popularity: bool,
 }
 
 impl RegistryBuilder {
+    /// Count reads per version, day and kind, flushed to storage every `flush_every`
+    /// (`usage_counting`, `usage_flush_secs`); `None` counts nothing. On by default, every
+    /// [`usage::DEFAULT_FLUSH`].
+    pub fn usage_counting(mut self, flush_every: Option<Duration>) -> Self {
+        self.usage = flush_every.map(|every| every.max(Duration::from_millis(10)));
+        self
+    }
+
+    /// Rank search results by relevance times a popularity factor from each skill's recent
+    /// reads (`search_popularity`; [`usage::popularity`]). Off by default.
+    pub fn search_popularity(mut self, on: bool) -> Self {
+        self.popularity = on;
+        self
+    }
+
     /// Memory for the caches of the process, all together (`cache_memory_mib`), split by
     /// [`cache::CACHES`].
     pub fn cache_memory_mib(mut self, mib: usize) -> Self {
@@ -209,11 +233,12 @@ impl RegistryBuilder {
     pub async fn open(self) -> Result<Registry> {
         let location = self
             .database
+            .clone()
             .unwrap_or_else(|| Location::Sqlite(self.data_dir.clone()));
         let backend = crate::store::open(&location).await?;
         let search = if self.search {
             let dir = search_dir(&self.data_dir);
-            if let Some(snapshot) = self.index_snapshot {
+            if let Some(snapshot) = self.index_snapshot.clone() {
                 restore_snapshot(snapshot, dir.clone()).await;
             }
             let index = SearchIndex::open(&dir)?;
@@ -224,15 +249,7 @@ impl RegistryBuilder {
         } else {
             None
         };
-        Ok(Registry::assemble(
-            backend,
-            self.page_size,
-            search,
-            self.admin_token.as_deref(),
-            self.policy,
-            self.cache_bytes,
-            self.signing_key,
-        ))
+        Ok(Registry::assemble(backend, search, &self))
     }
 }
 
@@ -273,18 +290,28 @@ impl Registry {
             policy: Policy::default(),
             cache_bytes: cache::DEFAULT_BUDGET_MIB << 20,
             signing_key: Some(data_dir.join(publish::DEFAULT_KEY_FILE)),
+            usage: Some(usage::DEFAULT_FLUSH),
+            popularity: false,
         }
     }
 
     fn assemble(
         backend: Backend,
-        page_size: u32,
         search: Option<Arc<SearchIndex>>,
-        admin_token: Option<&str>,
-        policy: Policy,
-        cache_bytes: usize,
-        signing_key: Option<PathBuf>,
+        settings: &RegistryBuilder,
     ) -> Self {
+        let RegistryBuilder {
+            page_size,
+            ref admin_token,
+            ref policy,
+            cache_bytes,
+            ref signing_key,
+            usage: usage_flush,
+            popularity,
+            ..
+        } = *settings;
+        let (admin_token, policy, signing_key) =
+            (admin_token.as_deref(), policy.clone(), signing_key.clone());
         let ttl = if backend.feed.is_some() {
             FEED_RESOLVE_TTL
         } else {
@@ -297,6 +324,7 @@ impl Registry {
             .map(|_| Arc::new(tokio::sync::Notify::new()));
         let store = backend.store;
         let heavy = Arc::new(Heavy::new());
+        let usage = Arc::new(Usage::new(store.clone(), usage_flush.is_some(), popularity));
         let current = Arc::new(current::Current::new(
             store.clone(),
             &budget,
@@ -311,6 +339,7 @@ impl Registry {
             &budget,
             page_size,
             search.clone(),
+            usage.clone(),
         ));
         let index = Arc::new(Index::new(
             store.clone(),
@@ -329,6 +358,13 @@ impl Registry {
             )));
             // Catch up at once (the index may be missing or behind after a crash).
             wake.notify_one();
+        }
+        if let Some(every) = usage_flush {
+            tasks.push(tokio::spawn(usage::run(
+                Arc::downgrade(&usage),
+                every,
+                stop.clone(),
+            )));
         }
         if let Some(feed) = backend.feed {
             tasks.push(tokio::spawn(index::feed::run(
@@ -355,6 +391,7 @@ impl Registry {
                 ),
                 access: Access::new(store.clone(), admin_token),
                 sessions: Sessions::new(store.clone()),
+                usage,
                 store,
                 budget,
                 heavy,
@@ -390,6 +427,11 @@ impl Registry {
     /// The kept 2025-era MCP sessions.
     pub fn sessions(&self) -> &Sessions {
         &self.inner.sessions
+    }
+
+    /// The usage counters and their flush.
+    pub fn usage(&self) -> &Usage {
+        &self.inner.usage
     }
 
     /// The search index and its upkeep.
@@ -495,14 +537,18 @@ impl Registry {
         Ok(crate::store::copy::copy(from, to, progress).await?)
     }
 
-    /// Stop the indexer, release the search index and close storage. Pending index updates are
-    /// dropped (the next owner catches up from the generation).
+    /// Stop the background tasks, flush the usage counts, release the search index and close
+    /// storage. Pending index updates are dropped (the next owner catches up from the
+    /// generation).
     pub async fn close(&self) {
         self.inner.stop.cancel();
         let tasks =
             std::mem::take(&mut *self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()));
         for task in tasks {
             let _ = task.await;
+        }
+        if let Err(e) = self.inner.usage.flush().await {
+            tracing::warn!(error = %e, "the last usage counts were not flushed: they are lost");
         }
         self.inner.index.release().await;
         self.inner.store.close().await;

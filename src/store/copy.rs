@@ -191,9 +191,10 @@ macro_rules! tables {
             /// The key of the last row, where the next batch of its table starts.
             pub fn last_key(&self) -> Option<Key> {
                 match self {
-                    $(Batch::$variant(rows) => rows.last().map(|r| Key {
-                        $($part: owned(&r.$key),)+
-                        ..Key::default()
+                    $(Batch::$variant(rows) => rows.last().map(|r| {
+                        let mut key = Key::default();
+                        $(key.$part = owned(&r.$key);)+
+                        key
                     }),)+
                     Batch::End { .. } => None,
                 }
@@ -388,6 +389,14 @@ tables! {
         skill_id: i64,
         removed_at: Option<String>,
     }
+
+    #[derive(Debug)]
+    Usage(UsageRow) in "usage_daily", key [version_id: int, day: int2, kind: text] {
+        version_id: i64,
+        day: i64,
+        kind: String,
+        count: i64,
+    }
 }
 
 /// The tables of either schema a copy does not move: `meta` (the copy carries its generation
@@ -431,7 +440,8 @@ pub(super) trait Export: Sync {
 }
 
 /// Where a table's export continues: after this key (an integer id, a text key, both for the
-/// tables keyed by version and path, or two integers for `source_skills`). The start is
+/// tables keyed by version and path, two integers for `source_skills`, all three for
+/// `usage_daily`'s version, day and kind). The start is
 /// `Key::default()`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Key {

@@ -6,8 +6,9 @@
 //!   listing; manifests), [`Browse`] (resolving, skills and versions, catalog pages,
 //!   completion), [`Lifecycle`] (withdrawal, deprecation, scans, review, revocations, private
 //!   namespaces), [`Sources`], [`Access`] (tokens, the audit log), [`Maintenance`] (the change
-//!   feed the search index follows, counters, scrubbing, backups, copies) and [`Sessions`]
-//!   (2025-era MCP sessions, ephemeral: copies leave them). What only one engine
+//!   feed the search index follows, counters, scrubbing, backups, copies), [`Sessions`]
+//!   (2025-era MCP sessions, ephemeral: copies leave them) and [`UsageCounts`] (reads per
+//!   version, day and kind, added to by the registry's background flush). What only one engine
 //!   keeps is an optional capability: [`KeptEntries`] (SQLite's serialized listing entries).
 //! - [`Blobs`]: file bytes by digest (get, put if absent), so that bytes can later live outside
 //!   the database. A publish stores its blobs first, then the version's rows in one transaction:
@@ -19,7 +20,8 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`): each engine compiles those
+//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`, `usage`): each engine
+//! compiles those
 //! modules as its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which
 //! supplies what the two engines truly say differently as macros usable in `concat!` (`now!`,
 //! the bound `limit!`, flags, `visible!`, lists given as one parameter) and the types that go
@@ -53,12 +55,14 @@ pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord, NamespaceSigning, NewToken,
     NewVersion, PublishOutcome, ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry,
-    SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SourceId, SourceMember, SourceRecord,
-    Stats, TokenRecord, VerifyReport, VersionId, VersionRecord, Withdrawal,
+    SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId, SourceMember,
+    SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport, VersionId,
+    VersionRecord, Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::{Scan, Verdict};
+use crate::core::usage::Day;
 use crate::core::{Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -66,12 +70,20 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// The catalog's storage engine: every role, as the registry holds it (`Arc<dyn Store>`, whose
 /// methods need no role trait in scope).
 pub trait Store:
-    Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions + Signing
+    Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions + Signing + UsageCounts
 {
 }
 
-impl<T: Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions + Signing> Store
-    for T
+impl<T> Store for T where
+    T: Catalog
+        + Browse
+        + Lifecycle
+        + Sources
+        + Access
+        + Maintenance
+        + Sessions
+        + Signing
+        + UsageCounts
 {
 }
 
@@ -371,6 +383,27 @@ pub trait Sessions: Send + Sync + 'static {
     /// Forget the sessions whose last use (or creation) is older than `max_age_secs`; returns
     /// how many.
     async fn sweep_sessions(&self, max_age_secs: u64) -> Result<u64>;
+}
+
+/// How often each version was read, per UTC day and kind (`core::usage`): added to by the
+/// registry's flushes, read by the stats views. Written once for both engines
+/// (`store/sql/usage.rs`).
+#[async_trait]
+pub trait UsageCounts: Send + Sync + 'static {
+    /// Add `counts` to the stored ones (a row not stored yet starts at zero), in one
+    /// transaction: all of them or none.
+    async fn add_usage(&self, counts: &[UsageCount]) -> Result<()>;
+
+    /// The counts of every version of a skill from day `since` on, by day, kind and version.
+    async fn skill_usage(&self, skill_id: SkillId, since: Day) -> Result<Vec<UsageRecord>>;
+
+    /// Per-kind totals from day `since` on of each of `skills` that has any, versions pending
+    /// review left out (these totals are shown to anyone who sees the skill).
+    async fn usage_totals(&self, skills: &[SkillRef], since: Day) -> Result<Vec<SkillUsage>>;
+
+    /// Per-kind totals from day `since` on of every skill, in (namespace, name) order; a skill
+    /// read by nobody since has one row with no kind and a count of zero.
+    async fn usage_by_skill(&self, since: Day) -> Result<Vec<SkillUsage>>;
 }
 
 /// The change feed, counters, scrubbing, backups, copying a whole store (`skillreg migrate`,

@@ -404,3 +404,31 @@ pub(super) mod decode {
         deprecated.then(|| message.unwrap_or_default())
     }
 }
+
+/// Reads of one version on one day, of one kind, counted in memory and added by a flush.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageCount {
+    pub version_id: VersionId,
+    pub day: crate::core::usage::Day,
+    pub kind: crate::core::usage::Kind,
+    pub count: u64,
+}
+
+/// A stored count of one version of a skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageRecord {
+    pub version: SkillVersion,
+    /// The version waits for review (its counts are shown only to who sees it).
+    pub pending: bool,
+    pub day: crate::core::usage::Day,
+    pub kind: crate::core::usage::Kind,
+    pub count: u64,
+}
+
+/// A skill's total of one kind (`None`: the skill has no count at all in the period asked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillUsage {
+    pub skill: SkillRef,
+    pub kind: Option<crate::core::usage::Kind>,
+    pub count: u64,
+}

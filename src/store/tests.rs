@@ -866,6 +866,31 @@ async fn populate(store: &dyn Engine) {
             .unwrap();
     }
     assert!(store.revoke_token("tok_gone", "admin").await.unwrap());
+    // Usage rows on two versions, days and kinds: more than one export page of three, so
+    // that a copy pages through every part of their key.
+    use crate::core::usage::{Day, Kind};
+    let refunds = SkillRef::parse("acme", "refunds").unwrap();
+    let mut counts = Vec::new();
+    for (version, day, kind) in [
+        ("1.0.0", 20_000, Kind::Get),
+        ("1.0.0", 20_000, Kind::SkillMd),
+        ("1.0.0", 20_001, Kind::Get),
+        ("1.1.0", 20_000, Kind::Archive),
+        ("1.1.0", 20_001, Kind::ClientInstall),
+    ] {
+        let resolved = store
+            .resolve(&refunds, Some(&v(version)))
+            .await
+            .unwrap()
+            .unwrap();
+        counts.push(crate::store::UsageCount {
+            version_id: resolved.version_id,
+            day: Day(day),
+            kind,
+            count: 7,
+        });
+    }
+    store.add_usage(&counts).await.unwrap();
 }
 
 #[tokio::test]
@@ -1476,4 +1501,107 @@ async fn mcp_sessions_are_kept_refused_when_stale_touched_and_swept() {
     assert!(store.delete_session("s2").await.unwrap());
     assert!(!store.delete_session("s2").await.unwrap());
     assert_eq!(store.session("s2", 3600).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn usage_counts_add_up_per_version_day_and_kind() {
+    use crate::core::usage::{Day, Kind};
+    use crate::store::{SkillUsage, UsageCount};
+    let (_dir, _location, store) = fresh().await;
+    let acme = ns("acme");
+    publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &acme, &bundle("refunds", "two"), "1.1.0").await;
+    publish(&*store, &acme, &bundle("unread", "one"), "1.0.0").await;
+    let refunds = SkillRef::parse("acme", "refunds").unwrap();
+    let unread = SkillRef::parse("acme", "unread").unwrap();
+    let old = store
+        .resolve(&refunds, Some(&v("1.0.0")))
+        .await
+        .unwrap()
+        .unwrap();
+    let new = store.resolve(&refunds, None).await.unwrap().unwrap();
+    let count = |version_id, day, kind, count| UsageCount {
+        version_id,
+        day: Day(day),
+        kind,
+        count,
+    };
+    // A version pending review, read by a holder of the namespace's tokens.
+    let b3 = bundle("refunds", "three");
+    put_blobs(&*store, &b3).await;
+    store
+        .publish(NewVersion {
+            namespace: &acme,
+            bundle: &b3,
+            version: &v("2.0.0"),
+            published_by: "test",
+            scan: &crate::core::scan::Scan::unscanned(),
+            pending: true,
+            provenance: None,
+            signatures: &[],
+        })
+        .await
+        .unwrap();
+    let pending = store
+        .resolve(&refunds, Some(&v("2.0.0")))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .add_usage(&[count(pending.version_id, 19_000, Kind::Archive, 9)])
+        .await
+        .unwrap();
+    let flush = [
+        count(new.version_id, 20_000, Kind::Get, 3),
+        count(old.version_id, 20_000, Kind::Get, 1),
+        count(new.version_id, 20_001, Kind::Archive, 2),
+    ];
+    // Two flushes of the same keys (two replicas, or two intervals) add up.
+    store.add_usage(&flush).await.unwrap();
+    store.add_usage(&flush[..1]).await.unwrap();
+    store.add_usage(&[]).await.unwrap();
+
+    let rows = store.skill_usage(new.skill_id, Day(0)).await.unwrap();
+    let seen: Vec<(String, bool, i64, Kind, u64)> = rows
+        .iter()
+        .map(|r| (r.version.to_string(), r.pending, r.day.0, r.kind, r.count))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("2.0.0".to_owned(), true, 19_000, Kind::Archive, 9),
+            ("1.0.0".to_owned(), false, 20_000, Kind::Get, 1),
+            ("1.1.0".to_owned(), false, 20_000, Kind::Get, 6),
+            ("1.1.0".to_owned(), false, 20_001, Kind::Archive, 2),
+        ]
+    );
+    let since = store.skill_usage(new.skill_id, Day(20_001)).await.unwrap();
+    assert_eq!(since.len(), 1, "{since:?}");
+
+    // Totals are shown to anyone who sees the skill: the pending version's reads are not in.
+    let mut totals = store
+        .usage_totals(&[refunds.clone(), unread.clone()], Day(0))
+        .await
+        .unwrap();
+    totals.sort_by_key(|u| u.kind);
+    let usage = |skill: &SkillRef, kind, count| SkillUsage {
+        skill: skill.clone(),
+        kind,
+        count,
+    };
+    assert_eq!(
+        totals,
+        [
+            usage(&refunds, Some(Kind::Get), 7),
+            usage(&refunds, Some(Kind::Archive), 2)
+        ]
+    );
+    let by_skill = store.usage_by_skill(Day(20_001)).await.unwrap();
+    assert_eq!(
+        by_skill,
+        [
+            usage(&refunds, Some(Kind::Archive), 2),
+            usage(&unread, None, 0)
+        ]
+    );
 }

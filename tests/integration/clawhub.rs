@@ -448,7 +448,17 @@ async fn the_download_is_a_stable_zip_with_skill_md_at_its_root() {
         meta["skill"]["createdAt"].as_i64().unwrap() > 1_700_000_000_000,
         "{meta}"
     );
-    assert_eq!(meta["skill"]["stats"]["downloads"], Value::Null, "{meta}");
+    // Counted, not flushed yet: nothing stored.
+    assert_eq!(meta["skill"]["stats"]["downloads"], 0, "{meta}");
+    // Once flushed, the two downloads are two installs; stars and current installs nobody
+    // counts.
+    server.registry.usage().flush().await.unwrap();
+    let (_, meta) = api.get("/api/v1/skills/zipped").await;
+    let stats = &meta["skill"]["stats"];
+    assert_eq!(stats["downloads"], 2, "{meta}");
+    assert_eq!(stats["installsAllTime"], 2, "{meta}");
+    assert_eq!(stats["installsCurrent"], Value::Null, "{meta}");
+    assert_eq!(stats["stars"], Value::Null, "{meta}");
     // The well-known file points `--site` here; telemetry is acknowledged and not kept.
     let (_, site) = api.get("/.well-known/clawhub.json").await;
     assert_eq!(site["apiBase"], server.base());

@@ -141,6 +141,8 @@ impl TestServerBuilder {
             .cache_memory_mib(self.config.cache_memory_mib)
             .admin_token(self.config.admin_token())
             .search()
+            .usage_counting(self.config.usage_flush())
+            .search_popularity(self.config.search_popularity)
             .open()
             .await
             .unwrap();

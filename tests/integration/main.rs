@@ -31,4 +31,5 @@ mod soak;
 mod sources;
 mod tls;
 mod trust;
+mod usage;
 mod web;

@@ -1653,3 +1653,27 @@ async fn a_revocation_on_one_replica_is_honoured_by_every_replica() {
     let (_, feed) = Api::new(&b).get("/v1/revocations").await;
     assert_eq!(feed["items"][0]["version"], "1.1.0", "{feed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_sum_their_usage_counts() {
+    let url = fresh_postgres().await;
+    let a = replica(&url).await;
+    let b = replica(&url).await;
+    publish_acme(&Api::new(&a), "counted").await;
+    let get = json!({"uri": "skill://acme/counted/SKILL.md"});
+    for (replica, gets) in [(&a, 3), (&b, 2)] {
+        let modern = Modern::new(&replica.url);
+        for _ in 0..gets {
+            let answer = modern.call("skills/get", get.clone()).await;
+            assert!(answer["result"]["skill"].is_object(), "{answer}");
+        }
+    }
+    // Both flush the same (version, day, kind): the second adds to the first.
+    a.registry.usage().flush().await.unwrap();
+    b.registry.usage().flush().await.unwrap();
+    for replica in [&a, &b] {
+        let (status, body) = Api::new(replica).get("/v1/skills/acme/counted/stats").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["totals"]["get"], 5, "{body}");
+    }
+}

@@ -429,6 +429,15 @@ async fn a_read_only_data_directory_serves_reads_and_refuses_publishes() {
             .contains("# Kept"),
         "{read}"
     );
+    // The read is counted, and cannot be stored: the flush fails and keeps it (so the next
+    // one has it to store, and fails again).
+    for _ in 0..2 {
+        let flushed = server.registry.usage().flush().await;
+        assert_eq!(
+            flushed.unwrap_err().code(),
+            skillreg::core::Code::StorageReadOnly
+        );
+    }
     assert_eq!(
         server
             .registry

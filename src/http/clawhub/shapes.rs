@@ -101,8 +101,12 @@ pub(super) struct Tags {
     pub latest: Option<String>,
 }
 
-/// No download, star or install counts are kept: each is `null`, never a made-up zero. A skill's
-/// own page counts its versions; a catalog item does not.
+/// Downloads and installs are the registry's usage counts (`core::usage::Totals`): `downloads`
+/// every whole-skill download (REST archives and files, ClawHub downloads, installs),
+/// `installsAllTime` the installs of clients that say they install (ClawHub's download,
+/// `skillreg add`). With usage counting off they are `null`, as are current installs and stars,
+/// which nothing counts: never a made-up zero. A skill's own page counts its versions; a catalog
+/// item does not.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Stats {
@@ -115,11 +119,11 @@ pub(super) struct Stats {
 }
 
 impl Stats {
-    pub fn counting(versions: Option<usize>) -> Self {
+    pub fn counting(versions: Option<usize>, usage: Option<crate::core::usage::Totals>) -> Self {
         Self {
-            downloads: None,
+            downloads: usage.map(|t| t.downloads()),
             installs_current: None,
-            installs_all_time: None,
+            installs_all_time: usage.map(|t| t.installs()),
             stars: None,
             versions,
         }
@@ -417,6 +421,10 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
         verdict: Some("suspicious"),
         evidence,
     };
+    // Usage counts: 40 archive and 2 ClawHub downloads (42 downloads, 2 installs).
+    let mut usage = crate::core::usage::Totals::default();
+    usage.add(crate::core::usage::Kind::Archive, 40);
+    usage.add(crate::core::usage::Kind::ClawhubInstall, 2);
     let item = |latest: bool| Item {
         slug: s("pdf"),
         display_name: s("pdf"),
@@ -425,7 +433,7 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
         tags: Tags {
             latest: latest.then(|| s("1.2.0")),
         },
-        stats: Stats::counting(None),
+        stats: Stats::counting(None, Some(usage)),
         created_at: AT,
         updated_at: AT,
         latest_version: latest.then(|| LatestVersion {
@@ -487,7 +495,7 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     tags: Tags {
                         latest: Some(s("1.2.0")),
                     },
-                    stats: Stats::counting(Some(2)),
+                    stats: Stats::counting(Some(2), Some(usage)),
                     created_at: AT,
                     updated_at: AT,
                     deprecated: Some(s("use acme/pdf2")),

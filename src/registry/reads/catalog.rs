@@ -10,12 +10,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use super::view::{SkillDetail, SkillView, VersionDetail, VersionView};
 use super::{FileContent, Reads};
 use crate::core::archive::Format;
+use crate::core::usage::Kind;
 
 use crate::core::{Namespace, SkillName, SkillRef, VersionRef, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::page::{Page, split_page};
 use crate::source::{ExportFile, archive};
-use crate::store::{CatalogRecord, Manifest, NameMatch, VersionRecord};
+use crate::store::{CatalogRecord, Manifest, NameMatch, SkillRecord, VersionRecord};
 
 /// Most namespaces [`Reads::skill_named`] looks at for one name.
 pub const MAX_SAME_NAME: u32 = 100;
@@ -76,6 +77,34 @@ impl Reads {
 
     /// One skill and every version of it.
     pub async fn skill_detail(&self, viewer: &Visibility, skill: &SkillRef) -> Result<SkillDetail> {
+        let (record, rows) = self.visible_skill(viewer, skill).await?;
+        let current = rows
+            .iter()
+            .find(|row| record.current_version.as_ref() == Some(&row.version));
+        let description = match current {
+            Some(row) => Some(self.manifest(row.id).await?.root().description.clone()),
+            None => None,
+        };
+        let mut versions: Vec<VersionView> = rows
+            .iter()
+            .map(|row| VersionView::new(skill, row))
+            .collect();
+        versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
+        Ok(SkillDetail {
+            deprecated_at: record.deprecated_at.clone(),
+            skill: SkillView::stored(record, description),
+            versions,
+        })
+    }
+
+    /// The stored skill and the versions of it that `viewer` sees: unknown when it sees none
+    /// (the skill is private, or every version is pending review and the caller holds no token
+    /// of its namespace).
+    pub(super) async fn visible_skill(
+        &self,
+        viewer: &Visibility,
+        skill: &SkillRef,
+    ) -> Result<(SkillRecord, Vec<VersionRecord>)> {
         let record = self
             .store
             .skill(skill)
@@ -94,23 +123,7 @@ impl Reads {
             // Every version is pending review, and the caller may not see them.
             return Err(NotFound::Skill(skill.clone()).into());
         }
-        let current = rows
-            .iter()
-            .find(|row| record.current_version.as_ref() == Some(&row.version));
-        let description = match current {
-            Some(row) => Some(self.manifest(row.id).await?.root().description.clone()),
-            None => None,
-        };
-        let mut versions: Vec<VersionView> = rows
-            .iter()
-            .map(|row| VersionView::new(skill, row))
-            .collect();
-        versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
-        Ok(SkillDetail {
-            deprecated_at: record.deprecated_at.clone(),
-            skill: SkillView::stored(record, description),
-            versions,
-        })
+        Ok((record, rows))
     }
 
     /// The stored row and manifest of one version `viewer` sees; with `content`, refused when
@@ -180,12 +193,13 @@ impl Reads {
         Ok(self.store.signing_keys().await?)
     }
 
-    /// One file of one version.
+    /// One file of one version, counted as a read of `counted` when the endpoint names one.
     pub async fn version_file(
         &self,
         viewer: &Visibility,
         version: &VersionRef,
         path: &str,
+        counted: Option<Kind>,
     ) -> Result<FileContent> {
         let (row, manifest) = self.stored_version(viewer, version, true).await?;
         let file = manifest.file(path).ok_or_else(|| NotFound::File {
@@ -193,6 +207,9 @@ impl Reads {
             path: path.chars().take(200).collect(),
         })?;
         let bytes = self.blob(&file.digest, true).await?;
+        if let Some(kind) = counted {
+            self.usage.count(row.id, kind);
+        }
         Ok(FileContent {
             uri: version.root_uri().join(path),
             mime_type: mime::for_file(path, || mime::looks_like_text(&bytes)),
@@ -203,21 +220,29 @@ impl Reads {
     }
 
     /// The whole version as a deterministic `.tar.gz` with `SKILL.md` at the root. Packed once
-    /// per version, on a blocking thread, and kept in a bounded cache.
+    /// per version, on a blocking thread, and kept in a bounded cache. Not counted.
     pub async fn export(&self, viewer: &Visibility, version: &VersionRef) -> Result<Arc<Vec<u8>>> {
-        self.export_as(viewer, version, Format::TarGz).await
+        self.export_as(viewer, version, Format::TarGz, None).await
     }
 
     /// The whole version as a deterministic archive of `format` (`.tar.gz` or `.zip`) with
-    /// `SKILL.md` at the root and every path relative to it, cached like [`Reads::export`].
+    /// `SKILL.md` at the root and every path relative to it, cached like [`Reads::export`];
+    /// counted as a read of `counted` when the endpoint names one.
     pub async fn export_as(
         &self,
         viewer: &Visibility,
         version: &VersionRef,
         format: Format,
+        counted: Option<Kind>,
     ) -> Result<Arc<Vec<u8>>> {
         let (row, manifest) = self.stored_version(viewer, version, true).await?;
+        let count = || {
+            if let Some(kind) = counted {
+                self.usage.count(row.id, kind);
+            }
+        };
         if let Some(packed) = self.exports.get(&(row.id, format)) {
+            count();
             return Ok(packed);
         }
         let mut blobs = Vec::with_capacity(manifest.files.len());
@@ -250,6 +275,7 @@ impl Reads {
             })?;
         let packed = Arc::new(packed);
         self.exports.insert((row.id, format), packed.clone());
+        count();
         Ok(packed)
     }
 }

@@ -6,7 +6,8 @@
 //!   manifest, one file, an export), in the read model of `view.rs`;
 //! - `entries.rs`: listing entries serialized once by the transport's codec;
 //! - `complete.rs`: completion for the resource templates;
-//! - `discovery.rs`: the well-known discovery index.
+//! - `discovery.rs`: the well-known discovery index;
+//! - `usage.rs`: usage counts (a skill's daily series, totals), as storage holds them.
 //!
 //! A version's manifest, file bytes, archives and archive digest never change, so they are cached
 //! by version id or digest here and never invalidated; what is current comes from [`Current`].
@@ -16,6 +17,7 @@ mod complete;
 mod discovery;
 mod entries;
 mod skills;
+mod usage;
 mod view;
 
 use std::collections::HashMap;
@@ -24,6 +26,7 @@ use std::sync::Arc;
 use super::cache::{self, Budget, Cache, CacheId};
 use super::current::Current;
 use super::heavy::{HASH_INLINE_BYTES, Heavy};
+use super::usage::Usage;
 use crate::core::{Digest, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
@@ -37,6 +40,7 @@ pub use skills::{
     DirChild, FileContent, Keep, Located, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
     cursor_after,
 };
+pub use usage::{DayCount, MAX_STATS_DAYS, SkillStats, today};
 pub use view::{SkillDetail, SkillView, VersionDetail, VersionView};
 
 /// The read side of the registry.
@@ -58,9 +62,15 @@ pub struct Reads {
     codec: entries::Codec,
     /// The search index, when this process keeps one.
     search: Option<Arc<SearchIndex>>,
+    /// Where reads are counted.
+    usage: Arc<Usage>,
 }
 
 impl Reads {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what every read shares, handed over once when the registry is assembled"
+    )]
     pub(super) fn new(
         store: Arc<dyn Store>,
         blobs: Arc<dyn Blobs>,
@@ -69,6 +79,7 @@ impl Reads {
         budget: &Budget,
         page_size: u32,
         search: Option<Arc<SearchIndex>>,
+        usage: Arc<Usage>,
     ) -> Self {
         Self {
             store,
@@ -82,6 +93,7 @@ impl Reads {
             archive_digests: budget.cache(CacheId::ArchiveDigests, |_, _| 0),
             codec: entries::Codec::new(budget),
             search,
+            usage,
         }
     }
 

@@ -12,12 +12,14 @@ use crate::core::provenance::Provenance;
 use crate::core::records::{FileRecord, VersionId};
 use crate::core::scan::Summary;
 use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
+use crate::core::usage::Kind;
 use crate::core::{
     Digest, Namespace, SkillName, SkillRef, SkillUri, SkillVersion, Status, Target, Visibility,
     mime,
 };
 use crate::error::{Error, NotFound, Result};
 use crate::registry::page::Page;
+use crate::registry::usage;
 use crate::store::{ListingRecord, Manifest};
 
 /// A skill's entry as `skills/list` and `skills/get` serve it: its frontmatter verbatim and every
@@ -391,13 +393,21 @@ impl Reads {
 
     /// The bytes of the file at `uri`.
     pub async fn read(&self, viewer: &Visibility, uri: &SkillUri) -> Result<FileContent> {
-        let file = self.locate(viewer, uri).await?;
+        let file = self.locate(viewer, uri, false).await?;
         self.read_located(file, Keep::Bytes).await
     }
 
     /// The file at `uri`, found in its version's manifest: its digest, without reading its bytes
     /// (a transport that keeps what it makes of a file's bytes, by digest, may need none).
-    pub async fn locate(&self, viewer: &Visibility, uri: &SkillUri) -> Result<Located> {
+    /// Counted as a read of the version (MCP's `resources/read`, its one caller, on either
+    /// era): a skill's `SKILL.md`, or with `install` (the reader says it installs the skill)
+    /// an install, or another file.
+    pub async fn locate(
+        &self,
+        viewer: &Visibility,
+        uri: &SkillUri,
+        install: bool,
+    ) -> Result<Located> {
         let not_found = || Error::NotFound(NotFound::Resource(uri.to_string()));
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
@@ -407,6 +417,12 @@ impl Reads {
             .await?
             .ok_or_else(not_found)?;
         let file = manifest.file(path).ok_or_else(not_found)?;
+        let kind = match is_skill_md(&manifest, path) {
+            true if install => Kind::ClientInstall,
+            true => Kind::SkillMd,
+            false => Kind::File,
+        };
+        self.usage.count(resolved.version_id, kind);
         Ok(Located {
             uri: uri.clone(),
             digest: file.digest,
@@ -603,6 +619,15 @@ impl Reads {
             _ => Some((viewer.clone(), private)),
         };
         let (query, namespace) = (query.to_owned(), namespace.map(ToString::to_string));
+        // Ranked by popularity too, a hit from further down may rise: look at more of them.
+        let popular = self.usage.ranks_search();
+        let candidates = if popular {
+            limit
+                .saturating_mul(2)
+                .clamp(limit, crate::search::MAX_LIMIT)
+        } else {
+            limit
+        };
         let started = std::time::Instant::now();
         let hits = tokio::task::spawn_blocking(move || {
             let visible = filter.as_ref().map(|(viewer, private)| {
@@ -616,15 +641,42 @@ impl Reads {
             index.search(
                 &query,
                 namespace.as_deref(),
-                limit,
+                candidates,
                 visible,
                 statistics.as_ref(),
             )
         })
         .await
         .map_err(|e| Error::Search(crate::search::SearchError::Task(e.to_string())))??;
+        let mut hits: Vec<SearchHit> = hits.into_iter().filter_map(SearchHit::from_index).collect();
+        if popular && hits.len() > 1 {
+            self.rank_by_popularity(&mut hits).await?;
+        }
+        hits.truncate(limit);
         crate::metrics::search(started);
-        Ok(hits.into_iter().filter_map(SearchHit::from_index).collect())
+        Ok(hits)
+    }
+
+    /// Multiply each hit's score by its skill's popularity ([`usage::popularity`]) and sort
+    /// again as the index does: active skills first, then deprecated, then yanked-only, best
+    /// score first within each (a tie keeps the index's order).
+    async fn rank_by_popularity(&self, hits: &mut [SearchHit]) -> Result<()> {
+        let skills: Vec<SkillRef> = hits.iter().map(|h| h.skill.clone()).collect();
+        let reads = self
+            .usage_totals_since(&skills, usage::POPULARITY_DAYS)
+            .await?;
+        for hit in hits.iter_mut() {
+            let read = reads
+                .get(&hit.skill)
+                .map_or(0, crate::core::usage::Totals::all);
+            hit.score *= usage::popularity(read);
+        }
+        hits.sort_by(|a, b| {
+            a.status
+                .cmp(&b.status)
+                .then_with(|| b.score.total_cmp(&a.score))
+        });
+        Ok(())
     }
 }
 
@@ -655,6 +707,17 @@ pub(super) fn listed_entry(
 /// Where the skill at `subpath` is in a manifest's entries (a handful: most versions have one).
 fn entry_index(manifest: &Manifest, subpath: &str) -> Option<usize> {
     manifest.entries.iter().position(|e| e.subpath == subpath)
+}
+
+/// Whether `path` is the SKILL.md of one of the version's skills (its root or a nested one).
+fn is_skill_md(manifest: &Manifest, path: &str) -> bool {
+    match path.strip_suffix(SKILL_MD) {
+        Some("") => true,
+        Some(dir) => dir
+            .strip_suffix('/')
+            .is_some_and(|subpath| entry_index(manifest, subpath).is_some()),
+        None => false,
+    }
 }
 
 /// The path of the SKILL.md of the entry at `subpath`.

@@ -56,6 +56,8 @@ mod sessions;
 mod signing;
 #[path = "../sql/sources.rs"]
 mod sources;
+#[path = "../sql/usage.rs"]
+mod usage;
 
 use std::path::Path;
 use std::str::FromStr;
