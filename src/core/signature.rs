@@ -354,7 +354,7 @@ pub fn bundle(payload: &[u8], signature: &[u8], key: &PublicKey) -> String {
             }],
         },
     };
-    serde_json::to_string_pretty(&bundle).expect("a bundle serializes")
+    serde_json::to_string(&bundle).expect("a bundle serializes")
 }
 
 /// A bundle read and checked against the files it must cover, not yet against a key.

@@ -13,6 +13,7 @@ mod card;
 mod clawhub;
 mod direct;
 mod discovery;
+mod extract;
 mod guard;
 pub mod rest;
 mod serve;

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::api::*;
 use super::app::{ApiError, AppState};
 use super::auth::{Caller, Reader};
-use super::rest::{VersionPath, json_body};
+use super::extract::{VersionPath, json_body};
 use crate::core::refs::parse_namespace;
 use crate::error::{Error, NotFound};
 

@@ -155,14 +155,24 @@ impl Publisher {
         candidates: Vec<Candidate>,
         mut report: impl FnMut(&ImportLine),
     ) -> Result<ImportSummary> {
+        // Versions are signed where they are prepared, beside the writer rather than on it.
+        let key = self.signing_key.get(&*self.store).await?.cloned();
         let prepare = |chunk: Vec<Candidate>| {
             let namespace = namespace.clone();
             let options = options.clone();
             let policy = self.scan_policy().clone();
+            let key = key.clone();
             tokio::task::spawn_blocking(move || {
                 chunk
                     .into_iter()
-                    .map(|c| prepare_one(&namespace, &options, &policy, c))
+                    .map(|c| {
+                        let (dir, mut prepared) = prepare_one(&namespace, &options, &policy, c);
+                        if let (Ok(p), Some(key)) = (&mut prepared, &key) {
+                            // A failure here is the store's to report: it signs again.
+                            let _ = p.sign_ahead(key);
+                        }
+                        (dir, prepared)
+                    })
                     .collect::<Vec<_>>()
             })
         };

@@ -142,6 +142,12 @@ impl Prepared {
         namespace: &NamespaceSigning,
         key: Option<&signing::SigningKey>,
     ) -> Result<()> {
+        // Signed by the registry already when it was prepared (an import, off the writer).
+        let registry = self
+            .signatures
+            .iter()
+            .position(|(s, _)| s.by == Signer::Registry)
+            .map(|i| self.signatures.swap_remove(i));
         let files = self.signed_files();
         let subject = Subject {
             namespace: &self.namespace,
@@ -200,10 +206,27 @@ impl Prepared {
             }
             None => {}
         }
-        if let Some(key) = key {
-            signatures.push(key.sign(&subject)?);
+        match (registry, key) {
+            (Some(signed), _) => signatures.push(signed),
+            (None, Some(key)) => signatures.push(key.sign(&subject)?),
+            (None, None) => {}
         }
         self.signatures = signatures;
+        Ok(())
+    }
+
+    /// Sign with the registry's `key` now (CPU work, on the thread that prepared it), so that
+    /// storing it later does not.
+    pub(super) fn sign_ahead(&mut self, key: &signing::SigningKey) -> Result<()> {
+        let files = self.signed_files();
+        let signed = key.sign(&Subject {
+            namespace: &self.namespace,
+            name: &self.bundle.name,
+            version: &self.version,
+            content_digest: self.bundle.content_digest,
+            files: &files,
+        })?;
+        self.signatures = vec![signed];
         Ok(())
     }
 

@@ -126,26 +126,16 @@ impl Lifecycle for Engine {
         required: bool,
         actor: &str,
     ) -> Result<()> {
-        let mut tx = write::begin(self.write()).await?;
-        sqlx::query(
+        set_namespace_flag(
+            self,
             "INSERT INTO namespaces (name, review_required) VALUES ($1, $2)
-         ON CONFLICT (name) DO UPDATE SET review_required = excluded.review_required",
-        )
-        .bind(namespace.as_str())
-        .bind(required)
-        .execute(&mut *tx)
-        .await?;
-        let details = serde_json::json!({ "namespace": namespace.as_str() });
-        write::audit(
-            &mut tx,
+             ON CONFLICT (name) DO UPDATE SET review_required = excluded.review_required",
+            namespace,
+            required,
             actor,
             rows::review_audit(required),
-            Target::None,
-            &details,
         )
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        .await
     }
 
     async fn review_namespaces(&self) -> Result<Vec<Namespace>> {
@@ -357,4 +347,26 @@ impl Lifecycle for Engine {
         .await?;
         names.iter().map(|n| decode::namespace(n)).collect()
     }
+}
+
+/// Set one flag of `namespace` (made if new) and audit it as `action`, in one transaction:
+/// `upsert` names the flag's column and binds the namespace and the value.
+pub(super) async fn set_namespace_flag(
+    engine: &Engine,
+    upsert: &'static str,
+    namespace: &Namespace,
+    on: bool,
+    actor: &str,
+    action: &str,
+) -> Result<()> {
+    let mut tx = write::begin(engine.write()).await?;
+    sqlx::query(upsert)
+        .bind(namespace.as_str())
+        .bind(on)
+        .execute(&mut *tx)
+        .await?;
+    let details = serde_json::json!({ "namespace": namespace.as_str() });
+    write::audit(&mut tx, actor, action, Target::None, &details).await?;
+    tx.commit().await?;
+    Ok(())
 }

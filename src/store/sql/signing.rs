@@ -178,23 +178,20 @@ impl Signing for Engine {
         required: bool,
         actor: &str,
     ) -> Result<()> {
-        let mut tx = write::begin(self.write()).await?;
-        sqlx::query(
-            "INSERT INTO namespaces (name, signature_required) VALUES ($1, $2)
-             ON CONFLICT (name) DO UPDATE SET signature_required = excluded.signature_required",
-        )
-        .bind(namespace.as_str())
-        .bind(required)
-        .execute(&mut *tx)
-        .await?;
         let action = if required {
             "namespace_signature_required"
         } else {
             "namespace_signature_off"
         };
-        let details = serde_json::json!({ "namespace": namespace.as_str() });
-        write::audit(&mut tx, actor, action, Target::None, &details).await?;
-        tx.commit().await?;
-        Ok(())
+        super::lifecycle::set_namespace_flag(
+            self,
+            "INSERT INTO namespaces (name, signature_required) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET signature_required = excluded.signature_required",
+            namespace,
+            required,
+            actor,
+            action,
+        )
+        .await
     }
 }
