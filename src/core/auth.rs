@@ -109,6 +109,9 @@ pub enum Principal {
         id: String,
         scope: Scope,
         actions: Vec<Action>,
+        /// Exchanged by trusted publishing for a CI's OIDC token (short-lived), not created by
+        /// the admin: it may publish where only trusted publishers may.
+        trusted: bool,
     },
 }
 
@@ -296,6 +299,7 @@ mod tests {
             id: "tok_1".into(),
             scope: Scope::Namespaces(vec![ns("acme")]),
             actions: vec![Action::Publish],
+            trusted: false,
         };
         assert!(t.require(Action::Publish, &ns("acme")).is_ok());
         assert_eq!(
@@ -323,6 +327,7 @@ mod tests {
             id: "t".into(),
             scope: Scope::from_names(&["*"]).unwrap(),
             actions: vec![Action::Yank],
+            trusted: false,
         };
         assert!(all.require(Action::Yank, &ns("anything")).is_ok());
         assert_eq!(
@@ -347,6 +352,7 @@ mod tests {
             id: "t".into(),
             scope: Scope::from_names(names).unwrap(),
             actions,
+            trusted: false,
         };
         let (acme, other) = (ns("acme"), ns("other"));
         let reader = token(&["acme"], vec![Action::Read]);

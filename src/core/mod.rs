@@ -23,6 +23,7 @@ pub mod scan;
 pub mod status;
 pub mod text;
 pub mod time;
+pub mod trustpub;
 pub mod uri;
 pub mod version;
 

@@ -45,6 +45,10 @@ pub struct TokenRecord {
     pub actions: Vec<Action>,
     pub created_at: String,
     pub revoked_at: Option<String>,
+    /// When it stops being accepted (Unix seconds): tokens exchanged by trusted publishing.
+    pub expires_at: Option<i64>,
+    /// The trusted publisher it was exchanged for (`tp_…`); `None` for an ordinary token.
+    pub publisher: Option<String>,
 }
 
 /// One audit log entry.

@@ -19,6 +19,7 @@ mod serve;
 mod sessions;
 mod slots;
 mod tls;
+mod trustpub;
 mod web;
 
 /// One example of every answer shape of the foreign APIs (ClawHub's, the discovery index's),
@@ -126,6 +127,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(discovery::routes(state.clone()))
         .merge(card::routes(state.clone()))
         .merge(clawhub::routes(state.clone()))
+        .merge(trustpub::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn_with_state(

@@ -26,7 +26,7 @@ use crate::core::{SkillRef, VersionRef};
 use crate::error::{Error, NotFound};
 use crate::registry::NewTokenRequest;
 
-type ApiResult<T> = Result<T, ApiError>;
+pub(super) type ApiResult<T> = Result<T, ApiError>;
 
 /// `{namespace}/{name}` of the URL, validated.
 pub struct SkillPath(pub SkillRef);
@@ -110,7 +110,7 @@ fn shared_body(bytes: std::sync::Arc<Vec<u8>>) -> Body {
 /// Largest JSON request body (yank reasons, deprecation messages, token requests).
 const MAX_JSON_BODY: usize = 64 * 1024;
 
-async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
+pub(super) async fn json_body<T: for<'de> Deserialize<'de>>(body: Body) -> ApiResult<T> {
     let bytes = read_capped(body, MAX_JSON_BODY).await?;
     let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
     serde_json::from_slice(bytes).map_err(|e| Error::InvalidRequest(e.to_string()).into())
@@ -208,7 +208,8 @@ async fn publish(
     // Check the scope and the format before reading an upload the caller may not make.
     s.registry
         .publisher()
-        .require_publish(&caller, target.namespace())?;
+        .require_publish(&caller, target.namespace())
+        .await?;
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -673,11 +674,15 @@ async fn audit(
     info(title = "skillreg admin API", description = "Publish, version, yank and deprecate Agent Skills. Agents read them over MCP at /mcp."),
     paths(list_skills, search, get_skill, publish, get_version, get_file, get_archive, yank, unyank, deprecate, undeprecate,
           revoke, unrevoke, approve, require_review, review_off, findings, revocations,
-          make_private, make_public, create_token, list_tokens, revoke_token, audit),
+          make_private, make_public, create_token, list_tokens, revoke_token, audit,
+          super::trustpub::list_publishers, super::trustpub::add_publisher,
+          super::trustpub::remove_publisher, super::trustpub::trusted_only_on,
+          super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),
-         (name = "tokens", description = "Tokens and audit (admin)"))
+         (name = "tokens", description = "Tokens and audit (admin)"),
+         (name = "trusted publishing", description = "Publishing from CI with its OIDC token"))
 )]
 pub struct ApiDoc;
 

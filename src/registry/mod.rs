@@ -36,6 +36,7 @@ mod publish;
 mod reads;
 mod sessions;
 mod trust;
+mod trustpub;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,6 +68,7 @@ pub use reads::{
 };
 pub use sessions::Sessions;
 pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
+pub use trustpub::{Exchanged, NewTrustedPublisher, TrustSettings, TrustedPublishing};
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
@@ -128,6 +130,7 @@ struct Inner {
     publisher: Publisher,
     trust: Trust,
     access: Access,
+    trustpub: TrustedPublishing,
     sessions: Sessions,
     index: Arc<Index>,
     /// Stops the background tasks ([`Registry::close`]).
@@ -147,9 +150,17 @@ pub struct RegistryBuilder {
     admin_token: Option<String>,
     policy: Policy,
     cache_bytes: usize,
+    trustpub: TrustSettings,
 }
 
 impl RegistryBuilder {
+    /// What trusted publishing's exchange checks and gives (`trusted_publishing_audience`,
+    /// `trusted_publishing_token_secs`).
+    pub fn trusted_publishing(mut self, settings: TrustSettings) -> Self {
+        self.trustpub = settings;
+        self
+    }
+
     /// Memory for the caches of the process, all together (`cache_memory_mib`), split by
     /// [`cache::CACHES`].
     pub fn cache_memory_mib(mut self, mib: usize) -> Self {
@@ -222,6 +233,7 @@ impl RegistryBuilder {
             self.admin_token.as_deref(),
             self.policy,
             self.cache_bytes,
+            self.trustpub,
         ))
     }
 }
@@ -255,6 +267,7 @@ impl Registry {
             admin_token: None,
             policy: Policy::default(),
             cache_bytes: cache::DEFAULT_BUDGET_MIB << 20,
+            trustpub: TrustSettings::default(),
         }
     }
 
@@ -265,6 +278,7 @@ impl Registry {
         admin_token: Option<&str>,
         policy: Policy,
         cache_bytes: usize,
+        trustpub: TrustSettings,
     ) -> Self {
         let ttl = if backend.feed.is_some() {
             FEED_RESOLVE_TTL
@@ -334,6 +348,7 @@ impl Registry {
                     policy,
                 ),
                 access: Access::new(store.clone(), admin_token),
+                trustpub: TrustedPublishing::new(store.clone(), trustpub),
                 sessions: Sessions::new(store.clone()),
                 store,
                 budget,
@@ -368,6 +383,11 @@ impl Registry {
     }
 
     /// The kept 2025-era MCP sessions.
+    /// Trusted publishers, and the exchange of a CI's OIDC token for a short-lived token.
+    pub fn trusted_publishing(&self) -> &TrustedPublishing {
+        &self.inner.trustpub
+    }
+
     pub fn sessions(&self) -> &Sessions {
         &self.inner.sessions
     }

@@ -272,7 +272,7 @@ impl NameMatch<'_> {
 }
 
 /// A token to store: its hash only, never the secret.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct NewToken<'a> {
     pub id: &'a str,
     pub hash: &'a Digest,
@@ -280,6 +280,23 @@ pub struct NewToken<'a> {
     pub scope: &'a Scope,
     pub actions: &'a [Action],
     pub actor: &'a str,
+}
+
+/// A token exchanged for a CI's verified OIDC token ([`super::TrustedPublishing::exchange_token`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// The token; its actor is the trusted publisher's id.
+    pub token: NewToken<'a>,
+    /// The trusted publisher matched (`tp_…`).
+    pub publisher: &'a str,
+    /// Seconds the token lives, from now by the database's clock.
+    pub ttl_secs: i64,
+    pub issuer: &'a str,
+    /// The OIDC token's `jti` and its expiry (Unix seconds).
+    pub jti: &'a str,
+    pub jti_expires_at: i64,
+    /// The audit row's details: the issuer and the claims used.
+    pub details: &'a serde_json::Value,
 }
 
 /// A skill that changed after some generation: what the search index needs to know about it.

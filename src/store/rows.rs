@@ -345,6 +345,8 @@ pub(super) struct TokenRow {
     actions: String,
     created_at: String,
     revoked_at: Option<String>,
+    expires_at: Option<i64>,
+    publisher: Option<String>,
 }
 
 impl TokenRow {
@@ -356,6 +358,8 @@ impl TokenRow {
             description: self.description,
             created_at: self.created_at,
             revoked_at: self.revoked_at,
+            expires_at: self.expires_at,
+            publisher: self.publisher,
         })
     }
 }

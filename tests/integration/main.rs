@@ -30,4 +30,5 @@ mod soak;
 mod sources;
 mod tls;
 mod trust;
+mod trustpub;
 mod web;

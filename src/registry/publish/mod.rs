@@ -12,6 +12,7 @@ use crate::core::archive::Format;
 use crate::core::provenance::Provenance;
 use crate::core::records::FileRecord;
 use crate::core::scan::{Policy, Scan, Verdict};
+use crate::core::trustpub::TrustpubError;
 use crate::core::{
     self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
     SkillVersion, VersionRef, Warning,
@@ -348,7 +349,7 @@ impl Publisher {
         body: &[u8],
         client_warnings: Vec<Warning>,
     ) -> Result<Published> {
-        self.require_publish(caller, target.namespace())?;
+        self.require_publish(caller, target.namespace()).await?;
         core::fix::check_client_warnings(&client_warnings).map_err(Error::InvalidRequest)?;
         let files = archive::unpack(format, body)?;
         self.publish(PublishRequest {
@@ -363,8 +364,15 @@ impl Publisher {
     }
 
     /// Check that `caller` may publish into `namespace` (before reading an upload they may not
-    /// make).
-    pub fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
-        Ok(caller.require(Action::Publish, namespace)?)
+    /// make): an ordinary token may not where the namespace accepts only its trusted publishers
+    /// (`registry::trustpub`).
+    pub async fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
+        caller.require(Action::Publish, namespace)?;
+        if matches!(caller, Principal::Token { trusted: false, .. })
+            && self.store.trusted_only(namespace).await?
+        {
+            return Err(TrustpubError::TrustedOnly(namespace.to_string()).into());
+        }
+        Ok(())
     }
 }

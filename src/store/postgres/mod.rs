@@ -62,6 +62,12 @@ mod sessions;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod sources;
+#[path = "../sql/trustpub.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod trustpub;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -54,6 +54,8 @@ mod maintenance;
 mod sessions;
 #[path = "../sql/sources.rs"]
 mod sources;
+#[path = "../sql/trustpub.rs"]
+mod trustpub;
 
 use std::path::Path;
 use std::str::FromStr;
