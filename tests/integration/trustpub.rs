@@ -388,7 +388,7 @@ async fn an_exchanged_token_expires() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn publish_trusted_from_github_actions_revokes_its_token() {
+async fn publish_trusted_from_github_actions_and_gitlab_ci_revokes_its_token() {
     let server = server(900).await;
     let api = Api::new(&server);
     let oidc = Oidc::start(&[]).await;
@@ -447,6 +447,43 @@ async fn publish_trusted_from_github_actions_revokes_its_token() {
     let out = run_cli_async(&["publish", skill, "-n", "other", "--trusted"], &ci).await;
     assert_eq!(out.code, 1, "{out:?}");
     assert!(out.stderr.contains("[namespace_not_allowed]"), "{out:?}");
+    // GitLab CI: the token is the variable the job's `id_tokens:` names.
+    let out = run_cli_async(
+        &[
+            "trusted-publisher",
+            "add",
+            "labs",
+            "--provider",
+            "gitlab",
+            "--repository",
+            "group/skills",
+            "--workflow",
+            ".gitlab-ci.yml",
+            "--ref",
+            "main",
+            "--issuer",
+            &oidc.issuer,
+        ],
+        &admin,
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let gitlab = oidc
+        .mint(json!({
+            "project_path": "group/skills", "ref": "main", "pipeline_id": "77",
+            "ci_config_ref_uri": "gitlab.example.com/group/skills//.gitlab-ci.yml@refs/heads/main",
+        }))
+        .await;
+    let out = run_cli_async(
+        &["publish", skill, "-n", "labs", "--trusted"],
+        &[
+            ("SKILLREG_REGISTRY", base.as_str()),
+            ("SKILLREG_ID_TOKEN", gitlab.as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("published hello 0.1.0"), "{out:?}");
     // Outside a CI there is no token to exchange.
     let out = run_cli_async(
         &["publish", skill, "-n", "acme", "--trusted"],
@@ -466,7 +503,7 @@ async fn publish_trusted_from_github_actions_revokes_its_token() {
         .iter()
         .filter(|t| t["publisher"].is_string())
         .collect();
-    assert_eq!(exchanged.len(), 2, "{tokens}");
+    assert_eq!(exchanged.len(), 3, "{tokens}");
     for t in exchanged {
         assert!(t["revoked_at"].is_string(), "not revoked: {t}");
         assert!(t["expires_at"].is_string(), "{t}");
