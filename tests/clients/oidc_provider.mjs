@@ -71,6 +71,7 @@ const provider = new Provider(issuer, {
         },
     ],
     jwks: { keys: [jwk] },
+    ttl: { ClientCredentials: 300 },
     features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },

@@ -100,10 +100,15 @@ fn now() -> i64 {
 
 /// acme's trusted publisher: the provider's GitHub-like defaults, in environment `release`.
 async fn register(api: &Api, issuer: &str) -> Value {
+    register_at(api, "acme", issuer).await
+}
+
+/// A trusted publisher of `namespace` as [`register`]'s.
+async fn register_at(api: &Api, namespace: &str, issuer: &str) -> Value {
     let (status, added) = api
         .send(
             Method::POST,
-            "/v1/namespaces/acme/trusted-publishers",
+            &format!("/v1/namespaces/{namespace}/trusted-publishers"),
             Some(ADMIN),
             Some(json!({
                 "provider": "github", "issuer": issuer, "repository": "acme/skills",
@@ -268,6 +273,16 @@ async fn a_ci_token_is_exchanged_once_for_a_namespace_and_hostile_ones_are_refus
             .as_str()
             .unwrap()
             .contains("does not publish"),
+        "{answer}"
+    );
+    // A trusted issuer whose keys cannot be fetched (nothing listens at its address).
+    let unreachable = "http://127.0.0.1:9";
+    register_at(&api, "gone", unreachable).await;
+    let orphan = Oidc::start(&["--issuer", unreachable]).await;
+    let (status, answer) = exchange(&api, &orphan.mint(json!({})).await).await;
+    assert_eq!(
+        (status, code(&answer)),
+        (StatusCode::BAD_GATEWAY, "oidc_issuer_unavailable"),
         "{answer}"
     );
     // Not a JWT at all.
