@@ -236,6 +236,8 @@ async fn a_ci_token_is_exchanged_once_for_a_namespace_and_hostile_ones_are_refus
             "expired",
         ),
         (json!({"nbf": t + 900}), "oidc_token_invalid", "nbf"),
+        (json!({"iat": t + 900}), "oidc_token_invalid", "iat"),
+        (json!({"jti": null}), "oidc_token_invalid", "jti"),
         (
             json!({"repository": "evil/skills"}),
             "oidc_claims_mismatch",

@@ -48,10 +48,12 @@ pub struct TrustSettings {
 }
 
 impl Default for TrustSettings {
+    /// The settings' declared defaults (`config::Config`).
     fn default() -> Self {
+        let defaults = crate::config::Config::default();
         Self {
-            audience: "skillreg".to_owned(),
-            token_secs: 900,
+            audience: defaults.trusted_publishing_audience,
+            token_secs: defaults.trusted_publishing_token_secs,
         }
     }
 }
@@ -235,7 +237,8 @@ impl TrustedPublishing {
         validation.validate_nbf = true;
         validation.set_audience(&[&self.settings.audience]);
         validation.set_issuer(&[&issuer]);
-        validation.set_required_spec_claims(&["exp", "iat", "iss", "aud"]);
+        // `iat` and `jti` are checked below (the library checks only these for presence).
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         let claims: Map<String, Value> = jsonwebtoken::decode(jwt, &key, &validation)
             .map_err(|e| invalid(describe(e.kind(), &self.settings.audience)))?
             .claims;
@@ -247,7 +250,7 @@ impl TrustedPublishing {
         let iat = claims
             .get("iat")
             .and_then(Value::as_i64)
-            .unwrap_or(i64::MAX);
+            .ok_or_else(|| invalid("it has no iat".to_owned()))?;
         if iat > now + LEEWAY_SECS as i64 {
             return Err(invalid("it was issued in the future (iat)".to_owned()));
         }
@@ -295,7 +298,9 @@ impl TrustedPublishing {
                     actor: &first.id,
                 },
                 publisher: &first.id,
-                ttl_secs: i64::try_from(self.settings.token_secs).unwrap_or(900),
+                ttl_secs: i64::try_from(self.settings.token_secs)
+                    .unwrap_or(1800)
+                    .min(1800),
                 issuer: &issuer,
                 jti,
                 jti_expires_at: exp,
