@@ -22,6 +22,13 @@ ALTER TABLE namespaces ADD COLUMN trusted_only INTEGER NOT NULL DEFAULT 0;
 -- trusted publisher it was exchanged for (NULL: an ordinary token).
 ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
 ALTER TABLE tokens ADD COLUMN publisher TEXT;
+-- The CI job's claims an exchanged token publishes with (JSON: provider, issuer, repository,
+-- workflow, ref, commit, run; `core::trustpub::publisher_claims`).
+ALTER TABLE tokens ADD COLUMN claims TEXT;
+
+-- Who published a version from CI (the exchanged token's claims, JSON); NULL otherwise. Served
+-- as `_meta["dev.skillreg/publisher"]`.
+ALTER TABLE versions ADD COLUMN publisher TEXT;
 
 -- The OIDC tokens already exchanged, by `jti`, kept until they expire: a token is exchanged
 -- once, so one replayed after its exchanged token was revoked is refused.

@@ -110,8 +110,9 @@ pub enum Principal {
         scope: Scope,
         actions: Vec<Action>,
         /// Exchanged by trusted publishing for a CI's OIDC token (short-lived), not created by
-        /// the admin: it may publish where only trusted publishers may.
-        trusted: bool,
+        /// the admin: the CI job's claims (JSON text), which each version it publishes records.
+        /// Such a token may publish where only trusted publishers may.
+        trusted: Option<String>,
     },
 }
 
@@ -299,7 +300,7 @@ mod tests {
             id: "tok_1".into(),
             scope: Scope::Namespaces(vec![ns("acme")]),
             actions: vec![Action::Publish],
-            trusted: false,
+            trusted: None,
         };
         assert!(t.require(Action::Publish, &ns("acme")).is_ok());
         assert_eq!(
@@ -327,7 +328,7 @@ mod tests {
             id: "t".into(),
             scope: Scope::from_names(&["*"]).unwrap(),
             actions: vec![Action::Yank],
-            trusted: false,
+            trusted: None,
         };
         assert!(all.require(Action::Yank, &ns("anything")).is_ok());
         assert_eq!(
@@ -352,7 +353,7 @@ mod tests {
             id: "t".into(),
             scope: Scope::from_names(names).unwrap(),
             actions,
-            trusted: false,
+            trusted: None,
         };
         let (acme, other) = (ns("acme"), ns("other"));
         let reader = token(&["acme"], vec![Action::Read]);

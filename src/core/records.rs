@@ -49,6 +49,8 @@ pub struct TokenRecord {
     pub expires_at: Option<i64>,
     /// The trusted publisher it was exchanged for (`tp_…`); `None` for an ordinary token.
     pub publisher: Option<String>,
+    /// The CI job's claims its versions record (JSON text), for an exchanged token.
+    pub claims: Option<String>,
 }
 
 /// One audit log entry.

@@ -83,7 +83,8 @@ fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
     .with_meta(MetaObject(meta))
 }
 
-/// The version's own `_meta`, which never changes: its version, and where it was read from.
+/// The version's own `_meta`, which never changes: its version, where it was read from, and
+/// who published it from CI (`dev.skillreg/publisher`, trusted publishing).
 fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(
@@ -92,6 +93,12 @@ fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     );
     if let Some(provenance) = entry.provenance() {
         meta.insert(format!("{META_PREFIX}source"), source_meta(provenance));
+    }
+    if let Some(publisher) = entry.publisher() {
+        meta.insert(
+            format!("{META_PREFIX}publisher"),
+            Value::Object(publisher.clone()),
+        );
     }
     meta
 }

@@ -63,7 +63,10 @@ impl Access {
             .await?
             .ok_or(AccessError::Unauthorized(Unauthenticated::Unknown))?;
         Ok(Principal::Token {
-            trusted: token.publisher.is_some(),
+            trusted: token
+                .publisher
+                .is_some()
+                .then(|| token.claims.unwrap_or_else(|| "{}".to_owned())),
             id: token.id,
             scope: token.scope,
             actions: token.actions,

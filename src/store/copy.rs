@@ -287,6 +287,7 @@ tables! {
         revoke_reason: Option<String>,
         pending: bool,
         provenance: Option<String>,
+        publisher: Option<String>,
     }
 
     #[derive(Debug)]
@@ -330,6 +331,7 @@ tables! {
         revoked_at: Option<String>,
         expires_at: Option<i64>,
         publisher: Option<String>,
+        claims: Option<String>,
     }
 
     #[derive(Debug)]

@@ -36,6 +36,8 @@ pub struct NewVersion<'a> {
     pub pending: bool,
     /// Where the registry read the bytes from, when it read them itself.
     pub provenance: Option<&'a Provenance>,
+    /// Who published it from CI (trusted publishing): the claims, JSON text.
+    pub publisher: Option<&'a str>,
 }
 
 /// What a publish did.
@@ -154,6 +156,9 @@ pub struct Manifest {
     pub entries: Vec<EntryRecord>,
     /// Where the registry read the version from, when it read it itself.
     pub provenance: Option<Provenance>,
+    /// Who published it from CI (trusted publishing): provider, repository, workflow, ref,
+    /// commit, run (`core::trustpub::publisher_claims`).
+    pub publisher: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Manifest {
@@ -297,6 +302,8 @@ pub struct Exchange<'a> {
     pub jti_expires_at: i64,
     /// The audit row's details: the issuer and the claims used.
     pub details: &'a serde_json::Value,
+    /// What versions published with the token record (JSON text).
+    pub claims: &'a str,
 }
 
 /// A skill that changed after some generation: what the search index needs to know about it.

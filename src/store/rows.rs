@@ -92,8 +92,16 @@ impl ResolvedRow {
 /// A file row: (version id, path, digest, size, mode).
 pub(super) type FileRow = (i64, String, String, i64, i64);
 /// An entry row: (version id, subpath, name, description, frontmatter, the version's
-/// provenance).
-pub(super) type EntryRow = (i64, String, String, String, String, Option<String>);
+/// provenance, the version's publisher).
+pub(super) type EntryRow = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+);
 
 /// A version's manifest as one JSON value on its row (SQLite's `versions.manifest`): its files
 /// `(path, digest, size, mode)` by path, then its entries `(subpath, name, description,
@@ -135,13 +143,14 @@ pub(super) fn manifest_column(new: &super::NewVersion<'_>) -> Result<String> {
     json_text(&column)
 }
 
-/// The manifests of versions from their manifest columns: `(version id, manifest, provenance)`.
-pub(super) fn manifests_of_columns(
-    columns: Vec<(i64, Option<ManifestColumn>, Option<String>)>,
-) -> Result<Manifests> {
+/// A version's manifest columns: (version id, manifest, provenance, publisher).
+pub(super) type VersionColumns = (i64, Option<ManifestColumn>, Option<String>, Option<String>);
+
+/// The manifests of versions from their manifest columns.
+pub(super) fn manifests_of_columns(columns: Vec<VersionColumns>) -> Result<Manifests> {
     let mut files = Vec::new();
     let mut entries = Vec::new();
-    for (version_id, column, provenance) in columns {
+    for (version_id, column, provenance, publisher) in columns {
         let Some((version_files, version_entries)) = column else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no manifest"
@@ -161,6 +170,7 @@ pub(super) fn manifests_of_columns(
                     description,
                     frontmatter,
                     provenance.clone(),
+                    publisher.clone(),
                 )
             },
         ));
@@ -179,6 +189,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 files: Vec::new(),
                 entries: Vec::new(),
                 provenance: None,
+                publisher: None,
             })
             .files
             .push(FileRecord {
@@ -188,7 +199,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
             });
     }
-    for (version_id, subpath, name, description, frontmatter, provenance) in entries {
+    for (version_id, subpath, name, description, frontmatter, provenance, publisher) in entries {
         let Some(manifest) = manifests.get_mut(&version_id) else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no files"
@@ -196,6 +207,9 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
         };
         if manifest.entries.is_empty() {
             manifest.provenance = decode::provenance(provenance.as_deref())?;
+            manifest.publisher = publisher
+                .map(|p| decode::json("stored publisher", &p))
+                .transpose()?;
         }
         manifest.entries.push(EntryRecord {
             subpath,
@@ -347,6 +361,7 @@ pub(super) struct TokenRow {
     revoked_at: Option<String>,
     expires_at: Option<i64>,
     publisher: Option<String>,
+    claims: Option<String>,
 }
 
 impl TokenRow {
@@ -360,6 +375,7 @@ impl TokenRow {
             revoked_at: self.revoked_at,
             expires_at: self.expires_at,
             publisher: self.publisher,
+            claims: self.claims,
         })
     }
 }

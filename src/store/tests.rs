@@ -76,6 +76,7 @@ async fn publish_from(
             scan: &crate::core::scan::Scan::unscanned(),
             pending: false,
             provenance,
+            publisher: None,
         })
         .await
         .unwrap()
@@ -154,6 +155,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
             scan: &crate::core::scan::Scan::unscanned(),
             pending: false,
             provenance: None,
+            publisher: None,
         })
         .await
         .unwrap_err();
@@ -920,6 +922,7 @@ async fn exchange(
             jti,
             jti_expires_at: 4_000_000_000,
             details: &serde_json::json!({"issuer": "https://token.actions.githubusercontent.com"}),
+            claims: r#"{"provider":"github","repository":"acme/skills"}"#,
         })
         .await
         .unwrap()
@@ -953,6 +956,10 @@ async fn an_oidc_token_is_exchanged_once_and_its_token_expires() {
         .await
         .unwrap();
     assert_eq!(live.publisher.as_deref(), Some("tp_acme"));
+    assert_eq!(
+        live.claims.as_deref(),
+        Some(r#"{"provider":"github","repository":"acme/skills"}"#)
+    );
     assert!(live.expires_at.is_some());
     assert!(
         store
@@ -1431,6 +1438,7 @@ async fn a_batch_stores_what_its_versions_would_one_by_one() {
         scan: &scan,
         pending: false,
         provenance: None,
+        publisher: None,
     };
     let kind = |o: &Result<PublishOutcome, StoreError>| match o {
         Ok(outcome) => format!("{outcome:?}"),

@@ -184,6 +184,27 @@ async fn a_ci_token_is_exchanged_once_for_a_namespace_and_hostile_ones_are_refus
         "a token for another namespace"
     );
 
+    // The version records who published it, served in `_meta` on skills/get and skills/list.
+    let mcp = Modern::new(&server.url);
+    let want = json!({
+        "provider": "github", "issuer": oidc.issuer, "repository": "acme/skills",
+        "workflow": "acme/skills/.github/workflows/release.yml@refs/heads/main",
+        "ref": "refs/heads/main", "commit": "0123456789abcdef0123456789abcdef01234567",
+        "run": "4242",
+    });
+    let got = mcp
+        .call("skills/get", json!({"uri": "skill://acme/hello/SKILL.md"}))
+        .await;
+    assert_eq!(
+        got["result"]["skill"]["_meta"]["dev.skillreg/publisher"], want,
+        "{got}"
+    );
+    let listed = mcp.call("skills/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["skills"][0]["_meta"]["dev.skillreg/publisher"], want,
+        "{listed}"
+    );
+
     // The audit has the exchange, with the issuer and the claims it was matched by.
     let (_, audit) = api
         .send(Method::GET, "/v1/audit?limit=1000", Some(ADMIN), None)
@@ -345,6 +366,20 @@ async fn a_ci_token_is_exchanged_once_for_a_namespace_and_hostile_ones_are_refus
         )
         .await;
     assert_eq!(status, StatusCode::CREATED);
+    // A version the admin published records no CI job.
+    let got = mcp
+        .call("skills/get", json!({"uri": "skill://acme/hello/SKILL.md"}))
+        .await;
+    assert_eq!(
+        got["result"]["skill"]["_meta"]["dev.skillreg/version"],
+        "1.2.0"
+    );
+    assert!(
+        got["result"]["skill"]["_meta"]
+            .get("dev.skillreg/publisher")
+            .is_none(),
+        "{got}"
+    );
     let (_, listed) = api
         .send(
             Method::GET,

@@ -72,6 +72,8 @@ pub struct Prepared {
     actor: String,
     scan: Scan,
     provenance: Option<Provenance>,
+    /// The CI job's claims, when a token exchanged by trusted publishing publishes it.
+    publisher: Option<String>,
 }
 
 impl Prepared {
@@ -115,6 +117,7 @@ impl Prepared {
             scan: &self.scan,
             pending,
             provenance: self.provenance.as_ref(),
+            publisher: self.publisher.as_deref(),
         }
     }
 
@@ -230,6 +233,7 @@ impl Publisher {
             actor: request.actor,
             scan,
             provenance: None,
+            publisher: None,
         })
     }
 
@@ -352,15 +356,27 @@ impl Publisher {
         self.require_publish(caller, target.namespace()).await?;
         core::fix::check_client_warnings(&client_warnings).map_err(Error::InvalidRequest)?;
         let files = archive::unpack(format, body)?;
-        self.publish(PublishRequest {
-            namespace: target.namespace().clone(),
-            files,
-            expected_name: Some(target.name().clone()),
-            version: Some(target.version.clone()),
-            actor: caller.actor(),
-            warnings: client_warnings,
-        })
-        .await
+        let mut prepared = Self::prepare(
+            PublishRequest {
+                namespace: target.namespace().clone(),
+                files,
+                expected_name: Some(target.name().clone()),
+                version: Some(target.version.clone()),
+                actor: caller.actor(),
+                warnings: client_warnings,
+            },
+            self.scan_policy(),
+        )?;
+        // A version published from CI records who published it (trusted publishing).
+        if let Principal::Token {
+            trusted: Some(claims),
+            ..
+        } = caller
+        {
+            prepared.publisher = Some(claims.clone());
+        }
+        let mut results = self.publish_prepared(vec![prepared]).await?;
+        results.pop().expect("one result per version")
     }
 
     /// Check that `caller` may publish into `namespace` (before reading an upload they may not
@@ -368,7 +384,7 @@ impl Publisher {
     /// (`registry::trustpub`).
     pub async fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
         caller.require(Action::Publish, namespace)?;
-        if matches!(caller, Principal::Token { trusted: false, .. })
+        if matches!(caller, Principal::Token { trusted: None, .. })
             && self.store.trusted_only(namespace).await?
         {
             return Err(TrustpubError::TrustedOnly(namespace.to_string()).into());

@@ -178,7 +178,9 @@ impl TrustedPublishing {
     pub async fn revoke(&self, caller: &Principal) -> Result<()> {
         match caller {
             Principal::Token {
-                id, trusted: true, ..
+                id,
+                trusted: Some(_),
+                ..
             } => {
                 self.store.revoke_token(id, id).await?;
                 Ok(())
@@ -280,10 +282,13 @@ impl TrustedPublishing {
         let scope = Scope::Namespaces(namespaces.clone());
         let (id, secret, hash) = generate()?;
         let description = format!("trusted publishing: {}", first.constraints.repository);
+        let recorded = publisher_claims(first.provider, &issuer, &claims);
+        let recorded_text = serde_json::to_string(&recorded)
+            .map_err(|e| Error::Internal(format!("publisher claims: {e}")))?;
         let details = serde_json::json!({
             "issuer": issuer,
             "publishers": matched.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
-            "claims": publisher_claims(first.provider, &issuer, &claims),
+            "claims": recorded,
             "jti": jti,
         });
         let record = self
@@ -305,6 +310,7 @@ impl TrustedPublishing {
                 jti,
                 jti_expires_at: exp,
                 details: &details,
+                claims: &recorded_text,
             })
             .await?
             .ok_or(TrustpubError::Replayed)?;

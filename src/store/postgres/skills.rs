@@ -102,11 +102,12 @@ impl Catalog for Engine {
         // an entry row's name is where a file's digest is.
         let rows: Vec<ManifestRow> = sqlx::query_as(
             "SELECT false AS entry, version_id, path, digest, size, mode,
-                    NULL AS description, NULL AS frontmatter, NULL AS provenance
+                    NULL AS description, NULL AS frontmatter, NULL AS provenance,
+                    NULL AS publisher
              FROM version_files WHERE version_id = ANY($1)
              UNION ALL
              SELECT true, e.version_id, e.subpath, e.name, 0, 0, e.description, e.frontmatter,
-                    v.provenance
+                    v.provenance, v.publisher
              FROM version_entries e JOIN versions v ON v.id = e.version_id
              WHERE e.version_id = ANY($1)
              ORDER BY entry, version_id, path",
@@ -115,8 +116,18 @@ impl Catalog for Engine {
         .fetch_all(pool)
         .await?;
         let (mut files, mut entries): (Vec<FileRow>, Vec<EntryRow>) = (Vec::new(), Vec::new());
-        for (entry, version_id, path, digest, size, mode, description, frontmatter, provenance) in
-            rows
+        for (
+            entry,
+            version_id,
+            path,
+            digest,
+            size,
+            mode,
+            description,
+            frontmatter,
+            provenance,
+            publisher,
+        ) in rows
         {
             match (entry, description, frontmatter) {
                 (true, Some(description), Some(frontmatter)) => entries.push((
@@ -126,6 +137,7 @@ impl Catalog for Engine {
                     description,
                     frontmatter,
                     provenance,
+                    publisher,
                 )),
                 (false, _, _) => files.push((version_id, path, digest, size, mode)),
                 (true, _, _) => {
@@ -146,6 +158,7 @@ type ManifestRow = (
     String,
     i64,
     i64,
+    Option<String>,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -238,10 +251,10 @@ async fn publish_in(
         candidates.iter().map(|&i| f(i)).collect()
     };
     let inserted: Vec<(i64, String, i64)> = sqlx::query_as(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, publisher)
          SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[],
                               $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-                              $11::text[])
+                              $11::text[], $12::text[])
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING skill_id, version, id",
     )
     .bind(candidates.iter().map(|&i| skill_of[i]).collect::<Vec<_>>())
@@ -260,6 +273,7 @@ async fn publish_in(
             .map(|&i| rows::provenance_text(&versions[i]))
             .collect::<Result<Vec<_>>>()?,
     )
+    .bind(candidates.iter().map(|&i| versions[i].publisher).collect::<Vec<_>>())
     .fetch_all(&mut *tx)
     .await?;
     // The position of each version stored, and its id.

@@ -16,7 +16,7 @@ macro_rules! token_sql {
     ($($rest:tt)+) => {
         concat!(
             "SELECT id, description, namespaces, actions, created_at, revoked_at, expires_at, \
-             publisher FROM tokens ",
+             publisher, claims FROM tokens ",
             $($rest)+
         )
     };
@@ -56,7 +56,7 @@ impl Access for Engine {
             "INSERT INTO tokens (id, hash, description, namespaces, actions)
              VALUES ($1, $2, $3, $4, $5)
              RETURNING id, description, namespaces, actions, created_at, revoked_at, expires_at,
-                       publisher",
+                       publisher, claims",
         )
         .bind(token.id)
         .bind(token.hash.to_string())

@@ -201,12 +201,13 @@ impl TrustedPublishing for Engine {
             return Ok(None);
         }
         let row: TokenRow = sqlx::query_as(concat!(
-            "INSERT INTO tokens (id, hash, description, namespaces, actions, expires_at, publisher)
+            "INSERT INTO tokens (id, hash, description, namespaces, actions, expires_at, publisher,
+                                 claims)
              VALUES ($1, $2, $3, $4, $5, ",
             epoch!(),
-            " + $6, $7)
+            " + $6, $7, $8)
              RETURNING id, description, namespaces, actions, created_at, revoked_at, expires_at,
-                       publisher"
+                       publisher, claims"
         ))
         .bind(token.id)
         .bind(token.hash.to_string())
@@ -215,6 +216,7 @@ impl TrustedPublishing for Engine {
         .bind(json_text(&actions)?)
         .bind(exchange.ttl_secs)
         .bind(exchange.publisher)
+        .bind(exchange.claims)
         .fetch_one(&mut *tx)
         .await?;
         let mut details = exchange.details.clone();
