@@ -993,6 +993,18 @@ async fn an_oidc_token_is_exchanged_once_and_its_token_expires() {
             .unwrap()
             .is_none()
     );
+    // Kept a day past its expiry, then deleted by a later exchange.
+    exchange(&*store, "tok_d", "skr_d", "jti-d", -86_401)
+        .await
+        .unwrap();
+    let ids = |tokens: Vec<TokenRecord>| tokens.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    assert!(ids(store.tokens().await.unwrap()).contains(&"tok_d".to_owned()));
+    exchange(&*store, "tok_e", "skr_e", "jti-e", 600)
+        .await
+        .unwrap();
+    let kept = ids(store.tokens().await.unwrap());
+    assert!(!kept.contains(&"tok_d".to_owned()), "{kept:?}");
+    assert!(kept.contains(&"tok_c".to_owned()), "{kept:?}");
 
     assert!(
         store

@@ -2,7 +2,8 @@
 //! tokens must carry, as JSON), the namespaces that accept versions only from them, and the
 //! exchange of a CI's verified OIDC token for a short-lived token: its `jti` is remembered until
 //! the OIDC token expires (so it is exchanged once, on every replica), and the token is stored
-//! with its expiry, in one transaction with its audit row. Written once for both engines: each
+//! with its expiry, in one transaction with its audit row; exchanged tokens a day past their
+//! expiry are deleted then. Written once for both engines: each
 //! compiles this module with its own `dialect`.
 
 use super::dialect::{Engine, epoch, is_set};
@@ -179,11 +180,20 @@ impl TrustedPublishing for Engine {
         let namespaces = token.scope.names();
         let actions: Vec<&str> = token.actions.iter().map(|a| Action::as_str(*a)).collect();
         let mut tx = write::begin(self.write()).await?;
-        // OIDC tokens that expired a minute ago can no longer be replayed: forget them.
+        // OIDC tokens that expired a minute ago can no longer be replayed: forget them. Exchanged
+        // tokens a day past their expiry go too (one per CI run; the audit log keeps each
+        // exchange).
         sqlx::query(concat!(
             "DELETE FROM oidc_jtis WHERE expires_at < ",
             epoch!(),
             " - 60"
+        ))
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(concat!(
+            "DELETE FROM tokens WHERE publisher IS NOT NULL AND expires_at < ",
+            epoch!(),
+            " - 86400"
         ))
         .execute(&mut *tx)
         .await?;
