@@ -203,6 +203,12 @@ pub struct ManifestView {
     /// versions uploaded or imported from a directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceView>,
+    /// Who published this version from CI (trusted publishing): provider, issuer, repository,
+    /// workflow, ref, commit and run, as the CI's token said (the object MCP serves in `_meta`
+    /// as `dev.skillreg/publisher`); absent for versions published otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub publisher: Option<Map<String, Value>>,
 }
 
 /// Where a version was read from: a Git repository at one commit, or an upstream SEP-2640
@@ -289,6 +295,7 @@ impl From<VersionDetail> for ManifestView {
                 .map(|f| FileView::new(&root, f))
                 .collect(),
             source: d.provenance.map(SourceView::from),
+            publisher: d.publisher,
         }
     }
 }

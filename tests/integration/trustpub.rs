@@ -204,6 +204,8 @@ async fn a_ci_token_is_exchanged_once_for_a_namespace_and_hostile_ones_are_refus
         listed["result"]["skills"][0]["_meta"]["dev.skillreg/publisher"], want,
         "{listed}"
     );
+    let (_, manifest) = api.get("/v1/skills/acme/hello/1.0.0").await;
+    assert_eq!(manifest["publisher"], want, "{manifest}");
 
     // The audit has the exchange, with the issuer and the claims it was matched by.
     let (_, audit) = api

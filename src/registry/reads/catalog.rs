@@ -159,6 +159,7 @@ impl Reads {
             findings: row.scan.findings,
             files: manifest.files.clone(),
             provenance: manifest.provenance.clone(),
+            publisher: manifest.publisher.clone(),
         })
     }
 

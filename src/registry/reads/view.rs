@@ -126,4 +126,6 @@ pub struct VersionDetail {
     pub files: Vec<FileRecord>,
     /// Where the registry read the version from, when it read it itself.
     pub provenance: Option<Provenance>,
+    /// Who published it from CI (trusted publishing).
+    pub publisher: Option<Map<String, Value>>,
 }
