@@ -8,7 +8,8 @@
 #                                             # SKILLREG_COMPOSE_SCHEMA, SKILLREG_HADOLINT, SKILLREG_CHROMIUM,
 #                                             # SKILLREG_CARGO_DENY, SKILLREG_CARGO_SHEAR, SKILLREG_HAPROXY,
 #                                             # SKILLREG_SKILLS_CLI, SKILLREG_CLAWHUB_CLI,
-#                                             # SKILLREG_PYTHON_FASTMCP42, SKILLREG_MODEL_SIGNING
+#                                             # SKILLREG_OIDC_PROVIDER, SKILLREG_PYTHON_FASTMCP42,
+#                                             # SKILLREG_MODEL_SIGNING
 #
 # <tools>/node  npm prefix: node@22 (a Node 22 binary from the npm registry; the
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
@@ -17,6 +18,8 @@
 #               downloads a browser).
 #               skills and clawhub: the consumer CLIs tests/integration/consumers.rs and
 #               tests/integration/clawhub.rs drive against a real server.
+#               oidc-provider: the OpenID provider tests/integration/trustpub.rs runs on
+#               loopback (tests/clients/oidc_provider.mjs).
 # /usr/bin/chromium  Debian's chromium package (apt-get, as root), the browser of the web tests;
 #               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
 # git           Debian's git package (apt-get, as root) when git is not on PATH: `import git`,
@@ -63,6 +66,9 @@ PLAYWRIGHT_CORE_VERSION=1.64.1
 SKILLS_CLI_VERSION=1.7.4
 # The ClawHub CLI (npm `clawhub`): a consumer of the ClawHub-compatible API under /api/v1.
 CLAWHUB_CLI_VERSION=0.23.3
+# A certified OpenID provider: tests/clients/oidc_provider.mjs runs it on loopback as the CI
+# (GitHub Actions-like claims) whose tokens trusted publishing exchanges.
+OIDC_PROVIDER_VERSION=9.13.3
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${SKILLREG_TOOLS:-$REPO/.tools}"
@@ -204,6 +210,21 @@ else
     (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
         "clawhub@$CLAWHUB_CLI_VERSION" >&2)
     clawhub_cli_ok || die "clawhub@$CLAWHUB_CLI_VERSION does not run from $NODE_PREFIX after install"
+fi
+
+OIDC_PROVIDER_DIR="$NODE_PREFIX/node_modules/oidc-provider"
+oidc_provider_ok() {
+    [[ "$(npm_pkg_version oidc-provider)" == "$OIDC_PROVIDER_VERSION" ]] || return 1
+    "$NODE22" --input-type=module -e 'await import(process.argv[1])' "$OIDC_PROVIDER_DIR/lib/index.js" \
+        >/dev/null 2>&1 || return 1
+}
+if oidc_provider_ok; then
+    log "oidc-provider@$OIDC_PROVIDER_VERSION already installed in $NODE_PREFIX"
+else
+    log "installing oidc-provider@$OIDC_PROVIDER_VERSION into $NODE_PREFIX"
+    (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+        "oidc-provider@$OIDC_PROVIDER_VERSION" >&2)
+    oidc_provider_ok || die "oidc-provider@$OIDC_PROVIDER_VERSION does not load from $NODE_PREFIX after install"
 fi
 
 # ----------------------------------------------------------------- Chromium
@@ -394,6 +415,7 @@ export SKILLREG_CHROMIUM=$(quote "$CHROMIUM")
 export SKILLREG_HAPROXY=$(quote "$HAPROXY")
 export SKILLREG_SKILLS_CLI=$(quote "$SKILLS_CLI")
 export SKILLREG_CLAWHUB_CLI=$(quote "$CLAWHUB_CLI")
+export SKILLREG_OIDC_PROVIDER=$(quote "$OIDC_PROVIDER_DIR/lib/index.js")
 EOF
 mv "$TOOLS/env.sh.tmp" "$TOOLS/env.sh"
 
@@ -409,3 +431,4 @@ echo "SKILLREG_CHROMIUM=$CHROMIUM ($(chromium_version)), playwright-core@$PLAYWR
 echo "SKILLREG_HAPROXY=$HAPROXY ($(haproxy_version))"
 echo "SKILLREG_SKILLS_CLI=$SKILLS_CLI (skills@$SKILLS_CLI_VERSION)"
 echo "SKILLREG_CLAWHUB_CLI=$CLAWHUB_CLI (clawhub@$CLAWHUB_CLI_VERSION)"
+echo "SKILLREG_OIDC_PROVIDER=$OIDC_PROVIDER_DIR/lib/index.js (oidc-provider@$OIDC_PROVIDER_VERSION)"

@@ -384,6 +384,24 @@ pub struct Config {
     /// skill people use. Off: relevance alone.
     #[arg(long, env = "SKILLREG_SEARCH_POPULARITY")]
     pub search_popularity: bool,
+    /// The audience (`aud`) a CI's OIDC token must be issued for to be exchanged by trusted
+    /// publishing (`POST /api/v1/trusted_publishing/tokens`); `skillreg publish --trusted` asks
+    /// the CI for a token with it (`--audience`). Where one CI job may publish to more than one
+    /// registry, give each its own (its URL).
+    #[arg(
+        long,
+        env = "SKILLREG_TRUSTED_PUBLISHING_AUDIENCE",
+        default_value = "skillreg"
+    )]
+    pub trusted_publishing_audience: String,
+    /// Seconds a token exchanged by trusted publishing is accepted, 1 to 1800 (it may publish
+    /// to the matched namespace only, and is revoked early by `DELETE` of the exchange path).
+    #[arg(
+        long,
+        env = "SKILLREG_TRUSTED_PUBLISHING_TOKEN_SECS",
+        default_value = "900"
+    )]
+    pub trusted_publishing_token_secs: u64,
 }
 
 /// The value of an off switch (`--no-seed`, `SKILLREG_NO_SEED=true`): whether the setting it
@@ -702,6 +720,17 @@ impl Config {
             )));
         }
         self.trusted_proxies()?;
+        if !(1..=1800).contains(&self.trusted_publishing_token_secs) {
+            return Err(ConfigError::Invalid(format!(
+                "trusted_publishing_token_secs must be 1 to 1800, not {}",
+                self.trusted_publishing_token_secs
+            )));
+        }
+        if self.trusted_publishing_audience.trim().is_empty() {
+            return Err(ConfigError::Invalid(
+                "trusted_publishing_audience must not be empty".to_owned(),
+            ));
+        }
         if let Some(url) = &self.website_url
             && !(url.starts_with("https://") || url.starts_with("http://"))
         {
@@ -1100,5 +1129,24 @@ mod tests {
             err.contains("trusted_proxies") && err.contains("haproxy"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_exchanged_token_lives_at_most_30_minutes() {
+        let with = |secs: u64| Config {
+            trusted_publishing_token_secs: secs,
+            ..Config::default()
+        };
+        assert_eq!(Config::default().trusted_publishing_token_secs, 900);
+        assert!(with(1).check().is_ok() && with(1800).check().is_ok());
+        for bad in [0, 1801] {
+            let err = with(bad).check().unwrap_err().to_string();
+            assert!(err.contains("trusted_publishing_token_secs"), "{err}");
+        }
+        let empty = Config {
+            trusted_publishing_audience: " ".into(),
+            ..Config::default()
+        };
+        assert!(empty.check().is_err());
     }
 }

@@ -3,6 +3,7 @@
 //! Transports map errors to the wire only through [`Error::code`] and [`Error::public_message`].
 
 use crate::core::scan::Finding;
+use crate::core::trustpub::TrustpubError;
 use crate::core::{
     AccessError, BundleError, Code, RefError, SkillName, SkillRef, SkillVersion, UriError,
     VersionError, VersionRef,
@@ -22,6 +23,8 @@ pub enum Error {
     InvalidRef(#[from] RefError),
     #[error("{0}")]
     Access(#[from] AccessError),
+    #[error("{0}")]
+    Trustpub(#[from] TrustpubError),
     #[error("the SKILL.md names {found:?}, but the skill is published as {expected:?}")]
     NameMismatch {
         expected: SkillName,
@@ -115,6 +118,8 @@ pub enum NotFound {
     Resource(String),
     #[error("no live token {0}")]
     Token(String),
+    #[error("no trusted publisher {0}")]
+    TrustedPublisher(String),
     #[error("no such endpoint")]
     Endpoint,
 }
@@ -126,6 +131,7 @@ impl NotFound {
             Self::Version(_) => Code::VersionNotFound,
             Self::File { .. } | Self::Resource(_) => Code::FileNotFound,
             Self::Token(_) => Code::TokenNotFound,
+            Self::TrustedPublisher(_) => Code::TrustedPublisherNotFound,
             Self::Endpoint => Code::EndpointNotFound,
         }
     }
@@ -156,6 +162,7 @@ impl Error {
             Self::InvalidArchive(e) => e.code(),
             Self::InvalidRef(e) => e.code(),
             Self::Access(e) => e.code(),
+            Self::Trustpub(e) => e.code(),
             Self::NameMismatch { .. } => Code::NameMismatch,
             Self::InvalidVersion(_) => Code::InvalidVersion,
             Self::Signature(e) => e.code(),

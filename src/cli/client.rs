@@ -45,12 +45,12 @@ pub struct Failure {
 
 impl Failure {
     /// Refused by a rule (exit status 1).
-    fn refused(message: String) -> Self {
+    pub(super) fn refused(message: String) -> Self {
         Self { code: 1, message }
     }
 
     /// A usage or connection error (exit status 2).
-    fn usage(message: String) -> Self {
+    pub(super) fn usage(message: String) -> Self {
         Self { code: 2, message }
     }
 }
@@ -66,13 +66,13 @@ impl Remote {
             .trim_end_matches('/')
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base())
     }
 
     /// Send `req`; a success is decoded as `T` (also printed as JSON with `--json`), a refusal
     /// becomes a [`Failure`] naming the registry's error code.
-    async fn send<T: DeserializeOwned + Serialize>(
+    pub(super) async fn send<T: DeserializeOwned + Serialize>(
         &self,
         req: reqwest::RequestBuilder,
     ) -> Result<T, Failure> {
@@ -126,7 +126,7 @@ impl Remote {
     }
 
     /// Print a summary line unless `--json` printed the answer already.
-    fn say(&self, line: impl FnOnce() -> String) {
+    pub(super) fn say(&self, line: impl FnOnce() -> String) {
         if !self.json {
             println!("{}", printable(&line()));
         }

@@ -30,6 +30,7 @@ mod sources;
 mod stats;
 mod storage;
 mod token;
+mod trustpub;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -198,6 +199,10 @@ pub enum Command {
     /// Make a namespace private or public again (needs the admin token).
     #[command(subcommand)]
     Namespace(namespace::NamespaceCommand),
+    /// Register, list or remove the CI jobs that may publish to a namespace without a secret
+    /// (trusted publishing, OIDC; needs the admin token).
+    #[command(subcommand)]
+    TrustedPublisher(trustpub::TrustedPublisherCommand),
 }
 
 /// The data directory, and the configuration file it may come from.
@@ -302,6 +307,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Deprecate(args) => return lifecycle::deprecate(args).await,
         Command::Token(command) => return token::run(command).await,
         Command::Namespace(command) => return namespace::run(command).await,
+        Command::TrustedPublisher(command) => return trustpub::run(command).await,
         Command::Search(args) => return search::run(args).await,
         Command::Add(args) => return install::add(args).await,
         Command::Install(args) => return install::install(args).await,

@@ -1,12 +1,13 @@
 //! `skillreg publish`: validate a skill directory locally, then pack and upload it to a running
-//! registry over its REST API ([`client::publish`]).
+//! registry over its REST API ([`client::publish`]); with `--trusted`, from a CI job with the
+//! token its OIDC token is exchanged for ([`trustpub::publish_trusted`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use super::client;
+use super::{client, trustpub};
 
 #[derive(Args, Debug)]
 pub struct PublishArgs {
@@ -31,6 +32,20 @@ pub struct PublishArgs {
     /// it is uploaded. Checked here and by the registry against the namespace's keys.
     #[arg(long, value_name = "FILE")]
     signature: Option<PathBuf>,
+    /// Publish from CI without a secret (trusted publishing): exchange the CI's OIDC token
+    /// (GitHub Actions' `ACTIONS_ID_TOKEN_REQUEST_*`, or `SKILLREG_ID_TOKEN` from GitLab CI's
+    /// `id_tokens:`) for a short-lived token, publish with it, then revoke it.
+    #[arg(long)]
+    trusted: bool,
+    /// With --trusted: the audience to ask the CI's token for (the registry's
+    /// `trusted_publishing_audience`).
+    #[arg(
+        long,
+        env = "SKILLREG_TRUSTED_PUBLISHING_AUDIENCE",
+        default_value = "skillreg",
+        requires = "trusted"
+    )]
+    audience: String,
     #[command(flatten)]
     remote: client::Remote,
 }
@@ -40,15 +55,20 @@ pub async fn run(args: PublishArgs) -> ExitCode {
         fix: args.fix,
         quote_yaml_1_1: args.quote_yaml_1_1,
     };
-    client::finish(
+    let publish = |remote: client::Remote| async move {
         client::publish(
-            &args.remote,
+            &remote,
             &args.dir,
             &args.namespace,
             args.version.as_deref(),
             fix,
             args.signature.as_deref(),
         )
-        .await,
-    )
+        .await
+    };
+    client::finish(if args.trusted {
+        trustpub::publish_trusted(&args.remote, &args.audience, publish).await
+    } else {
+        publish(args.remote.clone()).await
+    })
 }

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::core::Code;
 use crate::http;
 use crate::mcp::{McpOptions, SkillServer};
-use crate::registry::Registry;
+use crate::registry::{Registry, TrustSettings};
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -73,6 +73,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .page_size(config.page_size)
         .cache_memory_mib(config.cache_memory_mib)
         .admin_token(config.admin_token())
+        .trusted_publishing(TrustSettings {
+            audience: config.trusted_publishing_audience.clone(),
+            token_secs: config.trusted_publishing_token_secs,
+        })
         .search()
         .index_snapshot(config.index_snapshot.as_deref())
         .usage_counting(config.usage_flush())

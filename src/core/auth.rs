@@ -109,6 +109,10 @@ pub enum Principal {
         id: String,
         scope: Scope,
         actions: Vec<Action>,
+        /// Exchanged by trusted publishing for a CI's OIDC token (short-lived), not created by
+        /// the admin: the CI job's claims (JSON text), which each version it publishes records.
+        /// Such a token may publish where only trusted publishers may.
+        trusted: Option<String>,
     },
 }
 
@@ -296,6 +300,7 @@ mod tests {
             id: "tok_1".into(),
             scope: Scope::Namespaces(vec![ns("acme")]),
             actions: vec![Action::Publish],
+            trusted: None,
         };
         assert!(t.require(Action::Publish, &ns("acme")).is_ok());
         assert_eq!(
@@ -323,6 +328,7 @@ mod tests {
             id: "t".into(),
             scope: Scope::from_names(&["*"]).unwrap(),
             actions: vec![Action::Yank],
+            trusted: None,
         };
         assert!(all.require(Action::Yank, &ns("anything")).is_ok());
         assert_eq!(
@@ -347,6 +353,7 @@ mod tests {
             id: "t".into(),
             scope: Scope::from_names(names).unwrap(),
             actions,
+            trusted: None,
         };
         let (acme, other) = (ns("acme"), ns("other"));
         let reader = token(&["acme"], vec![Action::Read]);

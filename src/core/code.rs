@@ -144,6 +144,7 @@ error_codes! {
     /// Withdrawn for security reasons: served to nobody; the message gives the reason.
     VersionRevoked = "version_revoked", 410, NotFound;
     TokenNotFound = "token_not_found", 404, NotFound;
+    TrustedPublisherNotFound = "trusted_publisher_not_found", 404, NotFound;
     EndpointNotFound = "endpoint_not_found", 404, NotFound;
     /// An MCP request naming a method this server does not answer.
     MethodNotFound = "method_not_found", 404, MethodNotFound;
@@ -151,6 +152,20 @@ error_codes! {
     Unauthorized = "unauthorized", 401, InvalidRequest;
     Forbidden = "forbidden", 403, InvalidRequest;
     NamespaceNotAllowed = "namespace_not_allowed", 403, InvalidRequest;
+    /// An ordinary token publishing into a namespace that accepts versions only from its
+    /// trusted publishers.
+    TrustedPublishingOnly = "trusted_publishing_only", 403, InvalidRequest;
+    // Trusted publishing: a CI's OIDC token refused by the exchange.
+    /// The token's issuer is no namespace's trusted publisher.
+    OidcIssuerUnknown = "oidc_issuer_unknown", 401, InvalidRequest;
+    /// Malformed, signed by no key of its issuer, for another audience, expired or not yet valid.
+    OidcTokenInvalid = "oidc_token_invalid", 401, InvalidRequest;
+    /// A valid token whose claims match none of its issuer's trusted publishers.
+    OidcClaimsMismatch = "oidc_claims_mismatch", 403, InvalidRequest;
+    /// A token exchanged once already.
+    OidcTokenReplayed = "oidc_token_replayed", 401, InvalidRequest;
+    /// The issuer's discovery document or keys could not be fetched.
+    OidcIssuerUnavailable = "oidc_issuer_unavailable", 502, InvalidRequest;
     // How it was sent.
     /// An MCP message that is not JSON (`-32700`).
     ParseError = "parse_error", 400, ParseError;

@@ -24,6 +24,7 @@ pub mod signature;
 pub mod status;
 pub mod text;
 pub mod time;
+pub mod trustpub;
 pub mod uri;
 pub mod usage;
 pub mod version;

@@ -45,6 +45,12 @@ pub struct TokenRecord {
     pub actions: Vec<Action>,
     pub created_at: String,
     pub revoked_at: Option<String>,
+    /// When it stops being accepted (Unix seconds): tokens exchanged by trusted publishing.
+    pub expires_at: Option<i64>,
+    /// The trusted publisher it was exchanged for (`tp_…`); `None` for an ordinary token.
+    pub publisher: Option<String>,
+    /// The CI job's claims its versions record (JSON text), for an exchanged token.
+    pub claims: Option<String>,
 }
 
 /// One audit log entry.

@@ -34,9 +34,27 @@ pub fn epoch_millis(time: &str) -> Option<i64> {
     Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
 }
 
-/// `YYYY-MM-DD` of the day `days` after 1970-01-01 (Howard Hinnant's algorithm, the inverse of
-/// [`days_from_civil`]).
+/// `YYYY-MM-DD` of the day `days` after 1970-01-01.
 pub fn civil_date(days: i64) -> String {
+    let (year, month, day) = civil_from_days(days);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The RFC 3339 UTC time (`YYYY-MM-DDTHH:MM:SSZ`, as the store writes without milliseconds) of
+/// whole Unix seconds.
+pub fn rfc3339(epoch_secs: i64) -> String {
+    let (days, secs) = (epoch_secs.div_euclid(86_400), epoch_secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The proleptic Gregorian date of days since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -46,7 +64,7 @@ pub fn civil_date(days: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    (year, month, day)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -73,6 +91,13 @@ mod tests {
             Some(1_796_042_096_789)
         );
         assert_eq!(epoch_millis("2000-02-29T23:59:59Z"), Some(951_868_799_000));
+        for t in [
+            "1970-01-01T00:00:00Z",
+            "2000-02-29T23:59:59Z",
+            "2026-11-30T12:34:56Z",
+        ] {
+            assert_eq!(rfc3339(epoch_millis(t).unwrap() / 1000), t);
+        }
         for bad in [
             "",
             "2026-11-30",

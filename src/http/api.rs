@@ -207,6 +207,12 @@ pub struct ManifestView {
     /// `dev.skillreg/signatures`); the bundles are at `…/{version}/signatures`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signatures: Vec<SignedView>,
+    /// Who published this version from CI (trusted publishing): provider, issuer, repository,
+    /// workflow, ref, commit and run, as the CI's token said (the object MCP serves in `_meta`
+    /// as `dev.skillreg/publisher`); absent for versions published otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub publisher: Option<Map<String, Value>>,
 }
 
 /// One signature of a version: who made it, with which key, and whether the registry verified
@@ -385,6 +391,7 @@ impl From<VersionDetail> for ManifestView {
                 .collect(),
             source: d.provenance.map(SourceView::from),
             signatures: d.signatures.into_iter().map(SignedView::from).collect(),
+            publisher: d.publisher,
         }
     }
 }
@@ -588,6 +595,13 @@ pub struct TokenView {
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
+    /// When a token exchanged by trusted publishing stops being accepted (RFC 3339); ordinary
+    /// tokens do not expire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The trusted publisher a token was exchanged for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
     /// The secret: returned once, at creation, and never again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
@@ -602,6 +616,8 @@ impl From<TokenRecord> for TokenView {
             actions: t.actions,
             created_at: t.created_at,
             revoked_at: t.revoked_at,
+            expires_at: t.expires_at.map(crate::core::time::rfc3339),
+            publisher: t.publisher,
             token: None,
         }
     }
@@ -862,4 +878,81 @@ impl From<registry::SkillStats> for StatsView {
                 .collect(),
         }
     }
+}
+
+/// A trusted publisher of a namespace: the OIDC issuer and the claims its tokens must carry.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct TrustedPublisherView {
+    /// `tp_…`
+    pub id: String,
+    pub namespace: String,
+    /// `github` or `gitlab`: whose claim shape.
+    pub provider: String,
+    pub issuer: String,
+    /// GitHub: `owner/repo`; GitLab: the project path.
+    pub repository: String,
+    /// GitHub: the workflow file in `.github/workflows`; GitLab: the pipeline file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    pub created_at: String,
+}
+
+impl From<crate::core::trustpub::TrustedPublisher> for TrustedPublisherView {
+    fn from(p: crate::core::trustpub::TrustedPublisher) -> Self {
+        Self {
+            id: p.id,
+            namespace: p.namespace.to_string(),
+            provider: p.provider.as_str().to_owned(),
+            issuer: p.issuer,
+            repository: p.constraints.repository,
+            workflow: p.constraints.workflow,
+            environment: p.constraints.environment,
+            git_ref: p.constraints.git_ref,
+            created_at: p.created_at,
+        }
+    }
+}
+
+/// A trusted publisher to register (admin only).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct TrustedPublisherRequest {
+    /// `github` or `gitlab`.
+    pub provider: String,
+    /// The issuer, exactly as its tokens' `iss`; absent: the provider's hosted service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    pub repository: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+}
+
+/// A namespace's trusted publishers.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TrustedPublisherList {
+    pub trusted_publishers: Vec<TrustedPublisherView>,
+    /// Whether the namespace accepts versions only from them (and the admin).
+    pub trusted_only: bool,
+}
+
+/// A CI's OIDC token to exchange (crates.io's shape).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ExchangeRequest {
+    pub jwt: String,
+}
+
+/// A short-lived token that may publish to the matched namespace.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ExchangeView {
+    /// The secret, shown once: send it as `Authorization: Bearer <token>`.
+    pub token: String,
+    /// When it stops being accepted (RFC 3339).
+    pub expires_at: String,
 }

@@ -21,6 +21,7 @@ mod sessions;
 mod signing;
 mod slots;
 mod tls;
+mod trustpub;
 mod web;
 
 /// One example of every answer shape of the foreign APIs (ClawHub's, the discovery index's),
@@ -129,6 +130,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(card::routes(state.clone()))
         .merge(clawhub::routes(state.clone()))
         .merge(signing::routes(state.clone()))
+        .merge(trustpub::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn_with_state(

@@ -154,7 +154,8 @@ async fn publish(
     // Check the scope and the format before reading an upload the caller may not make.
     s.registry
         .publisher()
-        .require_publish(&caller, target.namespace())?;
+        .require_publish(&caller, target.namespace())
+        .await?;
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -636,11 +637,15 @@ async fn audit(
           make_private, make_public, create_token, list_tokens, revoke_token, audit,
           super::signing::signatures, super::signing::signature, super::signing::namespace_keys,
           super::signing::add_namespace_key, super::signing::remove_namespace_key,
-          super::signing::require_signature, super::signing::signature_optional),
+          super::signing::require_signature, super::signing::signature_optional,
+          super::trustpub::list_publishers, super::trustpub::add_publisher,
+          super::trustpub::remove_publisher, super::trustpub::trusted_only_on,
+          super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),
-         (name = "tokens", description = "Tokens and audit (admin)"))
+         (name = "tokens", description = "Tokens and audit (admin)"),
+         (name = "trusted publishing", description = "Publishing from CI with its OIDC token"))
 )]
 pub struct ApiDoc;
 

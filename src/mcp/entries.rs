@@ -84,8 +84,9 @@ fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
 }
 
 /// The version's own `_meta`, which never changes: its version, where it was read from, and
-/// who signed it (`dev.skillreg/signatures`: `[{by, keyId, identity?, verified, uri}]`; each
-/// bundle is read at its `uri` with `resources/read`, never as a file of the skill).
+/// who published it from CI (`dev.skillreg/publisher`, trusted publishing), and who signed it
+/// (`dev.skillreg/signatures`: `[{by, keyId, identity?, verified, uri}]`; each bundle is read at
+/// its `uri` with `resources/read`, never as a file of the skill).
 fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(
@@ -94,6 +95,12 @@ fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     );
     if let Some(provenance) = entry.provenance() {
         meta.insert(format!("{META_PREFIX}source"), source_meta(provenance));
+    }
+    if let Some(publisher) = entry.publisher() {
+        meta.insert(
+            format!("{META_PREFIX}publisher"),
+            Value::Object(publisher.clone()),
+        );
     }
     if !entry.signatures().is_empty() {
         let version = SkillRef::new(entry.root.namespace.clone(), entry.root.name.clone())

@@ -63,6 +63,10 @@ impl Access {
             .await?
             .ok_or(AccessError::Unauthorized(Unauthenticated::Unknown))?;
         Ok(Principal::Token {
+            trusted: token
+                .publisher
+                .is_some()
+                .then(|| token.claims.unwrap_or_else(|| "{}".to_owned())),
             id: token.id,
             scope: token.scope,
             actions: token.actions,
@@ -136,7 +140,7 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 }
 
 /// A fresh token: (public id, secret shown once, stored hash).
-fn generate() -> Result<(String, String, Digest)> {
+pub(super) fn generate() -> Result<(String, String, Digest)> {
     let mut secret = [0u8; 32];
     let mut id = [0u8; 6];
     getrandom::fill(&mut secret)

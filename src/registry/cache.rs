@@ -428,7 +428,8 @@ pub fn manifest_bytes(manifest: &Manifest) -> usize {
             .sum(),
         Some(Provenance::Mcp { server, uri }) => string_bytes(server) + string_bytes(uri),
     };
-    arc_bytes(std::mem::size_of::<Manifest>()) + files + entries + provenance
+    let publisher = manifest.publisher.as_ref().map_or(0, map_bytes);
+    arc_bytes(std::mem::size_of::<Manifest>()) + files + entries + provenance + publisher
 }
 
 /// What an item costs besides what its weigher counts (the heap it owns): the LRU's node (its
@@ -818,6 +819,7 @@ mod tests {
             entries,
             provenance: None,
             signatures: Vec::new(),
+            publisher: None,
         };
         let file = std::mem::size_of::<FileRecord>();
         let entry = std::mem::size_of::<EntryRecord>();

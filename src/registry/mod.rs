@@ -37,6 +37,7 @@ mod publish;
 mod reads;
 mod sessions;
 mod trust;
+mod trustpub;
 mod usage;
 
 use std::path::{Path, PathBuf};
@@ -70,6 +71,7 @@ pub use reads::{
 };
 pub use sessions::Sessions;
 pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
+pub use trustpub::{Exchanged, NewTrustedPublisher, TrustSettings, TrustedPublishing};
 pub use usage::Usage;
 
 /// Default number of skills on one `skills/list` / `resources/list` page.
@@ -132,6 +134,7 @@ struct Inner {
     publisher: Publisher,
     trust: Trust,
     access: Access,
+    trustpub: TrustedPublishing,
     sessions: Sessions,
     usage: Arc<Usage>,
     index: Arc<Index>,
@@ -158,9 +161,17 @@ pub struct RegistryBuilder {
     usage: Option<Duration>,
     /// Rank search by relevance times popularity.
     popularity: bool,
+    trustpub: TrustSettings,
 }
 
 impl RegistryBuilder {
+    /// What trusted publishing's exchange checks and gives (`trusted_publishing_audience`,
+    /// `trusted_publishing_token_secs`).
+    pub fn trusted_publishing(mut self, settings: TrustSettings) -> Self {
+        self.trustpub = settings;
+        self
+    }
+
     /// Count reads per version, day and kind, flushed to storage every `flush_every`
     /// (`usage_counting`, `usage_flush_secs`); `None` counts nothing. On by default, every
     /// [`usage::DEFAULT_FLUSH`].
@@ -292,6 +303,7 @@ impl Registry {
             signing_key: Some(data_dir.join(publish::DEFAULT_KEY_FILE)),
             usage: Some(usage::DEFAULT_FLUSH),
             popularity: false,
+            trustpub: TrustSettings::default(),
         }
     }
 
@@ -308,6 +320,7 @@ impl Registry {
             ref signing_key,
             usage: usage_flush,
             popularity,
+            ref trustpub,
             ..
         } = *settings;
         let (admin_token, policy, signing_key) =
@@ -390,6 +403,7 @@ impl Registry {
                     policy,
                 ),
                 access: Access::new(store.clone(), admin_token),
+                trustpub: TrustedPublishing::new(store.clone(), trustpub.clone()),
                 sessions: Sessions::new(store.clone()),
                 usage,
                 store,
@@ -425,6 +439,11 @@ impl Registry {
     }
 
     /// The kept 2025-era MCP sessions.
+    /// Trusted publishers, and the exchange of a CI's OIDC token for a short-lived token.
+    pub fn trusted_publishing(&self) -> &TrustedPublishing {
+        &self.inner.trustpub
+    }
+
     pub fn sessions(&self) -> &Sessions {
         &self.inner.sessions
     }

@@ -246,6 +246,7 @@ tables! {
         private: bool,
         review_required: bool,
         signature_required: bool,
+        trusted_only: bool,
     }
 
     /// Sent with its current version; stored without it until the versions are in.
@@ -289,6 +290,7 @@ tables! {
         pending: bool,
         provenance: Option<String>,
         signatures: Option<String>,
+        publisher: Option<String>,
     }
 
     #[derive(Debug)]
@@ -355,6 +357,27 @@ tables! {
         actions: String,
         created_at: String,
         revoked_at: Option<String>,
+        expires_at: Option<i64>,
+        publisher: Option<String>,
+        claims: Option<String>,
+    }
+
+    #[derive(Debug)]
+    TrustedPublishers(TrustedPublisherRow) in "trusted_publishers", key [id: text] {
+        id: String,
+        namespace: String,
+        provider: String,
+        issuer: String,
+        claims: String,
+        created_at: String,
+    }
+
+    /// The OIDC tokens exchanged and not yet expired: a copy refuses them again.
+    #[derive(Debug)]
+    OidcJtis(OidcJtiRow) in "oidc_jtis", key [jti: text] {
+        jti: String,
+        issuer: String,
+        expires_at: i64,
     }
 
     #[derive(Debug)]

@@ -5,10 +5,12 @@
 //!   or the tests. Its roles: [`Catalog`] (publishing skills, versions, files and entries; the
 //!   listing; manifests), [`Browse`] (resolving, skills and versions, catalog pages,
 //!   completion), [`Lifecycle`] (withdrawal, deprecation, scans, review, revocations, private
-//!   namespaces), [`Sources`], [`Access`] (tokens, the audit log), [`Maintenance`] (the change
-//!   feed the search index follows, counters, scrubbing, backups, copies), [`Sessions`]
-//!   (2025-era MCP sessions, ephemeral: copies leave them) and [`UsageCounts`] (reads per
-//!   version, day and kind, added to by the registry's background flush). What only one engine
+//!   namespaces), [`Sources`], [`Access`] (tokens, the audit log), [`TrustedPublishing`]
+//!   (trusted publishers, the exchange's tokens and used OIDC token ids), [`Signing`] (signature
+//!   bundles, signing keys), [`Maintenance`] (the change feed the search index follows,
+//!   counters, scrubbing, backups, copies), [`Sessions`] (2025-era MCP sessions, ephemeral:
+//!   copies leave them) and [`UsageCounts`] (reads per version, day and kind, added to by the
+//!   registry's background flush). What only one engine
 //!   keeps is an optional capability: [`KeptEntries`] (SQLite's serialized listing entries).
 //! - [`Blobs`]: file bytes by digest (get, put if absent), so that bytes can later live outside
 //!   the database. A publish stores its blobs first, then the version's rows in one transaction:
@@ -20,8 +22,8 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`, `usage`): each engine
-//! compiles those
+//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`, `trustpub`,
+//! `usage`): each engine compiles those
 //! modules as its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which
 //! supplies what the two engines truly say differently as macros usable in `concat!` (`now!`,
 //! the bound `limit!`, flags, `visible!`, lists given as one parameter) and the types that go
@@ -52,16 +54,17 @@ use async_trait::async_trait;
 pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, FileRecord, FindingsRecord,
-    ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord, NamespaceSigning, NewToken,
-    NewVersion, PublishOutcome, ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry,
-    SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId, SourceMember,
-    SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport, VersionId,
-    VersionRecord, Withdrawal,
+    AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, Exchange, FileRecord,
+    FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord,
+    NamespaceSigning, NewToken, NewVersion, PublishOutcome, ResolvedVersion, RevocationRecord,
+    ScanTarget, SerializedEntry, SignatureRecord, SigningKeyRecord, SkillId, SkillRecord,
+    SkillUsage, SourceId, SourceMember, SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord,
+    VerifyReport, VersionId, VersionRecord, Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::{Scan, Verdict};
+use crate::core::trustpub::TrustedPublisher;
 use crate::core::usage::Day;
 use crate::core::{Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility};
 
@@ -70,7 +73,16 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// The catalog's storage engine: every role, as the registry holds it (`Arc<dyn Store>`, whose
 /// methods need no role trait in scope).
 pub trait Store:
-    Catalog + Browse + Lifecycle + Sources + Access + Maintenance + Sessions + Signing + UsageCounts
+    Catalog
+    + Browse
+    + Lifecycle
+    + Sources
+    + Access
+    + TrustedPublishing
+    + Maintenance
+    + Sessions
+    + Signing
+    + UsageCounts
 {
 }
 
@@ -80,6 +92,7 @@ impl<T> Store for T where
         + Lifecycle
         + Sources
         + Access
+        + TrustedPublishing
         + Maintenance
         + Sessions
         + Signing
@@ -357,6 +370,44 @@ pub trait Signing: Send + Sync + 'static {
         required: bool,
         actor: &str,
     ) -> Result<()>;
+}
+
+/// Trusted publishing: each namespace's trusted publishers, the namespaces that accept only
+/// them, and the tokens exchanged for a CI's OIDC token.
+#[async_trait]
+pub trait TrustedPublishing: Send + Sync + 'static {
+    /// Register a trusted publisher (creating its namespace), audited; returns it as stored.
+    async fn add_trusted_publisher(
+        &self,
+        publisher: &TrustedPublisher,
+        actor: &str,
+    ) -> Result<TrustedPublisher>;
+
+    /// The trusted publishers of `namespace`, oldest first.
+    async fn trusted_publishers(&self, namespace: &Namespace) -> Result<Vec<TrustedPublisher>>;
+
+    /// Every trusted publisher whose issuer is exactly `issuer`, in any namespace.
+    async fn trusted_publishers_of(&self, issuer: &str) -> Result<Vec<TrustedPublisher>>;
+
+    /// Remove a trusted publisher of `namespace`, audited. `false` when it has none of that id.
+    async fn remove_trusted_publisher(
+        &self,
+        namespace: &Namespace,
+        id: &str,
+        actor: &str,
+    ) -> Result<bool>;
+
+    /// Make `namespace` accept versions only from its trusted publishers (and the admin), or
+    /// not (creating the namespace), audited.
+    async fn set_trusted_only(&self, namespace: &Namespace, only: bool, actor: &str) -> Result<()>;
+
+    /// Whether `namespace` accepts versions only from its trusted publishers.
+    async fn trusted_only(&self, namespace: &Namespace) -> Result<bool>;
+
+    /// Store the token of an exchange, expiring `ttl_secs` from now by the database's clock, and
+    /// remember the OIDC token's `jti` until it expires, audited, in one transaction. `None`
+    /// (and nothing stored) when that `jti` was exchanged before.
+    async fn exchange_token(&self, exchange: Exchange<'_>) -> Result<Option<TokenRecord>>;
 }
 
 /// 2025-era MCP sessions: what brings one back on a process that does not hold it (its state,

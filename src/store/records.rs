@@ -40,6 +40,8 @@ pub struct NewVersion<'a> {
     pub provenance: Option<&'a Provenance>,
     /// Who signed it, each with the Sigstore bundle as made or uploaded (`core::signature`).
     pub signatures: &'a [(Signed, String)],
+    /// Who published it from CI (trusted publishing): the claims, JSON text.
+    pub publisher: Option<&'a str>,
 }
 
 /// What a publish did.
@@ -160,6 +162,9 @@ pub struct Manifest {
     pub provenance: Option<Provenance>,
     /// Who signed it (the bundles are kept apart: [`crate::store::Signing`]).
     pub signatures: Vec<Signed>,
+    /// Who published it from CI (trusted publishing): provider, repository, workflow, ref,
+    /// commit, run (`core::trustpub::publisher_claims`).
+    pub publisher: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Manifest {
@@ -278,7 +283,7 @@ impl NameMatch<'_> {
 }
 
 /// A token to store: its hash only, never the secret.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct NewToken<'a> {
     pub id: &'a str,
     pub hash: &'a Digest,
@@ -286,6 +291,25 @@ pub struct NewToken<'a> {
     pub scope: &'a Scope,
     pub actions: &'a [Action],
     pub actor: &'a str,
+}
+
+/// A token exchanged for a CI's verified OIDC token ([`super::TrustedPublishing::exchange_token`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// The token; its actor is the trusted publisher's id.
+    pub token: NewToken<'a>,
+    /// The trusted publisher matched (`tp_…`).
+    pub publisher: &'a str,
+    /// Seconds the token lives, from now by the database's clock.
+    pub ttl_secs: i64,
+    pub issuer: &'a str,
+    /// The OIDC token's `jti` and its expiry (Unix seconds).
+    pub jti: &'a str,
+    pub jti_expires_at: i64,
+    /// The audit row's details: the issuer and the claims used.
+    pub details: &'a serde_json::Value,
+    /// What versions published with the token record (JSON text).
+    pub claims: &'a str,
 }
 
 /// A skill that changed after some generation: what the search index needs to know about it.

@@ -92,16 +92,17 @@ impl ResolvedRow {
 /// A file row: (version id, path, digest, size, mode).
 pub(super) type FileRow = (i64, String, String, i64, i64);
 /// An entry row: (version id, subpath, name, description, frontmatter, the version's
-/// provenance and signatures).
-pub(super) type EntryRow = (
-    i64,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-);
+/// columns of its own text: [`VersionText`]).
+pub(super) type EntryRow = (i64, String, String, String, String, VersionText);
+
+/// A version's own text columns, carried with each of its entry rows (JSON, `NULL` when
+/// absent): where it was read from, who signed it, who published it from CI.
+#[derive(Debug, Clone, Default)]
+pub(super) struct VersionText {
+    pub provenance: Option<String>,
+    pub signatures: Option<String>,
+    pub publisher: Option<String>,
+}
 
 /// A version's manifest as one JSON value on its row (SQLite's `versions.manifest`): its files
 /// `(path, digest, size, mode)` by path, then its entries `(subpath, name, description,
@@ -143,15 +144,26 @@ pub(super) fn manifest_column(new: &super::NewVersion<'_>) -> Result<String> {
     json_text(&column)
 }
 
-/// The manifests of versions from their manifest columns: `(version id, manifest, provenance)`.
-/// A version's row as SQLite's `manifests` reads it: (id, its manifest column, its provenance
-/// and signatures columns).
-pub(super) type ManifestColumns = (i64, Option<ManifestColumn>, Option<String>, Option<String>);
+/// A version's manifest columns as SQLite's `manifests` reads them: (version id, manifest,
+/// provenance, signatures, publisher).
+pub(super) type VersionColumns = (
+    i64,
+    Option<ManifestColumn>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
-pub(super) fn manifests_of_columns(columns: Vec<ManifestColumns>) -> Result<Manifests> {
+/// The manifests of versions from their manifest columns.
+pub(super) fn manifests_of_columns(columns: Vec<VersionColumns>) -> Result<Manifests> {
     let mut files = Vec::new();
     let mut entries = Vec::new();
-    for (version_id, column, provenance, signatures) in columns {
+    for (version_id, column, provenance, signatures, publisher) in columns {
+        let text = VersionText {
+            provenance,
+            signatures,
+            publisher,
+        };
         let Some((version_files, version_entries)) = column else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no manifest"
@@ -170,8 +182,7 @@ pub(super) fn manifests_of_columns(columns: Vec<ManifestColumns>) -> Result<Mani
                     name,
                     description,
                     frontmatter,
-                    provenance.clone(),
-                    signatures.clone(),
+                    text.clone(),
                 )
             },
         ));
@@ -191,6 +202,7 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 entries: Vec::new(),
                 provenance: None,
                 signatures: Vec::new(),
+                publisher: None,
             })
             .files
             .push(FileRecord {
@@ -200,15 +212,19 @@ pub(super) fn manifests(files: Vec<FileRow>, entries: Vec<EntryRow>) -> Result<M
                 mode: u32::try_from(mode).map_err(|e| StoreError::corrupt("file mode", e))?,
             });
     }
-    for (version_id, subpath, name, description, frontmatter, provenance, signatures) in entries {
+    for (version_id, subpath, name, description, frontmatter, text) in entries {
         let Some(manifest) = manifests.get_mut(&version_id) else {
             return Err(StoreError::Corrupt(format!(
                 "version {version_id} has no files"
             )));
         };
         if manifest.entries.is_empty() {
-            manifest.provenance = decode::provenance(provenance.as_deref())?;
-            manifest.signatures = decode::signatures(signatures.as_deref())?;
+            manifest.provenance = decode::provenance(text.provenance.as_deref())?;
+            manifest.signatures = decode::signatures(text.signatures.as_deref())?;
+            manifest.publisher = text
+                .publisher
+                .map(|p| decode::json("stored publisher", &p))
+                .transpose()?;
         }
         manifest.entries.push(EntryRecord {
             subpath,
@@ -358,6 +374,9 @@ pub(super) struct TokenRow {
     actions: String,
     created_at: String,
     revoked_at: Option<String>,
+    expires_at: Option<i64>,
+    publisher: Option<String>,
+    claims: Option<String>,
 }
 
 impl TokenRow {
@@ -369,6 +388,9 @@ impl TokenRow {
             description: self.description,
             created_at: self.created_at,
             revoked_at: self.revoked_at,
+            expires_at: self.expires_at,
+            publisher: self.publisher,
+            claims: self.claims,
         })
     }
 }

@@ -9,7 +9,9 @@ use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
 use crate::store::copy::{self, Batch, Key, Table};
-use crate::store::{Location, NewToken, NewVersion, PublishOutcome, StoreError, Withdrawal};
+use crate::store::{
+    Location, NewToken, NewVersion, PublishOutcome, StoreError, TokenRecord, Withdrawal,
+};
 
 fn skill_files(name: &str, body: &str) -> Vec<InputFile> {
     vec![
@@ -75,6 +77,7 @@ async fn publish_from(
             pending: false,
             provenance,
             signatures: &[],
+            publisher: None,
         })
         .await
         .unwrap()
@@ -154,6 +157,7 @@ async fn a_published_version_resolves_lists_and_reads_back() {
             pending: false,
             provenance: None,
             signatures: &[],
+            publisher: None,
         })
         .await
         .unwrap_err();
@@ -891,6 +895,167 @@ async fn populate(store: &dyn Engine) {
         });
     }
     store.add_usage(&counts).await.unwrap();
+
+    let publisher = trusted_publisher("tp_acme");
+    store
+        .add_trusted_publisher(&publisher, "admin")
+        .await
+        .unwrap();
+    store.set_trusted_only(&acme, true, "admin").await.unwrap();
+    assert!(
+        exchange(store, "tok_ci", "skr_ci", "jti-1", 600)
+            .await
+            .is_some()
+    );
+}
+
+fn trusted_publisher(id: &str) -> crate::core::trustpub::TrustedPublisher {
+    use crate::core::trustpub::{Constraints, Provider, TrustedPublisher};
+    TrustedPublisher {
+        id: id.to_owned(),
+        namespace: ns("acme"),
+        provider: Provider::Github,
+        issuer: "https://token.actions.githubusercontent.com".to_owned(),
+        constraints: Constraints {
+            repository: "acme/skills".to_owned(),
+            workflow: Some("release.yml".to_owned()),
+            environment: None,
+            git_ref: None,
+        },
+        created_at: String::new(),
+    }
+}
+
+/// Exchange an OIDC token with `jti` for token `id`, living `ttl_secs`.
+async fn exchange(
+    store: &dyn Engine,
+    id: &str,
+    secret: &str,
+    jti: &str,
+    ttl_secs: i64,
+) -> Option<TokenRecord> {
+    store
+        .exchange_token(super::Exchange {
+            token: NewToken {
+                id,
+                hash: &Digest::of(secret.as_bytes()),
+                description: "trusted publishing: acme/skills",
+                scope: &Scope::from_names(&["acme"]).unwrap(),
+                actions: &[Action::Publish],
+                actor: "tp_acme",
+            },
+            publisher: "tp_acme",
+            ttl_secs,
+            issuer: "https://token.actions.githubusercontent.com",
+            jti,
+            jti_expires_at: 4_000_000_000,
+            details: &serde_json::json!({"issuer": "https://token.actions.githubusercontent.com"}),
+            claims: r#"{"provider":"github","repository":"acme/skills"}"#,
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_oidc_token_is_exchanged_once_and_its_token_expires() {
+    let (_dir, _location, store) = fresh().await;
+    let acme = ns("acme");
+    assert!(!store.trusted_only(&acme).await.unwrap());
+    let added = store
+        .add_trusted_publisher(&trusted_publisher("tp_acme"), "admin")
+        .await
+        .unwrap();
+    assert!(!added.created_at.is_empty());
+    assert_eq!(
+        store.trusted_publishers(&acme).await.unwrap(),
+        std::slice::from_ref(&added)
+    );
+    assert_eq!(
+        store
+            .trusted_publishers_of("https://token.actions.githubusercontent.com")
+            .await
+            .unwrap(),
+        [added]
+    );
+    store.set_trusted_only(&acme, true, "admin").await.unwrap();
+    assert!(store.trusted_only(&acme).await.unwrap());
+
+    let live = exchange(&*store, "tok_a", "skr_a", "jti-a", 600)
+        .await
+        .unwrap();
+    assert_eq!(live.publisher.as_deref(), Some("tp_acme"));
+    assert_eq!(
+        live.claims.as_deref(),
+        Some(r#"{"provider":"github","repository":"acme/skills"}"#)
+    );
+    assert!(live.expires_at.is_some());
+    assert!(
+        store
+            .token_by_hash(&Digest::of(b"skr_a"))
+            .await
+            .unwrap()
+            .is_some(),
+        "live until it expires"
+    );
+    assert!(
+        exchange(&*store, "tok_b", "skr_b", "jti-a", 600)
+            .await
+            .is_none(),
+        "the same jti again"
+    );
+    assert!(
+        store
+            .token_by_hash(&Digest::of(b"skr_b"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Expired (a second in the past): refused as an unknown token.
+    exchange(&*store, "tok_c", "skr_c", "jti-c", -1)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .token_by_hash(&Digest::of(b"skr_c"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Kept a day past its expiry, then deleted by a later exchange.
+    exchange(&*store, "tok_d", "skr_d", "jti-d", -86_401)
+        .await
+        .unwrap();
+    let ids = |tokens: Vec<TokenRecord>| tokens.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    assert!(ids(store.tokens().await.unwrap()).contains(&"tok_d".to_owned()));
+    exchange(&*store, "tok_e", "skr_e", "jti-e", 600)
+        .await
+        .unwrap();
+    let kept = ids(store.tokens().await.unwrap());
+    assert!(!kept.contains(&"tok_d".to_owned()), "{kept:?}");
+    assert!(kept.contains(&"tok_c".to_owned()), "{kept:?}");
+
+    assert!(
+        store
+            .remove_trusted_publisher(&acme, "tp_acme", "admin")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .remove_trusted_publisher(&acme, "tp_acme", "admin")
+            .await
+            .unwrap()
+    );
+    let audit = store.audit_page(0, 100).await.unwrap();
+    let actions: Vec<&str> = audit.iter().map(|a| a.action.as_str()).collect();
+    for want in [
+        "trusted_publisher_add",
+        "trusted_only_on",
+        "trusted_publishing_exchange",
+        "trusted_publisher_remove",
+    ] {
+        assert!(actions.contains(&want), "{want} in {actions:?}");
+    }
 }
 
 #[tokio::test]
@@ -1114,7 +1279,7 @@ fn the_copy_statements_read_a_key_range_and_insert_every_column() {
     assert_eq!(
         NamespaceRow::SELECT,
         "SELECT id, name, created_at, last_published_at, private, review_required, \
-         signature_required FROM namespaces WHERE id > $1 ORDER BY id LIMIT +$3"
+         signature_required, trusted_only FROM namespaces WHERE id > $1 ORDER BY id LIMIT +$3"
     );
     assert_eq!(
         FileRow::SELECT,
@@ -1314,6 +1479,7 @@ async fn a_batch_stores_what_its_versions_would_one_by_one() {
         pending: false,
         provenance: None,
         signatures: &[],
+        publisher: None,
     };
     let kind = |o: &Result<PublishOutcome, StoreError>| match o {
         Ok(outcome) => format!("{outcome:?}"),
@@ -1539,6 +1705,7 @@ async fn usage_counts_add_up_per_version_day_and_kind() {
             pending: true,
             provenance: None,
             signatures: &[],
+            publisher: None,
         })
         .await
         .unwrap();

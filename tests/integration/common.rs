@@ -140,6 +140,10 @@ impl TestServerBuilder {
             .page_size(self.config.page_size)
             .cache_memory_mib(self.config.cache_memory_mib)
             .admin_token(self.config.admin_token())
+            .trusted_publishing(skillreg::registry::TrustSettings {
+                audience: self.config.trusted_publishing_audience.clone(),
+                token_secs: self.config.trusted_publishing_token_secs,
+            })
             .search()
             .usage_counting(self.config.usage_flush())
             .search_popularity(self.config.search_popularity)

@@ -31,5 +31,6 @@ mod soak;
 mod sources;
 mod tls;
 mod trust;
+mod trustpub;
 mod usage;
 mod web;

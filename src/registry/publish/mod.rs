@@ -16,6 +16,7 @@ use crate::core::provenance::Provenance;
 use crate::core::records::FileRecord;
 use crate::core::scan::{Policy, Scan, Verdict};
 use crate::core::signature::{self, SignatureError, Signed, Signer, Subject};
+use crate::core::trustpub::TrustpubError;
 use crate::core::{
     self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
     SkillVersion, VersionRef, Warning,
@@ -79,6 +80,8 @@ pub struct Prepared {
     author_signature: Option<String>,
     /// Who signed it, with each bundle: filled just before it is stored.
     signatures: Vec<(Signed, String)>,
+    /// The CI job's claims, when a token exchanged by trusted publishing publishes it.
+    publisher: Option<String>,
 }
 
 impl Prepared {
@@ -123,6 +126,7 @@ impl Prepared {
             pending,
             provenance: self.provenance.as_ref(),
             signatures: &self.signatures,
+            publisher: self.publisher.as_deref(),
         }
     }
 
@@ -358,6 +362,7 @@ impl Publisher {
             provenance: None,
             author_signature: None,
             signatures: Vec::new(),
+            publisher: None,
         })
     }
 
@@ -507,7 +512,7 @@ impl Publisher {
         client_warnings: Vec<Warning>,
         author_signature: Option<String>,
     ) -> Result<Published> {
-        self.require_publish(caller, target.namespace())?;
+        self.require_publish(caller, target.namespace()).await?;
         core::fix::check_client_warnings(&client_warnings).map_err(Error::InvalidRequest)?;
         let files = archive::unpack(format, body)?;
         let mut prepared = Self::prepare(
@@ -522,13 +527,28 @@ impl Publisher {
             self.scan_policy(),
         )?;
         prepared.author_signature = author_signature;
+        // A version published from CI records who published it (trusted publishing).
+        if let Principal::Token {
+            trusted: Some(claims),
+            ..
+        } = caller
+        {
+            prepared.publisher = Some(claims.clone());
+        }
         let mut results = self.publish_prepared(vec![prepared]).await?;
         results.pop().expect("one result per version")
     }
 
     /// Check that `caller` may publish into `namespace` (before reading an upload they may not
-    /// make).
-    pub fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
-        Ok(caller.require(Action::Publish, namespace)?)
+    /// make): an ordinary token may not where the namespace accepts only its trusted publishers
+    /// (`registry::trustpub`).
+    pub async fn require_publish(&self, caller: &Principal, namespace: &Namespace) -> Result<()> {
+        caller.require(Action::Publish, namespace)?;
+        if matches!(caller, Principal::Token { trusted: None, .. })
+            && self.store.trusted_only(namespace).await?
+        {
+            return Err(TrustpubError::TrustedOnly(namespace.to_string()).into());
+        }
+        Ok(())
     }
 }

@@ -173,6 +173,7 @@ impl Reads {
             files: manifest.files.clone(),
             provenance: manifest.provenance.clone(),
             signatures: manifest.signatures.clone(),
+            publisher: manifest.publisher.clone(),
         })
     }
 

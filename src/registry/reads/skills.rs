@@ -75,6 +75,12 @@ impl SkillEntry {
         &self.manifest.signatures
     }
 
+    /// Who published the version from CI (trusted publishing): provider, repository, workflow,
+    /// ref, commit, run.
+    pub fn publisher(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.manifest.publisher.as_ref()
+    }
+
     /// The skill's files (its directory and everything below it), paths relative to `root`.
     pub fn files(&self) -> &[FileRecord] {
         let files = &self.manifest.files;
@@ -130,6 +136,7 @@ impl SkillEntry {
                 entries,
                 provenance,
                 signatures: Vec::new(),
+                publisher: None,
             })
         };
         let entry = |name: &str, version: &str, manifest: &Arc<Manifest>, subpath: &str| {

@@ -128,4 +128,6 @@ pub struct VersionDetail {
     pub provenance: Option<Provenance>,
     /// Who signed it (the bundles: [`super::Reads::signatures`]).
     pub signatures: Vec<crate::core::signature::Signed>,
+    /// Who published it from CI (trusted publishing).
+    pub publisher: Option<Map<String, Value>>,
 }

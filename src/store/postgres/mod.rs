@@ -68,6 +68,12 @@ mod signing;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod sources;
+#[path = "../sql/trustpub.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod trustpub;
 #[path = "../sql/usage.rs"]
 #[expect(
     clippy::duplicate_mod,

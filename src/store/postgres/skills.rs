@@ -103,11 +103,11 @@ impl Catalog for Engine {
         let rows: Vec<ManifestRow> = sqlx::query_as(
             "SELECT false AS entry, version_id, path, digest, size, mode,
                     NULL AS description, NULL AS frontmatter, NULL AS provenance,
-                    NULL AS signatures
+                    NULL AS signatures, NULL AS publisher
              FROM version_files WHERE version_id = ANY($1)
              UNION ALL
              SELECT true, e.version_id, e.subpath, e.name, 0, 0, e.description, e.frontmatter,
-                    v.provenance, v.signatures
+                    v.provenance, v.signatures, v.publisher
              FROM version_entries e JOIN versions v ON v.id = e.version_id
              WHERE e.version_id = ANY($1)
              ORDER BY entry, version_id, path",
@@ -127,6 +127,7 @@ impl Catalog for Engine {
             frontmatter,
             provenance,
             signatures,
+            publisher,
         ) in rows
         {
             match (entry, description, frontmatter) {
@@ -136,8 +137,11 @@ impl Catalog for Engine {
                     digest,
                     description,
                     frontmatter,
-                    provenance,
-                    signatures,
+                    rows::VersionText {
+                        provenance,
+                        signatures,
+                        publisher,
+                    },
                 )),
                 (false, _, _) => files.push((version_id, path, digest, size, mode)),
                 (true, _, _) => {
@@ -150,7 +154,7 @@ impl Catalog for Engine {
 }
 
 /// A row of [`Catalog::manifests`]: (an entry?, version id, path or subpath, digest or name,
-/// size, mode, description, frontmatter, provenance, signatures).
+/// size, mode, description, frontmatter, provenance, signatures, publisher).
 type ManifestRow = (
     bool,
     i64,
@@ -158,6 +162,7 @@ type ManifestRow = (
     String,
     i64,
     i64,
+    Option<String>,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -251,10 +256,10 @@ async fn publish_in(
         candidates.iter().map(|&i| f(i)).collect()
     };
     let inserted: Vec<(i64, String, i64)> = sqlx::query_as(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, signatures)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, signatures, publisher)
          SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[],
                               $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-                              $11::text[], $12::text[])
+                              $11::text[], $12::text[], $13::text[])
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING skill_id, version, id",
     )
     .bind(candidates.iter().map(|&i| skill_of[i]).collect::<Vec<_>>())
@@ -279,6 +284,7 @@ async fn publish_in(
             .map(|&i| rows::signatures_text(&versions[i]))
             .collect::<Result<Vec<_>>>()?,
     )
+    .bind(candidates.iter().map(|&i| versions[i].publisher).collect::<Vec<_>>())
     .fetch_all(&mut *tx)
     .await?;
     // The position of each version stored, and its id.

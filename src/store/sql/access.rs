@@ -1,21 +1,23 @@
-//! [`Access`]: API tokens, stored as hashes, created and revoked with an audit row, and the
+//! [`Access`]: API tokens, stored as hashes, created and revoked with an audit row (a token
+//! exchanged by trusted publishing, `trustpub`, also expires), and the
 //! append-only audit log (its rows are written by each change, in its transaction, with
 //! [`audit`]). Written once
 //! for both engines: each compiles this module with its own `dialect`.
 
 use serde_json::Value;
 
-use super::dialect::{Conn, Engine, limit, now};
+use super::dialect::{Conn, Engine, epoch, limit, now};
 use super::write::{self, Target, json_text};
 use crate::core::{Action, Digest};
 use crate::store::rows::{AuditRow, TokenRow, decode_all};
 use crate::store::{Access, AuditRecord, NewToken, Result, TokenRecord};
 
 macro_rules! token_sql {
-    ($rest:literal) => {
+    ($($rest:tt)+) => {
         concat!(
-            "SELECT id, description, namespaces, actions, created_at, revoked_at FROM tokens ",
-            $rest
+            "SELECT id, description, namespaces, actions, created_at, revoked_at, expires_at, \
+             publisher, claims FROM tokens ",
+            $($rest)+
         )
     };
 }
@@ -53,7 +55,8 @@ impl Access for Engine {
         let row: TokenRow = sqlx::query_as(
             "INSERT INTO tokens (id, hash, description, namespaces, actions)
              VALUES ($1, $2, $3, $4, $5)
-             RETURNING id, description, namespaces, actions, created_at, revoked_at",
+             RETURNING id, description, namespaces, actions, created_at, revoked_at, expires_at,
+                       publisher, claims",
         )
         .bind(token.id)
         .bind(token.hash.to_string())
@@ -92,11 +95,15 @@ impl Access for Engine {
     }
 
     async fn token_by_hash(&self, hash: &Digest) -> Result<Option<TokenRecord>> {
-        let row: Option<TokenRow> =
-            sqlx::query_as(token_sql!("WHERE hash = $1 AND revoked_at IS NULL"))
-                .bind(hash.to_string())
-                .fetch_optional(self.read())
-                .await?;
+        // An exchanged token (trusted publishing) is refused from its expiry on.
+        let row: Option<TokenRow> = sqlx::query_as(token_sql!(
+            "WHERE hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ",
+            epoch!(),
+            ")"
+        ))
+        .bind(hash.to_string())
+        .fetch_optional(self.read())
+        .await?;
         row.map(TokenRow::decode).transpose()
     }
 

@@ -56,6 +56,8 @@ mod sessions;
 mod signing;
 #[path = "../sql/sources.rs"]
 mod sources;
+#[path = "../sql/trustpub.rs"]
+mod trustpub;
 #[path = "../sql/usage.rs"]
 mod usage;
 

@@ -191,6 +191,7 @@ impl Catalog for Engine {
         let columns: Option<String> = sqlx::query_scalar(
             "SELECT '[' || group_concat('[' || id || ',' || coalesce(manifest, 'null') || ','
                                     || json_quote(provenance) || ',' || json_quote(signatures)
+                                    || ',' || json_quote(publisher)
                                     || ']', ',') || ']'
          FROM versions WHERE id IN (SELECT value FROM json_each(?1))",
         )
@@ -360,8 +361,8 @@ async fn publish_in(
     // The version row first: when it already exists nothing else is written, so a batch can
     // leave this version out without a savepoint.
     let inserted: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, manifest, signatures)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, manifest, signatures, publisher)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING id",
     )
     .bind(skill_id)
@@ -377,6 +378,7 @@ async fn publish_in(
     .bind(rows::provenance_text(&new)?)
     .bind(rows::manifest_column(&new)?)
     .bind(rows::signatures_text(&new)?)
+    .bind(new.publisher)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(version_id) = inserted else {
