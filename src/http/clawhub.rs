@@ -995,6 +995,7 @@ async fn verify(
             registry: "skillreg",
             published_by: summary.published_by.clone(),
             published_at: summary.published_at.clone(),
+            ci: stored.publisher.clone(),
         },
         security: VerifySecurity {
             status: security_status(verdict),

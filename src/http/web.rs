@@ -164,6 +164,33 @@ fn error_response(error: &Error) -> Response {
     error_page(status, &error.public_message())
 }
 
+/// The CI job a version was published from (trusted publishing): the repository (a link when
+/// the issuer is github.com's), workflow, ref, commit and run, as its token said.
+fn publisher_line(claims: &serde_json::Map<String, serde_json::Value>) -> String {
+    let text = |key: &str| claims.get(key).and_then(|v| v.as_str()).unwrap_or("");
+    let repository = text("repository");
+    // Only github.com's own issuer says the repository is on github.com.
+    let on_github = text("issuer") == "https://token.actions.githubusercontent.com";
+    let repo = if on_github && !repository.is_empty() {
+        format!(
+            r#"<a href="https://github.com/{r}">{r}</a>"#,
+            r = esc(repository)
+        )
+    } else {
+        format!("<code>{}</code>", esc(repository))
+    };
+    let commit = text("commit");
+    format!(
+        r#"<p id="publisher">Published from CI ({provider}): {repo}, workflow <code>{workflow}</code>, <code>{git_ref}</code>, commit <code title="{commit}">{short}</code>, run <code>{run}</code></p>"#,
+        provider = esc(text("provider")),
+        workflow = esc(text("workflow")),
+        git_ref = esc(text("ref")),
+        commit = esc(commit),
+        short = esc(short_commit(commit)),
+        run = esc(text("run")),
+    )
+}
+
 /// Who signed a version, each signer with its key's id (shortened, the whole in its title)
 /// and a link to the bundle `model_signing verify` reads.
 fn signatures_line(signatures: &[crate::core::signature::Signed], bundle: &str) -> String {
@@ -614,6 +641,9 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
     ));
     if let Some(provenance) = &manifest.provenance {
         body.push_str(&source_line(provenance));
+    }
+    if let Some(publisher) = &manifest.publisher {
+        body.push_str(&publisher_line(publisher));
     }
     if !manifest.signatures.is_empty() {
         body.push_str(&signatures_line(

@@ -206,6 +206,22 @@ async fn a_ci_token_is_exchanged_once_for_a_namespace_and_hostile_ones_are_refus
     );
     let (_, manifest) = api.get("/v1/skills/acme/hello/1.0.0").await;
     assert_eq!(manifest["publisher"], want, "{manifest}");
+    // ClawHub's `verify` names the CI job in its provenance; the web page shows it.
+    let (_, verify) = api
+        .get("/api/v1/skills/hello/verify?ownerHandle=acme")
+        .await;
+    assert_eq!(verify["provenance"]["ci"], want, "{verify}");
+    let page = reqwest::get(format!("{}/skills/acme/hello", server.base()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(r#"<p id="publisher">Published from CI (github): <code>acme/skills</code>"#)
+            && page.contains(r#"commit <code title="0123456789abcdef0123456789abcdef01234567">0123456</code>, run <code>4242</code>"#),
+        "{page}"
+    );
 
     // The audit has the exchange, with the issuer and the claims it was matched by.
     let (_, audit) = api

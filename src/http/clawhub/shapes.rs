@@ -370,6 +370,10 @@ pub(super) struct VerifyProvenance {
     pub registry: &'static str,
     pub published_by: Option<String>,
     pub published_at: String,
+    /// The CI job that published it (trusted publishing): provider, issuer, repository,
+    /// workflow, ref, commit, run. Absent for versions published otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Serialize)]
@@ -624,6 +628,13 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
                     registry: "skillreg",
                     published_by: Some(s("ci")),
                     published_at: s("2026-01-01T00:00:00Z"),
+                    ci: serde_json::json!({
+                        "provider": "github", "repository": "acme/skills",
+                        "workflow": "acme/skills/.github/workflows/release.yml@refs/heads/main",
+                        "ref": "refs/heads/main", "commit": "0123abcd", "run": "42",
+                    })
+                    .as_object()
+                    .cloned(),
                 },
                 security: VerifySecurity {
                     status: "clean",
