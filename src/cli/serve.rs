@@ -93,6 +93,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Err(e) if e.code() == Code::StorageReadOnly => {
             tracing::warn!("the signing key is not recorded: storage is read-only");
         }
+        // A key file configured but unusable stops the start; the default one that cannot be
+        // made (a read-only data directory) does not: reads are served, and a publish fails
+        // rather than store a version unsigned.
+        Err(e) if config.storage.signing.signing_key.is_none() => {
+            tracing::warn!(error = %e, "no signing key: publishes will fail until one can be made");
+        }
         Err(e) => return Err(e.into()),
     }
     if config.seed {
