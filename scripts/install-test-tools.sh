@@ -278,6 +278,21 @@ else
     die "git is missing: run 'sudo apt-get install git' (Debian/Ubuntu), then re-run this script"
 fi
 
+# ---------------------------------------------------------------- openssl
+
+# tests/integration/signing.rs makes its authors' P-256 keys with `openssl ecparam`, as the
+# Model Signing documentation does.
+if openssl version >/dev/null 2>&1; then
+    log "$(openssl version) already installed"
+elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    log "installing Debian's openssl package (apt-get)"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >&2
+    openssl version >/dev/null 2>&1 || die "openssl does not run after 'apt-get install openssl'"
+else
+    die "openssl is missing: run 'sudo apt-get install openssl' (Debian/Ubuntu), then re-run this script"
+fi
+
 # -------------------------------------------------------------- Python side
 
 # fastmcp's version in venv $1, or nothing.

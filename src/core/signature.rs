@@ -430,16 +430,6 @@ impl Bundle {
             Err(SignatureError::Invalid(format!("key {}", key.key_id())))
         }
     }
-
-    /// The first of `keys` that verifies it.
-    pub fn verified_by<'k, K>(
-        &self,
-        keys: impl IntoIterator<Item = (&'k PublicKey, K)>,
-    ) -> Option<K> {
-        keys.into_iter()
-            .find(|(key, _)| self.verify(key).is_ok())
-            .map(|(_, k)| k)
-    }
 }
 
 /// The statement in a Model Signing payload, the fields read.
@@ -632,7 +622,6 @@ mod tests {
             read.verify(&other),
             Err(SignatureError::Invalid(_))
         ));
-        assert_eq!(read.verified_by([(&other, 1), (&key, 2)]), Some(2));
     }
 
     #[test]

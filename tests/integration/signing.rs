@@ -15,6 +15,8 @@ use crate::common::{
 };
 use crate::rest::{Api, code};
 use skillreg::config::{Config, Secret};
+use skillreg::core::Digest;
+use skillreg::core::signature::{Bundle, PublicKey, Subject};
 
 /// A skill whose paths sort differently by string and by path component ("a-b/x" < "a/x" as
 /// strings; "a" < "a-b" as components, which is the order Model Signing uses).
@@ -713,4 +715,73 @@ async fn add_require_signed_refuses_an_unsigned_registry() {
         "{out:?}"
     );
     assert!(!project.path().join(".claude").exists());
+}
+
+/// A new key (the operator replaced the key file) signs new versions; the old key stays
+/// published, so what it signed still verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_key_stays_published_and_its_signatures_verify() {
+    let data = TempDir::new().unwrap();
+    let keys = TempDir::new().unwrap();
+    let mut key_ids = Vec::new();
+    for (key, version) in [("old.pem", "1.0.0"), ("new.pem", "1.1.0")] {
+        let mut config = Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            ..Config::default()
+        };
+        config.storage.signing.signing_key = Some(keys.path().join(key));
+        let server = TestServer::builder()
+            .data_dir(data.path())
+            .config(config)
+            .start()
+            .await;
+        let (status, body) = Api::new(&server)
+            .publish(Some(ADMIN), "acme", "signed", version, archive(&FILES))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let listed: Value = reqwest::get(format!(
+            "{}/.well-known/skillreg/signing-keys.json",
+            server.base()
+        ))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        key_ids.push(listed["current"].as_str().unwrap().to_owned());
+        if version == "1.1.0" {
+            let published: Vec<&str> = listed["keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k["keyId"].as_str().unwrap())
+                .collect();
+            assert_eq!(published, [key_ids[0].as_str(), key_ids[1].as_str()]);
+            assert_ne!(key_ids[0], key_ids[1]);
+            // The version the old key signed verifies with it, as published now.
+            let old =
+                PublicKey::from_pem(listed["keys"][0]["publicKey"].as_str().unwrap()).unwrap();
+            let (_, bundle) = text(format!(
+                "{}/v1/skills/acme/signed/1.0.0/signature",
+                server.base()
+            ))
+            .await;
+            let files: Vec<(&str, Digest)> = FILES
+                .iter()
+                .map(|(p, b)| (*p, Digest::of(b.as_bytes())))
+                .collect();
+            let subject = Subject {
+                namespace: &"acme".parse().unwrap(),
+                name: &"signed".parse().unwrap(),
+                version: &"1.0.0".parse().unwrap(),
+                content_digest: Digest::of(b""),
+                files: &files,
+            };
+            Bundle::read(&bundle, &subject)
+                .unwrap()
+                .verify(&old)
+                .unwrap();
+        }
+        server.registry.close().await;
+    }
 }
