@@ -97,6 +97,10 @@ pub enum Error {
     /// `source_unavailable`).
     #[error("{message}")]
     Source { code: Code, message: String },
+    /// A requirement the graph cannot meet at publish (`dependency_*`); the message names the
+    /// edge.
+    #[error("{message}")]
+    Dependency { code: Code, message: String },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -189,7 +193,7 @@ impl Error {
             Self::Search(_) => Code::SearchError,
             Self::Storage(e) => e.code(),
             Self::Git(e) => e.code(),
-            Self::Source { code, .. } => *code,
+            Self::Source { code, .. } | Self::Dependency { code, .. } => *code,
             Self::Internal(_) => Code::InternalError,
         }
     }

@@ -43,6 +43,11 @@ pub enum Code {
     /// A signature that should cover the version does not: its statement is over other files
     /// or it does not verify with the key it names. Nothing was written.
     SignatureInvalid,
+    /// The skills asked for require versions of one skill that no version satisfies together;
+    /// the message names both requirers. Nothing was written.
+    DependencyConflict,
+    /// `remove` of a skill another installed skill requires; remove that one too (or first).
+    StillRequired,
     /// Reading or writing the local files failed.
     Io,
 }
@@ -67,6 +72,8 @@ impl Code {
         Code::LimitExceeded,
         Code::Unsigned,
         Code::SignatureInvalid,
+        Code::DependencyConflict,
+        Code::StillRequired,
         Code::Io,
     ];
 
@@ -89,6 +96,8 @@ impl Code {
             Code::LimitExceeded => "limit_exceeded",
             Code::Unsigned => "unsigned",
             Code::SignatureInvalid => "signature_invalid",
+            Code::DependencyConflict => "dependency_conflict",
+            Code::StillRequired => "still_required",
             Code::Io => "io_error",
         }
     }
@@ -159,6 +168,8 @@ mod tests {
             | Code::LimitExceeded
             | Code::Unsigned
             | Code::SignatureInvalid
+            | Code::DependencyConflict
+            | Code::StillRequired
             | Code::Io => Code::ALL.contains(&code),
         };
         let mut actual = String::from("| code | exit status |\n| --- | --- |\n");

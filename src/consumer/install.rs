@@ -7,13 +7,15 @@ use std::path::{Path, PathBuf};
 
 use super::agents::{Agent, Scope, folders};
 use super::error::{Code, Error, Result};
+use super::graph;
 use super::lock::{Lock, LockedFile, LockedSkill, check_skill_path, folder_of};
 use super::remote::{Entry, Found, Remote, Verified};
 use super::signed;
 use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
+use crate::core::requires;
 use crate::core::text::printable;
-use crate::core::{Digest, Requirement, SkillVersion};
+use crate::core::{Digest, Requirement, SkillRef, SkillVersion};
 
 /// What every command is given: where skills go and how to reach sources.
 pub struct Context {
@@ -265,6 +267,8 @@ fn lock_entry(
         agents: agents.iter().map(|a| a.as_str().to_owned()).collect(),
         files: entry.locked_files(),
         signature: None,
+        dependency: false,
+        required_by: Vec::new(),
     }
 }
 
@@ -430,7 +434,91 @@ fn check_folder_free(lock: &Lock, path: &str) -> Result<()> {
     }
 }
 
-/// `skillreg add`: resolve each request at `source`, verify every file, place it, and record it.
+/// One skill an install places: its path, the requirement it is locked with, the entry to
+/// install, and, for a member of a graph, whether only other skills require it and which.
+struct Member {
+    path: String,
+    requirement: Requirement,
+    entry: Entry,
+    dependency: bool,
+    required_by: Vec<String>,
+}
+
+/// The skills `entries` (read for `roots`) bring: themselves when none requires anything (as
+/// before requirements existed), else the whole graph below them, resolved at `remote`. The MCP
+/// servers the graph's members expect are said in `warnings`, never installed.
+async fn members(
+    remote: &Remote,
+    roots: Vec<(String, Requirement)>,
+    entries: Vec<Entry>,
+    warnings: &mut Warnings,
+) -> Result<Vec<Member>> {
+    if entries.iter().all(|e| e.requires.is_empty()) {
+        return Ok(roots
+            .into_iter()
+            .zip(entries)
+            .map(|((path, requirement), entry)| Member {
+                path,
+                requirement,
+                entry,
+                dependency: false,
+                required_by: Vec::new(),
+            })
+            .collect());
+    }
+    let refs = roots
+        .iter()
+        .map(|(path, requirement)| {
+            let skill = SkillRef::parse_joined(path).map_err(|e| {
+                Error::new(
+                    Code::Usage,
+                    format!("{path}: requirements are resolved for namespace/name skills ({e})"),
+                )
+            })?;
+            Ok((skill, requirement.clone()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let planned = graph::plan(remote, &refs, entries).await?;
+    let mut out = Vec::with_capacity(planned.len());
+    for p in planned {
+        let path = p.member.skill.to_string();
+        for server in &p.entry.requires.mcp_servers {
+            let at = server
+                .registry
+                .as_deref()
+                .map_or_else(String::new, |r| format!(" ({})", printable(r)));
+            warnings.push(format!(
+                "{path} expects the MCP server {}{at}; skills are installed, MCP servers are not",
+                printable(&server.name)
+            ));
+        }
+        let root = roots.iter().find(|(r, _)| *r == path);
+        let requirement = match root {
+            Some((_, requirement)) => requirement.clone(),
+            None => Requirement::parse(&p.member.ranges()).unwrap_or(Requirement::Any),
+        };
+        let required_by = p
+            .member
+            .required_by
+            .iter()
+            .filter_map(|(by, _)| match by {
+                requires::Requirer::Skill(s) => Some(s.to_string()),
+                requires::Requirer::Root => None,
+            })
+            .collect();
+        out.push(Member {
+            path,
+            requirement,
+            entry: p.entry,
+            dependency: root.is_none(),
+            required_by,
+        });
+    }
+    Ok(out)
+}
+
+/// `skillreg add`: resolve each request at `source` (and what it requires), verify every
+/// file, place it, and record it.
 pub async fn add(
     ctx: &Context,
     source: &str,
@@ -449,24 +537,49 @@ pub async fn add(
             check_folder_free(&lock, &request.path)?;
         }
         let remote = remotes.get(source).await?;
+        let mut entries = Vec::with_capacity(requests.len());
         for request in requests {
-            let entry = resolve(remote, &request.path, &request.requirement).await?;
-            warnings.extend(signals(&request.path, &entry, force)?);
+            entries.push(resolve(remote, &request.path, &request.requirement).await?);
+        }
+        let roots = requests
+            .iter()
+            .map(|r| (r.path.clone(), r.requirement.clone()))
+            .collect();
+        let members = members(remote, roots, entries, &mut warnings).await?;
+        for member in &members {
+            check_folder_free(&lock, &member.path)?;
+        }
+        for member in members {
+            let entry = &member.entry;
+            warnings.extend(signals(&member.path, entry, force)?);
             let verified = match signatures {
-                Some(policy) => Some(signed::verify(remote, &request.path, &entry, policy).await?),
+                Some(policy) => Some(signed::verify(remote, &member.path, entry, policy).await?),
                 None => None,
             };
-            let files = remote.read_all(&entry).await?;
+            let files = remote.read_all(entry).await?;
             // Adding a skill again keeps the agents it was added for before: every folder it is
-            // in stays recorded (and current).
+            // in stays recorded (and current). A skill asked for once stays asked for, and keeps
+            // what it was asked with when it now comes only as another's requirement.
             let mut agents = agents.to_vec();
-            if let Some(before) = lock.skills.iter().find(|s| s.path == request.path) {
+            let before = lock.skills.iter().find(|s| s.path == member.path).cloned();
+            let mut requirement = member.requirement.clone();
+            let mut dependency = member.dependency;
+            let mut required_by = member.required_by.clone();
+            if let Some(before) = &before {
                 agents.extend(agents_of(before)?);
                 agents.sort();
                 agents.dedup();
+                if member.dependency && !before.dependency {
+                    dependency = false;
+                    requirement = before.requirement()?;
+                }
+                required_by.extend(before.required_by.iter().cloned());
             }
-            let mut skill =
-                lock_entry(&request.path, source, &request.requirement, &entry, &agents);
+            required_by.sort();
+            required_by.dedup();
+            let mut skill = lock_entry(&member.path, source, &requirement, entry, &agents);
+            skill.dependency = dependency;
+            skill.required_by = required_by;
             place(
                 &ctx.scope,
                 &folders(&agents, &ctx.scope),
@@ -474,7 +587,7 @@ pub async fn add(
                 &files,
             )?;
             if let Some(verified) = verified {
-                signed::keep(&lock_path, &request.path, &verified)?;
+                signed::keep(&lock_path, &member.path, &verified)?;
                 skill.signature = Some(verified.locked);
             }
             out.push(installed(ctx, &skill, &agents));
@@ -863,6 +976,13 @@ pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<
             ));
         }
     }
+    if lock
+        .skills
+        .iter()
+        .any(|s| s.dependency || !s.required_by.is_empty())
+    {
+        return update_graph(ctx, lock, names, force).await;
+    }
     let chosen: Vec<LockedSkill> = lock
         .skills
         .iter()
@@ -871,6 +991,7 @@ pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<
         .collect();
     let mut remotes = Remotes::new(ctx, Start::Typed(None));
     let mut out = Vec::new();
+    let mut graphed = false;
     let result: Result<()> = async {
         for skill in chosen {
             let remote = remotes.get(&skill.source).await?;
@@ -878,6 +999,11 @@ pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<
             let entry = resolve(remote, &skill.path, &requirement).await?;
             if entry.digest().to_string() == skill.digest {
                 continue;
+            }
+            if !entry.requires.is_empty() {
+                // The new version requires other skills: the lock becomes a graph.
+                graphed = true;
+                break;
             }
             let mut notes = signals(&skill.path, &entry, force)?;
             // Moving down: the locked version is no longer offered; say why.
@@ -918,6 +1044,144 @@ pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<
                 diff,
             });
             lock.put(next);
+            lock.save(&lock_path)?;
+        }
+        Ok(())
+    }
+    .await;
+    remotes.close().await;
+    result?;
+    if graphed {
+        let lock = Lock::load(&lock_path)?;
+        out.extend(update_graph(ctx, lock, names, force).await?);
+    }
+    Ok(out)
+}
+
+/// `update` of a lock that holds a graph (or is about to): per source, the graph below every
+/// skill asked for is resolved again as one (the named ones within their requirement, the
+/// others at their locked version), each member whose files changed is placed with its diff,
+/// and dependencies no member requires any more are removed.
+async fn update_graph(
+    ctx: &Context,
+    mut lock: Lock,
+    names: &[String],
+    force: bool,
+) -> Result<Vec<Updated>> {
+    let lock_path = ctx.scope.lock_path();
+    let mut sources: BTreeMap<String, Vec<LockedSkill>> = BTreeMap::new();
+    for skill in lock.skills.iter().filter(|s| !s.dependency) {
+        sources
+            .entry(skill.source.clone())
+            .or_default()
+            .push(skill.clone());
+    }
+    let mut remotes = Remotes::new(ctx, Start::Typed(None));
+    let mut out = Vec::new();
+    let result: Result<()> = async {
+        for (source, roots) in sources {
+            let remote = remotes.get(&source).await?;
+            let mut asked = Vec::with_capacity(roots.len());
+            let mut entries = Vec::with_capacity(roots.len());
+            for root in &roots {
+                let named = names.is_empty() || names.iter().any(|n| root.is(n));
+                let requirement = match (&root.version, named) {
+                    (Some(v), false) => Requirement::parse(v).map_err(|e| {
+                        Error::new(Code::LockInvalid, format!("{}: {e}", root.path))
+                    })?,
+                    _ => root.requirement()?,
+                };
+                entries.push(resolve(remote, &root.path, &requirement).await?);
+                asked.push((root.path.clone(), requirement));
+            }
+            let mut notes = Vec::new();
+            let members = members(remote, asked, entries, &mut notes).await?;
+            for member in &members {
+                check_folder_free(&lock, &member.path)?;
+            }
+            let kept: BTreeSet<String> = members.iter().map(|m| m.path.clone()).collect();
+            for member in members {
+                let before = lock.skills.iter().find(|s| s.path == member.path).cloned();
+                let agents = match &before {
+                    Some(b) => agents_of(b)?,
+                    None => roots
+                        .first()
+                        .map(agents_of)
+                        .transpose()?
+                        .unwrap_or_default(),
+                };
+                let requirement = match &before {
+                    Some(b) if !b.dependency => b.requirement()?,
+                    _ => member.requirement.clone(),
+                };
+                let mut next =
+                    lock_entry(&member.path, &source, &requirement, &member.entry, &agents);
+                next.dependency = member.dependency;
+                next.required_by = member.required_by.clone();
+                if let Some(b) = &before
+                    && b.digest == next.digest
+                {
+                    next.signature = b.signature.clone();
+                    lock.put(next);
+                    continue;
+                }
+                let mut notes = signals(&member.path, &member.entry, force)?;
+                let files = remote.read_all(&member.entry).await?;
+                let dirs = folders(&agents, &ctx.scope);
+                let on_disk = match (dirs.first(), &before) {
+                    (Some(d), Some(_)) => files_on_disk(&d.join(next.folder())).unwrap_or_default(),
+                    _ => BTreeMap::new(),
+                };
+                let old = before.clone().unwrap_or_else(|| LockedSkill {
+                    files: Vec::new(),
+                    version: None,
+                    ..next.clone()
+                });
+                let diff = diff(&old, &next, &on_disk, &files);
+                place(&ctx.scope, &dirs, next.folder(), &files)?;
+                if before.is_none() {
+                    notes.push(format!(
+                        "added: required by {}",
+                        next.required_by.join(", ")
+                    ));
+                }
+                out.push(Updated {
+                    path: member.path.clone(),
+                    from: before.and_then(|b| b.version),
+                    to: next.version.clone(),
+                    notes,
+                    diff,
+                });
+                lock.put(next);
+                lock.save(&lock_path)?;
+            }
+            // Dependencies of this source that nothing requires any more.
+            let orphans: Vec<LockedSkill> = lock
+                .skills
+                .iter()
+                .filter(|s| s.source == source && s.dependency && !kept.contains(&s.path))
+                .cloned()
+                .collect();
+            for orphan in orphans {
+                let dirs = folders(&agents_of(&orphan)?, &ctx.scope);
+                for dir in &dirs {
+                    check_folder(&ctx.scope, dir)?;
+                }
+                for dir in dirs {
+                    remove_path(&dir.join(orphan.folder()))?;
+                }
+                lock.skills.retain(|s| s.path != orphan.path);
+                out.push(Updated {
+                    path: orphan.path.clone(),
+                    from: orphan.version.clone(),
+                    to: None,
+                    notes: vec!["removed: nothing installed requires it any more".into()],
+                    diff: String::new(),
+                });
+            }
+            if let Some(first) = out.last_mut() {
+                first.notes.extend(notes);
+            }
             lock.save(&lock_path)?;
         }
         Ok(())
@@ -973,18 +1237,56 @@ fn diff(
     summary + &text
 }
 
-/// `skillreg remove`: the skills' folders in every agent folder, and their lock entries.
+/// `skillreg remove`: the skills' folders in every agent folder, and their lock entries; then
+/// every dependency nothing installed requires any more. A skill another installed skill
+/// requires is refused (`still_required`) unless that one is removed too.
 pub fn remove(ctx: &Context, names: &[String]) -> Result<Vec<String>> {
     let lock_path = ctx.scope.lock_path();
     let mut lock = Lock::load(&lock_path)?;
-    let mut removed = Vec::new();
+    let mut going: BTreeSet<String> = BTreeSet::new();
     for name in names {
-        let Some(skill) = lock.find(name).cloned() else {
+        let Some(skill) = lock.find(name) else {
             return Err(Error::new(
                 Code::NotLocked,
                 format!("{name} is not in {}", lock_path.display()),
             ));
         };
+        going.insert(skill.path.clone());
+    }
+    for path in &going {
+        let skill = lock.find(path).expect("found above");
+        if let Some(by) = skill
+            .required_by
+            .iter()
+            .find(|by| !going.contains(*by) && lock.skills.iter().any(|s| &s.path == *by))
+        {
+            return Err(Error::new(
+                Code::StillRequired,
+                format!("{path} is required by {by}; remove {by} too (or first)"),
+            ));
+        }
+    }
+    // Dependencies nothing left requires go as well, as far as that reaches.
+    loop {
+        let orphans: Vec<String> = lock
+            .skills
+            .iter()
+            .filter(|s| s.dependency && !going.contains(&s.path))
+            .filter(|s| {
+                s.required_by.iter().all(|by| {
+                    going.contains(by) || !lock.skills.iter().any(|other| &other.path == by)
+                })
+            })
+            .map(|s| s.path.clone())
+            .collect();
+        if orphans.is_empty() {
+            break;
+        }
+        going.extend(orphans);
+    }
+    let mut removed = Vec::new();
+    for path in going {
+        let skill = lock.find(&path).cloned().expect("in the lock");
         let dirs = folders(&agents_of(&skill)?, &ctx.scope);
         for dir in &dirs {
             check_folder(&ctx.scope, dir)?;
@@ -994,6 +1296,9 @@ pub fn remove(ctx: &Context, names: &[String]) -> Result<Vec<String>> {
         }
         lock.skills.retain(|s| s.path != skill.path);
         removed.push(skill.path);
+    }
+    for skill in &mut lock.skills {
+        skill.required_by.retain(|by| !removed.contains(by));
     }
     lock.save(&lock_path)?;
     Ok(removed)

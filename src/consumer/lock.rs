@@ -67,6 +67,14 @@ pub struct LockedSkill {
     /// kept beside the lock ([`super::signed`]), and `check` verifies them again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<LockedSignature>,
+    /// Installed only because other entries require it (`core::requires`): `remove` drops it
+    /// once nothing does, and `update` resolves it again with the graph.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dependency: bool,
+    /// The entries whose locked versions require it (paths), whether or not it was also asked
+    /// for itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_by: Vec<String>,
 }
 
 /// Who signed an installed version, as verified when it was installed.
@@ -240,6 +248,13 @@ impl Lock {
             let _ = writeln!(out, "digest = {}", q(&s.digest));
             let agents: Vec<String> = s.agents.iter().map(|a| q(a)).collect();
             let _ = writeln!(out, "agents = [{}]", agents.join(", "));
+            if s.dependency {
+                let _ = writeln!(out, "dependency = true");
+            }
+            if !s.required_by.is_empty() {
+                let by: Vec<String> = s.required_by.iter().map(|p| q(p)).collect();
+                let _ = writeln!(out, "required_by = [{}]", by.join(", "));
+            }
             if let Some(signed) = &s.signature {
                 let identity = signed
                     .identity
@@ -317,13 +332,18 @@ mod tests {
             agents: vec!["agents".into(), "claude-code".into()],
             files,
             signature: None,
+            dependency: false,
+            required_by: Vec::new(),
         }
     }
 
     #[test]
     fn render_is_sorted_one_line_per_file_and_parses_back() {
         let mut lock = Lock::default();
-        lock.put(skill("zeta/b", vec![file("SKILL.md", b"b")]));
+        let mut dependency = skill("zeta/b", vec![file("SKILL.md", b"b")]);
+        dependency.dependency = true;
+        dependency.required_by = vec!["acme/a".into()];
+        lock.put(dependency);
         let mut quoted = skill("acme/a", vec![file("z.md", b"z"), file("SKILL.md", b"a")]);
         quoted.uri = "skill://acme/a \"q\"/SKILL.md".into();
         lock.put(quoted);
@@ -337,6 +357,12 @@ mod tests {
         assert!(s < z && text[s..].lines().next().unwrap().ends_with("size = 1 },"));
         let back = Lock::parse(&text).unwrap();
         assert_eq!(back.render(), text);
+        assert!(
+            text.contains("dependency = true\nrequired_by = [\"acme/a\"]\n"),
+            "{text}"
+        );
+        assert_eq!(back.find("zeta/b").unwrap().required_by, ["acme/a"]);
+        assert!(!back.find("acme/a").unwrap().dependency);
         assert_eq!(back.find("b").unwrap().path, "zeta/b");
     }
 

@@ -5,11 +5,13 @@
 //! template's completion where a server offers one), checks every file against the digest and
 //! size its entry announced before writing anything, places the skill in each agent's folder
 //! ([`agents`]), and records it in `skills.lock` ([`lock`]); `install --frozen`, `check`,
-//! `outdated`, `update` and `remove` work from that lock ([`install`]). It imports nothing but
+//! `outdated`, `update` and `remove` work from that lock ([`install`]); a skill that requires
+//! others brings them, resolved as one graph ([`graph`]). It imports nothing but
 //! `core`: a client of the wire, not of the registry.
 
 pub mod agents;
 pub mod error;
+pub mod graph;
 pub mod install;
 pub mod lock;
 pub mod remote;

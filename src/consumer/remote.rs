@@ -25,6 +25,7 @@ use super::lock::{LockedFile, manifest_digest};
 use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use crate::core::path::first_collision;
+use crate::core::requires::Requires;
 use crate::core::signature::{PublicKey, SIGNING_KEYS_URI};
 use crate::core::usage::INSTALL_META;
 use crate::core::{BundlePath, Digest, SkillVersion};
@@ -87,6 +88,9 @@ pub struct Entry {
     /// Who signed the version, as the source says (skillreg's `dev.skillreg/signatures`); each
     /// bundle is read at its `uri` and checked before it is believed.
     pub signatures: Vec<RemoteSignature>,
+    /// What the skill requires, as its frontmatter declares (`core::requires`): read from the
+    /// skill's own files, so any server that serves it says the same.
+    pub requires: Requires,
 }
 
 /// A signature an entry announces.
@@ -122,6 +126,10 @@ impl Entry {
 pub type Verified = (LockedFile, Vec<u8>);
 
 /// What `get` found.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one short-lived value per read, matched at once; boxing buys nothing"
+)]
 pub enum Found {
     Entry(Entry),
     NotServed,
@@ -567,6 +575,8 @@ fn check_entry(skill: Skill) -> Result<Entry> {
                 .collect()
         })
         .unwrap_or_default();
+    let requires = crate::core::requires::declared(&skill.frontmatter.extra)
+        .map_err(|e| bad(e.to_string()))?;
     let flagged = meta
         .get(SCAN_META)
         .and_then(|scan| scan.get("verdict"))
@@ -580,6 +590,7 @@ fn check_entry(skill: Skill) -> Result<Entry> {
         flagged,
         files,
         signatures,
+        requires,
     })
 }
 

@@ -18,6 +18,7 @@ use super::frontmatter::{self, FrontmatterError, Warning};
 use super::limits::{MAX_FILES, MAX_TOTAL_BYTES};
 use super::name::SkillName;
 use super::path::{BundlePath, PathError, first_collision};
+use super::requires::{self, Requires, RequiresError};
 use super::uri::SKILL_MD;
 use super::version::SkillVersion;
 
@@ -84,6 +85,8 @@ pub struct Bundle {
     pub total_size: u64,
     /// A semver `version` or `metadata.version` from the root frontmatter.
     pub declared_version: Option<SkillVersion>,
+    /// What the root skill requires (`metadata.dev.skillreg/requires*`, [`super::requires`]).
+    pub requires: Requires,
 }
 
 impl Bundle {
@@ -115,6 +118,8 @@ pub enum BundleError {
     MissingSkillMd,
     #[error("{0}")]
     SkillMd(#[from] FrontmatterError),
+    #[error("SKILL.md {0}")]
+    Requires(#[from] RequiresError),
 }
 
 impl BundleError {
@@ -130,6 +135,7 @@ impl BundleError {
             Self::PathCollision(..) => Code::PathCollision,
             Self::MissingSkillMd => Code::MissingSkillMd,
             Self::SkillMd(e) => e.code(),
+            Self::Requires(e) => e.code(),
         }
     }
 }
@@ -193,6 +199,7 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
     // What a major client reads differently: warned, never refused.
     warnings.extend(super::quirks::warnings(skill_md, &root.frontmatter));
     let declared_version = declared_version(&root.frontmatter, &mut warnings);
+    let requires = requires::declared(&root.frontmatter)?;
     let mut entries = vec![Entry {
         subpath: String::new(),
         name: root.name.clone(),
@@ -206,12 +213,20 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
         let dir = path.parent();
         let dir_name = dir.rsplit('/').next().unwrap_or(dir);
         match frontmatter::parse(&file.bytes) {
-            Ok(nested) if nested.name.as_str() == dir_name => entries.push(Entry {
-                subpath: dir.to_owned(),
-                name: nested.name,
-                description: nested.description,
-                frontmatter: nested.frontmatter,
-            }),
+            Ok(nested) if nested.name.as_str() == dir_name => {
+                if requires::declares(&nested.frontmatter) {
+                    warnings.push(Warning::new(
+                        "nested_requires_ignored",
+                        format!("{path} declares requirements; only the root SKILL.md's are read"),
+                    ));
+                }
+                entries.push(Entry {
+                    subpath: dir.to_owned(),
+                    name: nested.name,
+                    description: nested.description,
+                    frontmatter: nested.frontmatter,
+                })
+            }
             Ok(nested) => warnings.push(Warning::new(
                 "nested_skill_name_mismatch",
                 format!(
@@ -244,6 +259,7 @@ pub fn validate(inputs: Vec<InputFile>) -> Result<Bundle, BundleError> {
         content_digest,
         total_size,
         declared_version,
+        requires,
     })
 }
 

@@ -111,6 +111,8 @@ error_codes! {
     InvalidDescription = "invalid_description", 422, InvalidParams;
     InvalidCompatibility = "invalid_compatibility", 422, InvalidParams;
     ReservedMetadataKey = "reserved_metadata_key", 422, InvalidParams;
+    /// `metadata.dev.skillreg/requires` or `requires-mcp` does not parse (`core::requires`).
+    RequiresInvalid = "requires_invalid", 422, InvalidParams;
     // Where and as what a version is published.
     InvalidNamespace = "invalid_namespace", 422, InvalidParams;
     NameMismatch = "name_mismatch", 422, InvalidParams;
@@ -118,6 +120,17 @@ error_codes! {
     VersionExists = "version_exists", 409, InvalidParams;
     /// The content scan's policy blocks the version; the error lists the findings that do.
     ContentBlocked = "content_blocked", 422, InvalidParams;
+    // A requirement the graph cannot meet at publish (`core::requires`); the message names the
+    // edge. Nothing is stored.
+    /// A required skill that does not exist.
+    DependencyNotFound = "dependency_not_found", 422, InvalidParams;
+    /// A required skill some readers of the requiring skill may not see (a public skill
+    /// requiring a private one).
+    DependencyNotVisible = "dependency_not_visible", 422, InvalidParams;
+    /// No version that is neither yanked, revoked nor pending satisfies the range.
+    DependencyUnsatisfiable = "dependency_unsatisfiable", 422, InvalidParams;
+    /// The requirement leads back to the requiring skill.
+    DependencyCycle = "dependency_cycle", 422, InvalidParams;
     // A signature sent with a version (`publish --signature`): nothing is stored when one fails.
     /// Not a Model Signing bundle this registry reads (or a kind it does not accept yet).
     SignatureMalformed = "signature_malformed", 422, InvalidParams;

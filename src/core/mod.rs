@@ -19,6 +19,7 @@ pub mod provenance;
 pub mod quirks;
 pub mod records;
 pub mod refs;
+pub mod requires;
 pub mod scan;
 pub mod signature;
 pub mod status;

@@ -116,6 +116,86 @@ pub struct SkillView {
     pub deprecated_at: Option<String>,
     /// Newest first.
     pub versions: Vec<VersionView>,
+    /// The current versions of other skills that require this one (those the caller sees),
+    /// with the range each declares and what it resolves to now.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_by: Vec<DependentView>,
+}
+
+/// A current version of another skill that requires this one.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct DependentView {
+    /// `namespace/name`.
+    pub skill: String,
+    pub version: String,
+    /// The range it declares.
+    pub range: String,
+    /// The version that range resolves to now; absent when none satisfies it any more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
+}
+
+impl From<registry::Dependent> for DependentView {
+    fn from(d: registry::Dependent) -> Self {
+        Self {
+            skill: d.skill.to_string(),
+            version: d.version.to_string(),
+            range: d.range.to_string(),
+            resolved: d.resolved.map(|v| v.to_string()),
+        }
+    }
+}
+
+/// What a version requires (declared in its SKILL.md's `metadata`), resolved now.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RequiresView {
+    pub skills: Vec<RequiredSkillView>,
+    /// MCP servers it expects the agent to have: reported to installers, never installed.
+    pub mcp_servers: Vec<McpServerView>,
+}
+
+/// One required skill: its range as declared and the version it resolves to now.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RequiredSkillView {
+    /// `namespace/name`.
+    pub skill: String,
+    pub range: String,
+    /// Absent when no installable version satisfies the range any more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
+}
+
+/// An MCP server a skill expects.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct McpServerView {
+    pub name: String,
+    /// Where it is registered, when the author said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+}
+
+impl From<registry::Resolved> for RequiresView {
+    fn from(r: registry::Resolved) -> Self {
+        Self {
+            skills: r
+                .skills
+                .into_iter()
+                .map(|s| RequiredSkillView {
+                    skill: s.skill.to_string(),
+                    range: s.range.to_string(),
+                    resolved: s.resolved.map(|v| v.to_string()),
+                })
+                .collect(),
+            mcp_servers: r
+                .mcp_servers
+                .into_iter()
+                .map(|m| McpServerView {
+                    name: m.name,
+                    registry: m.registry,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl From<SkillDetail> for SkillView {
@@ -131,6 +211,7 @@ impl From<SkillDetail> for SkillView {
             deprecation_message: skill.deprecation,
             deprecated_at: d.deprecated_at,
             versions: d.versions.into_iter().map(VersionView::from).collect(),
+            required_by: d.required_by.into_iter().map(DependentView::from).collect(),
         }
     }
 }
@@ -213,6 +294,10 @@ pub struct ManifestView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub publisher: Option<Map<String, Value>>,
+    /// What this version requires, resolved now (the object MCP serves in `_meta` as
+    /// `dev.skillreg/requires`); absent when it requires nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires: Option<RequiresView>,
 }
 
 /// One signature of a version: who made it, with which key, and whether the registry verified
@@ -392,6 +477,7 @@ impl From<VersionDetail> for ManifestView {
             source: d.provenance.map(SourceView::from),
             signatures: d.signatures.into_iter().map(SignedView::from).collect(),
             publisher: d.publisher,
+            requires: d.requires.map(RequiresView::from),
         }
     }
 }
@@ -574,6 +660,24 @@ pub struct DeprecateRequest {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct StatusView {
     pub ok: bool,
+}
+
+/// A version yanked, revoked, or restored: `ok`, and the current versions of other skills whose
+/// requirement resolved to it, with what each resolves to now (allowed, but worth knowing).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WithdrawnView {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependents: Vec<DependentView>,
+}
+
+impl From<Vec<registry::Dependent>> for WithdrawnView {
+    fn from(dependents: Vec<registry::Dependent>) -> Self {
+        Self {
+            ok: true,
+            dependents: dependents.into_iter().map(DependentView::from).collect(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

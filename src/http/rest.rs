@@ -297,73 +297,77 @@ async fn get_archive(
 /// Yank a version: it is never current again but stays readable by its pinned URI.
 #[utoipa::path(post, path = "/v1/skills/{namespace}/{name}/{version}/yank", tag = "publishing",
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
-    request_body = YankRequest, responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)),
+    request_body = YankRequest, responses((status = 200, body = WithdrawnView), (status = 404, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn yank(
     State(s): State<AppState>,
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
     body: Body,
-) -> ApiResult<axum::Json<StatusView>> {
+) -> ApiResult<axum::Json<WithdrawnView>> {
     let req: YankRequest = json_body(body).await?;
     let reason = req.reason.unwrap_or_default();
-    s.registry
+    let dependents = s
+        .registry
         .trust()
         .set_yanked(&caller, &version, Some(&reason))
         .await?;
-    Ok(axum::Json(StatusView { ok: true }))
+    Ok(axum::Json(dependents.into()))
 }
 
 /// Undo a yank.
 #[utoipa::path(delete, path = "/v1/skills/{namespace}/{name}/{version}/yank", tag = "publishing",
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
-    responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
+    responses((status = 200, body = WithdrawnView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
 async fn unyank(
     State(s): State<AppState>,
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
-) -> ApiResult<axum::Json<StatusView>> {
-    s.registry
+) -> ApiResult<axum::Json<WithdrawnView>> {
+    let dependents = s
+        .registry
         .trust()
         .set_yanked(&caller, &version, None)
         .await?;
-    Ok(axum::Json(StatusView { ok: true }))
+    Ok(axum::Json(dependents.into()))
 }
 
 /// Revoke a version for security reasons: it is served to nobody (pinned URIs included),
 /// leaves the listing, and is announced in `GET /v1/revocations`. Needs the `revoke` action.
 #[utoipa::path(post, path = "/v1/skills/{namespace}/{name}/{version}/revoke", tag = "trust",
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
-    request_body = RevokeRequest, responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)),
+    request_body = RevokeRequest, responses((status = 200, body = WithdrawnView), (status = 404, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn revoke(
     State(s): State<AppState>,
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
     body: Body,
-) -> ApiResult<axum::Json<StatusView>> {
+) -> ApiResult<axum::Json<WithdrawnView>> {
     let req: RevokeRequest = json_body(body).await?;
-    s.registry
+    let dependents = s
+        .registry
         .trust()
         .set_revoked(&caller, &version, Some(&req.reason))
         .await?;
-    Ok(axum::Json(StatusView { ok: true }))
+    Ok(axum::Json(dependents.into()))
 }
 
 /// Reverse a revocation (admin only).
 #[utoipa::path(delete, path = "/v1/skills/{namespace}/{name}/{version}/revoke", tag = "trust",
     params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
-    responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
+    responses((status = 200, body = WithdrawnView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
 async fn unrevoke(
     State(s): State<AppState>,
     Caller(caller): Caller,
     VersionPath(version): VersionPath,
-) -> ApiResult<axum::Json<StatusView>> {
-    s.registry
+) -> ApiResult<axum::Json<WithdrawnView>> {
+    let dependents = s
+        .registry
         .trust()
         .set_revoked(&caller, &version, None)
         .await?;
-    Ok(axum::Json(StatusView { ok: true }))
+    Ok(axum::Json(dependents.into()))
 }
 
 /// Approve a version waiting for review (the `approve` action): it may become current and is

@@ -166,6 +166,65 @@ fn error_response(error: &Error) -> Response {
 
 /// The CI job a version was published from (trusted publishing): the repository (a link when
 /// the issuer is github.com's), workflow, ref, commit and run, as its token said.
+/// What the version requires (each with what it resolves to now, linked) and which current
+/// versions require the skill; nothing when neither.
+fn requires_section(
+    requires: Option<&crate::registry::Resolved>,
+    required_by: &[crate::registry::Dependent],
+) -> String {
+    let link = |skill: &crate::core::SkillRef| {
+        format!(
+            r#"<a href="/skills/{}/{}">{}</a>"#,
+            esc(skill.namespace.as_str()),
+            esc(skill.name.as_str()),
+            esc(&skill.to_string())
+        )
+    };
+    let mut out = String::new();
+    if let Some(requires) = requires {
+        out.push_str(r#"<section id="requires"><h2>Requires</h2><ul>"#);
+        for r in &requires.skills {
+            let resolved = r.resolved.as_ref().map_or_else(
+                || "<strong>no installable version satisfies it</strong>".to_owned(),
+                |v| format!("resolves to {}", esc(&v.to_string())),
+            );
+            out.push_str(&format!(
+                "<li>{} <code>{}</code>: {resolved}</li>",
+                link(&r.skill),
+                esc(&r.range.to_string())
+            ));
+        }
+        for m in &requires.mcp_servers {
+            let at = m
+                .registry
+                .as_deref()
+                .map_or_else(String::new, |r| format!(" (<code>{}</code>)", esc(r)));
+            out.push_str(&format!(
+                "<li>MCP server <code>{}</code>{at}: the agent must have it</li>",
+                esc(&m.name)
+            ));
+        }
+        out.push_str("</ul></section>");
+    }
+    if !required_by.is_empty() {
+        out.push_str(r#"<section id="required-by"><h2>Required by</h2><ul>"#);
+        for d in required_by {
+            let state = d.resolved.as_ref().map_or_else(
+                || "<strong>unsatisfied</strong>".to_owned(),
+                |v| format!("resolves to {}", esc(&v.to_string())),
+            );
+            out.push_str(&format!(
+                "<li>{} {} <code>{}</code>: {state}</li>",
+                link(&d.skill),
+                esc(&d.version.to_string()),
+                esc(&d.range.to_string())
+            ));
+        }
+        out.push_str("</ul></section>");
+    }
+    out
+}
+
 fn publisher_line(claims: &serde_json::Map<String, serde_json::Value>) -> String {
     let text = |key: &str| claims.get(key).and_then(|v| v.as_str()).unwrap_or("");
     let repository = text("repository");
@@ -651,6 +710,10 @@ fn render_skill(loaded: &SkillPage, host: &str, remote_images: bool) -> Response
             &format!("/v1/skills/{ns}/{name}/{version}/signature"),
         ));
     }
+    body.push_str(&requires_section(
+        manifest.requires.as_ref(),
+        &detail.required_by,
+    ));
     let description = manifest
         .frontmatter
         .get("description")

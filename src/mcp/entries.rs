@@ -34,7 +34,7 @@ use crate::core::records::VersionId;
 use crate::core::scan::Summary;
 use crate::core::{SkillRef, SkillUri, signature};
 use crate::registry::cache::{self, Budget, Cache, CacheId};
-use crate::registry::{EntryCodec, Listed, SkillEntry};
+use crate::registry::{EntryCodec, Listed, Resolved, SkillEntry};
 
 /// A skill entry as rmcp's typed `Skill`: frontmatter verbatim, every file with its digest and
 /// size, and `_meta` with the version, its source, and deprecation, yank and the scan.
@@ -124,6 +124,7 @@ fn moment_meta(entry: &SkillEntry) -> Map<String, Value> {
     moment_meta_of(
         entry.deprecation.as_deref(),
         entry.yanked.as_deref(),
+        entry.requires.as_deref(),
         &entry.scan,
     )
 }
@@ -131,6 +132,7 @@ fn moment_meta(entry: &SkillEntry) -> Map<String, Value> {
 fn moment_meta_of(
     deprecation: Option<&str>,
     yanked: Option<&str>,
+    requires: Option<&Resolved>,
     scan: &Summary,
 ) -> Map<String, Value> {
     let mut meta = Map::new();
@@ -146,8 +148,35 @@ fn moment_meta_of(
             serde_json::json!({ "reason": reason }),
         );
     }
+    if let Some(requires) = requires {
+        meta.insert(format!("{META_PREFIX}requires"), requires_meta(requires));
+    }
     meta.insert(format!("{META_PREFIX}scan"), scan_meta(scan));
     meta
+}
+
+/// What a version requires as hosts see it in `_meta` (`dev.skillreg/requires`): each skill
+/// with its range as declared and the version it resolves to now (`null` when none does), and
+/// the MCP servers it expects: `{"skills":[{"skill","range","resolved","uri"}],
+/// "mcpServers":[{"name","registry"?}]}`. `uri` is the resolved version's pinned SKILL.md.
+pub fn requires_meta(requires: &Resolved) -> Value {
+    let skills: Vec<Value> = requires
+        .skills
+        .iter()
+        .map(|r| {
+            let uri = r
+                .resolved
+                .as_ref()
+                .map(|v| r.skill.clone().at(v.clone()).skill_md_uri().to_string());
+            serde_json::json!({
+                "skill": r.skill.to_string(),
+                "range": r.range.to_string(),
+                "resolved": r.resolved.as_ref().map(ToString::to_string),
+                "uri": uri,
+            })
+        })
+        .collect();
+    serde_json::json!({ "skills": skills, "mcpServers": requires.mcp_servers })
 }
 
 /// A version's content scan as hosts see it in `_meta` (`dev.skillreg/scan`): the verdict
@@ -218,6 +247,7 @@ impl Entries {
             &mut out,
             entry.deprecation.as_deref(),
             entry.yanked.as_deref(),
+            entry.requires.as_deref(),
             &entry.scan,
         );
         out
@@ -236,10 +266,17 @@ impl Entries {
                 Listed::Kept {
                     own,
                     deprecation,
+                    requires,
                     scan,
                 } => {
                     out.extend_from_slice(own.as_bytes());
-                    close_entry(&mut out, deprecation.as_deref(), None, scan);
+                    close_entry(
+                        &mut out,
+                        deprecation.as_deref(),
+                        None,
+                        requires.as_deref(),
+                        scan,
+                    );
                 }
                 Listed::Built(entry) => {
                     debug_assert!(!entry.is_pinned(), "pages list current versions");
@@ -248,6 +285,7 @@ impl Entries {
                         &mut out,
                         entry.deprecation.as_deref(),
                         entry.yanked.as_deref(),
+                        entry.requires.as_deref(),
                         &entry.scan,
                     );
                 }
@@ -307,7 +345,13 @@ impl EntryCodec for Codec {
 
 /// The per-moment members of an entry's `_meta` ([`moment_meta_of`], written as serde writes
 /// that map, without building it), then the closing braces.
-fn close_entry(out: &mut Vec<u8>, deprecation: Option<&str>, yanked: Option<&str>, scan: &Summary) {
+fn close_entry(
+    out: &mut Vec<u8>,
+    deprecation: Option<&str>,
+    yanked: Option<&str>,
+    requires: Option<&Resolved>,
+    scan: &Summary,
+) {
     let mut member = |key: &str, inner: Option<(&str, &str)>| {
         let _ = write!(out, ",\"{META_PREFIX}{key}\":");
         if let Some((name, text)) = inner {
@@ -322,7 +366,11 @@ fn close_entry(out: &mut Vec<u8>, deprecation: Option<&str>, yanked: Option<&str
     if let Some(reason) = yanked {
         member("yanked", Some(("reason", reason)));
     }
-    member("scan", None);
+    if let Some(requires) = requires {
+        let _ = write!(out, ",\"{META_PREFIX}requires\":");
+        serde_json::to_writer(&mut *out, &requires_meta(requires)).expect("JSON serializes");
+    }
+    let _ = write!(out, ",\"{META_PREFIX}scan\":");
     serde_json::to_writer(&mut *out, scan).expect("a scan summary serializes");
     out.extend_from_slice(b"}}");
 }
@@ -365,6 +413,8 @@ mod tests {
             for (deprecation, yanked) in [(None, None), (Some("use b"), Some("broken \"x\""))] {
                 entry.deprecation = deprecation.map(str::to_owned);
                 entry.yanked = yanked.map(str::to_owned);
+                // What a version requires rides with what varies per moment.
+                entry.requires = yanked.map(|_| Arc::new(example_requires()));
                 if yanked.is_some() {
                     entry.scan = Summary {
                         verdict: crate::core::scan::Verdict::Flagged,
@@ -385,6 +435,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn example_requires() -> Resolved {
+        let (style, lint) = (
+            SkillRef::parse_joined("acme/style").unwrap(),
+            SkillRef::parse_joined("acme/lint").unwrap(),
+        );
+        Resolved {
+            skills: vec![
+                crate::registry::ResolvedSkill {
+                    skill: style,
+                    range: crate::core::Requirement::parse("^1.2").unwrap(),
+                    resolved: Some(crate::core::SkillVersion::parse("1.4.0").unwrap()),
+                },
+                crate::registry::ResolvedSkill {
+                    skill: lint,
+                    range: crate::core::Requirement::parse(">=2").unwrap(),
+                    resolved: None,
+                },
+            ],
+            mcp_servers: vec![crate::core::requires::McpRequirement {
+                name: "github".into(),
+                registry: Some("https://mcp.example/github".into()),
+            }],
+        }
+    }
+
+    #[test]
+    fn requirements_are_served_with_what_they_resolve_to() {
+        let meta = requires_meta(&example_requires());
+        assert_eq!(
+            meta,
+            serde_json::json!({
+                "skills": [
+                    {"skill": "acme/style", "range": "^1.2", "resolved": "1.4.0",
+                     "uri": "skill://acme/@1.4.0/style/SKILL.md"},
+                    {"skill": "acme/lint", "range": ">=2", "resolved": null, "uri": null},
+                ],
+                "mcpServers": [{"name": "github", "registry": "https://mcp.example/github"}],
+            })
+        );
     }
 
     #[test]

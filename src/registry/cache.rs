@@ -29,6 +29,7 @@
 //! | `resolutions` | registry | skill, pinned version | what is current: whole cache after [`RESOLVE_TTL`] (30 s with a change feed), and dropped on every change made or heard |
 //! | `completions` | registry | template variable, namespace, prefix, viewer | what is current (as resolutions) |
 //! | `private_namespaces` | registry | (one item) | what is current (as resolutions) |
+//! | `requirements` | registry | (one item: the resolved requirement graph) | what is current (as resolutions) |
 //! | `blobs` | registry | file digest | never: bytes are addressed by their digest (verified when read) |
 //! | `exports` | registry | version id, archive format | never: a version's archive never changes |
 //! | `archive_digests` | registry | version id | never (as exports) |
@@ -62,6 +63,7 @@ pub enum CacheId {
     Resolutions,
     Completions,
     PrivateNamespaces,
+    Requirements,
     Blobs,
     Exports,
     ArchiveDigests,
@@ -108,7 +110,7 @@ pub const DEFAULT_BUDGET_MIB: usize = 384;
 /// How many caches there are. A literal, not `CACHES.len()`: array lengths in types that are
 /// computed from `CACHES` make the release build's query system cycle (E0391, through the `Send`
 /// check of async fns that hold a `Budget`).
-const CACHE_COUNT: usize = 12;
+const CACHE_COUNT: usize = 13;
 
 /// Every cache, its weight and what invalidates it. The weights are the MiB each had as a
 /// constant before the budget (15,000 manifests of about 3 KiB; 50,000 resolutions, 200,000
@@ -147,11 +149,19 @@ pub const CACHES: [Declared; CACHE_COUNT] = [
         1,
         Invalidation::Current,
     ),
+    declare(
+        CacheId::Requirements,
+        "requirements",
+        4,
+        usize::MAX,
+        1,
+        Invalidation::Current,
+    ),
     declare(CacheId::Blobs, "blobs", 64, MIB, 4, Invalidation::Never),
     declare(
         CacheId::Exports,
         "exports",
-        64,
+        60,
         usize::MAX,
         2,
         Invalidation::Never,

@@ -18,6 +18,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 
 use super::cache::{Budget, Cache, CacheId};
+use super::requires::Graph;
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::error::Result;
 use crate::store::{ResolvedVersion, Store};
@@ -40,6 +41,8 @@ pub(super) struct Current {
     /// Namespace and name completions, kept and dropped like resolutions.
     pub(super) completions: Cache<CompletionKey, (Vec<String>, u64)>,
     private: Cache<(), Arc<HashSet<Namespace>>>,
+    /// The requirement graph, resolved (`super::requires`).
+    requirements: Cache<(), Arc<Graph>>,
     /// Bumped whenever the caches above are dropped: an answer about what is current, kept
     /// elsewhere with the epoch it was made in, is stale once the epoch moved.
     epoch: AtomicU64,
@@ -75,6 +78,7 @@ impl Current {
             private: budget.cache(CacheId::PrivateNamespaces, |_, set| {
                 set.iter().map(|n| n.as_str().len() + 32).sum()
             }),
+            requirements: budget.cache(CacheId::Requirements, |_, graph| graph.weight()),
             epoch: AtomicU64::new(0),
             ttl,
             changes: broadcast::channel(16).0,
@@ -116,12 +120,29 @@ impl Current {
         Ok(set)
     }
 
+    /// The requirement graph, resolved as things are now.
+    pub(super) async fn requirements(&self) -> Result<Arc<Graph>> {
+        if let Some(graph) = self.requirements.get(&()) {
+            return Ok(graph);
+        }
+        let versions = self.store.requiring_versions().await?;
+        let required = if versions.is_empty() {
+            Vec::new()
+        } else {
+            self.store.required_skills().await?
+        };
+        let graph = Arc::new(Graph::build(versions, required));
+        self.requirements.insert((), graph.clone());
+        Ok(graph)
+    }
+
     /// Drop every answer about what is current; what never changes stays elsewhere.
     pub(super) fn dropped(&self) {
         self.epoch.fetch_add(1, Ordering::AcqRel);
         self.resolved.clear();
         self.completions.clear();
         self.private.clear();
+        self.requirements.clear();
     }
 
     /// After a change (made here, or announced by another process): drop the answers about what

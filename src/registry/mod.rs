@@ -35,6 +35,7 @@ mod index;
 mod page;
 mod publish;
 mod reads;
+mod requires;
 mod sessions;
 mod trust;
 mod trustpub;
@@ -69,6 +70,7 @@ pub use reads::{
     SearchHit, SkillDetail, SkillEntry, SkillMdResource, SkillStats, SkillSummary, SkillView,
     VersionDetail, VersionView, cursor_after, today,
 };
+pub use requires::{Dependent, Resolved, ResolvedSkill};
 pub use sessions::Sessions;
 pub use trust::{FindingsItem, RescanReport, Revocation, Trust};
 pub use trustpub::{Exchanged, NewTrustedPublisher, TrustSettings, TrustedPublishing};

@@ -312,6 +312,16 @@ tables! {
     }
 
     #[derive(Debug)]
+    VersionRequires(VersionRequireRow) in "version_requires",
+    key [version_id: int, position: int2] {
+        version_id: i64,
+        position: i64,
+        namespace: Option<String>,
+        name: String,
+        requirement: Option<String>,
+    }
+
+    #[derive(Debug)]
     SigningKeys(SigningKeyRow) in "signing_keys", key [key_id: text] {
         key_id: String,
         public_key: String,

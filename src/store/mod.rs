@@ -56,10 +56,11 @@ pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, Exchange, FileRecord,
     FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord,
-    NamespaceSigning, NewToken, NewVersion, PublishOutcome, ResolvedVersion, RevocationRecord,
-    ScanTarget, SerializedEntry, SignatureRecord, SigningKeyRecord, SkillId, SkillRecord,
-    SkillUsage, SourceId, SourceMember, SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord,
-    VerifyReport, VersionId, VersionRecord, Withdrawal,
+    NamespaceSigning, NewToken, NewVersion, PublishOutcome, RequiredSkill, RequiringVersion,
+    ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry, SignatureRecord,
+    SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId, SourceMember, SourceRecord,
+    Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport, VersionId, VersionRecord,
+    Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
@@ -83,6 +84,7 @@ pub trait Store:
     + Sessions
     + Signing
     + UsageCounts
+    + Requirements
 {
 }
 
@@ -97,6 +99,7 @@ impl<T> Store for T where
         + Sessions
         + Signing
         + UsageCounts
+        + Requirements
 {
 }
 
@@ -455,6 +458,21 @@ pub trait UsageCounts: Send + Sync + 'static {
     /// Per-kind totals from day `since` on of every skill, in (namespace, name) order; a skill
     /// read by nobody since has one row with no kind and a count of zero.
     async fn usage_by_skill(&self, since: Day) -> Result<Vec<SkillUsage>>;
+}
+
+/// What versions require (`core::requires`): kept by each engine's publish, in its transaction,
+/// from the bundle's declaration; read whole to resolve requirements and find dependents.
+/// Written once for both engines (`store/sql/requires.rs`).
+#[async_trait]
+pub trait Requirements: Send + Sync + 'static {
+    /// Every version that is not revoked and declares requirements, with its skill and whether
+    /// it is the skill's current version.
+    async fn requiring_versions(&self) -> Result<Vec<RequiringVersion>>;
+
+    /// Every skill some version requires that exists, with the versions of it that can be
+    /// installed (neither yanked, revoked nor pending review), newest first, and whether its
+    /// namespace is private.
+    async fn required_skills(&self) -> Result<Vec<RequiredSkill>>;
 }
 
 /// The change feed, counters, scrubbing, backups, copying a whole store (`skillreg migrate`,

@@ -456,3 +456,22 @@ pub struct SkillUsage {
     pub kind: Option<crate::core::usage::Kind>,
     pub count: u64,
 }
+
+/// A version that declares requirements ([`crate::store::Requirements`]).
+#[derive(Debug, Clone)]
+pub struct RequiringVersion {
+    pub version_id: VersionId,
+    pub skill: SkillRef,
+    pub version: SkillVersion,
+    /// It is its skill's current version.
+    pub current: bool,
+    pub requires: crate::core::requires::Requires,
+}
+
+/// A required skill and the versions of it that can be installed, newest first.
+#[derive(Debug, Clone)]
+pub struct RequiredSkill {
+    pub skill: SkillRef,
+    pub private: bool,
+    pub versions: Vec<SkillVersion>,
+}

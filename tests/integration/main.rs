@@ -25,6 +25,7 @@ mod mcp_protocol;
 mod ops;
 mod postgres;
 mod reliability;
+mod requires;
 mod rest;
 mod signing;
 mod soak;

@@ -8,6 +8,7 @@ mod sources;
 
 pub use signing::DEFAULT_KEY_FILE;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::current::Current;
@@ -18,7 +19,7 @@ use crate::core::scan::{Policy, Scan, Verdict};
 use crate::core::signature::{self, SignatureError, Signed, Signer, Subject};
 use crate::core::trustpub::TrustpubError;
 use crate::core::{
-    self, Action, Bundle, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
+    self, Action, Bundle, Code, Digest, InputFile, Namespace, Principal, SkillName, SkillUri,
     SkillVersion, VersionRef, Warning,
 };
 use crate::error::{Error, Result};
@@ -428,6 +429,13 @@ impl Publisher {
                 }
             }
         }
+        // What each requires, checked against what is stored and the batch itself.
+        if new
+            .iter()
+            .any(|&i| !items[i].bundle.requires.skills.is_empty())
+        {
+            self.check_requires(&items, &new, &mut refused).await?;
+        }
         let pending: Vec<usize> = new.into_iter().filter(|&i| refused[i].is_none()).collect();
         // Versions published into a namespace that requires review wait for approval.
         let review = if pending.is_empty() {
@@ -484,6 +492,132 @@ impl Publisher {
             }
         }
         Ok(results)
+    }
+
+    /// Refuse each of `new` whose requirements the graph cannot meet: a required skill that
+    /// does not exist, that some reader of the requiring skill may not see (another namespace's
+    /// private skill), whose installable versions (neither yanked, revoked nor pending) do not
+    /// satisfy the range, or that leads back to the requiring skill through the current versions.
+    /// The batch's own versions count as stored (a set imported together may require its own).
+    async fn check_requires(
+        &self,
+        items: &[Prepared],
+        new: &[usize],
+        refused: &mut [Option<Error>],
+    ) -> Result<()> {
+        let graph = self.current.requirements().await?;
+        let private = self.current.private_namespaces().await?;
+        let live: Vec<usize> = new
+            .iter()
+            .copied()
+            .filter(|&i| refused[i].is_none())
+            .collect();
+        let mut batch: HashMap<core::SkillRef, Vec<SkillVersion>> = HashMap::new();
+        let mut edges: HashMap<core::SkillRef, Vec<core::SkillRef>> = HashMap::new();
+        for &i in &live {
+            let skill = items[i].version_ref().skill;
+            batch
+                .entry(skill.clone())
+                .or_default()
+                .push(items[i].version.clone());
+            edges.insert(
+                skill,
+                items[i]
+                    .bundle
+                    .requires
+                    .skills
+                    .iter()
+                    .map(|r| r.skill.clone())
+                    .collect(),
+            );
+        }
+        for &i in &live {
+            let item = &items[i];
+            let me = item.version_ref();
+            let refuse = |code: Code, message: String| {
+                crate::metrics::publish("refused");
+                Some(Error::Dependency {
+                    code,
+                    message: format!("{me}: {message}"),
+                })
+            };
+            for r in &item.bundle.requires.skills {
+                let record = self.store.skill(&r.skill).await?;
+                let batched = batch.get(&r.skill);
+                if record.is_none() && batched.is_none() {
+                    refused[i] = refuse(
+                        Code::DependencyNotFound,
+                        format!("requires {r}, and no skill {} exists", r.skill),
+                    );
+                    break;
+                }
+                if r.skill.namespace != item.namespace && private.contains(&r.skill.namespace) {
+                    refused[i] = refuse(
+                        Code::DependencyNotVisible,
+                        format!(
+                            "requires {r}, in the private namespace {}: whoever sees {} must be \
+                             able to install what it requires",
+                            r.skill.namespace, me.skill
+                        ),
+                    );
+                    break;
+                }
+                let mut offered: Vec<SkillVersion> = match record {
+                    Some(record) => self
+                        .store
+                        .versions(record.id)
+                        .await?
+                        .into_iter()
+                        .filter(|v| v.yanked_at.is_none() && v.revoked_at.is_none() && !v.pending)
+                        .map(|v| v.version)
+                        .collect(),
+                    None => Vec::new(),
+                };
+                offered.extend(batched.into_iter().flatten().cloned());
+                if !offered.iter().any(|v| r.range.matches(v)) {
+                    offered.sort_by(|a, b| b.cmp(a));
+                    let offered = if offered.is_empty() {
+                        "none can be installed".to_owned()
+                    } else {
+                        format!(
+                            "installable: {}",
+                            offered
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    refused[i] = refuse(
+                        Code::DependencyUnsatisfiable,
+                        format!(
+                            "requires {r}, which no version that is neither yanked, revoked nor pending satisfies ({offered})"
+                        ),
+                    );
+                    break;
+                }
+            }
+            if refused[i].is_some() {
+                continue;
+            }
+            let requires: Vec<core::SkillRef> = item
+                .bundle
+                .requires
+                .skills
+                .iter()
+                .map(|r| r.skill.clone())
+                .collect();
+            if let Some(path) = graph.cycle_through(&me.skill, &requires, &edges) {
+                refused[i] = refuse(
+                    Code::DependencyCycle,
+                    format!(
+                        "its requirements lead back to it: {}",
+                        core::requires::show_path(&path)
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The next patch after the newest stored version of `skill` (revoked and pending ones

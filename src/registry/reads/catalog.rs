@@ -90,7 +90,14 @@ impl Reads {
             .map(|row| VersionView::new(skill, row))
             .collect();
         versions.sort_by(|a, b| b.version.version.cmp(&a.version.version));
+        let private = self.current.private_namespaces().await?;
+        let required_by = self
+            .current
+            .requirements()
+            .await?
+            .dependents(skill, viewer, &private);
         Ok(SkillDetail {
+            required_by,
             deprecated_at: record.deprecated_at.clone(),
             skill: SkillView::stored(record, description),
             versions,
@@ -165,7 +172,17 @@ impl Reads {
         version: &VersionRef,
     ) -> Result<VersionDetail> {
         let (row, manifest) = self.stored_version(viewer, version, false).await?;
+        // Declared by the root SKILL.md, checked at publish: what it resolves to now.
+        let declared =
+            crate::core::requires::declared(&manifest.root().frontmatter).unwrap_or_default();
+        let requires = if declared.is_empty() {
+            None
+        } else {
+            let graph = self.current.requirements().await?;
+            Some(graph.resolve(version.namespace(), &declared))
+        };
         Ok(VersionDetail {
+            requires,
             version: VersionView::new(&version.skill, &row),
             frontmatter: manifest.root().frontmatter.clone(),
             warnings: row.warnings,

@@ -29,6 +29,7 @@ use crate::core::scan::Summary;
 use crate::error::Result;
 use crate::registry::cache::{self, Budget, Cache, CacheId};
 use crate::registry::page::Page;
+use crate::registry::requires::Resolved;
 use crate::store::VersionId;
 use crate::store::{EntryId, ListingRecord, SerializedEntry};
 
@@ -59,6 +60,8 @@ pub enum Listed {
         deprecation: Option<String>,
         /// The version's scan verdict and findings per severity.
         scan: Summary,
+        /// What the version requires, resolved now (root entries that require something).
+        requires: Option<Arc<Resolved>>,
     },
     Built(Box<SkillEntry>),
 }
@@ -187,12 +190,14 @@ impl Reads {
             .map(|(row, _)| row.version_id)
             .collect();
         let manifests = self.manifests(&ids).await?;
+        let graph = self.current.requirements().await?;
         let items = rows
             .into_iter()
             .zip(own)
             .map(|(row, own)| match own {
                 Some(own) => Ok(Listed::Kept {
                     own,
+                    requires: graph.of(row.version_id).filter(|_| row.subpath.is_empty()),
                     deprecation: row.deprecation,
                     scan: row.scan,
                 }),
@@ -203,6 +208,9 @@ impl Reads {
                     codec.cache.insert(key, own.clone());
                     Ok(Listed::Kept {
                         own,
+                        requires: graph
+                            .of(entry.version_id)
+                            .filter(|_| entry.subpath.is_empty()),
                         deprecation: entry.deprecation,
                         scan: entry.scan,
                     })

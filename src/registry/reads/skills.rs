@@ -19,6 +19,7 @@ use crate::core::{
 };
 use crate::error::{Error, NotFound, Result};
 use crate::registry::page::Page;
+use crate::registry::requires::Resolved;
 use crate::registry::usage;
 use crate::store::{ListingRecord, Manifest};
 
@@ -40,6 +41,8 @@ pub struct SkillEntry {
     pub yanked: Option<String>,
     /// The version's scan verdict and findings per severity.
     pub scan: Summary,
+    /// What the version requires and what that resolves to now (root entries only).
+    pub requires: Option<Arc<Resolved>>,
     manifest: Arc<Manifest>,
     /// The index of this skill's entry in `manifest.entries`.
     entry: usize,
@@ -152,6 +155,7 @@ impl SkillEntry {
                 deprecation: None,
                 yanked: None,
                 scan: Scan::unscanned().summary(),
+                requires: None,
                 entry: entry_index(manifest, subpath).expect("a canonical entry exists"),
                 manifest: manifest.clone(),
             }
@@ -361,9 +365,16 @@ impl Reads {
         let (rows, next_cursor) = self.listing_page(viewer, cursor).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.version_id).collect();
         let manifests = self.manifests(&ids).await?;
+        let graph = self.current.requirements().await?;
         let items = rows
             .into_iter()
-            .map(|row| listed_entry(row, &manifests))
+            .map(|row| {
+                let mut entry = listed_entry(row, &manifests)?;
+                if entry.subpath.is_empty() {
+                    entry.requires = graph.of(entry.version_id);
+                }
+                Ok(entry)
+            })
             .collect::<Result<_>>()?;
         Ok(Page { items, next_cursor })
     }
@@ -393,6 +404,10 @@ impl Reads {
             deprecation: resolved.deprecation,
             yanked: resolved.yanked,
             scan: resolved.scan,
+            requires: match subpath {
+                "" => self.current.requirements().await?.of(resolved.version_id),
+                _ => None,
+            },
             manifest,
             entry,
         })
@@ -706,6 +721,7 @@ pub(super) fn listed_entry(
         deprecation: row.deprecation,
         yanked: None,
         scan: row.scan,
+        requires: None,
         manifest,
         entry,
     })

@@ -74,6 +74,8 @@ impl SkillView {
 pub struct SkillDetail {
     pub skill: SkillView,
     pub deprecated_at: Option<String>,
+    /// The current versions of other skills that require it, those the caller sees.
+    pub required_by: Vec<crate::registry::Dependent>,
     /// Newest first by semver precedence; those the caller sees.
     pub versions: Vec<VersionView>,
 }
@@ -130,4 +132,6 @@ pub struct VersionDetail {
     pub signatures: Vec<crate::core::signature::Signed>,
     /// Who published it from CI (trusted publishing).
     pub publisher: Option<Map<String, Value>>,
+    /// What it requires, resolved now; `None` when it requires nothing.
+    pub requires: Option<crate::registry::Resolved>,
 }

@@ -4,17 +4,19 @@
 use super::Trust;
 use crate::core::{Action, Namespace, Principal, SkillRef, VersionRef};
 use crate::error::{Error, NotFound, Result};
+use crate::registry::Dependent;
 use crate::store::Withdrawal;
 
 impl Trust {
     /// Yank (`reason: Some`) or unyank (`None`) a version: a yanked version is never current
-    /// again but stays readable by its pinned URI.
+    /// again but stays readable by its pinned URI. Allowed when other skills' current versions
+    /// need it; those are returned (see `withdraw`).
     pub async fn set_yanked(
         &self,
         caller: &Principal,
         version: &VersionRef,
         reason: Option<&str>,
-    ) -> Result<()> {
+    ) -> Result<Vec<Dependent>> {
         caller.require(Action::Yank, version.namespace())?;
         self.withdraw(caller, version, Withdrawal::Yank, reason)
             .await
@@ -28,7 +30,7 @@ impl Trust {
         caller: &Principal,
         version: &VersionRef,
         reason: Option<&str>,
-    ) -> Result<()> {
+    ) -> Result<Vec<Dependent>> {
         let reason = reason.map(str::trim);
         match reason {
             Some(_) => caller.require(Action::Revoke, version.namespace())?,
@@ -150,7 +152,11 @@ impl Trust {
         version: &VersionRef,
         kind: Withdrawal,
         reason: Option<&str>,
-    ) -> Result<()> {
+    ) -> Result<Vec<Dependent>> {
+        // The current versions whose requirement resolved to this version: the change is
+        // allowed, and reported with what each resolves to after it (logged for the operator,
+        // returned to the caller, and shown on the dependents as what they resolve to now).
+        let needing = self.current.requirements().await?.needing(version);
         if !self
             .store
             .withdraw(version, kind, reason, &caller.actor())
@@ -159,7 +165,30 @@ impl Trust {
             return Err(NotFound::Version(version.clone()).into());
         }
         self.current.changed();
-        Ok(())
+        if needing.is_empty() {
+            return Ok(needing);
+        }
+        let after = self.current.requirements().await?;
+        let private = self.current.private_namespaces().await?;
+        let viewer = caller.visibility(false);
+        let now: Vec<Dependent> = after
+            .dependents(&version.skill, &viewer, &private)
+            .into_iter()
+            .filter(|d| needing.iter().any(|n| n.skill == d.skill))
+            .collect();
+        for d in &now {
+            let resolved = d
+                .resolved
+                .as_ref()
+                .map_or_else(|| "nothing".to_owned(), ToString::to_string);
+            tracing::warn!(
+                version = %version,
+                dependent = %d.skill.clone().at(d.version.clone()),
+                range = %d.range,
+                "a version other skills need was withdrawn; their requirement now resolves to {resolved}"
+            );
+        }
+        Ok(now)
     }
 
     /// Deprecate (`message: Some`) or undeprecate (`None`) a skill: it stays listed and says so.

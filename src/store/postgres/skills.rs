@@ -344,6 +344,9 @@ async fn publish_in(
 
     insert_files(tx, versions, &created).await?;
     insert_signatures(tx, versions, &created).await?;
+    for &(i, version_id) in &created {
+        super::requires::insert(tx, version_id, &versions[i].bundle.requires).await?;
+    }
     let subpaths = insert_entries(tx, versions, &created).await?;
     let generation = write::next_generation(tx).await?;
     // One publish time for the batch, as one generation: it commits at once.

@@ -399,6 +399,7 @@ async fn publish_in(
     insert_files(tx, version_id, new).await?;
     insert_entries(tx, version_id, new).await?;
     insert_signatures(tx, version_id, new.signatures).await?;
+    super::requires::insert(tx, version_id, &new.bundle.requires).await?;
     let (generation, at) = match stamp {
         Some(stamp) => stamp,
         None => {
