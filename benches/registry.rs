@@ -218,7 +218,73 @@ fn benches(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    let graph = Graph::synthetic(1_000);
+    let root = [(graph.skill(0), skillreg::core::Requirement::Any)];
+    group.bench_function("resolve a 1,000-skill requirement graph", |b| {
+        b.iter(|| {
+            let members = skillreg::core::requires::resolve(&root, &graph).expect("resolves");
+            assert_eq!(members.len(), 1_000);
+            members
+        })
+    });
     group.finish();
+}
+
+/// A synthetic requirement graph for the resolver: skill `i` has versions 1.0.0, 1.1.0 and
+/// 2.0.0, and requires skills `i+1` (`^1`), `i+2` (`>=1.1`) and `i+3` (any), as far as they exist.
+struct Graph {
+    skills: Vec<skillreg::core::SkillRef>,
+    versions: Vec<SkillVersion>,
+    requires: HashMap<skillreg::core::SkillRef, Vec<skillreg::core::requires::SkillRequirement>>,
+}
+
+impl Graph {
+    fn synthetic(n: usize) -> Self {
+        use skillreg::core::requires::SkillRequirement;
+        use skillreg::core::{Requirement, SkillRef};
+        let skills: Vec<SkillRef> = (0..n)
+            .map(|i| SkillRef::parse("graph", &format!("s{i}")).expect("a valid name"))
+            .collect();
+        let versions = ["2.0.0", "1.1.0", "1.0.0"]
+            .iter()
+            .map(|v| SkillVersion::parse(v).expect("a version"))
+            .collect();
+        let mut requires = HashMap::new();
+        for (i, skill) in skills.iter().enumerate() {
+            let edges = [(1, "^1"), (2, ">=1.1"), (3, "*")]
+                .iter()
+                .filter(|(d, _)| i + d < n)
+                .map(|(d, range)| SkillRequirement {
+                    skill: skills[i + d].clone(),
+                    range: Requirement::parse(range).expect("a range"),
+                })
+                .collect();
+            requires.insert(skill.clone(), edges);
+        }
+        Self {
+            skills,
+            versions,
+            requires,
+        }
+    }
+
+    fn skill(&self, i: usize) -> skillreg::core::SkillRef {
+        self.skills[i].clone()
+    }
+}
+
+impl skillreg::core::requires::Catalog for Graph {
+    fn versions(&self, _: &skillreg::core::SkillRef) -> Option<&[SkillVersion]> {
+        Some(&self.versions)
+    }
+
+    fn requires(
+        &self,
+        skill: &skillreg::core::SkillRef,
+        _: &SkillVersion,
+    ) -> Option<&[skillreg::core::requires::SkillRequirement]> {
+        self.requires.get(skill).map(Vec::as_slice)
+    }
 }
 
 /// `text` as tantivy's flat OR of boosted term queries over the searched fields, and a searcher
