@@ -108,6 +108,22 @@ struct Entry {
     description: String,
     url: String,
     digest: String,
+    /// skillreg's addition, for skills that require others (clients ignore fields they do not
+    /// know): each required skill, its range, and the index entry of the version it resolves
+    /// to now (`/s/<namespace>/<name>`); absent for skills that require nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    requires: Vec<Required>,
+}
+
+/// A skill an index entry requires.
+#[derive(Serialize)]
+struct Required {
+    skill: String,
+    range: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<String>,
+    /// The required skill's own index, which installs it.
+    index: String,
 }
 
 /// `GET /api/search`'s answer.
@@ -143,12 +159,27 @@ fn entry(e: DiscoveryEntry) -> Entry {
         ),
         Artifact::Archive { digest } => ("archive", version_path(&e.version, "archive"), digest),
     };
+    let requires = e
+        .requires
+        .iter()
+        .flat_map(|r| &r.skills)
+        .map(|r| Required {
+            skill: r.skill.to_string(),
+            range: r.range.to_string(),
+            resolved: r.resolved.as_ref().map(ToString::to_string),
+            index: format!(
+                "/s/{}/{}/.well-known/agent-skills/index.json",
+                r.skill.namespace, r.skill.name
+            ),
+        })
+        .collect();
     Entry {
         name: e.version.name().to_string(),
         kind,
         description: e.description,
         url,
         digest: digest.to_string(),
+        requires,
     }
 }
 

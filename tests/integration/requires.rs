@@ -237,6 +237,19 @@ async fn requirements_are_served_resolved_now_in_both_directions() {
         style["required_by"],
         json!([{"skill": "acme/review", "version": "1.0.0", "range": "^1.2", "resolved": "1.3.0"}])
     );
+    // The well-known index names what it requires, and where each is installed from.
+    let (_, index) = api
+        .get("/s/acme/review/.well-known/agent-skills/index.json")
+        .await;
+    assert_eq!(
+        index["skills"][0]["requires"],
+        json!([{"skill": "acme/style", "range": "^1.2", "resolved": "1.3.0",
+                "index": "/s/acme/style/.well-known/agent-skills/index.json"}])
+    );
+    let (_, plain) = api
+        .get("/s/acme/plain/.well-known/agent-skills/index.json")
+        .await;
+    assert!(plain["skills"][0].get("requires").is_none(), "{plain}");
     // The web page shows both directions.
     let page = reqwest::get(format!("{}/skills/acme/style", server.base()))
         .await

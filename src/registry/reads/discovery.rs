@@ -32,6 +32,8 @@ pub struct DiscoveryEntry {
     pub version: VersionRef,
     pub description: String,
     pub artifact: Artifact,
+    /// What the version requires, resolved now (none for most skills).
+    pub requires: Option<std::sync::Arc<crate::registry::Resolved>>,
 }
 
 /// Skills read per page while an index is built.
@@ -89,6 +91,7 @@ impl Reads {
             }
         };
         let mut entries = Vec::with_capacity(skills.len());
+        let graph = self.current.requirements().await?;
         for (skill, description) in skills {
             // The current version as MCP serves it (pending and revoked ones never are).
             let Some((resolved, manifest)) = self.resolve_visible(viewer, &skill, None).await?
@@ -110,6 +113,7 @@ impl Reads {
                 version,
                 description,
                 artifact,
+                requires: graph.of(manifest.version_id),
             });
         }
         Ok(entries)
