@@ -227,13 +227,18 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
         description: format!("The {name} skill"),
         url: format!("/v1/skills/acme/{name}/1.0.0/{tail}"),
         digest: format!("sha256:{}", "ab".repeat(32)),
+        requires: Vec::new(),
     };
+    let mut xlsx = entry("xlsx", "archive", "archive");
+    xlsx.requires.push(Required {
+        skill: "acme/pdf".to_owned(),
+        range: "^1".to_owned(),
+        resolved: Some("1.0.0".to_owned()),
+        index: "/s/acme/pdf/.well-known/agent-skills/index.json".to_owned(),
+    });
     let index = Index {
         schema: DISCOVERY_INDEX_SCHEMA,
-        skills: vec![
-            entry("pdf", "skill-md", "files/SKILL.md"),
-            entry("xlsx", "archive", "archive"),
-        ],
+        skills: vec![entry("pdf", "skill-md", "files/SKILL.md"), xlsx],
     };
     let found = Found {
         skills: vec![FoundSkill {
