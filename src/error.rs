@@ -97,10 +97,10 @@ pub enum Error {
     /// `source_unavailable`).
     #[error("{message}")]
     Source { code: Code, message: String },
-    /// A requirement the graph cannot meet at publish (`dependency_*`); the message names the
-    /// edge.
+    /// A publish refused by a rule of its own code (a requirement the graph cannot meet,
+    /// `dependency_*`; a pack, `pack_*`); the message names what broke it.
     #[error("{message}")]
-    Dependency { code: Code, message: String },
+    Refused { code: Code, message: String },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -124,6 +124,8 @@ pub enum NotFound {
     Token(String),
     #[error("no trusted publisher {0}")]
     TrustedPublisher(String),
+    #[error("no pack {0}")]
+    Pack(String),
     #[error("no such endpoint")]
     Endpoint,
 }
@@ -135,6 +137,7 @@ impl NotFound {
             Self::Version(_) => Code::VersionNotFound,
             Self::File { .. } | Self::Resource(_) => Code::FileNotFound,
             Self::Token(_) => Code::TokenNotFound,
+            Self::Pack(_) => Code::PackNotFound,
             Self::TrustedPublisher(_) => Code::TrustedPublisherNotFound,
             Self::Endpoint => Code::EndpointNotFound,
         }
@@ -193,7 +196,7 @@ impl Error {
             Self::Search(_) => Code::SearchError,
             Self::Storage(e) => e.code(),
             Self::Git(e) => e.code(),
-            Self::Source { code, .. } | Self::Dependency { code, .. } => *code,
+            Self::Source { code, .. } | Self::Refused { code, .. } => *code,
             Self::Internal(_) => Code::InternalError,
         }
     }

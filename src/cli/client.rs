@@ -11,7 +11,7 @@ use crate::core::text::printable;
 use crate::core::{self, Action, SkillRef, SkillVersion};
 use crate::http::api::{
     CLIENT_WARNINGS_HEADER, DeprecateRequest, ErrorBody, PublishedView, RevokeRequest,
-    SearchResults, StatusView, TokenList, TokenRequest, TokenView, YankRequest,
+    SearchResults, StatusView, TokenList, TokenRequest, TokenView, WithdrawnView, YankRequest,
     encode_client_warnings,
 };
 use crate::source::{ExportFile, archive, dir};
@@ -390,14 +390,33 @@ pub async fn yank(remote: &Remote, version: &str, reason: &str, undo: bool) -> R
             reason: Some(reason.to_owned()),
         })
     };
-    let _: StatusView = remote.send(req).await?;
+    let done: WithdrawnView = remote.send(req).await?;
     remote.say(|| {
         format!(
-            "{} {skill}@{version}",
-            if undo { "unyanked" } else { "yanked" }
+            "{} {skill}@{version}{}",
+            if undo { "unyanked" } else { "yanked" },
+            dependents_said(&done)
         )
     });
     Ok(())
+}
+
+/// The lines that name the current versions of other skills whose requirement resolved to a
+/// version just withdrawn, and what each resolves to now.
+fn dependents_said(done: &WithdrawnView) -> String {
+    done.dependents
+        .iter()
+        .map(|d| {
+            let now = d
+                .resolved
+                .as_deref()
+                .map_or_else(|| "nothing: it is unsatisfied".to_owned(), str::to_owned);
+            format!(
+                "\nwarning: {} {} requires {} of it, which now resolves to {now}",
+                d.skill, d.version, d.range
+            )
+        })
+        .collect()
 }
 
 /// `NAMESPACE/NAME@VERSION` from the one spelling, or from the older two arguments
@@ -475,11 +494,12 @@ pub async fn revoke(
             reason: reason.unwrap_or_default().to_owned(),
         })
     };
-    let _: StatusView = remote.send(req).await?;
+    let done: WithdrawnView = remote.send(req).await?;
     remote.say(|| {
         format!(
-            "{} {skill}@{number}",
-            if undo { "unrevoked" } else { "revoked" }
+            "{} {skill}@{number}{}",
+            if undo { "unrevoked" } else { "revoked" },
+            dependents_said(&done)
         )
     });
     Ok(())

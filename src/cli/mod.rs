@@ -22,6 +22,7 @@ mod lifecycle;
 mod log;
 mod namespace;
 mod output;
+mod pack;
 mod publish;
 mod scan;
 mod search;
@@ -203,6 +204,10 @@ pub enum Command {
     /// (trusted publishing, OIDC; needs the admin token).
     #[command(subcommand)]
     TrustedPublisher(trustpub::TrustedPublisherCommand),
+    /// Publish, list or show packs: named, versioned sets of exact skill versions that
+    /// `skillreg add NAMESPACE/PACK` installs as one.
+    #[command(subcommand)]
+    Pack(pack::PackCommand),
 }
 
 /// The data directory, and the configuration file it may come from.
@@ -308,6 +313,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Token(command) => return token::run(command).await,
         Command::Namespace(command) => return namespace::run(command).await,
         Command::TrustedPublisher(command) => return trustpub::run(command).await,
+        Command::Pack(command) => return pack::run(command).await,
         Command::Search(args) => return search::run(args).await,
         Command::Add(args) => return install::add(args).await,
         Command::Install(args) => return install::install(args).await,

@@ -9,7 +9,7 @@ use super::agents::{Agent, Scope, folders};
 use super::error::{Code, Error, Result};
 use super::graph;
 use super::lock::{Lock, LockedFile, LockedSkill, check_skill_path, folder_of};
-use super::remote::{Entry, Found, Remote, Verified};
+use super::remote::{Entry, Found, Remote, RemotePack, Verified};
 use super::signed;
 use super::source::Source;
 use crate::core::limits::{MAX_FILES, MAX_TOTAL_BYTES};
@@ -269,6 +269,7 @@ fn lock_entry(
         signature: None,
         dependency: false,
         required_by: Vec::new(),
+        pack: None,
     }
 }
 
@@ -517,8 +518,22 @@ async fn members(
     Ok(out)
 }
 
+/// The pack `request` names at `remote`, when the source serves one (skillreg's
+/// `skillreg://packs/…`): its newest version, or the exact one asked for.
+async fn read_pack(remote: &Remote, request: &Request) -> Result<Option<RemotePack>> {
+    let version = match &request.requirement {
+        Requirement::Any => String::new(),
+        Requirement::Exact(v) => format!("@{v}"),
+        Requirement::Range(_) => return Ok(None),
+    };
+    remote
+        .pack(&format!("skillreg://packs/{}{version}", request.path))
+        .await
+}
+
 /// `skillreg add`: resolve each request at `source` (and what it requires), verify every
-/// file, place it, and record it.
+/// file, place it, and record it. A request that names a pack installs its members at their
+/// exact versions.
 pub async fn add(
     ctx: &Context,
     source: &str,
@@ -538,13 +553,31 @@ pub async fn add(
         }
         let remote = remotes.get(source).await?;
         let mut entries = Vec::with_capacity(requests.len());
+        let mut roots = Vec::with_capacity(requests.len());
+        // A path that names no skill may name a pack: its members, at their exact versions.
+        let mut packs: BTreeMap<String, String> = BTreeMap::new();
         for request in requests {
-            entries.push(resolve(remote, &request.path, &request.requirement).await?);
+            match resolve(remote, &request.path, &request.requirement).await {
+                Ok(entry) => {
+                    entries.push(entry);
+                    roots.push((request.path.clone(), request.requirement.clone()));
+                }
+                Err(e) if e.code == Code::SkillNotServed => {
+                    let Some(pack) = read_pack(remote, request).await? else {
+                        return Err(e);
+                    };
+                    let name = format!("{}@{}", pack.pack, pack.version);
+                    for member in pack.members {
+                        let requirement = Requirement::parse(&format!("={}", member.version))
+                            .map_err(|e| Error::new(Code::BadEntry, format!("{name}: {e}")))?;
+                        entries.push(resolve(remote, &member.skill, &requirement).await?);
+                        roots.push((member.skill.clone(), requirement));
+                        packs.insert(member.skill, name.clone());
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let roots = requests
-            .iter()
-            .map(|r| (r.path.clone(), r.requirement.clone()))
-            .collect();
         let members = members(remote, roots, entries, &mut warnings).await?;
         for member in &members {
             check_folder_free(&lock, &member.path)?;
@@ -580,6 +613,10 @@ pub async fn add(
             let mut skill = lock_entry(&member.path, source, &requirement, entry, &agents);
             skill.dependency = dependency;
             skill.required_by = required_by;
+            skill.pack = packs
+                .get(&member.path)
+                .cloned()
+                .or_else(|| before.and_then(|b| b.pack));
             place(
                 &ctx.scope,
                 &folders(&agents, &ctx.scope),
@@ -1033,7 +1070,8 @@ pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<
                 Some(d) => files_on_disk(&d.join(skill.folder())).unwrap_or_default(),
                 None => BTreeMap::new(),
             };
-            let next = lock_entry(&skill.path, &skill.source, &requirement, &entry, &agents);
+            let mut next = lock_entry(&skill.path, &skill.source, &requirement, &entry, &agents);
+            next.pack = skill.pack.clone();
             let diff = diff(&skill, &next, &before, &files);
             place(&ctx.scope, &dirs, skill.folder(), &files)?;
             out.push(Updated {
@@ -1118,6 +1156,7 @@ async fn update_graph(
                     lock_entry(&member.path, &source, &requirement, &member.entry, &agents);
                 next.dependency = member.dependency;
                 next.required_by = member.required_by.clone();
+                next.pack = before.as_ref().and_then(|b| b.pack.clone());
                 if let Some(b) = &before
                     && b.digest == next.digest
                 {

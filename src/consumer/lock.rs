@@ -75,6 +75,10 @@ pub struct LockedSkill {
     /// for itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_by: Vec<String>,
+    /// The pack it was installed as a member of (`acme/onboarding@1.2.0`): its version is the
+    /// pack's, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack: Option<String>,
 }
 
 /// Who signed an installed version, as verified when it was installed.
@@ -255,6 +259,9 @@ impl Lock {
                 let by: Vec<String> = s.required_by.iter().map(|p| q(p)).collect();
                 let _ = writeln!(out, "required_by = [{}]", by.join(", "));
             }
+            if let Some(pack) = &s.pack {
+                let _ = writeln!(out, "pack = {}", q(pack));
+            }
             if let Some(signed) = &s.signature {
                 let identity = signed
                     .identity
@@ -334,6 +341,7 @@ mod tests {
             signature: None,
             dependency: false,
             required_by: Vec::new(),
+            pack: None,
         }
     }
 

@@ -64,6 +64,8 @@ const YANKED_META: &str = "dev.skillreg/yanked";
 const DEPRECATED_META: &str = "dev.skillreg/deprecated";
 const SCAN_META: &str = "dev.skillreg/scan";
 const SIGNATURES_META: &str = "dev.skillreg/signatures";
+/// The most a pack's description may hold.
+const MAX_PACK_BYTES: u64 = 1 << 20;
 /// The most a signature bundle or the list of signing keys may hold.
 const MAX_SIGNATURE_BYTES: u64 = 4 << 20;
 /// skillreg's template of pinned `SKILL.md` URIs, whose `version` variable completes to the
@@ -91,6 +93,21 @@ pub struct Entry {
     /// What the skill requires, as its frontmatter declares (`core::requires`): read from the
     /// skill's own files, so any server that serves it says the same.
     pub requires: Requires,
+}
+
+/// A pack a skillreg source serves: its members at exact versions.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct RemotePack {
+    pub pack: String,
+    pub version: String,
+    pub members: Vec<PackMember>,
+}
+
+/// One member of a [`RemotePack`].
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct PackMember {
+    pub skill: String,
+    pub version: String,
 }
 
 /// A signature an entry announces.
@@ -482,6 +499,23 @@ impl Remote {
             .iter()
             .filter_map(|k| PublicKey::from_pem(&k.public_key).ok())
             .collect())
+    }
+
+    /// The pack a skillreg source serves at `uri` (`skillreg://packs/ns/name[@version]`):
+    /// `None` when the source serves none there.
+    pub async fn pack(&self, uri: &str) -> Result<Option<RemotePack>> {
+        let Ok(bytes) = within(
+            REQUEST_TIMEOUT,
+            || format!("reading {uri} took too long"),
+            self.read(uri, MAX_PACK_BYTES, false),
+        )
+        .await
+        else {
+            return Ok(None);
+        };
+        let pack: RemotePack = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::new(Code::BadEntry, format!("{uri}: not a pack: {e}")))?;
+        Ok(Some(pack))
     }
 
     pub async fn close(self) {

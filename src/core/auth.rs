@@ -25,16 +25,19 @@ pub enum Action {
     Revoke,
     /// Approve versions waiting for review in a namespace that requires it.
     Approve,
+    /// Publish packs (`core::pack`): sets of exact versions installed as one.
+    Pack,
 }
 
 impl Action {
-    pub const ALL: [Action; 6] = [
+    pub const ALL: [Action; 7] = [
         Self::Publish,
         Self::Yank,
         Self::Deprecate,
         Self::Read,
         Self::Revoke,
         Self::Approve,
+        Self::Pack,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +48,7 @@ impl Action {
             Self::Read => "read",
             Self::Revoke => "revoke",
             Self::Approve => "approve",
+            Self::Pack => "pack",
         }
     }
 

@@ -131,6 +131,14 @@ error_codes! {
     DependencyUnsatisfiable = "dependency_unsatisfiable", 422, InvalidParams;
     /// The requirement leads back to the requiring skill.
     DependencyCycle = "dependency_cycle", 422, InvalidParams;
+    // Packs (`core::pack`): nothing is stored when one is refused.
+    /// A pack's members or description do not parse.
+    PackInvalid = "pack_invalid", 422, InvalidParams;
+    /// A member that does not exist, is revoked or pending, or that some reader of the pack may
+    /// not see.
+    PackMemberUnavailable = "pack_member_unavailable", 422, InvalidParams;
+    /// The namespace has a skill of the pack's name.
+    PackNameTaken = "pack_name_taken", 409, InvalidParams;
     // A signature sent with a version (`publish --signature`): nothing is stored when one fails.
     /// Not a Model Signing bundle this registry reads (or a kind it does not accept yet).
     SignatureMalformed = "signature_malformed", 422, InvalidParams;
@@ -157,6 +165,7 @@ error_codes! {
     /// Withdrawn for security reasons: served to nobody; the message gives the reason.
     VersionRevoked = "version_revoked", 410, NotFound;
     TokenNotFound = "token_not_found", 404, NotFound;
+    PackNotFound = "pack_not_found", 404, NotFound;
     TrustedPublisherNotFound = "trusted_publisher_not_found", 404, NotFound;
     EndpointNotFound = "endpoint_not_found", 404, NotFound;
     /// An MCP request naming a method this server does not answer.

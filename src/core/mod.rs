@@ -14,6 +14,7 @@ pub mod frontmatter;
 pub mod limits;
 pub mod mime;
 pub mod name;
+pub mod pack;
 pub mod path;
 pub mod provenance;
 pub mod quirks;

@@ -1060,3 +1060,49 @@ pub struct ExchangeView {
     /// When it stops being accepted (RFC 3339).
     pub expires_at: String,
 }
+
+/// A pack version to publish.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PackRequest {
+    #[serde(default)]
+    pub description: String,
+    /// Exact versions: `namespace/name@version`, each skill once.
+    pub members: Vec<String>,
+}
+
+/// A pack version: exact versions of skills, installed as one.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PackView {
+    pub namespace: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    /// `namespace/name@version`, sorted.
+    pub members: Vec<String>,
+    pub published_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_by: Option<String>,
+    /// Where MCP clients read it (`resources/read`).
+    pub uri: String,
+}
+
+impl From<crate::core::pack::PackRecord> for PackView {
+    fn from(p: crate::core::pack::PackRecord) -> Self {
+        Self {
+            uri: p.pack.uri(Some(&p.version)),
+            namespace: p.pack.namespace.to_string(),
+            name: p.pack.name.to_string(),
+            version: p.version.to_string(),
+            description: p.contents.description,
+            members: p.contents.members.iter().map(ToString::to_string).collect(),
+            published_at: p.published_at,
+            published_by: p.published_by,
+        }
+    }
+}
+
+/// Packs (`GET /v1/packs`, or one pack's versions).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PackList {
+    pub packs: Vec<PackView>,
+}

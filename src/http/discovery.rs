@@ -4,7 +4,8 @@
 //! - `/.well-known/agent-skills/index.json`: every current skill the caller sees (up to
 //!   `index_json_max_skills`; a bigger catalog is installed per namespace);
 //! - `/s/{namespace}/.well-known/agent-skills/index.json`: one namespace;
-//! - `/s/{namespace}/{name}/.well-known/agent-skills/index.json`: one skill.
+//! - `/s/{namespace}/{name}/.well-known/agent-skills/index.json`: one skill;
+//! - `/p/{namespace}/{pack}/.well-known/agent-skills/index.json`: a pack's members, exact versions.
 //!
 //! Each entry points at the current version's artifact, with the digest of its exact bytes: the
 //! SKILL.md of a single-file skill, else the version's deterministic `.tar.gz` export. The
@@ -26,7 +27,8 @@ use serde::Serialize;
 use super::app::{ApiError, AppState};
 use super::auth::Reader;
 use crate::core::Status;
-use crate::core::refs::parse_namespace;
+use crate::core::pack::PackRef;
+use crate::core::refs::{parse_name, parse_namespace};
 use crate::core::uri::{DISCOVERY_INDEX_SCHEMA, SKILL_MD, encode_path};
 use crate::core::{SkillRef, VersionRef};
 use crate::registry::{Artifact, DiscoveryEntry, DiscoveryScope};
@@ -38,6 +40,7 @@ pub fn routes(state: AppState) -> Router {
         .route(INDEX, get(catalog))
         .route(&format!("/s/{{namespace}}{INDEX}"), get(namespace))
         .route(&format!("/s/{{namespace}}/{{name}}{INDEX}"), get(skill))
+        .route(&format!("/p/{{namespace}}/{{name}}{INDEX}"), get(pack))
         .route("/api/search", get(search))
         .with_state(state)
 }
@@ -62,6 +65,22 @@ async fn skill(
 ) -> Result<axum::Json<Index>, ApiError> {
     let scope = DiscoveryScope::Skill(SkillRef::parse(&namespace, &name)?);
     index(&s, &reader, scope).await
+}
+
+/// A pack's members at their exact versions (the newest version of the pack), so that
+/// `npx skills add <registry>/p/<namespace>/<pack>` installs it.
+async fn pack(
+    State(s): State<AppState>,
+    reader: Reader,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Result<axum::Json<Index>, ApiError> {
+    let pack = PackRef::new(parse_namespace(&namespace)?, parse_name(&name)?);
+    let found = s
+        .registry
+        .packs()
+        .get(&reader.visibility, &pack, None)
+        .await?;
+    index(&s, &reader, DiscoveryScope::Pack(found.contents.members)).await
 }
 
 async fn index(

@@ -15,6 +15,7 @@ mod direct;
 mod discovery;
 mod extract;
 mod guard;
+mod packs;
 pub mod rest;
 mod serve;
 mod sessions;
@@ -131,6 +132,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(clawhub::routes(state.clone()))
         .merge(signing::routes(state.clone()))
         .merge(trustpub::routes(state.clone()))
+        .merge(packs::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn_with_state(

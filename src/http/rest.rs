@@ -644,12 +644,15 @@ async fn audit(
           super::signing::require_signature, super::signing::signature_optional,
           super::trustpub::list_publishers, super::trustpub::add_publisher,
           super::trustpub::remove_publisher, super::trustpub::trusted_only_on,
-          super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke),
+          super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke,
+          super::packs::publish_pack, super::packs::list_packs, super::packs::pack_versions,
+          super::packs::get_pack),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),
          (name = "tokens", description = "Tokens and audit (admin)"),
-         (name = "trusted publishing", description = "Publishing from CI with its OIDC token"))
+         (name = "trusted publishing", description = "Publishing from CI with its OIDC token"),
+         (name = "packs", description = "Sets of exact skill versions installed as one"))
 )]
 pub struct ApiDoc;
 

@@ -422,6 +422,30 @@ fn ttl(pinned: bool) -> u64 {
     }
 }
 
+/// A pack version as `resources/read` of `skillreg://packs/…` answers it: `{"pack", "version",
+/// "description", "members": [{"skill", "version", "uri"}]}`, each `uri` the member's pinned
+/// SKILL.md.
+fn pack_json(pack: &crate::core::pack::PackRecord) -> serde_json::Value {
+    let members: Vec<serde_json::Value> = pack
+        .contents
+        .members
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "skill": m.skill.to_string(),
+                "version": m.version.to_string(),
+                "uri": m.skill_md_uri().to_string(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "pack": pack.pack.to_string(),
+        "version": pack.version.to_string(),
+        "description": pack.contents.description,
+        "members": members,
+    })
+}
+
 impl SkillServer {
     async fn find(&self, viewer: &Visibility, raw: &str, install: bool) -> Result<Found, Error> {
         if raw == INDEX_JSON {
@@ -458,6 +482,19 @@ impl SkillServer {
                 mime_type: "application/json".to_owned(),
                 bytes: body.to_string().into_bytes(),
                 pinned: false,
+            });
+        }
+        if let Some((pack, version)) = crate::core::pack::parse_uri(raw) {
+            let found = self
+                .registry
+                .packs()
+                .get(viewer, &pack, version.as_ref())
+                .await?;
+            return Ok(Found::Made {
+                uri: raw.to_owned(),
+                mime_type: "application/json".to_owned(),
+                bytes: pack_json(&found).to_string().into_bytes(),
+                pinned: version.is_some(),
             });
         }
         if let Some((version, by)) = signature::parse_bundle_uri(raw) {

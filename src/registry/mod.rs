@@ -32,6 +32,7 @@ pub mod cache;
 mod current;
 mod heavy;
 mod index;
+mod packs;
 mod page;
 mod publish;
 mod reads;
@@ -59,6 +60,7 @@ pub use crate::core::Status;
 pub use access::{Access, NewTokenRequest};
 use heavy::Heavy;
 pub use index::{Index, SearchHealth, SnapshotInfo};
+pub use packs::Packs;
 pub use page::Page;
 pub use publish::{
     ImportLine, ImportOptions, ImportOutcome, ImportSummary, MirrorItem, Prepared, PublishRequest,
@@ -137,6 +139,7 @@ struct Inner {
     trust: Trust,
     access: Access,
     trustpub: TrustedPublishing,
+    packs: packs::Packs,
     sessions: Sessions,
     usage: Arc<Usage>,
     index: Arc<Index>,
@@ -406,6 +409,7 @@ impl Registry {
                 ),
                 access: Access::new(store.clone(), admin_token),
                 trustpub: TrustedPublishing::new(store.clone(), trustpub.clone()),
+                packs: packs::Packs::new(store.clone()),
                 sessions: Sessions::new(store.clone()),
                 usage,
                 store,
@@ -433,6 +437,11 @@ impl Registry {
     /// Scans, revocations, and every other lifecycle change of published versions.
     pub fn trust(&self) -> &Trust {
         &self.inner.trust
+    }
+
+    /// Packs: sets of exact skill versions, published and read.
+    pub fn packs(&self) -> &packs::Packs {
+        &self.inner.packs
     }
 
     /// Authentication, tokens and the audit log.

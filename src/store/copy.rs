@@ -322,6 +322,18 @@ tables! {
     }
 
     #[derive(Debug)]
+    PackVersions(PackVersionRow) in "pack_versions", key [id: int] {
+        id: i64,
+        namespace_id: i64,
+        name: String,
+        version: String,
+        description: String,
+        members: String,
+        published_at: String,
+        published_by: Option<String>,
+    }
+
+    #[derive(Debug)]
     SigningKeys(SigningKeyRow) in "signing_keys", key [key_id: text] {
         key_id: String,
         public_key: String,

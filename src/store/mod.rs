@@ -56,11 +56,11 @@ pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, Exchange, FileRecord,
     FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord,
-    NamespaceSigning, NewToken, NewVersion, PublishOutcome, RequiredSkill, RequiringVersion,
-    ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry, SignatureRecord,
-    SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId, SourceMember, SourceRecord,
-    Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport, VersionId, VersionRecord,
-    Withdrawal,
+    NamespaceSigning, NewToken, NewVersion, PackRecord, PublishOutcome, RequiredSkill,
+    RequiringVersion, ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry,
+    SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId, SourceMember,
+    SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport, VersionId,
+    VersionRecord, Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
@@ -85,6 +85,7 @@ pub trait Store:
     + Signing
     + UsageCounts
     + Requirements
+    + Packs
 {
 }
 
@@ -100,6 +101,7 @@ impl<T> Store for T where
         + Signing
         + UsageCounts
         + Requirements
+        + Packs
 {
 }
 
@@ -473,6 +475,27 @@ pub trait Requirements: Send + Sync + 'static {
     /// installed (neither yanked, revoked nor pending review), newest first, and whether its
     /// namespace is private.
     async fn required_skills(&self) -> Result<Vec<RequiredSkill>>;
+}
+
+/// Pack versions (`core::pack`): stored once each, with an audit row, never changed. Written
+/// once for both engines (`store/sql/packs.rs`).
+#[async_trait]
+pub trait Packs: Send + Sync + 'static {
+    /// Store a pack version. `Unchanged` when the same members are stored under that version
+    /// already; [`StoreError::VersionExists`] when other members are.
+    async fn publish_pack(
+        &self,
+        pack: &crate::core::pack::PackRef,
+        version: &SkillVersion,
+        contents: &crate::core::pack::PackContents,
+        actor: &str,
+    ) -> Result<PublishOutcome>;
+
+    /// Every version of a pack, newest first.
+    async fn pack_versions(&self, pack: &crate::core::pack::PackRef) -> Result<Vec<PackRecord>>;
+
+    /// Every version of every pack (of one namespace), by pack, newest first.
+    async fn packs(&self, namespace: Option<&Namespace>) -> Result<Vec<PackRecord>>;
 }
 
 /// The change feed, counters, scrubbing, backups, copying a whole store (`skillreg migrate`,

@@ -475,3 +475,5 @@ pub struct RequiredSkill {
     pub private: bool,
     pub versions: Vec<SkillVersion>,
 }
+
+pub use crate::core::pack::PackRecord;

@@ -1303,7 +1303,14 @@ fn the_copy_statements_read_a_key_range_and_insert_every_column() {
         .collect();
     assert_eq!(
         identities,
-        ["namespaces", "skills", "versions", "audit_log", "sources"]
+        [
+            "namespaces",
+            "skills",
+            "versions",
+            "pack_versions",
+            "audit_log",
+            "sources"
+        ]
     );
     assert_eq!(
         Table::Sources.next_id(),

@@ -16,7 +16,7 @@ use crate::rest::{ADMIN, Api};
 use skillreg::config::{Config, Secret};
 
 /// `skills <args>` in `project`, with a home of its own and no telemetry.
-async fn skills_cli(project: &Path, home: &Path, args: &[&str]) -> (i32, String) {
+pub(crate) async fn skills_cli(project: &Path, home: &Path, args: &[&str]) -> (i32, String) {
     skills_cli_with(project, home, args, &[]).await
 }
 

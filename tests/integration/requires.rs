@@ -405,3 +405,161 @@ async fn add_names_both_requirers_of_a_conflict_and_writes_nothing() {
     assert!(!p.join("skills.lock").exists());
     assert!(!p.join(".agents").exists());
 }
+
+/// `skillreg pack publish <args> --registry <base> --token <token>`.
+async fn pack_cli(base: &str, token: &str, args: Vec<String>) -> CliOutput {
+    let mut all: Vec<&str> = vec!["pack", "publish"];
+    all.extend(args.iter().map(String::as_str));
+    all.extend(["--registry", base, "--token", token]);
+    run_cli_async(&all, &[]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pack_is_checked_at_publish_and_installed_exactly_by_skillreg_and_npx_skills() {
+    let server = admin_server().await;
+    let api = Api::new(&server);
+    let base = server.base();
+    let source = format!("{base}/mcp");
+    publish(&api, "core", "1.0.0", "").await;
+    publish(&api, "guide", "1.0.0", "acme/core@^1").await;
+    publish(&api, "old", "1.0.0", "").await;
+    publish(&api, "old", "1.1.0", "").await;
+    let (status, body) = api
+        .send(
+            Method::POST,
+            "/v1/skills/acme/old/1.0.0/revoke",
+            Some(ADMIN),
+            Some(json!({"reason": "leaks a key"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // A newer core than the pack names: the pack installs exactly what it names.
+    publish(&api, "core", "1.1.0", "").await;
+    let (_, packer) = api.token(&["acme"], &["pack"]).await;
+    let (_, publisher) = api.token(&["acme"], &["publish"]).await;
+
+    let args = |pack: &str, members: &[&str]| {
+        let mut v = vec![pack.to_owned()];
+        v.extend(members.iter().map(|m| (*m).to_owned()));
+        v
+    };
+    for (token, pack, members, needle) in [
+        (
+            &packer,
+            "acme/onboarding@1.0.0",
+            vec!["acme/old@1.0.0"],
+            "pack_member_unavailable",
+        ),
+        (
+            &packer,
+            "acme/onboarding@1.0.0",
+            vec!["acme/ghost@1.0.0"],
+            "pack_member_unavailable",
+        ),
+        (
+            &packer,
+            "acme/core@1.0.0",
+            vec!["acme/guide@1.0.0"],
+            "pack_name_taken",
+        ),
+        (
+            &packer,
+            "acme/onboarding@1.0.0",
+            vec!["acme/guide@^1"],
+            "pack_invalid",
+        ),
+        (
+            &publisher,
+            "acme/onboarding@1.0.0",
+            vec!["acme/guide@1.0.0"],
+            "forbidden",
+        ),
+    ] {
+        let out = pack_cli(&base, token, args(pack, &members)).await;
+        assert_ne!(out.code, 0, "{out:?}");
+        assert!(out.stderr.contains(needle), "{needle}: {out:?}");
+    }
+    assert_eq!(api.get("/v1/packs").await.1, json!({"packs": []}));
+    let out = pack_cli(
+        &base,
+        &packer,
+        vec![
+            "acme/onboarding@1.0.0".into(),
+            "acme/guide@1.0.0".into(),
+            "acme/core@1.0.0".into(),
+            "--description".into(),
+            "Day one".into(),
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "published acme/onboarding 1.0.0  2 members: acme/core@1.0.0, acme/guide@1.0.0"
+        ),
+        "{}",
+        out.stdout
+    );
+    let (_, packs) = api.get("/v1/packs").await;
+    assert_eq!(
+        packs["packs"][0]["members"],
+        json!(["acme/core@1.0.0", "acme/guide@1.0.0"])
+    );
+    assert_eq!(
+        packs["packs"][0]["uri"],
+        "skillreg://packs/acme/onboarding@1.0.0"
+    );
+    // Published again with other members under the same version: refused; the same: a no-op.
+    let out = pack_cli(
+        &base,
+        &packer,
+        args("acme/onboarding@1.0.0", &["acme/core@1.1.0"]),
+    )
+    .await;
+    assert!(out.stderr.contains("version_exists"), "{out:?}");
+
+    // `skillreg add acme/onboarding`: the members at exactly the pack's versions.
+    let project = TempDir::new().unwrap();
+    let p = project.path();
+    let out = sr(p, &["add", "acme/onboarding", "--from", &source]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        files_under(&p.join(".agents/skills/core"))["notes.md"],
+        b"notes for core 1.0.0\n".to_vec()
+    );
+    let lock = std::fs::read_to_string(p.join("skills.lock")).unwrap();
+    assert_eq!(
+        lock.matches("pack = \"acme/onboarding@1.0.0\"").count(),
+        2,
+        "{lock}"
+    );
+    assert!(lock.contains("requested = \"=1.0.0\""), "{lock}");
+
+    // `npx skills add <registry>/p/acme/onboarding`: the same members, byte for byte.
+    let tmp = TempDir::new().unwrap();
+    let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let (code, out) = crate::consumers::skills_cli(
+        &project,
+        &home,
+        &[
+            "add",
+            &format!("{base}/p/acme/onboarding"),
+            "-y",
+            "--agent",
+            "claude-code",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    for (name, version) in [("core", "1.0.0"), ("guide", "1.0.0")] {
+        let files = files_under(&project.join(".claude/skills").join(name));
+        assert!(files.contains_key("notes.md"), "{name}: {files:?} {out}");
+        assert_eq!(
+            files["notes.md"],
+            format!("notes for {name} {version}\n").into_bytes(),
+            "{out}"
+        );
+    }
+}

@@ -536,7 +536,7 @@ impl Publisher {
             let me = item.version_ref();
             let refuse = |code: Code, message: String| {
                 crate::metrics::publish("refused");
-                Some(Error::Dependency {
+                Some(Error::Refused {
                     code,
                     message: format!("{me}: {message}"),
                 })

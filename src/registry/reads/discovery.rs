@@ -5,7 +5,7 @@
 //! per version and cached (the bytes of a version never change, so neither does its digest).
 
 use super::Reads;
-use crate::core::{Digest, Namespace, SkillRef, VersionRef, Visibility};
+use crate::core::{Digest, Namespace, SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::error::{Error, Result};
 
 /// What one index lists.
@@ -15,6 +15,8 @@ pub enum DiscoveryScope {
     Catalog,
     Namespace(Namespace),
     Skill(SkillRef),
+    /// A pack's members, each at its exact version.
+    Pack(Vec<VersionRef>),
 }
 
 /// How a skill is downloaded.
@@ -48,7 +50,26 @@ impl Reads {
         scope: &DiscoveryScope,
         max: usize,
     ) -> Result<Vec<DiscoveryEntry>> {
-        let skills: Vec<(SkillRef, String)> = match scope {
+        let skills: Vec<(SkillRef, Option<SkillVersion>, String)> = match scope {
+            DiscoveryScope::Pack(members) => {
+                let mut out = Vec::with_capacity(members.len());
+                for member in members {
+                    let uri = member.skill_md_uri();
+                    let entry = self.get_skill(viewer, &uri).await?;
+                    let description = entry
+                        .frontmatter()
+                        .get("description")
+                        .and_then(|d| d.as_str())
+                        .unwrap_or_default()
+                        .to_owned();
+                    out.push((
+                        member.skill.clone(),
+                        Some(member.version.clone()),
+                        description,
+                    ));
+                }
+                out
+            }
             DiscoveryScope::Skill(skill) => {
                 let entry = self.get_skill(viewer, &skill.skill_md_uri()).await?;
                 let description = entry
@@ -57,7 +78,7 @@ impl Reads {
                     .and_then(|d| d.as_str())
                     .unwrap_or_default()
                     .to_owned();
-                vec![(skill.clone(), description)]
+                vec![(skill.clone(), None, description)]
             }
             DiscoveryScope::Catalog | DiscoveryScope::Namespace(_) => {
                 let namespace = match scope {
@@ -74,7 +95,7 @@ impl Reads {
                         page.items
                             .into_iter()
                             .filter(|i| i.current_version.is_some())
-                            .map(|i| (i.skill, i.description.unwrap_or_default())),
+                            .map(|i| (i.skill, None, i.description.unwrap_or_default())),
                     );
                     if out.len() > max {
                         return Err(Error::InvalidRequest(format!(
@@ -92,9 +113,12 @@ impl Reads {
         };
         let mut entries = Vec::with_capacity(skills.len());
         let graph = self.current.requirements().await?;
-        for (skill, description) in skills {
-            // The current version as MCP serves it (pending and revoked ones never are).
-            let Some((resolved, manifest)) = self.resolve_visible(viewer, &skill, None).await?
+        for (skill, pinned, description) in skills {
+            // The current (or the pack's pinned) version as MCP serves it (pending and revoked
+            // ones never are).
+            let Some((resolved, manifest)) = self
+                .resolve_visible(viewer, &skill, pinned.as_ref())
+                .await?
             else {
                 continue;
             };

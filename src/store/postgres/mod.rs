@@ -50,6 +50,12 @@ mod lifecycle;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod maintenance;
+#[path = "../sql/packs.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod packs;
 #[path = "../sql/requires.rs"]
 #[expect(
     clippy::duplicate_mod,

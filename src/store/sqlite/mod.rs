@@ -50,6 +50,8 @@ mod completion;
 mod lifecycle;
 #[path = "../sql/maintenance.rs"]
 mod maintenance;
+#[path = "../sql/packs.rs"]
+mod packs;
 #[path = "../sql/requires.rs"]
 pub(super) mod requires;
 #[path = "../sql/sessions.rs"]
