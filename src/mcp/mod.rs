@@ -13,6 +13,7 @@ pub mod params;
 pub mod search_tool;
 pub mod slots;
 pub mod stdio;
+pub mod subscriptions;
 pub mod upstream;
 
 use std::future::Future;
@@ -28,9 +29,10 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Map;
 
@@ -85,6 +87,8 @@ pub struct McpOptions {
     pub website_url: Option<String>,
     /// The icon's URI (`icon_url`); `None`: skillreg's own ([`identity`]).
     pub icon_url: Option<String>,
+    /// Resources one session or one listen may follow (`max_subscriptions_per_session`).
+    pub max_subscriptions: usize,
 }
 
 /// Who this server is, as `initialize` and `server/discover` tell it (`serverInfo`) and the
@@ -116,7 +120,10 @@ pub struct SkillServer {
     registry: Registry,
     reads_need_token: bool,
     index_max_skills: usize,
+    max_subscriptions: usize,
     shared: Arc<Shared>,
+    /// The session's resource subscriptions (2025 era; `subscriptions`).
+    session: Arc<subscriptions::Session>,
 }
 
 /// How a file's bytes travel in a `resources/read` result: as its `text`, or as the base64
@@ -222,7 +229,9 @@ impl SkillServer {
             registry,
             reads_need_token: options.reads_need_token,
             index_max_skills: options.index_max_skills,
+            max_subscriptions: options.max_subscriptions,
             shared,
+            session: Arc::default(),
         }
     }
 
@@ -602,13 +611,15 @@ fn with_scan(contents: ResourceContents, scan: Option<Summary>) -> ResourceConte
 }
 
 /// The server's capabilities and identity. The one tool never changes (`tools.listChanged`
-/// false); the catalog does (`resources.listChanged`).
+/// false); the catalog does (`resources.listChanged`), and a skill's resources can be
+/// subscribed to (`resources.subscribe`, [`subscriptions`]).
 fn server_config(options: &McpOptions) -> ServerConfig {
     let mut capabilities = ServerCapabilities::builder()
         .enable_completions()
         .enable_resources()
         .enable_tools()
         .enable_resources_list_changed()
+        .enable_resources_subscribe()
         .enable_skills_with_directory_read()
         .build();
     if let Some(tools) = capabilities.tools.as_mut() {
@@ -936,6 +947,50 @@ impl ServerHandler for SkillServer {
             Ok(CallToolResult::structured(value).into())
         })
         .await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        observed("resources/subscribe", async {
+            let (viewer, _) = self.caller(slots::of(&ctx));
+            self.session
+                .subscribe(
+                    &self.registry,
+                    &ctx.peer,
+                    viewer,
+                    &request.uri,
+                    self.max_subscriptions,
+                )
+                .await
+        })
+        .await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        observed("resources/unsubscribe", async {
+            self.session.unsubscribe(&request.uri);
+            Ok(())
+        })
+        .await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(subscriptions::accepted(requested, self.max_subscriptions))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let (viewer, _) = self.caller(slots::of(context.request_context()));
+        subscriptions::listen(&self.registry, viewer, context).await
     }
 
     async fn on_custom_request(

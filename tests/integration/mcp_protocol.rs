@@ -62,6 +62,7 @@ async fn capabilities_on_both_eras() {
             "{era}: {result}"
         );
         assert_eq!(caps["resources"]["listChanged"], json!(true), "{era}");
+        assert_eq!(caps["resources"]["subscribe"], json!(true), "{era}");
         // The one tool never changes, and the server says so.
         assert_eq!(caps["tools"]["listChanged"], json!(false), "{era}: {caps}");
         // 2026-07-28 carries it in `_meta`.
