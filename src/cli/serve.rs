@@ -124,6 +124,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             website_url: config.website_url.clone(),
             icon_url: config.icon_url.clone(),
             max_subscriptions: config.max_subscriptions_per_session,
+            sessions: true,
         };
         let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches(), &options));
         crate::mcp::stdio::serve(SkillServer::new(registry.clone(), &options, shared)).await?;

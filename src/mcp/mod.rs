@@ -89,6 +89,9 @@ pub struct McpOptions {
     pub icon_url: Option<String>,
     /// Resources one session or one listen may follow (`max_subscriptions_per_session`).
     pub max_subscriptions: usize,
+    /// 2025-era clients keep a session (stdio; HTTP unless `--no-mcp-sessions`), which
+    /// `resources/subscribe` needs: without one there is no stream to notify it on.
+    pub sessions: bool,
 }
 
 /// Who this server is, as `initialize` and `server/discover` tell it (`serverInfo`) and the
@@ -121,6 +124,7 @@ pub struct SkillServer {
     reads_need_token: bool,
     index_max_skills: usize,
     max_subscriptions: usize,
+    sessions: bool,
     shared: Arc<Shared>,
     /// The session's resource subscriptions (2025 era; `subscriptions`).
     session: Arc<subscriptions::Session>,
@@ -230,6 +234,7 @@ impl SkillServer {
             reads_need_token: options.reads_need_token,
             index_max_skills: options.index_max_skills,
             max_subscriptions: options.max_subscriptions,
+            sessions: options.sessions,
             shared,
             session: Arc::default(),
         }
@@ -955,6 +960,14 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         observed("resources/subscribe", async {
+            if !self.sessions {
+                return Err(refused(
+                    Code::MethodNotFound,
+                    "resources/subscribe needs a session, and this server serves the 2025 era \
+                     without sessions: use subscriptions/listen (2026-07-28)"
+                        .to_owned(),
+                ));
+            }
             let (viewer, _) = self.caller(slots::of(&ctx));
             self.session
                 .subscribe(
