@@ -152,6 +152,8 @@ pub struct Shared {
     pages: Cache<(Visibility, Option<String>), Arc<ServedPage>>,
     /// What `initialize` answers of the server (rmcp asks on every stateless request).
     info: ServerConfig,
+    /// What resource subscriptions resolve after a change, shared ([`subscriptions::Answers`]).
+    answers: Arc<subscriptions::Answers>,
 }
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
@@ -197,6 +199,7 @@ impl Shared {
     pub fn new(budget: &Budget, options: &McpOptions) -> Self {
         Self {
             info: server_config(options),
+            answers: Arc::default(),
             entries: Entries::new(budget),
             contents: budget.cache(CacheId::Contents, |(_, mime), c| {
                 mime.as_ref().map_or(0, cache::string_bytes)
@@ -972,6 +975,7 @@ impl ServerHandler for SkillServer {
             self.session
                 .subscribe(
                     &self.registry,
+                    &self.shared.answers,
                     &ctx.peer,
                     viewer,
                     &request.uri,
@@ -1003,7 +1007,7 @@ impl ServerHandler for SkillServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let (viewer, _) = self.caller(slots::of(context.request_context()));
-        subscriptions::listen(&self.registry, viewer, context).await
+        subscriptions::listen(&self.registry, &self.shared.answers, viewer, context).await
     }
 
     async fn on_custom_request(

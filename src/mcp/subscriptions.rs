@@ -33,12 +33,13 @@
 //! session's subscriptions live in the process that holds the session (its standalone stream
 //! is there too); a session brought back on another replica starts without them.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorData, ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::{Peer, SubscriptionContext};
+use tokio::sync::OnceCell;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::core::{Code, McpKind, SkillUri, Visibility};
@@ -138,15 +139,58 @@ async fn resolve(
     }
 }
 
+/// What the subscriptions of a process resolve after a change, shared: within one generation
+/// of what is current ([`Registry::current_epoch`]) each (viewer, URI) followed anywhere is
+/// resolved once, however many sessions follow it, and they wait for that one look rather than
+/// all asking storage at once. Emptied when the generation moves.
+#[derive(Default)]
+pub struct Answers {
+    memo: Mutex<(u64, Memo)>,
+}
+
+/// The answers of one generation, by viewer and URI: each looked up once.
+type Memo = HashMap<(Visibility, String), Arc<OnceCell<Answer>>>;
+
+/// A URI's answer: `Err` when the server failed to look (nothing is concluded from it).
+type Answer = Result<Option<Served>, ()>;
+
+impl Answers {
+    async fn get(
+        &self,
+        registry: &Registry,
+        viewer: &Visibility,
+        raw: &str,
+        uri: &SkillUri,
+    ) -> Answer {
+        let (epoch, _) = registry.current_epoch();
+        let cell = {
+            let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+            if memo.0 != epoch {
+                *memo = (epoch, HashMap::new());
+            }
+            memo.1
+                .entry((viewer.clone(), raw.to_owned()))
+                .or_default()
+                .clone()
+        };
+        cell.get_or_init(async || {
+            resolve(registry, viewer, uri).await.map_err(|e| {
+                tracing::warn!(uri = %raw, error = %e, "a subscribed resource: not resolved");
+            })
+        })
+        .await
+        .clone()
+    }
+}
+
 /// Resolve every URI of `book` again; the URIs whose answer changed. A URI whose resolution
 /// fails on the server keeps its last answer (a later change tries again).
-async fn changed(registry: &Registry, book: &Mutex<Book>) -> Vec<String> {
+async fn changed(registry: &Registry, answers: &Answers, book: &Mutex<Book>) -> Vec<String> {
     let targets = lock(book).targets();
     let mut now = Vec::with_capacity(targets.len());
     for (raw, uri, viewer) in targets {
-        match resolve(registry, &viewer, &uri).await {
-            Ok(served) => now.push((raw, served)),
-            Err(e) => tracing::warn!(uri = %raw, error = %e, "a subscribed resource: not resolved"),
+        if let Ok(served) = answers.get(registry, &viewer, &raw, &uri).await {
+            now.push((raw, served));
         }
     }
     lock(book).update(now)
@@ -171,6 +215,7 @@ impl Session {
     pub async fn subscribe(
         self: &Arc<Self>,
         registry: &Registry,
+        answers: &Arc<Answers>,
         peer: &Peer<RoleServer>,
         viewer: Visibility,
         raw: &str,
@@ -178,7 +223,7 @@ impl Session {
     ) -> Result<(), ErrorData> {
         let uri = subscribable(raw)?;
         // Listen before looking: a change between the look and the first signal is not missed.
-        self.watch(registry, peer);
+        self.watch(registry, answers, peer);
         let served = registry
             .reads()
             .watch(&viewer, &uri)
@@ -196,16 +241,22 @@ impl Session {
 
     /// Start the session's watcher, once: after every change signal it notifies the session of
     /// each followed URI whose answer changed. It ends with the session.
-    fn watch(self: &Arc<Self>, registry: &Registry, peer: &Peer<RoleServer>) {
+    fn watch(
+        self: &Arc<Self>,
+        registry: &Registry,
+        answers: &Arc<Answers>,
+        peer: &Peer<RoleServer>,
+    ) {
         self.watcher.get_or_init(|| {
             let mut changes = registry.subscribe();
             let (registry, peer, session) = (registry.clone(), peer.clone(), self.clone());
+            let answers = answers.clone();
             tokio::spawn(async move {
                 while next(&mut changes).await {
                     if peer.is_transport_closed() {
                         break;
                     }
-                    for uri in changed(&registry, &session.book).await {
+                    for uri in changed(&registry, &answers, &session.book).await {
                         let update = ResourceUpdatedNotificationParam::new(uri);
                         if peer.notify_resource_updated(update).await.is_err() {
                             return;
@@ -284,6 +335,7 @@ pub fn accepted(requested: &SubscriptionFilter, max: usize) -> SubscriptionFilte
 /// `notifications/resources/updated` for each accepted URI whose answer changed.
 pub async fn listen(
     registry: &Registry,
+    answers: &Answers,
     viewer: Visibility,
     context: SubscriptionContext,
 ) -> Result<(), ErrorData> {
@@ -311,7 +363,7 @@ pub async fn listen(
         if lock(&book).is_empty() {
             continue;
         }
-        for uri in changed(registry, &book).await {
+        for uri in changed(registry, answers, &book).await {
             if sink.notify_resource_updated(uri).await.is_err() {
                 return Ok(());
             }

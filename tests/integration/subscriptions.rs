@@ -322,3 +322,62 @@ async fn legacy_subscriptions_follow_their_rules() {
         "no update for an unsubscribed URI: {all}"
     );
 }
+
+/// What idle subscriptions cost a publish (a measurement, run by hand: `cargo test --test
+/// integration subscriptions::publish_time -- --ignored --nocapture`): the median time of
+/// publishes with no subscriber, then with `SESSIONS` 2025-era sessions following
+/// `PER_SESSION` URIs each of skills that do not change (each change makes every session
+/// resolve its URIs again). Asserts only that every publish succeeded and that the medians are
+/// printed; BENCHMARKS.md records the figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, run by hand"]
+async fn publish_time_with_idle_subscriptions() {
+    const SESSIONS: usize = 200;
+    const PER_SESSION: usize = 5;
+    const PUBLISHES: usize = 40;
+    let server = TestServer::builder()
+        .config(Config {
+            admin_token: Some(Secret::new(ADMIN)),
+            max_mcp_sessions_per_client: SESSIONS + 10,
+            max_connections_per_client: 4 * SESSIONS,
+            ..Config::default()
+        })
+        .start()
+        .await;
+    let api = Api::new(&server);
+    for i in 0..PER_SESSION {
+        publish(&api, "idle", &format!("followed{i}"), "1.0.0").await;
+    }
+    let median = async |round: &str| {
+        let mut times = Vec::new();
+        for i in 0..PUBLISHES {
+            let started = std::time::Instant::now();
+            publish(&api, "busy", &format!("{round}{i}"), "1.0.0").await;
+            times.push(started.elapsed());
+            // Let the watchers do their work between publishes, as on a real server.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        times.sort();
+        times[PUBLISHES / 2]
+    };
+    let alone = median("alone").await;
+    let mut sessions = Vec::new();
+    for _ in 0..SESSIONS {
+        let session = Legacy::connect(&server.url).await;
+        for i in 0..PER_SESSION {
+            let uri = format!("skill://idle/followed{i}/SKILL.md");
+            let answer = session
+                .call("resources/subscribe", json!({"uri": uri}))
+                .await;
+            assert_eq!(answer["result"], json!({}), "{answer}");
+        }
+        sessions.push(session);
+    }
+    let followed = median("followed").await;
+    let alone_again = median("again").await;
+    println!(
+        "publish median: {alone:?} alone, {followed:?} with {SESSIONS} sessions × {PER_SESSION} \
+         idle subscriptions, {alone_again:?} alone again (the catalog grew by then)"
+    );
+    drop(sessions);
+}
