@@ -18,6 +18,8 @@
 //! ([`Registry::subscribe`], which on PostgreSQL other replicas' commits feed too) it resolves
 //! its URIs again, with the subscriber's own visibility, and notifies each URI whose answer
 //! differs, once. Nothing is stored: a change on any replica reaches subscribers on every other.
+//! The looks are shared ([`Answers`]): after a change each (viewer, URI) followed in the process
+//! is resolved once, however many sessions follow it.
 //!
 //! **Visibility.** A 2025-era `resources/subscribe` of a URI the caller cannot read answers what
 //! a `resources/read` of it answers (`-32002`, as an unknown resource), so a subscription never
@@ -31,7 +33,9 @@
 //! **Bounds.** At most `max_subscriptions_per_session` URIs per session (2025: the next
 //! subscribe is refused) or per listen (2026: the acknowledged filter is cut to it). A 2025-era
 //! session's subscriptions live in the process that holds the session (its standalone stream
-//! is there too); a session brought back on another replica starts without them.
+//! is there too); a session brought back on another replica starts without them. Without
+//! 2025-era sessions (`--no-mcp-sessions`) there is no stream to notify, and
+//! `resources/subscribe` answers "method not found" (`SkillServer::subscribe`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
