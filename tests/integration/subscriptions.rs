@@ -312,11 +312,7 @@ async fn legacy_subscriptions_follow_their_rules() {
     assert_eq!(answer["result"], json!({}), "{answer}");
     publish(&api, "acme", "alpha", "2.0.0").await;
     let seen = wait_for_updated(&mut stream, A_ROOT).await;
-    let later = tokio::time::timeout(Duration::from_millis(500), stream.chunk()).await;
-    let all = match later {
-        Ok(Ok(Some(more))) => format!("{seen}{}", String::from_utf8_lossy(&more)),
-        _ => seen,
-    };
+    let all = seen + &half_a_second_of(&mut stream).await;
     assert!(
         !all.contains(&format!(r#""uri":"{A_MD}""#)),
         "no update for an unsubscribed URI: {all}"
@@ -380,4 +376,76 @@ async fn publish_time_with_idle_subscriptions() {
          idle subscriptions, {alone_again:?} alone again (the catalog grew by then)"
     );
     drop(sessions);
+}
+
+/// What arrives on `stream` within half a second.
+async fn half_a_second_of(stream: &mut reqwest::Response) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(500);
+    let mut seen = String::new();
+    while let Ok(chunk) = tokio::time::timeout_at(deadline, stream.chunk()).await {
+        match chunk.unwrap() {
+            Some(chunk) => seen.push_str(&String::from_utf8_lossy(&chunk)),
+            None => break,
+        }
+    }
+    seen
+}
+
+/// No `updated` arrives on `stream` within half a second.
+async fn nothing_more(stream: &mut reqwest::Response, what: &str) {
+    let seen = half_a_second_of(stream).await;
+    assert!(
+        !seen.contains("notifications/resources/updated"),
+        "{what}: {seen}"
+    );
+}
+
+/// A version pending review changes nothing a subscriber is served, so it is told nothing;
+/// the approval makes it current and is told, and so is a deprecation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_and_deprecations_are_told_and_pending_versions_are_not() {
+    let server = admin_server().await;
+    let api = Api::new(&server);
+    publish(&api, "acme", "alpha", "1.0.0").await;
+    let acme = skillreg::core::Namespace::new("acme").unwrap();
+    let admin = skillreg::core::Principal::Admin;
+    let trust = server.registry.trust();
+    trust
+        .set_review_required(&admin, &acme, true)
+        .await
+        .unwrap();
+    let (_, ci) = api.token(&["acme"], &["publish"]).await;
+    let session = Legacy::connect(&server.url).await;
+    let mut stream = session.stream().await;
+    let answer = session
+        .call("resources/subscribe", json!({"uri": A_MD}))
+        .await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+
+    let (status, body) = api
+        .publish(
+            Some(&ci),
+            "acme",
+            "alpha",
+            "1.1.0",
+            skill_archive("alpha", "Pending."),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["pending"]),
+        (StatusCode::CREATED, &json!(true))
+    );
+    nothing_more(&mut stream, "a pending version").await;
+
+    let pending = skillreg::core::VersionRef::parse("acme", "alpha", "1.1.0").unwrap();
+    trust.approve(&admin, &pending).await.unwrap();
+    wait_for_updated(&mut stream, A_MD).await;
+    nothing_more(&mut stream, "once").await;
+
+    let alpha = skillreg::core::SkillRef::parse("acme", "alpha").unwrap();
+    trust
+        .set_deprecated(&admin, &alpha, Some("use beta"))
+        .await
+        .unwrap();
+    wait_for_updated(&mut stream, A_MD).await;
 }
