@@ -340,6 +340,14 @@ pub struct Config {
         default_value = "30"
     )]
     pub mcp_session_first_request_secs: u64,
+    /// Resources one MCP session (or one 2026-era `subscriptions/listen`) may subscribe to at
+    /// once; a `resources/subscribe` past it is refused, a listen's filter is cut to it.
+    #[arg(
+        long,
+        env = "SKILLREG_MAX_SUBSCRIPTIONS_PER_SESSION",
+        default_value = "100"
+    )]
+    pub max_subscriptions_per_session: usize,
     /// REST writes per minute from one client address, and with one token (0: no limit).
     #[arg(
         long,
@@ -707,6 +715,10 @@ impl Config {
             (
                 "max_mcp_sessions_per_client",
                 self.max_mcp_sessions_per_client as u64,
+            ),
+            (
+                "max_subscriptions_per_session",
+                self.max_subscriptions_per_session as u64,
             ),
         ] {
             if value == 0 {

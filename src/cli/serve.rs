@@ -123,6 +123,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             index_max_skills: config.index_json_max_skills,
             website_url: config.website_url.clone(),
             icon_url: config.icon_url.clone(),
+            max_subscriptions: config.max_subscriptions_per_session,
+            sessions: true,
         };
         let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches(), &options));
         crate::mcp::stdio::serve(SkillServer::new(registry.clone(), &options, shared)).await?;

@@ -74,6 +74,8 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         index_max_skills: config.index_json_max_skills,
         website_url: config.website_url.clone(),
         icon_url: config.icon_url.clone(),
+        max_subscriptions: config.max_subscriptions_per_session,
+        sessions: config.mcp_sessions,
     };
     let idle = Duration::from_secs(config.mcp_session_idle_secs);
     let session_limits = Arc::new(sessions::SessionLimits::new(

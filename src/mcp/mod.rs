@@ -13,6 +13,7 @@ pub mod params;
 pub mod search_tool;
 pub mod slots;
 pub mod stdio;
+pub mod subscriptions;
 pub mod upstream;
 
 use std::future::Future;
@@ -28,9 +29,10 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Map;
 
@@ -85,6 +87,11 @@ pub struct McpOptions {
     pub website_url: Option<String>,
     /// The icon's URI (`icon_url`); `None`: skillreg's own ([`identity`]).
     pub icon_url: Option<String>,
+    /// Resources one session or one listen may follow (`max_subscriptions_per_session`).
+    pub max_subscriptions: usize,
+    /// 2025-era clients keep a session (stdio; HTTP unless `--no-mcp-sessions`), which
+    /// `resources/subscribe` needs: without one there is no stream to notify it on.
+    pub sessions: bool,
 }
 
 /// Who this server is, as `initialize` and `server/discover` tell it (`serverInfo`) and the
@@ -116,7 +123,11 @@ pub struct SkillServer {
     registry: Registry,
     reads_need_token: bool,
     index_max_skills: usize,
+    max_subscriptions: usize,
+    sessions: bool,
     shared: Arc<Shared>,
+    /// The session's resource subscriptions (2025 era; `subscriptions`).
+    session: Arc<subscriptions::Session>,
 }
 
 /// How a file's bytes travel in a `resources/read` result: as its `text`, or as the base64
@@ -141,6 +152,8 @@ pub struct Shared {
     pages: Cache<(Visibility, Option<String>), Arc<ServedPage>>,
     /// What `initialize` answers of the server (rmcp asks on every stateless request).
     info: ServerConfig,
+    /// What resource subscriptions resolve after a change, shared ([`subscriptions::Answers`]).
+    answers: Arc<subscriptions::Answers>,
 }
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
@@ -186,6 +199,7 @@ impl Shared {
     pub fn new(budget: &Budget, options: &McpOptions) -> Self {
         Self {
             info: server_config(options),
+            answers: Arc::default(),
             entries: Entries::new(budget),
             contents: budget.cache(CacheId::Contents, |(_, mime), c| {
                 mime.as_ref().map_or(0, cache::string_bytes)
@@ -222,7 +236,10 @@ impl SkillServer {
             registry,
             reads_need_token: options.reads_need_token,
             index_max_skills: options.index_max_skills,
+            max_subscriptions: options.max_subscriptions,
+            sessions: options.sessions,
             shared,
+            session: Arc::default(),
         }
     }
 
@@ -639,13 +656,15 @@ fn with_scan(contents: ResourceContents, scan: Option<Summary>) -> ResourceConte
 }
 
 /// The server's capabilities and identity. The one tool never changes (`tools.listChanged`
-/// false); the catalog does (`resources.listChanged`).
+/// false); the catalog does (`resources.listChanged`), and a skill's resources can be
+/// subscribed to (`resources.subscribe`, [`subscriptions`]).
 fn server_config(options: &McpOptions) -> ServerConfig {
     let mut capabilities = ServerCapabilities::builder()
         .enable_completions()
         .enable_resources()
         .enable_tools()
         .enable_resources_list_changed()
+        .enable_resources_subscribe()
         .enable_skills_with_directory_read()
         .build();
     if let Some(tools) = capabilities.tools.as_mut() {
@@ -973,6 +992,59 @@ impl ServerHandler for SkillServer {
             Ok(CallToolResult::structured(value).into())
         })
         .await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        observed("resources/subscribe", async {
+            if !self.sessions {
+                return Err(refused(
+                    Code::MethodNotFound,
+                    "resources/subscribe needs a session, and this server serves the 2025 era \
+                     without sessions: use subscriptions/listen (2026-07-28)"
+                        .to_owned(),
+                ));
+            }
+            let (viewer, _) = self.caller(slots::of(&ctx));
+            self.session
+                .subscribe(
+                    &self.registry,
+                    &self.shared.answers,
+                    &ctx.peer,
+                    viewer,
+                    &request.uri,
+                    self.max_subscriptions,
+                )
+                .await
+        })
+        .await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        observed("resources/unsubscribe", async {
+            self.session.unsubscribe(&request.uri);
+            Ok(())
+        })
+        .await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(subscriptions::accepted(requested, self.max_subscriptions))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let (viewer, _) = self.caller(slots::of(context.request_context()));
+        subscriptions::listen(&self.registry, &self.shared.answers, viewer, context).await
     }
 
     async fn on_custom_request(

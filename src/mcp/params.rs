@@ -47,6 +47,12 @@ const FIELDS: &[(&str, &[Field])] = &[
         "resources/directory/read",
         &[("uri", Kind::String, true), ("cursor", Kind::String, false)],
     ),
+    ("resources/subscribe", &[("uri", Kind::String, true)]),
+    ("resources/unsubscribe", &[("uri", Kind::String, true)]),
+    (
+        "subscriptions/listen",
+        &[("notifications", Kind::Object, true)],
+    ),
     ("tools/list", &[("cursor", Kind::String, false)]),
     (
         "tools/call",
@@ -339,6 +345,8 @@ mod tests {
                 json!({"ref": {"type": "ref/resource", "uri": "u"}, "argument": {"name": "n", "value": "v"}, "context": {"arguments": {"a": 1}}}),
             ),
             ("skills/list", json!({"_meta": 3})),
+            ("resources/subscribe", json!({"uri": 7})),
+            ("subscriptions/listen", json!({"notifications": true})),
             ("initialize", json!({"anything": 1})),
         ];
         for (method, params) in bad {
@@ -353,6 +361,11 @@ mod tests {
             ("skills/list", json!({"cursor": "abc", "_meta": {}})),
             ("skills/get", json!({"uri": "skill://a/b/SKILL.md"})),
             ("tools/call", json!({"name": "search_skills"})),
+            (
+                "resources/unsubscribe",
+                json!({"uri": "skill://a/b/SKILL.md"}),
+            ),
+            ("subscriptions/listen", json!({"notifications": {}})),
             (
                 "initialize",
                 json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}}),

@@ -69,8 +69,8 @@ pub use publish::{
 pub use reads::{
     Artifact, Completion, DayCount, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec,
     FileContent, Keep, Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, MAX_STATS_DAYS, Reads,
-    SearchHit, SkillDetail, SkillEntry, SkillMdResource, SkillStats, SkillSummary, SkillView,
-    VersionDetail, VersionView, cursor_after, today,
+    SearchHit, Served, SkillDetail, SkillEntry, SkillMdResource, SkillStats, SkillSummary,
+    SkillView, VersionDetail, VersionView, cursor_after, today,
 };
 pub use requires::{Dependent, Resolved, ResolvedSkill};
 pub use sessions::Sessions;

@@ -673,3 +673,90 @@ async fn a_skill_listed_and_a_skill_detailed_are_the_same_view() {
     assert!(detail.deprecated_at.is_some());
     registry.close().await;
 }
+
+/// What a resource subscription follows (`Reads::watch`): files and directories of a skill,
+/// current or pinned, refused as a read of them is, and moved by a publish, a yank and a
+/// namespace made private.
+#[tokio::test]
+async fn a_watched_resource_answers_as_its_read_and_moves_with_the_catalog() {
+    let (dir, location) = fresh().await;
+    let registry = builder(&dir, &location).open().await.unwrap();
+    let publish = async |version: &str| {
+        registry
+            .publisher()
+            .publish(request("acme", "refunds", version, version))
+            .await
+            .unwrap()
+    };
+    publish("1.0.0").await;
+    let reads = registry.reads();
+    let all = Visibility::All;
+    let current = uri("skill://acme/refunds/SKILL.md");
+    let version_id = async || reads.get_skill(&all, &current).await.unwrap().version_id;
+    let first = reads.watch(&all, &current).await.unwrap();
+    assert_eq!(first.version_id, version_id().await);
+    for followed in [
+        "skill://acme/refunds",
+        "skill://acme/refunds/docs",
+        "skill://acme/refunds/docs/deep",
+        "skill://acme/refunds/docs/deep/b.md",
+        "skill://acme/refunds/_manifest",
+        "skill://acme/@1.0.0/refunds/SKILL.md",
+    ] {
+        assert_eq!(
+            reads.watch(&all, &uri(followed)).await.unwrap(),
+            first,
+            "{followed}"
+        );
+    }
+    for refused in [
+        "skill://acme/refunds/missing.md",
+        "skill://acme/refunds/doc",
+        "skill://acme/nope/SKILL.md",
+        "skill://acme/@9.0.0/refunds/SKILL.md",
+    ] {
+        let watched = reads.watch(&all, &uri(refused)).await.unwrap_err();
+        let read = reads.read(&all, &uri(refused)).await.unwrap_err();
+        assert_eq!(
+            (watched.code(), watched.public_message()),
+            (read.code(), read.public_message()),
+            "{refused}"
+        );
+    }
+
+    publish("2.0.0").await;
+    let second = reads.watch(&all, &current).await.unwrap();
+    assert_ne!(second.version_id, first.version_id, "a publish moves it");
+    assert_eq!(second.version_id, version_id().await);
+    let pinned = uri("skill://acme/@1.0.0/refunds/SKILL.md");
+    assert_eq!(
+        reads.watch(&all, &pinned).await.unwrap(),
+        first,
+        "pinned stays"
+    );
+    let version = VersionRef::parse("acme", "refunds", "1.0.0").unwrap();
+    registry
+        .trust()
+        .set_yanked(&Principal::Admin, &version, Some("bad"))
+        .await
+        .unwrap();
+    let yanked = reads.watch(&all, &pinned).await.unwrap();
+    assert_eq!(
+        yanked.yanked.as_deref(),
+        Some("bad"),
+        "a yank changes the pinned one"
+    );
+    assert_eq!(reads.watch(&all, &current).await.unwrap(), second);
+
+    let acme = Namespace::new("acme").unwrap();
+    registry
+        .trust()
+        .set_private(&Principal::Admin, &acme, true)
+        .await
+        .unwrap();
+    let public = Visibility::public();
+    let hidden = reads.watch(&public, &current).await.unwrap_err();
+    let read = reads.read(&public, &current).await.unwrap_err();
+    assert_eq!(hidden.public_message(), read.public_message(), "as unknown");
+    assert_eq!(reads.watch(&all, &current).await.unwrap(), second);
+}

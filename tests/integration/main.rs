@@ -30,6 +30,7 @@ mod rest;
 mod signing;
 mod soak;
 mod sources;
+mod subscriptions;
 mod tls;
 mod trust;
 mod trustpub;

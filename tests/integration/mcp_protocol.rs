@@ -62,6 +62,7 @@ async fn capabilities_on_both_eras() {
             "{era}: {result}"
         );
         assert_eq!(caps["resources"]["listChanged"], json!(true), "{era}");
+        assert_eq!(caps["resources"]["subscribe"], json!(true), "{era}");
         // The one tool never changes, and the server says so.
         assert_eq!(caps["tools"]["listChanged"], json!(false), "{era}: {caps}");
         // 2026-07-28 carries it in `_meta`.
@@ -1260,7 +1261,7 @@ async fn without_sessions_the_2025_era_is_answered_statelessly_in_plain_json() {
         assert!(old["result"].is_object(), "{method}: {old}");
         assert_eq!(result(&old), result(&new), "{method} {params}");
     }
-    let read = legacy.call("resources/read", read_md).await;
+    let read = legacy.call("resources/read", read_md.clone()).await;
     assert_eq!(content_bytes(&read), md.as_bytes());
     let read = legacy.call("resources/read", read_png.clone()).await;
     assert_eq!(content_bytes(&read), image);
@@ -1271,6 +1272,9 @@ async fn without_sessions_the_2025_era_is_answered_statelessly_in_plain_json() {
         "a standalone stream without sessions: {}",
         stream.status()
     );
+    // Nor a subscription that could never be told anything.
+    let subscribe = legacy.call("resources/subscribe", read_md).await;
+    assert_eq!(subscribe["error"]["code"], -32601, "{subscribe}");
 
     // The default: the same request in a session is answered as an SSE stream.
     let with_sessions = TestServer::builder().start().await;

@@ -1677,3 +1677,40 @@ async fn replicas_sum_their_usage_counts() {
         assert_eq!(body["totals"]["get"], 5, "{body}");
     }
 }
+
+/// A subscriber on one replica is told of a publish on another (the change feed carries it): a
+/// 2025-11-25 session's `resources/subscribe` and a 2026-07-28 `subscriptions/listen` (the
+/// official TypeScript client), both on B, each get one `updated`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribers_on_one_replica_hear_a_publish_on_another() {
+    use crate::subscriptions::{TsClient, updated, wait_for_updated};
+    let url = fresh_postgres().await;
+    let a = replica(&url).await;
+    let b = replica(&url).await;
+    let api_a = Api::new(&a);
+    publish_acme(&api_a, "watched").await;
+    let uri = "skill://acme/watched/SKILL.md";
+    let legacy = Legacy::connect(&b.url).await;
+    let mut stream = legacy.stream().await;
+    assert_eq!(stream.status(), 200);
+    let answer = legacy
+        .call("resources/subscribe", json!({"uri": uri}))
+        .await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    let (mut modern, _) = TsClient::start("modern", &b.url, &[uri], &[]).await;
+
+    let (status, body) = api_a
+        .publish(
+            Some(ADMIN),
+            "acme",
+            "watched",
+            "1.1.0",
+            skill_archive("watched", "d2"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    wait_for_updated(&mut stream, uri).await;
+    let mut seen = modern.until_updated(uri).await;
+    seen.extend(modern.finish().await);
+    assert_eq!(updated(&seen), [uri], "{seen:?}");
+}

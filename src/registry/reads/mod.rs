@@ -37,8 +37,8 @@ pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use entries::{EntryCodec, Listed};
 pub use skills::{
-    DirChild, FileContent, Keep, Located, SearchHit, SkillEntry, SkillMdResource, SkillSummary,
-    cursor_after,
+    DirChild, FileContent, Keep, Located, SearchHit, Served, SkillEntry, SkillMdResource,
+    SkillSummary, cursor_after,
 };
 pub use usage::{DayCount, MAX_STATS_DAYS, SkillStats, today};
 pub use view::{SkillDetail, SkillView, VersionDetail, VersionView};

@@ -11,7 +11,7 @@ use super::Reads;
 use crate::core::provenance::Provenance;
 use crate::core::records::{FileRecord, VersionId};
 use crate::core::scan::Summary;
-use crate::core::uri::{SCHEME_PREFIX, SKILL_MD};
+use crate::core::uri::{FASTMCP_MANIFEST, SCHEME_PREFIX, SKILL_MD};
 use crate::core::usage::Kind;
 use crate::core::{
     Digest, Namespace, SkillName, SkillRef, SkillUri, SkillVersion, Status, Target, Visibility,
@@ -278,6 +278,17 @@ impl Located {
     }
 }
 
+/// What a read of a resource serves for one viewer, besides its bytes: the version its URI
+/// resolves to, and that version's yank, deprecation and scan state. A resource subscription
+/// ([`Reads::watch`]) compares two of these: they differ when what is served may have changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub version_id: VersionId,
+    pub yanked: Option<String>,
+    pub deprecation: Option<String>,
+    pub scan: Summary,
+}
+
 /// Whether bytes read go into the registry's cache of file bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keep {
@@ -448,6 +459,39 @@ impl Reads {
         Ok(Located {
             uri: uri.clone(),
             digest: file.digest,
+            scan: resolved.scan,
+        })
+    }
+
+    /// What a subscription to `uri` follows for `viewer`: what a read of it serves now
+    /// ([`Served`]), or the error a `resources/read` of it answers (a hidden skill answers as an
+    /// unknown one). `uri` names a file of a skill (current or pinned; FastMCP's `_manifest`
+    /// too) or a directory of one (its root, or a directory below). Not counted as a read.
+    pub async fn watch(&self, viewer: &Visibility, uri: &SkillUri) -> Result<Served> {
+        let not_found = || Error::NotFound(NotFound::Resource(uri.to_string()));
+        let (resolved, manifest) = self
+            .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
+            .await?
+            .ok_or_else(not_found)?;
+        let exists = match &uri.target {
+            Target::Root => true,
+            Target::Path(path) => {
+                path == FASTMCP_MANIFEST
+                    || manifest.file(path).is_some()
+                    || manifest.files.iter().any(|f| {
+                        f.path
+                            .strip_prefix(path.as_str())
+                            .is_some_and(|rest| rest.starts_with('/'))
+                    })
+            }
+        };
+        if !exists {
+            return Err(not_found());
+        }
+        Ok(Served {
+            version_id: resolved.version_id,
+            yanked: resolved.yanked,
+            deprecation: resolved.deprecation,
             scan: resolved.scan,
         })
     }
