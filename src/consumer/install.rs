@@ -313,7 +313,7 @@ fn place(scope: &Scope, folders_: &[PathBuf], name: &str, files: &[Verified]) ->
                 std::fs::create_dir_all(parent)
                     .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
             }
-            write_new(&target, bytes)
+            write_new(&target, bytes, f.executable)
         });
         if let Err(e) = written {
             let _ = remove_path(&staging);
@@ -337,12 +337,21 @@ fn place(scope: &Scope, folders_: &[PathBuf], name: &str, files: &[Verified]) ->
 /// Create `path` and write `bytes` to it; an existing file or link there is an error, never
 /// followed: `create_new` is `O_CREAT|O_EXCL`, which fails on a symbolic link instead of
 /// following it (POSIX `open`; `CREATE_NEW` on Windows).
-fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Create `path` with `bytes`: mode 0755 when `executable` (on Unix; elsewhere the bit has no
+/// meaning), else the process's default.
+fn write_new(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
     use std::io::Write as _;
 
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if executable {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o755);
+    }
+    #[cfg(not(unix))]
+    let _ = executable;
+    options
         .open(path)
         .and_then(|mut f| f.write_all(bytes))
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))
@@ -1385,6 +1394,7 @@ mod tests {
                     path: p.into(),
                     digest: Digest::of(b).to_string(),
                     size: b.len() as u64,
+                    executable: p.ends_with(".sh"),
                 },
                 b.to_vec(),
             )
@@ -1394,9 +1404,25 @@ mod tests {
             &scope,
             std::slice::from_ref(&dir),
             "x",
-            &[f("SKILL.md", b"one"), f("a/b.md", b"b")],
+            &[f("SKILL.md", b"one"), f("a/b.md", b"b"), f("run.sh", b"#!")],
         )
         .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = |p: &str| {
+                std::fs::metadata(dir.join("x").join(p))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+            };
+            assert_eq!(
+                mode("run.sh") & 0o111,
+                0o111,
+                "executable as the source says"
+            );
+            assert_eq!(mode("a/b.md") & 0o111, 0, "the others are not");
+        }
         place(
             &scope,
             std::slice::from_ref(&dir),

@@ -99,6 +99,9 @@ pub struct LockedFile {
     pub path: String,
     pub digest: String,
     pub size: u64,
+    /// Written with mode 0755: the source said so (skillreg's `dev.skillreg/executables`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub executable: bool,
 }
 
 impl LockedSkill {
@@ -278,9 +281,14 @@ impl Lock {
             files.sort_by(|a, b| a.path.cmp(&b.path));
             let _ = writeln!(out, "files = [");
             for f in files {
+                let executable = if f.executable {
+                    ", executable = true"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     out,
-                    "    {{ path = {}, digest = {}, size = {} }},",
+                    "    {{ path = {}, digest = {}, size = {}{executable} }},",
                     q(&f.path),
                     q(&f.digest),
                     f.size
@@ -325,6 +333,7 @@ mod tests {
             path: path.into(),
             digest: Digest::of(bytes).to_string(),
             size: bytes.len() as u64,
+            executable: path.ends_with(".sh"),
         }
     }
 

@@ -64,6 +64,8 @@ const YANKED_META: &str = "dev.skillreg/yanked";
 const DEPRECATED_META: &str = "dev.skillreg/deprecated";
 const SCAN_META: &str = "dev.skillreg/scan";
 const SIGNATURES_META: &str = "dev.skillreg/signatures";
+/// The files skillreg says are executable, by path in the skill's directory.
+const EXECUTABLES_META: &str = "dev.skillreg/executables";
 /// The most a pack's description may hold.
 const MAX_PACK_BYTES: u64 = 1 << 20;
 /// The most a signature bundle or the list of signing keys may hold.
@@ -573,6 +575,7 @@ fn check_entry(skill: Skill) -> Result<Entry> {
                 path,
                 digest: r.digest,
                 size: r.size,
+                executable: false,
             },
         });
     }
@@ -586,6 +589,14 @@ fn check_entry(skill: Skill) -> Result<Entry> {
     }
     files.sort_by(|a, b| a.locked.path.cmp(&b.locked.path));
     let meta = skill.meta.map(|m| m.0).unwrap_or_default();
+    // A path that names no file of the entry is ignored: only listed files are written.
+    if let Some(Value::Array(executables)) = meta.get(EXECUTABLES_META) {
+        for f in &mut files {
+            f.locked.executable = executables
+                .iter()
+                .any(|e| e.as_str() == Some(f.locked.path.as_str()));
+        }
+    }
     let version = meta
         .get(VERSION_META)
         .and_then(Value::as_str)

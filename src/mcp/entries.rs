@@ -83,7 +83,8 @@ fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
     .with_meta(MetaObject(meta))
 }
 
-/// The version's own `_meta`, which never changes: its version, where it was read from, and
+/// The version's own `_meta`, which never changes: its version, where it was read from, which
+/// of its files are executable (`dev.skillreg/executables`: paths in the skill's directory),
 /// who published it from CI (`dev.skillreg/publisher`, trusted publishing), and who signed it
 /// (`dev.skillreg/signatures`: `[{by, keyId, identity?, verified, uri}]`; each bundle is read at
 /// its `uri` with `resources/read`, never as a file of the skill).
@@ -95,6 +96,25 @@ fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     );
     if let Some(provenance) = entry.provenance() {
         meta.insert(format!("{META_PREFIX}source"), source_meta(provenance));
+    }
+    // Which files are executable (mode 0755), relative to the skill's directory as its
+    // resources' URIs are: installers set the bit (SEP-2640 carries no mode).
+    let prefix = if entry.subpath.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", entry.subpath)
+    };
+    let executables: Vec<&str> = entry
+        .files()
+        .iter()
+        .filter(|f| f.mode & 0o111 != 0)
+        .map(|f| f.path.strip_prefix(&prefix).unwrap_or(&f.path))
+        .collect();
+    if !executables.is_empty() {
+        meta.insert(
+            format!("{META_PREFIX}executables"),
+            serde_json::json!(executables),
+        );
     }
     if let Some(publisher) = entry.publisher() {
         meta.insert(
@@ -503,6 +523,8 @@ mod tests {
             r#""server":"stdio""#,
             r#""server":"https://mirror.example/mcp""#,
             "dev.skillreg/version",
+            r#""dev.skillreg/executables":["scripts/run.sh","tools/lint/fix.sh"]"#,
+            r#""dev.skillreg/executables":["fix.sh"]"#,
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }

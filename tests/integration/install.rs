@@ -1491,3 +1491,76 @@ async fn check_never_reads_through_a_link_planted_in_an_installed_folder() {
     let out = sr(p, &["check", "--offline"]).await;
     assert!(out.stderr.starts_with("error[unsafe_folder]: "), "{out:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn executable_files_arrive_executable_and_the_lock_says_so() {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let server = admin_server().await;
+    let api = Api::new(&server);
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for (path, mode, body) in [
+        ("SKILL.md", 0o644, md("tool", "Run scripts/run.sh.")),
+        ("scripts/run.sh", 0o755, "#!/bin/sh\necho ok\n".to_owned()),
+        ("notes.md", 0o644, "plain\n".to_owned()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(mode);
+        h.set_path(path).unwrap();
+        h.set_cksum();
+        builder.append(&h, body.as_bytes()).unwrap();
+    }
+    let archive = builder.into_inner().unwrap().finish().unwrap();
+    let (status, body) = api
+        .publish(Some(ADMIN), "acme", "tool", "1.0.0", archive)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    // Hosts see which files are executable in `_meta`.
+    let got = crate::common::Modern::new(&server.url)
+        .call("skills/get", json!({"uri": "skill://acme/tool/SKILL.md"}))
+        .await;
+    assert_eq!(
+        got["result"]["skill"]["_meta"]["dev.skillreg/executables"],
+        json!(["scripts/run.sh"]),
+        "{got}"
+    );
+
+    let project = TempDir::new().unwrap();
+    let p = project.path();
+    let source = format!("{}/mcp", server.base());
+    let out = sr(p, &["add", "acme/tool", "--from", &source]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let lock = lock_of(p);
+    assert!(
+        lock.contains("path = \"scripts/run.sh\", digest = ")
+            && lock.contains("size = 18, executable = true },"),
+        "{lock}"
+    );
+    assert!(
+        lock.contains("size = 6 },"),
+        "only the executable says so: {lock}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |rel: &str| {
+            std::fs::metadata(p.join(".agents/skills/tool").join(rel))
+                .unwrap()
+                .permissions()
+                .mode()
+        };
+        assert_eq!(mode("scripts/run.sh") & 0o111, 0o111);
+        assert_eq!(mode("notes.md") & 0o111, 0);
+        // `install --frozen` elsewhere restores the bit from the lock's source.
+        let copy = TempDir::new().unwrap();
+        std::fs::copy(p.join("skills.lock"), copy.path().join("skills.lock")).unwrap();
+        let out = sr(copy.path(), &["install", "--frozen"]).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        let copied = std::fs::metadata(copy.path().join(".agents/skills/tool/scripts/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(copied & 0o111, 0o111);
+    }
+}

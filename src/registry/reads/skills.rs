@@ -117,6 +117,10 @@ impl SkillEntry {
             size,
             mode: 0o644,
         };
+        let exe = |path: &str, size: u64| FileRecord {
+            mode: 0o755,
+            ..file(path, size)
+        };
         let record = |subpath: &str, name: &str, extra: Value| {
             let description = format!("The {name} skill, for the canonical entries.");
             let mut frontmatter = Map::new();
@@ -165,8 +169,9 @@ impl SkillEntry {
             1,
             vec![
                 file("SKILL.md", 120),
-                file("scripts/run.sh", 64),
+                exe("scripts/run.sh", 64),
                 file("tools/lint/SKILL.md", 80),
+                exe("tools/lint/fix.sh", 12),
                 file("tools/lint/rules.json", 2),
             ],
             vec![
