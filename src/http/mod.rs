@@ -13,6 +13,7 @@ mod card;
 mod clawhub;
 mod direct;
 mod discovery;
+mod events;
 mod extract;
 mod guard;
 pub mod rest;
@@ -131,6 +132,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(clawhub::routes(state.clone()))
         .merge(signing::routes(state.clone()))
         .merge(trustpub::routes(state.clone()))
+        .merge(events::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn_with_state(

@@ -640,12 +640,15 @@ async fn audit(
           super::signing::require_signature, super::signing::signature_optional,
           super::trustpub::list_publishers, super::trustpub::add_publisher,
           super::trustpub::remove_publisher, super::trustpub::trusted_only_on,
-          super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke),
+          super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke,
+          super::events::list_events, super::events::list_webhooks, super::events::add_webhook,
+          super::events::remove_webhook),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),
          (name = "tokens", description = "Tokens and audit (admin)"),
-         (name = "trusted publishing", description = "Publishing from CI with its OIDC token"))
+         (name = "trusted publishing", description = "Publishing from CI with its OIDC token"),
+         (name = "events", description = "The events feed and webhooks"))
 )]
 pub struct ApiDoc;
 
