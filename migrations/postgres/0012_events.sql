@@ -42,6 +42,7 @@ CREATE TABLE webhook_queue (
     attempts       BIGINT NOT NULL DEFAULT 0,
     due_at         BIGINT NOT NULL,
     claimed_until  BIGINT NOT NULL DEFAULT 0,
+    claim          TEXT COLLATE "C",
     PRIMARY KEY (hook_id, event_id)
 );
 CREATE INDEX webhook_queue_due ON webhook_queue (due_at);

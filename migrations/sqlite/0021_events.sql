@@ -46,14 +46,15 @@ CREATE TABLE webhooks (
 );
 CREATE INDEX webhooks_namespace ON webhooks (namespace);
 
--- Deliveries not done yet: due at `due_at` (Unix seconds), claimed by one worker until
--- `claimed_until`.
+-- Deliveries not done yet: due at `due_at` (Unix seconds), claimed by one worker (its round's
+-- random `claim`) until `claimed_until`.
 CREATE TABLE webhook_queue (
     hook_id        TEXT NOT NULL,
     event_id       INTEGER NOT NULL,
     attempts       INTEGER NOT NULL DEFAULT 0,
     due_at         INTEGER NOT NULL,
     claimed_until  INTEGER NOT NULL DEFAULT 0,
+    claim          TEXT,
     PRIMARY KEY (hook_id, event_id)
 ) WITHOUT ROWID;
 CREATE INDEX webhook_queue_due ON webhook_queue (due_at);

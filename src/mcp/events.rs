@@ -5,12 +5,14 @@
 //! caller may see them.
 //!
 //! Poll is the one delivery mode offered. `events/stream` is not: it is a request held open
-//! while the server writes `notifications/events/*` frames tied to it, and rmcp 3.11 routes a
-//! custom request to [`on_custom_request`](rmcp::ServerHandler::on_custom_request) for one
-//! result only, with no way to write notifications on that request's own response stream over
-//! streamable HTTP; and every request here ends at `request_timeout_secs`. Webhook delivery
-//! (`events/subscribe`) is not offered either: webhooks are registered over REST by a token with
-//! the `webhook` action (`/v1/namespaces/{ns}/webhooks`).
+//! while the server writes `notifications/events/*` frames on that request's own response
+//! stream. rmcp 3.11's streamable HTTP session manager routes a notification onto a request's
+//! stream only when it is a progress or cancellation notification of that request
+//! (`LocalSessionManager`'s `resolve_outbound_channel`); any other notification a handler sends
+//! goes to the session's standalone GET stream, and a 2026-07-28 stateless request has no
+//! stream to send it on at all. Every request here also ends at `request_timeout_secs`. Webhook
+//! delivery (`events/subscribe`) is not offered either: webhooks are registered over REST by a
+//! token with the `webhook` action (`/v1/namespaces/{ns}/webhooks`).
 
 use serde::Deserialize;
 use serde_json::{Value, json};

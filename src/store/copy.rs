@@ -462,6 +462,7 @@ tables! {
         attempts: i64,
         due_at: i64,
         claimed_until: i64,
+        claim: Option<String>,
     }
 
     #[derive(Debug)]

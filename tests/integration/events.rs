@@ -492,7 +492,7 @@ async fn mcp_events_list_and_poll() {
 /// connections, 5 accepting and never answering) against none: what BENCHMARKS.md reports.
 /// A measurement, not a check: `cargo test --test integration events::publish_latency -- \
 /// --ignored --nocapture` prints the medians.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 #[ignore = "a measurement: run it by name"]
 async fn publish_latency_with_100_webhooks_10_dead() {
     use std::time::Instant;
@@ -515,8 +515,10 @@ async fn publish_latency_with_100_webhooks_10_dead() {
     let refused_port = refused.local_addr().unwrap().port();
     drop(refused);
 
-    const ROUNDS: usize = 60;
-    let mut report = Vec::new();
+    // Two servers side by side, one without webhooks and one with 100, published to in turns
+    // (the order alternating): the machine's noise falls on both alike.
+    const ROUNDS: usize = 100;
+    let mut servers = Vec::new();
     for hooks in [0, 100] {
         let server = TestServer::builder()
             .config(config(true, 1000))
@@ -539,8 +541,13 @@ async fn publish_latency_with_100_webhooks_10_dead() {
             .await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
-        let mut times = Vec::with_capacity(ROUNDS);
-        for round in 0..ROUNDS {
+        servers.push((hooks, server, api, Vec::with_capacity(ROUNDS)));
+    }
+    for round in 0..ROUNDS {
+        if round % 2 == 1 {
+            servers.reverse();
+        }
+        for (_, _, api, times) in &mut servers {
             let md = format!("---\nname: s{round}\ndescription: Timed.\n---\n# s{round}\n");
             let archive = tar_gz(&[("SKILL.md", tar::EntryType::Regular, md.as_bytes())]);
             let started = Instant::now();
@@ -550,6 +557,12 @@ async fn publish_latency_with_100_webhooks_10_dead() {
             times.push(started.elapsed());
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
+        if round % 2 == 1 {
+            servers.reverse();
+        }
+    }
+    let mut report = Vec::new();
+    for (hooks, _server, api, times) in &mut servers {
         times.sort_unstable();
         let (median, p90) = (times[ROUNDS / 2], times[ROUNDS * 9 / 10]);
         // How many hooks the worker reached while the publishes ran.

@@ -341,9 +341,34 @@ impl Events for Engine {
         if due.is_none() {
             return Ok(Vec::new());
         }
-        // Claimed under the writer lock: another worker (another replica) waits for it, then
-        // sees these claimed.
+        // Claimed in one statement under the writer lock (another worker, of any replica, waits
+        // for it and then sees them claimed), marked with this round's random claim.
+        let mut claim = [0u8; 16];
+        getrandom::fill(&mut claim)
+            .map_err(|e| StoreError::Corrupt(format!("no randomness for a claim: {e}")))?;
+        let claim: String = claim.iter().map(|b| format!("{b:02x}")).collect();
+        let lease = i64::try_from(lease_secs).unwrap_or(i64::MAX / 2);
         let mut tx = write::begin(self.write()).await?;
+        sqlx::query(concat!(
+            "UPDATE webhook_queue SET claim = $3, claimed_until = ",
+            epoch!(),
+            " + $2 WHERE (hook_id, event_id) IN (
+                SELECT q.hook_id, q.event_id FROM webhook_queue q
+                JOIN webhooks h ON h.id = q.hook_id
+                WHERE q.due_at <= ",
+            epoch!(),
+            " AND q.claimed_until <= ",
+            epoch!(),
+            " AND h.paused_at IS NULL ORDER BY q.due_at, q.event_id ",
+            limit!("$1"),
+            ")"
+        ))
+        .bind(i64::from(limit))
+        .bind(lease)
+        .bind(&claim)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
         #[derive(sqlx::FromRow)]
         struct Claimed {
             hook_id: String,
@@ -358,30 +383,11 @@ impl Events for Engine {
             event_columns!(),
             " FROM webhook_queue q JOIN webhooks h ON h.id = q.hook_id
              JOIN events e ON e.id = q.event_id
-             WHERE q.due_at <= ",
-            epoch!(),
-            " AND q.claimed_until <= ",
-            epoch!(),
-            " AND h.paused_at IS NULL ORDER BY q.due_at, q.event_id ",
-            limit!("$1")
+             WHERE q.claim = $1 ORDER BY q.event_id, q.hook_id"
         ))
-        .bind(i64::from(limit))
-        .fetch_all(&mut *tx)
+        .bind(&claim)
+        .fetch_all(self.read())
         .await?;
-        let lease = i64::try_from(lease_secs).unwrap_or(i64::MAX / 2);
-        for row in &rows {
-            sqlx::query(concat!(
-                "UPDATE webhook_queue SET claimed_until = ",
-                epoch!(),
-                " + $3 WHERE hook_id = $1 AND event_id = $2"
-            ))
-            .bind(&row.hook_id)
-            .bind(row.event.id)
-            .bind(lease)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
         rows.into_iter()
             .map(|r| {
                 Ok(Delivery {
@@ -400,10 +406,87 @@ impl Events for Engine {
             return Ok(Vec::new());
         }
         let mut tx = write::begin(self.write()).await?;
+        // Every attempt recorded; the delivered ones leave the queue; in a few statements.
+        for chunk in pow2_chunks(attempts) {
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO webhook_deliveries (hook_id, event_id, attempt, status, error) ",
+            );
+            insert.push_values(chunk, |mut row, a| {
+                row.push_bind(a.hook_id)
+                    .push_bind(a.event_id)
+                    .push_bind(a.attempt)
+                    .push_bind(a.status.map(i64::from))
+                    .push_bind(a.error);
+            });
+            insert.build().execute(&mut *tx).await?;
+        }
+        let delivered: Vec<&Attempt<'_>> = attempts.iter().filter(|a| a.succeeded()).collect();
+        for chunk in pow2_chunks(&delivered) {
+            let mut delete =
+                sqlx::QueryBuilder::new("DELETE FROM webhook_queue WHERE (hook_id, event_id) IN (");
+            let mut pairs = delete.separated(", ");
+            for a in chunk {
+                pairs.push("(");
+                pairs.push_bind_unseparated(a.hook_id);
+                pairs.push_unseparated(", ");
+                pairs.push_bind_unseparated(a.event_id);
+                pairs.push_unseparated(")");
+            }
+            delete.push(")");
+            delete.build().execute(&mut *tx).await?;
+        }
+        // Each hook's state once: reset by its last success, or its failures counted.
+        let mut hooks: Vec<&str> = attempts.iter().map(|a| a.hook_id).collect();
+        hooks.sort_unstable();
+        hooks.dedup();
         let mut paused = Vec::new();
-        for attempt in attempts {
-            if finish(&mut tx, attempt).await? {
-                paused.push(attempt.hook_id.to_owned());
+        for hook in hooks {
+            let mine: Vec<&Attempt<'_>> = attempts.iter().filter(|a| a.hook_id == hook).collect();
+            let last = mine[mine.len() - 1];
+            for failed in mine.iter().filter(|a| !a.succeeded()) {
+                requeue(&mut tx, failed).await?;
+            }
+            if mine.iter().all(|a| a.succeeded()) {
+                sqlx::query(concat!(
+                    "UPDATE webhooks SET failures = 0, last_status = $2, last_attempt_at = ",
+                    now!(),
+                    " WHERE id = $1"
+                ))
+                .bind(hook)
+                .bind(last.status.map(i64::from))
+                .execute(&mut *tx)
+                .await?;
+                continue;
+            }
+            // A success among them resets the count first; the failures after it count.
+            let (reset, counted) = match mine.iter().rposition(|a| a.succeeded()) {
+                Some(i) => (true, (mine.len() - i - 1) as i64),
+                None => (false, mine.len() as i64),
+            };
+            let failures_now: Option<i64> = sqlx::query_scalar(concat!(
+                "UPDATE webhooks SET
+                    failures = CASE WHEN $4 THEN 0 ELSE failures END + $5,
+                    last_status = $2, last_attempt_at = ",
+                now!(),
+                ", paused_at = CASE WHEN paused_at IS NULL
+                     AND CASE WHEN $4 THEN 0 ELSE failures END + $5 >= $3 THEN ",
+                now!(),
+                " ELSE paused_at END
+                 WHERE id = $1 RETURNING failures"
+            ))
+            .bind(hook)
+            .bind(last.status.map(i64::from))
+            .bind(i64::from(last.pause_after))
+            .bind(reset)
+            .bind(counted)
+            .fetch_optional(&mut *tx)
+            .await?;
+            // Paused by these attempts: the count crossed the limit with them.
+            let limit = i64::from(last.pause_after);
+            let paused_now =
+                failures_now.is_some_and(|now| now >= limit && (reset || now - counted < limit));
+            if paused_now {
+                paused.push(hook.to_owned());
             }
         }
         tx.commit().await?;
@@ -411,41 +494,12 @@ impl Events for Engine {
     }
 }
 
-/// Record one attempt inside `tx`; whether it paused its hook.
-async fn finish(tx: &mut Conn, attempt: &Attempt<'_>) -> Result<bool> {
-    sqlx::query(
-        "INSERT INTO webhook_deliveries (hook_id, event_id, attempt, status, error)
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(attempt.hook_id)
-    .bind(attempt.event_id)
-    .bind(attempt.attempt)
-    .bind(attempt.status.map(i64::from))
-    .bind(attempt.error)
-    .execute(&mut *tx)
-    .await?;
-    let status = attempt.status.map(i64::from);
-    if attempt.succeeded() {
-        sqlx::query("DELETE FROM webhook_queue WHERE hook_id = $1 AND event_id = $2")
-            .bind(attempt.hook_id)
-            .bind(attempt.event_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(concat!(
-            "UPDATE webhooks SET failures = 0, last_status = $2, last_attempt_at = ",
-            now!(),
-            " WHERE id = $1"
-        ))
-        .bind(attempt.hook_id)
-        .bind(status)
-        .execute(&mut *tx)
-        .await?;
-        return Ok(false);
-    }
+/// A failed attempt's delivery, inside `tx`: due again after its delay, or given up.
+async fn requeue(tx: &mut Conn, attempt: &Attempt<'_>) -> Result<()> {
     match attempt.retry_in {
         Some(secs) => {
             sqlx::query(concat!(
-                "UPDATE webhook_queue SET attempts = $3, claimed_until = 0, due_at = ",
+                "UPDATE webhook_queue SET attempts = $3, claimed_until = 0, claim = NULL, due_at = ",
                 epoch!(),
                 " + $4 WHERE hook_id = $1 AND event_id = $2"
             ))
@@ -464,20 +518,7 @@ async fn finish(tx: &mut Conn, attempt: &Attempt<'_>) -> Result<bool> {
                 .await?;
         }
     }
-    // Paused by this attempt: the first failure to reach the limit (the hook may be gone).
-    let paused: Option<bool> = sqlx::query_scalar(concat!(
-        "UPDATE webhooks SET failures = failures + 1, last_status = $2, last_attempt_at = ",
-        now!(),
-        ", paused_at = CASE WHEN paused_at IS NULL AND failures + 1 >= $3 THEN ",
-        now!(),
-        " ELSE paused_at END WHERE id = $1 RETURNING failures = $3"
-    ))
-    .bind(attempt.hook_id)
-    .bind(status)
-    .bind(i64::from(attempt.pause_after))
-    .fetch_optional(&mut *tx)
-    .await?;
-    Ok(paused == Some(true))
+    Ok(())
 }
 
 fn corrupt(what: &str) -> StoreError {
