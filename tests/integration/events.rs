@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use skillreg::config::{Config, Secret};
 use tokio::sync::mpsc;
 
-use crate::common::{Modern, TestServer, tar_gz, tools};
+use crate::common::{Modern, TestServer, run_cli_async, tar_gz, tools};
 use crate::rest::{ADMIN, Api};
 
 fn config(allow_loopback: bool, pause_after: u32) -> Config {
@@ -587,4 +587,46 @@ async fn publish_latency_with_100_webhooks_10_dead() {
         ));
     }
     println!("{}", report.join("\n"));
+}
+
+/// `skillreg webhook add|list|remove` against a running registry: `add` prints the secret once,
+/// `list --json` is the REST shape, a refused URL exits non-zero with its code, `remove` removes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhook_command_adds_lists_and_removes() {
+    let server = TestServer::builder().config(config(true, 10)).start().await;
+    let base = server.base();
+    let env = [
+        ("SKILLREG_REGISTRY", base.as_str()),
+        ("SKILLREG_TOKEN", ADMIN),
+    ];
+    let out = run_cli_async(
+        &[
+            "webhook",
+            "add",
+            "acme",
+            "http://127.0.0.1:9/skillreg",
+            "--type",
+            "published",
+        ],
+        &env,
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("added wh_"), "{out:?}");
+    assert!(out.stdout.contains("whsec_"), "{out:?}");
+    let out = run_cli_async(&["webhook", "list", "acme", "--json"], &env).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let listed: Value = serde_json::from_str(&out.stdout).unwrap();
+    let hook = &listed["webhooks"][0];
+    assert_eq!(hook["types"], json!(["published"]), "{listed}");
+    assert_eq!(hook["state"], "active");
+    assert!(hook.get("secret").is_none(), "{listed}");
+    let id = hook["id"].as_str().unwrap().to_owned();
+    let out = run_cli_async(&["webhook", "add", "acme", "http://127.0.0.2/x"], &env).await;
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("webhook_url_refused"), "{out:?}");
+    let out = run_cli_async(&["webhook", "remove", "acme", &id], &env).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = run_cli_async(&["webhook", "list", "acme"], &env).await;
+    assert_eq!(out.stdout.trim(), "acme has no webhook", "{out:?}");
 }
