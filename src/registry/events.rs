@@ -13,9 +13,11 @@
 //! for a lease), and POSTs them signed as Standard Webhooks says (`webhook-id`,
 //! `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`), each
 //! from its own task with a timeout (at most [`SENDERS`] at once: a silent receiver holds one
-//! sender, never the others), the attempts recorded in batches. A failed attempt is retried with exponential backoff (`core::event::retry_delay_secs`,
-//! given up after [`MAX_ATTEMPTS`]); `webhook_pause_after` consecutive failures pause the hook.
-//! A publish only writes its event row: it never waits for a delivery.
+//! sender, never the others), the attempts recorded in batches. Deliveries are concurrent, so a
+//! receiver may get them out of order (the event id orders them). A failed attempt is retried
+//! with exponential backoff (`core::event::retry_delay_secs`), given up after [`MAX_ATTEMPTS`];
+//! `webhook_pause_after` consecutive failures pause the hook (removing and registering it again
+//! is the way back). A publish only writes its event row: it never waits for a delivery.
 //!
 //! Egress: a webhook's host must not be, or resolve to, a loopback, private or link-local
 //! address (`core::event::is_internal`) unless the operator allows it (`webhook_allow_hosts`),

@@ -9,9 +9,10 @@
 //!
 //! Webhook deliveries go through a queue: [`Events::queue_deliveries`] fans new events out to the
 //! hooks whose namespace and filter they match, [`Events::claim_deliveries`] hands due ones to one
-//! worker (under the writer lock, each claimed until a lease ends: on PostgreSQL one replica
-//! delivers each), and [`Events::finish_delivery`] records each attempt, retries with backoff or
-//! pauses the hook after repeated failure.
+//! worker (one statement under the writer lock marks them with the round's random claim until a
+//! lease ends: on PostgreSQL one replica delivers each), and [`Events::finish_deliveries`]
+//! records a round's attempts in one transaction, retries with backoff or pauses a hook after
+//! repeated failure.
 
 use super::dialect::{
     Conn, Engine, epoch, in_list, is_set, is_unset, limit, now, text, visibility_args, visible,
