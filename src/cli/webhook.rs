@@ -1,4 +1,4 @@
-//! `skillreg webhook add|list|remove`: a namespace's webhooks on a running registry (a token
+//! `skillreg webhook add|list|remove|resume`: a namespace's webhooks on a running registry (a token
 //! with the `webhook` action there, or the admin token). `add` prints the signing secret, which
 //! the registry shows this once; `--json` prints the registry's answer (`http::api`'s
 //! `WebhookView`, `WebhookList`, `StatusView`).
@@ -44,6 +44,15 @@ pub enum WebhookCommand {
         #[command(flatten)]
         remote: Remote,
     },
+    /// Make a webhook paused by repeated failure active again: its queued deliveries are tried
+    /// again (the events of its pause are not delivered).
+    #[command(after_help = "Example:\n  skillreg webhook resume acme wh_0123456789abcdef")]
+    Resume {
+        namespace: String,
+        id: String,
+        #[command(flatten)]
+        remote: Remote,
+    },
 }
 
 pub async fn run(command: WebhookCommand) -> ExitCode {
@@ -60,6 +69,11 @@ pub async fn run(command: WebhookCommand) -> ExitCode {
             id,
             remote,
         } => remove(&remote, &namespace, &id).await,
+        WebhookCommand::Resume {
+            namespace,
+            id,
+            remote,
+        } => resume(&remote, &namespace, &id).await,
     })
 }
 
@@ -134,5 +148,16 @@ async fn remove(remote: &Remote, namespace: &str, id: &str) -> Result<(), Failur
     ));
     let _: StatusView = remote.send(reqwest::Client::new().delete(url)).await?;
     remote.say(|| format!("removed {id}"));
+    Ok(())
+}
+
+async fn resume(remote: &Remote, namespace: &str, id: &str) -> Result<(), Failure> {
+    let url = remote.url(&format!(
+        "{}/{}/resume",
+        webhooks_path(namespace)?,
+        percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC)
+    ));
+    let _: StatusView = remote.send(reqwest::Client::new().post(url)).await?;
+    remote.say(|| format!("resumed {id}"));
     Ok(())
 }

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
+use axum::routing::{delete, get, post};
 
 use super::api::*;
 use super::app::{ApiError, AppState};
@@ -122,6 +122,24 @@ pub(super) async fn remove_webhook(
     Ok(axum::Json(StatusView { ok: true }))
 }
 
+/// Make a paused webhook active again (the `webhook` action in its namespace): its queued
+/// deliveries are tried again; the events of its pause are not delivered. Audited.
+#[utoipa::path(post, path = "/v1/namespaces/{namespace}/webhooks/{id}/resume", tag = "events",
+    params(("namespace" = String, Path), ("id" = String, Path)),
+    responses((status = 200, body = StatusView), (status = 404, body = ErrorBody)), security(("bearer" = [])))]
+pub(super) async fn resume_webhook(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path((namespace, id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<StatusView>> {
+    let namespace = parse_namespace(&namespace)?;
+    s.registry
+        .events()
+        .resume_webhook(&caller, &namespace, &id)
+        .await?;
+    Ok(axum::Json(StatusView { ok: true }))
+}
+
 /// The events and webhook routes.
 pub fn routes(state: AppState) -> Router {
     Router::new()
@@ -133,6 +151,10 @@ pub fn routes(state: AppState) -> Router {
         .route(
             "/v1/namespaces/{namespace}/webhooks/{id}",
             delete(remove_webhook),
+        )
+        .route(
+            "/v1/namespaces/{namespace}/webhooks/{id}/resume",
+            post(resume_webhook),
         )
         .with_state(state)
 }

@@ -642,7 +642,7 @@ async fn audit(
           super::trustpub::remove_publisher, super::trustpub::trusted_only_on,
           super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke,
           super::events::list_events, super::events::list_webhooks, super::events::add_webhook,
-          super::events::remove_webhook),
+          super::events::remove_webhook, super::events::resume_webhook),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),

@@ -16,8 +16,8 @@
 //! sender, never the others), the attempts recorded in batches. Deliveries are concurrent, so a
 //! receiver may get them out of order (the event id orders them). A failed attempt is retried
 //! with exponential backoff (`core::event::retry_delay_secs`), given up after [`MAX_ATTEMPTS`];
-//! `webhook_pause_after` consecutive failures pause the hook (removing and registering it again
-//! is the way back). A publish only writes its event row: it never waits for a delivery.
+//! `webhook_pause_after` consecutive failures pause the hook until it is resumed (the events of
+//! its pause are not delivered: the feed keeps them). A publish only writes its event row: it never waits for a delivery.
 //!
 //! Egress: a webhook's host must not be, or resolve to, a loopback, private or link-local
 //! address (`core::event::is_internal`) unless the operator allows it (`webhook_allow_hosts`),
@@ -262,6 +262,26 @@ impl Events {
         if self
             .store
             .remove_webhook(namespace, id, &caller.actor())
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(WebhookError::NotFound(id.chars().take(64).collect()).into())
+        }
+    }
+
+    /// Make a paused webhook of `namespace` active again (the `webhook` action there): its
+    /// queued deliveries are tried again; the events of its pause are not delivered.
+    pub async fn resume_webhook(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        id: &str,
+    ) -> Result<()> {
+        caller.require(Action::Webhook, namespace)?;
+        if self
+            .store
+            .resume_webhook(namespace, id, &caller.actor())
             .await?
         {
             Ok(())

@@ -490,6 +490,10 @@ pub trait Events: Send + Sync + 'static {
     /// Forget a webhook of `namespace` and its queued deliveries, audited. `false` when unknown.
     async fn remove_webhook(&self, namespace: &Namespace, id: &str, actor: &str) -> Result<bool>;
 
+    /// Make a paused webhook of `namespace` active again with no failures counted, audited
+    /// (the events of its pause are not delivered). `false` when unknown.
+    async fn resume_webhook(&self, namespace: &Namespace, id: &str, actor: &str) -> Result<bool>;
+
     /// Queue a delivery of each event not yet queued to every active webhook of its namespace
     /// whose filter it matches; returns how many.
     async fn queue_deliveries(&self) -> Result<u64>;

@@ -230,7 +230,7 @@ async fn a_standard_webhooks_receiver_verifies_deliveries_and_rejects_a_replay()
 }
 
 /// A receiver that never answers fails every attempt; after `webhook_pause_after` of them the
-/// hook is paused, which its listing shows. Publishing meanwhile is answered as usual.
+/// hook is paused, which its listing shows, until it is resumed.
 #[tokio::test]
 async fn a_dead_receiver_pauses_its_hook() {
     let server = TestServer::builder().config(config(true, 2)).start().await;
@@ -255,6 +255,36 @@ async fn a_dead_receiver_pauses_its_hook() {
     assert_eq!(listed["failures"], 2, "{listed}");
     assert!(listed.get("last_status").is_none(), "{listed}");
     assert!(listed["paused_at"].is_string(), "{listed}");
+    // Resumed: active again, no failure counted, until its queued retries fail again.
+    let id = listed["id"].as_str().unwrap();
+    let (status, body) = api
+        .send(
+            Method::POST,
+            &format!("/v1/namespaces/acme/webhooks/{id}/resume"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, list) = api
+        .send(
+            Method::GET,
+            "/v1/namespaces/acme/webhooks",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(list["webhooks"][0]["state"], "active", "{list}");
+    assert_eq!(list["webhooks"][0]["failures"], 0, "{list}");
+    let (status, _) = api
+        .send(
+            Method::POST,
+            "/v1/namespaces/acme/webhooks/wh_0000/resume",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 /// By default a webhook to a loopback, private or link-local address is refused, by address or

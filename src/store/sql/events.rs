@@ -294,6 +294,25 @@ impl Events for Engine {
         Ok(true)
     }
 
+    async fn resume_webhook(&self, namespace: &Namespace, id: &str, actor: &str) -> Result<bool> {
+        let mut tx = write::begin(self.write()).await?;
+        let resumed = sqlx::query(
+            "UPDATE webhooks SET paused_at = NULL, failures = 0 WHERE namespace = $1 AND id = $2",
+        )
+        .bind(namespace.as_str())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if resumed == 0 {
+            return Ok(false);
+        }
+        let details = serde_json::json!({ "namespace": namespace.as_str(), "webhook": id });
+        write::audit(&mut tx, actor, "webhook_resume", Target::None, &details).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     async fn queue_deliveries(&self) -> Result<u64> {
         // Most calls find nothing new: answered without the writer lock.
         let behind: Option<i64> = sqlx::query_scalar(
