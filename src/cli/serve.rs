@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::core::Code;
 use crate::http;
 use crate::mcp::{McpOptions, SkillServer};
-use crate::registry::{Registry, TrustSettings};
+use crate::registry::{EventSettings, Registry, TrustSettings};
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -81,6 +81,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .index_snapshot(config.index_snapshot.as_deref())
         .usage_counting(config.usage_flush())
         .search_popularity(config.search_popularity)
+        .events(EventSettings {
+            retention_days: config.event_retention_days,
+            pause_after: config.webhook_pause_after,
+            allow_hosts: config.webhook_allow_hosts.clone(),
+        })
         .open()
         .await?;
     // The signing key is read (or made) now, so that a bad key file stops the start.

@@ -27,10 +27,13 @@ pub enum Action {
     Approve,
     /// Publish packs (`core::pack`): sets of exact versions installed as one.
     Pack,
+    /// Register, list and remove a namespace's webhooks (which receive its events, pending
+    /// versions' included: the action lets its token see the namespace).
+    Webhook,
 }
 
 impl Action {
-    pub const ALL: [Action; 7] = [
+    pub const ALL: [Action; 8] = [
         Self::Publish,
         Self::Yank,
         Self::Deprecate,
@@ -38,6 +41,7 @@ impl Action {
         Self::Revoke,
         Self::Approve,
         Self::Pack,
+        Self::Webhook,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Action {
             Self::Revoke => "revoke",
             Self::Approve => "approve",
             Self::Pack => "pack",
+            Self::Webhook => "webhook",
         }
     }
 
@@ -213,16 +218,21 @@ impl Principal {
     }
 
     /// The namespaces this caller sees. Reading a namespace needs the `read` action on it, or
-    /// publish or approve rights there; public namespaces are open to everyone unless
+    /// publish, approve or webhook rights there; public namespaces are open to everyone unless
     /// `reads_need_token`, which makes every namespace private.
     pub fn visibility(&self, reads_need_token: bool) -> Visibility {
         let readable = match self {
             Self::Admin => return Visibility::All,
             Self::Anonymous => Scope::Namespaces(Vec::new()),
             Self::Token { scope, actions, .. } => {
-                if [Action::Read, Action::Publish, Action::Approve]
-                    .iter()
-                    .any(|a| actions.contains(a))
+                if [
+                    Action::Read,
+                    Action::Publish,
+                    Action::Approve,
+                    Action::Webhook,
+                ]
+                .iter()
+                .any(|a| actions.contains(a))
                 {
                     scope.clone()
                 } else {

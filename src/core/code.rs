@@ -150,6 +150,14 @@ error_codes! {
     SignatureUntrusted = "signature_untrusted", 422, InvalidParams;
     /// The namespace requires an author's signature and the version has none.
     SignatureRequired = "signature_required", 422, InvalidParams;
+    // Webhooks (`/v1/namespaces/{ns}/webhooks`) and the events feed.
+    /// Not an http(s) URL the registry calls (malformed, credentials in it, too long).
+    InvalidWebhookUrl = "invalid_webhook_url", 422, InvalidParams;
+    /// The webhook's host is (or resolves to) an address the egress policy refuses
+    /// (loopback, private, link-local; `webhook_allow_hosts` allows some).
+    WebhookUrlRefused = "webhook_url_refused", 422, InvalidParams;
+    /// An event filter naming an event type that does not exist.
+    InvalidEventType = "invalid_event_type", 422, InvalidParams;
     // Malformed requests: 400.
     InvalidUri = "invalid_uri", 400, InvalidParams;
     InvalidCursor = "invalid_cursor", 400, InvalidParams;
@@ -167,6 +175,7 @@ error_codes! {
     TokenNotFound = "token_not_found", 404, NotFound;
     PackNotFound = "pack_not_found", 404, NotFound;
     TrustedPublisherNotFound = "trusted_publisher_not_found", 404, NotFound;
+    WebhookNotFound = "webhook_not_found", 404, NotFound;
     EndpointNotFound = "endpoint_not_found", 404, NotFound;
     /// An MCP request naming a method this server does not answer.
     MethodNotFound = "method_not_found", 404, MethodNotFound;

@@ -9,6 +9,7 @@ pub mod bundle;
 pub mod clawhub;
 pub mod code;
 pub mod digest;
+pub mod event;
 pub mod fix;
 pub mod frontmatter;
 pub mod limits;

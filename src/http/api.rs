@@ -1101,8 +1101,148 @@ impl From<crate::core::pack::PackRecord> for PackView {
     }
 }
 
+/// `GET /v1/events`'s query.
+#[derive(Debug, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// The `next` of the previous page; without it, the oldest event kept.
+    pub after: Option<String>,
+    /// Events per page: 1–500 (default 100).
+    pub limit: Option<u32>,
+    /// Only events of this type.
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub kind: Option<String>,
+    /// Only events of this namespace.
+    pub namespace: Option<String>,
+}
+
+/// One change to the catalog.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct EventView {
+    /// The event's id, stable (as a string: a cursor for `after`).
+    pub id: String,
+    /// `published`, `yanked`, `unyanked`, `deprecated`, `undeprecated`, `revoked`,
+    /// `unrevoked`, `approved`, `scan_changed` or `source_synced`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// When the change committed (RFC 3339, UTC).
+    pub at: String,
+    pub namespace: String,
+    /// The skill, for all but `source_synced`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The version, for all but deprecation and `source_synced`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// A version stored pending review (seen only by those who see pending versions).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// What changed, by type: `content_digest` (and `source`), `reason`, `message`,
+    /// `verdict_before` and `verdict`, `source` and `revision`.
+    #[schema(value_type = Object)]
+    pub payload: Value,
+}
+
+impl From<crate::core::event::EventRecord> for EventView {
+    fn from(e: crate::core::event::EventRecord) -> Self {
+        Self {
+            id: e.id.to_string(),
+            kind: e.kind.as_str().to_owned(),
+            at: e.at,
+            namespace: e.namespace,
+            name: e.name,
+            version: e.version,
+            pending: e.pending,
+            payload: e.payload,
+        }
+    }
+}
+
 /// Packs (`GET /v1/packs`, or one pack's versions).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PackList {
     pub packs: Vec<PackView>,
+}
+
+/// A page of the events feed.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct EventsPage {
+    /// Oldest first.
+    pub events: Vec<EventView>,
+    /// The cursor to pass as `after` next (also when the page is empty).
+    pub next: String,
+    /// `after` was from before the retention window (`event_retention_days`): events were
+    /// missed.
+    pub truncated: bool,
+}
+
+/// `POST /v1/namespaces/{namespace}/webhooks`'s body.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WebhookRequest {
+    /// Where deliveries are POSTed: http or https; a host that is or resolves to a loopback,
+    /// private or link-local address is refused unless the operator allows it.
+    pub url: String,
+    /// The event types delivered (none: every type).
+    #[serde(default)]
+    pub types: Vec<String>,
+}
+
+/// A webhook of a namespace, its delivery state included.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WebhookView {
+    /// `wh_…`
+    pub id: String,
+    pub namespace: String,
+    pub url: String,
+    /// The event types delivered (empty: every type).
+    pub types: Vec<String>,
+    /// `active`, or `paused` after `webhook_pause_after` consecutive failed deliveries.
+    pub state: String,
+    /// Consecutive failed deliveries.
+    pub failures: i64,
+    /// The HTTP status of the last delivery attempt (absent: none yet, or no answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_attempt_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<String>,
+    pub created_at: String,
+    pub created_by: String,
+    /// The signing secret (`whsec_…`, Standard Webhooks): shown once, when the webhook is
+    /// created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+impl WebhookView {
+    /// The view of `hook`, with its secret when it was just created.
+    pub fn of(hook: crate::core::event::WebhookRecord, with_secret: bool) -> Self {
+        Self {
+            state: if hook.paused_at.is_some() {
+                "paused"
+            } else {
+                "active"
+            }
+            .to_owned(),
+            types: hook.kinds.iter().map(|k| k.as_str().to_owned()).collect(),
+            secret: with_secret.then_some(hook.secret),
+            id: hook.id,
+            namespace: hook.namespace,
+            url: hook.url,
+            failures: hook.failures,
+            last_status: hook.last_status,
+            last_attempt_at: hook.last_attempt_at,
+            paused_at: hook.paused_at,
+            created_at: hook.created_at,
+            created_by: hook.created_by,
+        }
+    }
+}
+
+/// The webhooks of a namespace.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
 }

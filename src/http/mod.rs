@@ -13,6 +13,7 @@ mod card;
 mod clawhub;
 mod direct;
 mod discovery;
+mod events;
 mod extract;
 mod guard;
 mod packs;
@@ -135,6 +136,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         .merge(signing::routes(state.clone()))
         .merge(trustpub::routes(state.clone()))
         .merge(packs::routes(state.clone()))
+        .merge(events::routes(state.clone()))
         .merge(rest::routes(state))
         .merge(mcp_routes)
         .layer(middleware::from_fn_with_state(

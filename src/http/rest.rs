@@ -646,13 +646,16 @@ async fn audit(
           super::trustpub::remove_publisher, super::trustpub::trusted_only_on,
           super::trustpub::trusted_only_off, super::trustpub::exchange, super::trustpub::revoke,
           super::packs::publish_pack, super::packs::list_packs, super::packs::pack_versions,
-          super::packs::get_pack),
+          super::packs::get_pack,
+          super::events::list_events, super::events::list_webhooks, super::events::add_webhook,
+          super::events::remove_webhook, super::events::resume_webhook),
     modifiers(&BearerAuth),
     tags((name = "skills", description = "Reading the catalog"), (name = "publishing", description = "Publishing and lifecycle"),
          (name = "trust", description = "Content findings and revocations"),
          (name = "tokens", description = "Tokens and audit (admin)"),
          (name = "trusted publishing", description = "Publishing from CI with its OIDC token"),
-         (name = "packs", description = "Sets of exact skill versions installed as one"))
+         (name = "packs", description = "Sets of exact skill versions installed as one"),
+         (name = "events", description = "The events feed and webhooks"))
 )]
 pub struct ApiDoc;
 

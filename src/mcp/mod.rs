@@ -9,6 +9,7 @@
 pub mod compat;
 pub mod entries;
 pub mod envelope;
+pub mod events;
 pub mod params;
 pub mod search_tool;
 pub mod slots;
@@ -670,6 +671,11 @@ fn server_config(options: &McpOptions) -> ServerConfig {
     if let Some(tools) = capabilities.tools.as_mut() {
         tools.list_changed = Some(false);
     }
+    // The Events extension (SEP-3415): poll delivery of the catalog's changes.
+    capabilities
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(events::EXTENSION_ID.to_owned(), Map::new());
     let identity = identity(options.website_url.as_deref(), options.icon_url.as_deref());
     ServerConfig::new(capabilities)
         .with_server_info(identity)
@@ -1050,10 +1056,27 @@ impl ServerHandler for SkillServer {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
-        // A known method lands here only when its parameters did not decode.
         let method = request.method.as_str();
+        // The Events extension's methods (`events`).
+        if method == events::LIST {
+            return observed(events::LIST, async {
+                Ok(rmcp::model::CustomResult::new(events::list()))
+            })
+            .await;
+        }
+        if method == events::POLL {
+            return observed(events::POLL, async {
+                let (viewer, _) = self.caller(slots::of(&ctx));
+                events::poll(&self.registry, &viewer, request.params.as_ref())
+                    .await
+                    .map(rmcp::model::CustomResult::new)
+                    .map_err(|e| to_mcp(e, None))
+            })
+            .await;
+        }
+        // A known method lands here only when its parameters did not decode.
         if params::is_known(method) {
             let message = params::check(method, request.params.as_ref())
                 .err()

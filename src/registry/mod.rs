@@ -30,6 +30,7 @@
 mod access;
 pub mod cache;
 mod current;
+mod events;
 mod heavy;
 mod index;
 mod packs;
@@ -58,6 +59,7 @@ use crate::store::{Backend, Location, Store};
 
 pub use crate::core::Status;
 pub use access::{Access, NewTokenRequest};
+pub use events::{EventSettings, Events, FeedPage};
 use heavy::Heavy;
 pub use index::{Index, SearchHealth, SnapshotInfo};
 pub use packs::Packs;
@@ -142,6 +144,7 @@ struct Inner {
     packs: packs::Packs,
     sessions: Sessions,
     usage: Arc<Usage>,
+    events: Arc<Events>,
     index: Arc<Index>,
     /// Stops the background tasks ([`Registry::close`]).
     stop: CancellationToken,
@@ -167,6 +170,9 @@ pub struct RegistryBuilder {
     /// Rank search by relevance times popularity.
     popularity: bool,
     trustpub: TrustSettings,
+    events: EventSettings,
+    /// Deliver webhooks and prune old events in the background.
+    deliver: bool,
 }
 
 impl RegistryBuilder {
@@ -182,6 +188,15 @@ impl RegistryBuilder {
     /// [`usage::DEFAULT_FLUSH`].
     pub fn usage_counting(mut self, flush_every: Option<Duration>) -> Self {
         self.usage = flush_every.map(|every| every.max(Duration::from_millis(10)));
+        self
+    }
+
+    /// Keep the events feed as `settings` say, and deliver webhooks and prune old events in
+    /// the background (`serve`). Without it the feed is kept with the default settings and
+    /// nothing is delivered or pruned.
+    pub fn events(mut self, settings: EventSettings) -> Self {
+        self.events = settings;
+        self.deliver = true;
         self
     }
 
@@ -309,6 +324,8 @@ impl Registry {
             usage: Some(usage::DEFAULT_FLUSH),
             popularity: false,
             trustpub: TrustSettings::default(),
+            events: EventSettings::default(),
+            deliver: false,
         }
     }
 
@@ -326,6 +343,8 @@ impl Registry {
             usage: usage_flush,
             popularity,
             ref trustpub,
+            ref events,
+            deliver,
             ..
         } = *settings;
         let (admin_token, policy, signing_key) =
@@ -384,6 +403,14 @@ impl Registry {
                 stop.clone(),
             )));
         }
+        let events = Arc::new(Events::new(store.clone(), events.clone()));
+        if deliver {
+            tasks.push(tokio::spawn(events::run(
+                Arc::downgrade(&events),
+                current.subscribe(),
+                stop.clone(),
+            )));
+        }
         if let Some(feed) = backend.feed {
             tasks.push(tokio::spawn(index::feed::run(
                 Arc::downgrade(&current),
@@ -412,6 +439,7 @@ impl Registry {
                 packs: packs::Packs::new(store.clone()),
                 sessions: Sessions::new(store.clone()),
                 usage,
+                events,
                 store,
                 budget,
                 heavy,
@@ -462,6 +490,11 @@ impl Registry {
     /// The usage counters and their flush.
     pub fn usage(&self) -> &Usage {
         &self.inner.usage
+    }
+
+    /// The events feed and webhooks.
+    pub fn events(&self) -> &Events {
+        &self.inner.events
     }
 
     /// The search index and its upkeep.

@@ -442,6 +442,61 @@ tables! {
         kind: String,
         count: i64,
     }
+
+    #[derive(Debug)]
+    Events(EventRow) in "events", key [id: int] {
+        id: i64,
+        at: String,
+        kind: String,
+        namespace: String,
+        name: Option<String>,
+        version: Option<String>,
+        pending: bool,
+        payload: String,
+    }
+
+    #[derive(Debug)]
+    EventHorizon(EventHorizonRow) in "event_horizon", key [one: int] {
+        one: i64,
+        pruned_through: i64,
+    }
+
+    #[derive(Debug)]
+    Webhooks(WebhookRow) in "webhooks", key [id: text] {
+        id: String,
+        namespace: String,
+        url: String,
+        kinds: String,
+        secret: String,
+        created_at: String,
+        created_by: String,
+        queued_through: i64,
+        failures: i64,
+        paused_at: Option<String>,
+        last_status: Option<i64>,
+        last_attempt_at: Option<String>,
+    }
+
+    #[derive(Debug)]
+    WebhookQueue(WebhookQueueRow) in "webhook_queue", key [hook_id: text, event_id: int2] {
+        hook_id: String,
+        event_id: i64,
+        attempts: i64,
+        due_at: i64,
+        claimed_until: i64,
+        claim: Option<String>,
+    }
+
+    #[derive(Debug)]
+    WebhookDeliveries(WebhookDeliveryRow) in "webhook_deliveries", key [id: int] {
+        id: i64,
+        hook_id: String,
+        event_id: i64,
+        attempt: i64,
+        at: String,
+        status: Option<i64>,
+        error: Option<String>,
+    }
 }
 
 /// The tables of either schema a copy does not move: `meta` (the copy carries its generation

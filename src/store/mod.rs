@@ -9,8 +9,9 @@
 //!   (trusted publishers, the exchange's tokens and used OIDC token ids), [`Signing`] (signature
 //!   bundles, signing keys), [`Maintenance`] (the change feed the search index follows,
 //!   counters, scrubbing, backups, copies), [`Sessions`] (2025-era MCP sessions, ephemeral:
-//!   copies leave them) and [`UsageCounts`] (reads per version, day and kind, added to by the
-//!   registry's background flush). What only one engine
+//!   copies leave them), [`UsageCounts`] (reads per version, day and kind, added to by the
+//!   registry's background flush) and [`Events`] (the events feed, written in the transaction of
+//!   each change it records, and the webhooks' delivery queue). What only one engine
 //!   keeps is an optional capability: [`KeptEntries`] (SQLite's serialized listing entries).
 //! - [`Blobs`]: file bytes by digest (get, put if absent), so that bytes can later live outside
 //!   the database. A publish stores its blobs first, then the version's rows in one transaction:
@@ -22,8 +23,8 @@
 //! [`Location`] (built from the settings by [`Location::of`]) says which.
 //!
 //! Each table group is written once for both engines, in `store/sql/` (`access`, `catalog`,
-//! `completion`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`, `trustpub`,
-//! `usage`): each engine compiles those
+//! `completion`, `events`, `lifecycle`, `sources`, `maintenance`, `sessions`, `signing`,
+//! `trustpub`, `usage`): each engine compiles those
 //! modules as its own children (`#[path = "../sql/…"]`), with its own `dialect` in scope, which
 //! supplies what the two engines truly say differently as macros usable in `concat!` (`now!`,
 //! the bound `limit!`, flags, `visible!`, lists given as one parameter) and the types that go
@@ -63,6 +64,7 @@ pub use records::{
     VersionRecord, Withdrawal,
 };
 
+use crate::core::event::{Attempt, Delivery, EventKind, EventsPage, NewWebhook, WebhookRecord};
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::{Scan, Verdict};
 use crate::core::trustpub::TrustedPublisher;
@@ -86,6 +88,7 @@ pub trait Store:
     + UsageCounts
     + Requirements
     + Packs
+    + Events
 {
 }
 
@@ -102,6 +105,7 @@ impl<T> Store for T where
         + UsageCounts
         + Requirements
         + Packs
+        + Events
 {
 }
 
@@ -496,6 +500,53 @@ pub trait Packs: Send + Sync + 'static {
 
     /// Every version of every pack (of one namespace), by pack, newest first.
     async fn packs(&self, namespace: Option<&Namespace>) -> Result<Vec<PackRecord>>;
+}
+
+/// The events feed (every change to the catalog, written in its own transaction) and the
+/// webhooks that deliver it. Written once for both engines (`store/sql/events.rs`).
+#[async_trait]
+pub trait Events: Send + Sync + 'static {
+    /// Up to `limit` events with id after `after` that `visibility` sees (a pending version's
+    /// publish only where it holds the namespace), of one kind and namespace or any, oldest
+    /// first; with where the feed stands.
+    async fn events_page(
+        &self,
+        after: i64,
+        limit: u32,
+        kind: Option<EventKind>,
+        namespace: Option<&Namespace>,
+        visibility: &Visibility,
+    ) -> Result<EventsPage>;
+
+    /// Forget the events older than `before` (an RFC 3339 UTC time), the deliveries queued for
+    /// them and the attempts older than it; returns how many events.
+    async fn prune_events(&self, before: &str) -> Result<u64>;
+
+    /// Register a webhook, delivered every event from the next one on, audited.
+    async fn add_webhook(&self, new: NewWebhook<'_>) -> Result<WebhookRecord>;
+
+    /// The webhooks of `namespace` (or of every namespace), oldest first.
+    async fn webhooks(&self, namespace: Option<&Namespace>) -> Result<Vec<WebhookRecord>>;
+
+    /// Forget a webhook of `namespace` and its queued deliveries, audited. `false` when unknown.
+    async fn remove_webhook(&self, namespace: &Namespace, id: &str, actor: &str) -> Result<bool>;
+
+    /// Make a paused webhook of `namespace` active again with no failures counted, audited
+    /// (the events of its pause are not delivered). `false` when unknown.
+    async fn resume_webhook(&self, namespace: &Namespace, id: &str, actor: &str) -> Result<bool>;
+
+    /// Queue a delivery of each event not yet queued to every active webhook of its namespace
+    /// whose filter it matches; returns how many.
+    async fn queue_deliveries(&self) -> Result<u64>;
+
+    /// Claim up to `limit` due deliveries of active webhooks for `lease_secs`: no other worker
+    /// (of any replica) gets them until the lease ends or the attempt is recorded.
+    async fn claim_deliveries(&self, limit: u32, lease_secs: u64) -> Result<Vec<Delivery>>;
+
+    /// Record attempts, in one transaction: each done when it succeeded; else due again after
+    /// its delay (or given up) and its hook's consecutive failures counted, pausing the hook at
+    /// the limit. Returns the hooks these attempts paused.
+    async fn finish_deliveries(&self, attempts: &[Attempt<'_>]) -> Result<Vec<String>>;
 }
 
 /// The change feed, counters, scrubbing, backups, copying a whole store (`skillreg migrate`,

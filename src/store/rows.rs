@@ -654,6 +654,29 @@ pub(super) fn publish_details(new: &super::NewVersion<'_>) -> Value {
     details
 }
 
+/// The event of a publish (`version`: the version's text): its content digest, and its source
+/// when a source stored it.
+pub(super) fn publish_event<'a>(
+    new: &super::NewVersion<'_>,
+    skill: &'a crate::core::SkillRef,
+    version: &'a str,
+) -> crate::core::event::NewEvent<'a> {
+    let mut payload = serde_json::json!({
+        "content_digest": new.bundle.content_digest.to_string(),
+    });
+    if let Some(p) = new.provenance {
+        payload["source"] = serde_json::json!(p);
+    }
+    crate::core::event::NewEvent {
+        kind: crate::core::event::EventKind::Published,
+        namespace: skill.namespace.as_str(),
+        name: Some(skill.name.as_str()),
+        version: Some(version),
+        pending: new.pending,
+        payload,
+    }
+}
+
 /// The parameters of a visibility condition: the mode (2 every namespace, 1 the public ones
 /// and the named, 0 the named only) and the named namespaces.
 pub(super) fn visibility_mode(visibility: &Visibility) -> (i64, Vec<&str>) {

@@ -823,6 +823,19 @@ async fn populate(store: &dyn Engine) {
     let acme = ns("acme");
     let spec = SourceSpec::git("file:///srv/skills.git", Some("main"), None, true).unwrap();
     let source = store.record_source(&acme, &spec, "admin").await.unwrap();
+    // A webhook (its deliveries queued, one attempted, below) and a prune, so that their tables
+    // and the feed's horizon have rows to copy.
+    store
+        .add_webhook(crate::core::event::NewWebhook {
+            id: "wh_1",
+            namespace: "acme",
+            url: "https://hooks.example.com/x",
+            kinds: &[crate::core::event::EventKind::Published],
+            secret: "whsec_AAEC",
+            actor: "admin",
+        })
+        .await
+        .unwrap();
     publish_from(
         store,
         &acme,
@@ -835,6 +848,8 @@ async fn populate(store: &dyn Engine) {
         .finish_source_read(source.id, Some("3f2a9c1"), &[name("refunds")], &[])
         .await
         .unwrap();
+    // The events so far pruned (the feed's horizon is then a row to copy).
+    assert_eq!(store.prune_events("9999-01-01T00:00:00Z").await.unwrap(), 2);
     publish(store, &acme, &bundle("refunds", "two"), "1.1.0").await;
     publish(store, &acme, &bundle("invoices", "one"), "0.1.0").await;
     let version = VersionRef::parse("acme", "refunds", "1.1.0").unwrap();
@@ -907,6 +922,20 @@ async fn populate(store: &dyn Engine) {
             .await
             .is_some()
     );
+    assert_eq!(store.queue_deliveries().await.unwrap(), 2);
+    let claimed = store.claim_deliveries(1, 60).await.unwrap();
+    store
+        .finish_deliveries(&[crate::core::event::Attempt {
+            hook_id: "wh_1",
+            event_id: claimed[0].event.id,
+            attempt: 1,
+            status: Some(500),
+            error: Some("answered 500"),
+            retry_in: Some(10),
+            pause_after: 5,
+        }])
+        .await
+        .unwrap();
 }
 
 fn trusted_publisher(id: &str) -> crate::core::trustpub::TrustedPublisher {
@@ -1309,7 +1338,9 @@ fn the_copy_statements_read_a_key_range_and_insert_every_column() {
             "versions",
             "pack_versions",
             "audit_log",
-            "sources"
+            "sources",
+            "events",
+            "webhook_deliveries"
         ]
     );
     assert_eq!(
@@ -1612,6 +1643,19 @@ async fn a_batch_stores_what_its_versions_would_one_by_one() {
             .collect()
     };
     assert_eq!(audit(&*one).await, audit(&*many).await);
+    // One `published` event per stored version, in the batch's order.
+    let events = async |store: &dyn Engine| -> Vec<(String, Option<String>, Option<String>)> {
+        store
+            .events_page(0, 100, None, None, &Visibility::All)
+            .await
+            .unwrap()
+            .events
+            .into_iter()
+            .map(|e| (e.kind.as_str().to_owned(), e.name, e.version))
+            .collect()
+    };
+    assert_eq!(events(&*one).await, events(&*many).await);
+    assert!(!events(&*many).await.is_empty());
 }
 
 /// MCP sessions: kept with their state, refused and swept by age, kept fresh by a touch, and
@@ -1778,4 +1822,217 @@ async fn usage_counts_add_up_per_version_day_and_kind() {
             usage(&unread, None, 0)
         ]
     );
+}
+
+/// Every change is an event written with it; a reader sees the events of namespaces it sees,
+/// a pending publish only where it holds the namespace; ids follow commit order.
+#[tokio::test]
+async fn every_change_is_an_event_seen_as_its_namespace_is() {
+    use crate::core::event::EventKind;
+    let (_dir, _location, store) = fresh().await;
+    let acme = ns("acme");
+    publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    let version = VersionRef::parse("acme", "refunds", "1.0.0").unwrap();
+    let skill = SkillRef::parse("acme", "refunds").unwrap();
+    store
+        .withdraw(&version, Withdrawal::Yank, Some("bad"), "admin")
+        .await
+        .unwrap();
+    store
+        .withdraw(&version, Withdrawal::Yank, None, "admin")
+        .await
+        .unwrap();
+    store
+        .withdraw(&version, Withdrawal::Revoke, Some("malware"), "admin")
+        .await
+        .unwrap();
+    store
+        .set_deprecated(&skill, Some("use other"), "admin")
+        .await
+        .unwrap();
+    store
+        .set_private(&ns("secret"), true, "admin")
+        .await
+        .unwrap();
+    publish(&*store, &ns("secret"), &bundle("plans", "one"), "1.0.0").await;
+    // A pending publish in a public namespace.
+    let b = bundle("draft", "one");
+    put_blobs(&*store, &b).await;
+    store
+        .publish(NewVersion {
+            namespace: &acme,
+            bundle: &b,
+            version: &v("1.0.0"),
+            published_by: "test",
+            scan: &crate::core::scan::Scan::unscanned(),
+            pending: true,
+            provenance: None,
+            signatures: &[],
+            publisher: None,
+        })
+        .await
+        .unwrap();
+    let all = store
+        .events_page(0, 100, None, None, &Visibility::All)
+        .await
+        .unwrap();
+    let kinds: Vec<_> = all.events.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EventKind::Published,
+            EventKind::Yanked,
+            EventKind::Unyanked,
+            EventKind::Revoked,
+            EventKind::Deprecated,
+            EventKind::Published,
+            EventKind::Published,
+        ]
+    );
+    assert!(all.events.windows(2).all(|w| w[0].id < w[1].id));
+    assert_eq!(all.latest, all.events.last().unwrap().id);
+    assert_eq!(all.events[1].payload["reason"], "bad");
+    assert_eq!(all.events[4].version, None);
+    assert!(all.events[6].pending);
+    // The public sees neither the private namespace nor the pending version.
+    let public = store
+        .events_page(0, 100, None, None, &Visibility::public())
+        .await
+        .unwrap();
+    assert_eq!(public.events.len(), 5);
+    assert!(
+        public
+            .events
+            .iter()
+            .all(|e| e.namespace == "acme" && !e.pending)
+    );
+    assert_eq!(public.latest, all.latest);
+    // A token of acme sees its pending version; one of secret sees its namespace too.
+    let holder = Visibility::Public {
+        also: vec![acme.clone()],
+    };
+    assert_eq!(
+        store
+            .events_page(0, 100, None, None, &holder)
+            .await
+            .unwrap()
+            .events
+            .len(),
+        6
+    );
+    let only = Visibility::Only(vec![ns("secret")]);
+    let secret = store.events_page(0, 100, None, None, &only).await.unwrap();
+    assert_eq!(secret.events.len(), 1);
+    assert_eq!(secret.events[0].name.as_deref(), Some("plans"));
+    // Filters and pages.
+    let yanks = store
+        .events_page(
+            0,
+            100,
+            Some(EventKind::Yanked),
+            Some(&acme),
+            &Visibility::All,
+        )
+        .await
+        .unwrap();
+    assert_eq!(yanks.events.len(), 1);
+    let page = store
+        .events_page(all.events[1].id, 2, None, None, &Visibility::All)
+        .await
+        .unwrap();
+    assert_eq!(page.events[0].id, all.events[2].id);
+    assert_eq!(page.events.len(), 2);
+    // Pruning keeps the horizon; later events keep counting up.
+    assert_eq!(all.pruned_through, 0);
+    assert_eq!(store.prune_events("9999-01-01T00:00:00Z").await.unwrap(), 7);
+    let pruned = store
+        .events_page(0, 100, None, None, &Visibility::All)
+        .await
+        .unwrap();
+    assert!(pruned.events.is_empty());
+    assert_eq!(pruned.pruned_through, all.latest);
+    publish(&*store, &acme, &bundle("refunds", "two"), "1.1.0").await;
+    let after = store
+        .events_page(0, 100, None, None, &Visibility::All)
+        .await
+        .unwrap();
+    assert!(after.events[0].id > all.latest);
+}
+
+/// Webhook deliveries: queued once per matching event, claimed by one worker at a time, retried,
+/// and the hook paused after consecutive failures (and reset by a success).
+#[tokio::test]
+async fn webhook_deliveries_are_queued_claimed_once_and_pause_the_hook() {
+    use crate::core::event::{Attempt, EventKind, NewWebhook};
+    let (_dir, _location, store) = fresh().await;
+    let acme = ns("acme");
+    publish(&*store, &acme, &bundle("old", "one"), "1.0.0").await;
+    let hook = |id: &'static str, kinds: &'static [EventKind]| NewWebhook {
+        id,
+        namespace: "acme",
+        url: "https://hooks.example.com/x",
+        kinds,
+        secret: "whsec_AAEC",
+        actor: "admin",
+    };
+    store.add_webhook(hook("wh_all", &[])).await.unwrap();
+    store
+        .add_webhook(hook("wh_yanks", &[EventKind::Yanked]))
+        .await
+        .unwrap();
+    // Events before a hook existed are not delivered to it.
+    assert_eq!(store.queue_deliveries().await.unwrap(), 0);
+    publish(&*store, &acme, &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &ns("other"), &bundle("misc", "one"), "1.0.0").await;
+    let version = VersionRef::parse("acme", "refunds", "1.0.0").unwrap();
+    store
+        .withdraw(&version, Withdrawal::Yank, Some("bad"), "admin")
+        .await
+        .unwrap();
+    assert_eq!(store.queue_deliveries().await.unwrap(), 3);
+    assert_eq!(store.queue_deliveries().await.unwrap(), 0);
+    let claimed = store.claim_deliveries(10, 60).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    // Claimed: nobody else gets them until the lease ends or the attempt is recorded.
+    assert!(store.claim_deliveries(10, 60).await.unwrap().is_empty());
+    let attempts: Vec<Attempt> = claimed
+        .iter()
+        .map(|d| {
+            let ok = d.hook_id == "wh_yanks";
+            Attempt {
+                hook_id: &d.hook_id,
+                event_id: d.event.id,
+                attempt: d.attempts + 1,
+                status: Some(if ok { 204 } else { 500 }),
+                error: (!ok).then_some("answered 500"),
+                retry_in: Some(0),
+                pause_after: 2,
+            }
+        })
+        .collect();
+    let paused = store.finish_deliveries(&attempts).await.unwrap();
+    assert_eq!(paused, ["wh_all"]);
+    let hooks = store.webhooks(Some(&acme)).await.unwrap();
+    let all = hooks.iter().find(|h| h.id == "wh_all").unwrap();
+    assert_eq!(all.failures, 2);
+    assert!(all.paused_at.is_some());
+    assert_eq!(all.last_status, Some(500));
+    let yanks = hooks.iter().find(|h| h.id == "wh_yanks").unwrap();
+    assert_eq!((yanks.failures, yanks.paused_at.as_deref()), (0, None));
+    assert_eq!(yanks.last_status, Some(204));
+    // A paused hook's deliveries are not claimed; removing it drops them.
+    assert!(store.claim_deliveries(10, 60).await.unwrap().is_empty());
+    assert!(
+        store
+            .remove_webhook(&acme, "wh_all", "admin")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .remove_webhook(&acme, "wh_all", "admin")
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.webhooks(None).await.unwrap().len(), 1);
 }

@@ -147,6 +147,11 @@ impl TestServerBuilder {
             .search()
             .usage_counting(self.config.usage_flush())
             .search_popularity(self.config.search_popularity)
+            .events(skillreg::registry::EventSettings {
+                retention_days: self.config.event_retention_days,
+                pause_after: self.config.webhook_pause_after,
+                allow_hosts: self.config.webhook_allow_hosts.clone(),
+            })
             .open()
             .await
             .unwrap();

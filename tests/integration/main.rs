@@ -16,6 +16,7 @@ mod clients;
 mod consumers;
 mod corpus;
 mod crash;
+mod events;
 mod exposure;
 mod fuzz_corpus;
 mod hardening;

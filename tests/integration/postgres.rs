@@ -1714,3 +1714,75 @@ async fn subscribers_on_one_replica_hear_a_publish_on_another() {
     seen.extend(modern.finish().await);
     assert_eq!(updated(&seen), [uri], "{seen:?}");
 }
+
+/// Three replicas of one database deliver each event of a webhook exactly once: a delivery is
+/// claimed under the writer lock by one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_deliver_each_webhook_event_once() {
+    use std::sync::{Arc, Mutex};
+    let received: Arc<Mutex<Vec<String>>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = received.clone();
+    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+        let seen = seen.clone();
+        async move {
+            let id = headers
+                .get("webhook-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            seen.lock().unwrap().push(id);
+            StatusCode::NO_CONTENT
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let url = fresh_postgres().await;
+    let mut config = admin_config();
+    config.webhook_allow_hosts = vec!["127.0.0.1".to_owned()];
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(
+            TestServer::builder()
+                .postgres(&url)
+                .config(config.clone())
+                .start()
+                .await,
+        );
+    }
+    let apis: Vec<Api> = replicas.iter().map(Api::new).collect();
+    let (status, body) = apis[0]
+        .send(
+            Method::POST,
+            "/v1/namespaces/acme/webhooks",
+            Some(ADMIN),
+            Some(json!({ "url": format!("http://127.0.0.1:{port}/hook") })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    const EVENTS: usize = 12;
+    for i in 0..EVENTS {
+        publish_acme(&apis[i % 3], &format!("hooked{i}")).await;
+    }
+    let since = Instant::now();
+    while received.lock().unwrap().len() < EVENTS {
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            received.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Time for a second delivery of any of them, were there one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut ids = received.lock().unwrap().clone();
+    ids.sort();
+    let distinct = {
+        let mut d = ids.clone();
+        d.dedup();
+        d
+    };
+    assert_eq!(ids.len(), EVENTS, "{ids:?}");
+    assert_eq!(distinct.len(), EVENTS, "{ids:?}");
+}

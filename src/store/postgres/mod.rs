@@ -38,6 +38,12 @@ mod catalog;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod completion;
+#[path = "../sql/events.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+mod events;
 #[path = "../sql/lifecycle.rs"]
 #[expect(
     clippy::duplicate_mod,

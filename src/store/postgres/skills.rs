@@ -430,6 +430,11 @@ async fn publish_in(
     .bind(&details)
     .execute(&mut *tx)
     .await?;
+    let events: Vec<_> = created
+        .iter()
+        .map(|&(i, _)| rows::publish_event(&versions[i], &skills[i], &numbers[i]))
+        .collect();
+    super::events::record(tx, &events).await?;
     Ok(outcomes)
 }
 

@@ -5,7 +5,9 @@
 //! both engines: each compiles this module with its own `dialect`.
 
 use super::dialect::{Engine, is_set, limit, now, text, unset, visibility_args, visible};
+use super::events;
 use super::write::{self, Target, json_text};
+use crate::core::event::{EventKind, NewEvent};
 use crate::core::scan::{Scan, Verdict};
 use crate::core::{Namespace, SkillRef, VersionRef, Visibility};
 use crate::store::records::decode;
@@ -74,9 +76,10 @@ impl Lifecycle for Engine {
     async fn set_scans(&self, changes: &[(ScanTarget, Scan)], actor: &str) -> Result<()> {
         let mut tx = write::begin(self.write()).await?;
         for (target, scan) in changes {
-            let skill_id: i64 = sqlx::query_scalar(
-                "UPDATE versions SET verdict = $2, findings = $3 WHERE id = $1 RETURNING skill_id",
-            )
+            let (skill_id, pending): (i64, bool) = sqlx::query_as(concat!(
+                "UPDATE versions SET verdict = $2, findings = $3 WHERE id = $1 RETURNING skill_id, ",
+                is_set!("pending")
+            ))
             .bind(target.version_id)
             .bind(scan.verdict.as_str())
             .bind(json_text(&scan.findings)?)
@@ -90,6 +93,21 @@ impl Lifecycle for Engine {
                 "rescan",
                 Target::Version(&target.version.skill, &version),
                 &rows::rescan_audit(&target.scan, scan),
+            )
+            .await?;
+            let payload = serde_json::json!({
+                "verdict_before": target.scan.verdict.as_str(),
+                "verdict": scan.verdict.as_str(),
+            });
+            events::record(
+                &mut tx,
+                &[version_event(
+                    EventKind::ScanChanged,
+                    &target.version.skill,
+                    &version,
+                    pending,
+                    payload,
+                )],
             )
             .await?;
         }
@@ -198,6 +216,17 @@ impl Lifecycle for Engine {
             &serde_json::json!({}),
         )
         .await?;
+        events::record(
+            &mut tx,
+            &[version_event(
+                EventKind::Approved,
+                &version.skill,
+                &v,
+                false,
+                serde_json::json!({}),
+            )],
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -268,6 +297,30 @@ impl Lifecycle for Engine {
             &details,
         )
         .await?;
+        let pending: bool = sqlx::query_scalar(concat!(
+            "SELECT ",
+            is_set!("pending"),
+            " FROM versions WHERE skill_id = $1 AND version = $2"
+        ))
+        .bind(skill_id)
+        .bind(&v)
+        .fetch_one(&mut *tx)
+        .await?;
+        let event = match (kind, reason.is_some()) {
+            (Withdrawal::Yank, true) => EventKind::Yanked,
+            (Withdrawal::Yank, false) => EventKind::Unyanked,
+            (Withdrawal::Revoke, true) => EventKind::Revoked,
+            (Withdrawal::Revoke, false) => EventKind::Unrevoked,
+        };
+        let payload = match reason {
+            Some(reason) => serde_json::json!({ "reason": reason }),
+            None => serde_json::json!({}),
+        };
+        events::record(
+            &mut tx,
+            &[version_event(event, &version.skill, &v, pending, payload)],
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -302,6 +355,19 @@ impl Lifecycle for Engine {
             None => ("undeprecate", serde_json::json!({})),
         };
         write::audit(&mut tx, actor, action, Target::Skill(skill), &details).await?;
+        let kind = match message {
+            Some(_) => EventKind::Deprecated,
+            None => EventKind::Undeprecated,
+        };
+        let event = NewEvent {
+            kind,
+            namespace: skill.namespace.as_str(),
+            name: Some(skill.name.as_str()),
+            version: None,
+            pending: false,
+            payload: details,
+        };
+        events::record(&mut tx, &[event]).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -369,4 +435,22 @@ pub(super) async fn set_namespace_flag(
     write::audit(&mut tx, actor, action, Target::None, &details).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// The event of a change to one version.
+fn version_event<'a>(
+    kind: EventKind,
+    skill: &'a SkillRef,
+    version: &'a str,
+    pending: bool,
+    payload: serde_json::Value,
+) -> NewEvent<'a> {
+    NewEvent {
+        kind,
+        namespace: skill.namespace.as_str(),
+        name: Some(skill.name.as_str()),
+        version: Some(version),
+        pending,
+        payload,
+    }
 }

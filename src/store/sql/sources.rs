@@ -4,6 +4,7 @@
 
 use super::dialect::{Engine, in_list, is_set, list_arg, now};
 use super::write::{self, Target};
+use crate::core::event::{EventKind, NewEvent};
 use crate::core::provenance::SourceSpec;
 use crate::core::{Namespace, SkillName};
 use crate::store::records::decode;
@@ -194,6 +195,26 @@ impl Sources for Engine {
         .bind(names(removed)?)
         .execute(&mut *tx)
         .await?;
+        let namespace: String = sqlx::query_scalar(
+            "SELECT n.name FROM sources s JOIN namespaces n ON n.id = s.namespace_id WHERE s.id = $1",
+        )
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let event = NewEvent {
+            kind: EventKind::SourceSynced,
+            namespace: &namespace,
+            name: None,
+            version: None,
+            pending: false,
+            payload: serde_json::json!({
+                "source": id,
+                "revision": revision,
+                "skills": present.len(),
+                "removed": removed.iter().map(SkillName::as_str).collect::<Vec<_>>(),
+            }),
+        };
+        super::events::record(&mut tx, &[event]).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -46,6 +46,8 @@ mod access;
 mod catalog;
 #[path = "../sql/completion.rs"]
 mod completion;
+#[path = "../sql/events.rs"]
+mod events;
 #[path = "../sql/lifecycle.rs"]
 mod lifecycle;
 #[path = "../sql/maintenance.rs"]

@@ -433,6 +433,7 @@ async fn publish_in(
         &details,
     )
     .await?;
+    super::events::record(tx, &[rows::publish_event(&new, &skill, &version)]).await?;
     Ok(PublishOutcome::Created)
 }
 
