@@ -54,12 +54,12 @@ use async_trait::async_trait;
 pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, Exchange, FileRecord,
-    FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord,
-    NamespaceSigning, NewToken, NewVersion, PublishOutcome, ResolvedVersion, RevocationRecord,
-    ScanTarget, SerializedEntry, SignatureRecord, SigningKeyRecord, SkillId, SkillRecord,
-    SkillUsage, SourceId, SourceMember, SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord,
-    VerifyReport, VersionId, VersionRecord, Withdrawal,
+    AuditRecord, CatalogFilter, CatalogKey, CatalogRecord, ChangedSkill, EntryId, EntryRecord,
+    Exchange, FileRecord, FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch,
+    NamespaceKeyRecord, NamespaceSigning, NewToken, NewVersion, PublishOutcome, ResolvedVersion,
+    RevocationRecord, ScanTarget, SerializedEntry, SignatureRecord, SigningKeyRecord, SkillId,
+    SkillRecord, SkillUsage, SourceId, SourceMember, SourceRecord, Stats, TokenRecord, UsageCount,
+    UsageRecord, VerifyReport, VersionId, VersionRecord, Withdrawal,
 };
 
 use crate::core::provenance::SourceSpec;
@@ -168,6 +168,18 @@ pub trait Browse: Send + Sync + 'static {
         &self,
         namespace: Option<&Namespace>,
         after: Option<&SkillRef>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>>;
+
+    /// A page of the web catalog: skills that `visibility` sees and `filter` keeps, in the order
+    /// `recent` names ((namespace, name), or most recently published first), after `after`
+    /// (which must be of that order). Keyset paging on an index in either order.
+    async fn catalog_browse(
+        &self,
+        filter: &CatalogFilter<'_>,
+        recent: bool,
+        after: Option<&CatalogKey>,
         limit: u32,
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>>;

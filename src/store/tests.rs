@@ -1772,3 +1772,143 @@ async fn usage_counts_add_up_per_version_day_and_kind() {
         ]
     );
 }
+
+/// The web catalog's pages: both orders page through every skill once with any limit, and the
+/// facets keep what they name.
+#[tokio::test]
+async fn browse_pages_in_both_orders_and_filters_by_facet() {
+    use crate::core::provenance::SourceKind;
+    use crate::core::scan::Verdict;
+    use crate::store::{CatalogFilter, CatalogKey, CatalogRecord};
+    let (_dir, _location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("alpha", "a"), "1.0.0").await;
+    publish_from(
+        &*store,
+        &ns("acme"),
+        &bundle("beta", "b"),
+        "1.0.0",
+        Some(&git_provenance("beta")),
+    )
+    .await;
+    publish(&*store, &ns("zeta"), &bundle("gamma", "c"), "1.0.0").await;
+    publish(&*store, &ns("acme"), &bundle("alpha", "a2"), "1.1.0").await;
+    let names = |rows: &[CatalogRecord]| -> Vec<String> {
+        rows.iter().map(|r| r.skill.to_string()).collect()
+    };
+    let all = |filter: CatalogFilter<'static>, recent: bool, limit: u32| {
+        let store = &store;
+        async move {
+            let mut seen = Vec::new();
+            let mut after: Option<CatalogKey> = None;
+            loop {
+                let rows = store
+                    .catalog_browse(&filter, recent, after.as_ref(), limit, &Visibility::All)
+                    .await
+                    .unwrap();
+                let Some(last) = rows.last() else { break };
+                after = Some(if recent {
+                    CatalogKey::Recent {
+                        published_at: last.last_published_at.clone().unwrap(),
+                        skill: last.skill.clone(),
+                    }
+                } else {
+                    CatalogKey::Name(last.skill.clone())
+                });
+                seen.extend(rows);
+            }
+            seen
+        }
+    };
+    let by_name = all(CatalogFilter::default(), false, 1).await;
+    assert_eq!(names(&by_name), ["acme/alpha", "acme/beta", "zeta/gamma"]);
+    let beta = by_name
+        .iter()
+        .find(|r| r.skill.name.as_str() == "beta")
+        .unwrap();
+    assert_eq!(beta.current_provenance, Some(git_provenance("beta")));
+    assert_eq!(beta.current_verdict, Some(Verdict::Unscanned));
+    assert!(!beta.current_from_ci);
+    for limit in [1, 2, 10] {
+        let recent = all(CatalogFilter::default(), true, limit).await;
+        // acme/alpha's second version is the latest publish of all.
+        assert_eq!(names(&recent)[0], "acme/alpha", "limit {limit}");
+        let mut sorted = names(&recent);
+        sorted.sort();
+        assert_eq!(sorted, names(&by_name), "limit {limit}: each skill once");
+        let times: Vec<&str> = recent
+            .iter()
+            .map(|r| r.last_published_at.as_deref().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    }
+    let acme = Box::leak(Box::new(ns("acme")));
+    for recent in [false, true] {
+        let in_acme = all(
+            CatalogFilter {
+                namespace: Some(acme),
+                ..CatalogFilter::default()
+            },
+            recent,
+            1,
+        )
+        .await;
+        let mut got = names(&in_acme);
+        got.sort();
+        assert_eq!(got, ["acme/alpha", "acme/beta"], "recent: {recent}");
+        let git = all(
+            CatalogFilter {
+                source: Some(Some(SourceKind::Git)),
+                ..CatalogFilter::default()
+            },
+            recent,
+            1,
+        )
+        .await;
+        assert_eq!(names(&git), ["acme/beta"], "recent: {recent}");
+        let mirrored = all(
+            CatalogFilter {
+                source: Some(Some(SourceKind::Mcp)),
+                ..CatalogFilter::default()
+            },
+            recent,
+            1,
+        )
+        .await;
+        assert!(mirrored.is_empty(), "recent: {recent}");
+        let uploaded = all(
+            CatalogFilter {
+                source: Some(None),
+                ..CatalogFilter::default()
+            },
+            recent,
+            5,
+        )
+        .await;
+        let mut got = names(&uploaded);
+        got.sort();
+        assert_eq!(got, ["acme/alpha", "zeta/gamma"], "recent: {recent}");
+        let clean = all(
+            CatalogFilter {
+                verdict: Some(Verdict::Clean),
+                ..CatalogFilter::default()
+            },
+            recent,
+            5,
+        )
+        .await;
+        assert!(
+            clean.is_empty(),
+            "nothing was scanned clean; recent: {recent}"
+        );
+        let unscanned = all(
+            CatalogFilter {
+                verdict: Some(Verdict::Unscanned),
+                ..CatalogFilter::default()
+            },
+            recent,
+            5,
+        )
+        .await;
+        assert_eq!(unscanned.len(), 3, "recent: {recent}");
+    }
+}
