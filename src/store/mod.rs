@@ -184,6 +184,14 @@ pub trait Browse: Send + Sync + 'static {
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>>;
 
+    /// The catalog rows of `skills` (those `visibility` sees), in no order: what a page of
+    /// search results shows of each hit.
+    async fn catalog_rows(
+        &self,
+        skills: &[SkillRef],
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>>;
+
     /// Skills that `visibility` sees whose name matches `names`, in (name, namespace) order after
     /// `after`, in every namespace.
     async fn catalog_by_name(

@@ -1912,3 +1912,44 @@ async fn browse_pages_in_both_orders_and_filters_by_facet() {
         assert_eq!(unscanned.len(), 3, "recent: {recent}");
     }
 }
+
+/// The rows of a list of skills: exactly the pairs asked for (not every namespace with every
+/// name), and none of a namespace the caller does not see.
+#[tokio::test]
+async fn catalog_rows_are_the_pairs_asked_for() {
+    let (_dir, _location, store) = fresh().await;
+    for (namespace, name) in [("acme", "alpha"), ("acme", "beta"), ("zeta", "alpha")] {
+        publish(&*store, &ns(namespace), &bundle(name, "x"), "1.0.0").await;
+    }
+    store.set_private(&ns("zeta"), true, "admin").await.unwrap();
+    let asked = [
+        SkillRef::parse("acme", "alpha").unwrap(),
+        SkillRef::parse("zeta", "beta").unwrap(),
+        SkillRef::parse("zeta", "alpha").unwrap(),
+    ];
+    let mut got: Vec<String> = store
+        .catalog_rows(&asked, &Visibility::All)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.skill.to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, ["acme/alpha", "zeta/alpha"]);
+    let public = Visibility::Public { also: Vec::new() };
+    let got: Vec<String> = store
+        .catalog_rows(&asked, &public)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.skill.to_string())
+        .collect();
+    assert_eq!(got, ["acme/alpha"]);
+    assert!(
+        store
+            .catalog_rows(&[], &Visibility::All)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

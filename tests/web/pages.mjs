@@ -81,6 +81,7 @@ const PAGES = [
         path: '/?q=greeting',
         checks: async (page, width) => ({
             first_hit: ((await page.locator('#hits a.skill-link').first().textContent()) ?? '').trim() === 'acme/hello',
+            verdict_badge: (await page.locator('#hits .card').first().locator('.badge.clean').count()) === 1,
             marked: (await page.locator('#hits mark').count()) >= 1 && /greeting/i.test((await page.locator('#hits mark').first().textContent()) ?? ''),
             results_line: ((await page.locator('#results').textContent()) ?? '').includes('for “greeting”'),
             hit_visible: await inView(page, page.locator('#hits .card'), width),

@@ -200,10 +200,11 @@ pub async fn catalog_page(
         }
         let skills: Vec<SkillRef> = hits.iter().map(|h| h.skill.clone()).collect();
         let reads = reads_of(registry, &skills).await?;
+        let listed = registry.reads().listed(viewer, &skills).await?;
         let terms = terms(&query);
         view.cards = hits
             .iter()
-            .map(|h| hit_card(h, &terms, reads.as_ref()))
+            .map(|h| hit_card(h, listed.get(&h.skill), &terms, reads.as_ref()))
             .collect();
         if hits.is_empty() {
             view.empty = Some(format!("No skill matches “{query}”."));
@@ -396,6 +397,26 @@ fn listed_card(item: &ListedSkill, reads: Option<&HashMap<SkillRef, Totals>>) ->
     } else {
         None
     };
+    let (verdict, origin) = listed_card_parts(item);
+    Card {
+        namespace: view.skill.namespace.to_string(),
+        name: plain(view.skill.name.as_str()),
+        href: skill_href(&view.skill),
+        description: plain(view.description.as_deref().unwrap_or("")),
+        version: view.current_version.as_ref().map(ToString::to_string),
+        verdict,
+        status,
+        deprecation: non_empty(view.deprecation.as_deref()),
+        origin,
+        reads: reads.map(|r| r.get(&view.skill).map_or(0, Totals::all)),
+    }
+}
+
+/// A listed skill's verdict badge and where its current version came from.
+fn listed_card_parts(item: &ListedSkill) -> (Option<Badge>, Option<Origin>) {
+    let verdict = item
+        .verdict
+        .map(|v| verdict_badge(v, format!("content scan: {v}")));
     let origin = match (&item.provenance, item.from_ci) {
         (Some(p), _) => Some(origin(p)),
         (None, true) => Some(Origin {
@@ -404,33 +425,29 @@ fn listed_card(item: &ListedSkill, reads: Option<&HashMap<SkillRef, Totals>>) ->
         }),
         (None, false) => None,
     };
-    Card {
-        namespace: view.skill.namespace.to_string(),
-        name: plain(view.skill.name.as_str()),
-        href: skill_href(&view.skill),
-        description: plain(view.description.as_deref().unwrap_or("")),
-        version: view.current_version.as_ref().map(ToString::to_string),
-        verdict: item
-            .verdict
-            .map(|v| verdict_badge(v, format!("content scan: {v}"))),
-        status,
-        deprecation: non_empty(view.deprecation.as_deref()),
-        origin,
-        reads: reads.map(|r| r.get(&view.skill).map_or(0, Totals::all)),
-    }
+    (verdict, origin)
 }
 
-fn hit_card(hit: &SearchHit, terms: &[String], reads: Option<&HashMap<SkillRef, Totals>>) -> Card {
+fn hit_card(
+    hit: &SearchHit,
+    listed: Option<&ListedSkill>,
+    terms: &[String],
+    reads: Option<&HashMap<SkillRef, Totals>>,
+) -> Card {
+    // The catalog's row of the hit, for what the index does not hold (it is current: the
+    // index may lag behind a publish by a moment).
+    let listed = listed.map(listed_card_parts);
+    let (verdict, origin) = listed.unwrap_or((None, None));
     Card {
         namespace: hit.skill.namespace.to_string(),
         name: highlight(hit.skill.name.as_str(), terms),
         href: skill_href(&hit.skill),
         description: highlight(&hit.description, terms),
         version: Some(hit.version.to_string()),
-        verdict: None,
+        verdict,
         status: status_badge(hit.status, hit.deprecation.as_deref()),
         deprecation: non_empty(hit.deprecation.as_deref()),
-        origin: None,
+        origin,
         reads: reads.map(|r| r.get(&hit.skill).map_or(0, Totals::all)),
     }
 }

@@ -96,6 +96,22 @@ impl Reads {
         })
     }
 
+    /// How the catalog lists each of `skills` that `viewer` sees (at most 1,000): what a page
+    /// of search results shows beside each hit.
+    pub async fn listed(
+        &self,
+        viewer: &Visibility,
+        skills: &[SkillRef],
+    ) -> Result<std::collections::HashMap<SkillRef, ListedSkill>> {
+        let skills = &skills[..skills.len().min(1000)];
+        let rows = self.store.catalog_rows(skills, viewer).await?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+            .map(|r| (r.skill.clone(), ListedSkill::listed(r)))
+            .collect())
+    }
+
     /// The skills `viewer` sees whose name starts with `prefix`, across namespaces, in (name,
     /// namespace) order. The cursor is opaque.
     pub async fn catalog_by_prefix(

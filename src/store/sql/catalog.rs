@@ -3,7 +3,9 @@
 //! compiles this module with its own `dialect`; what it does its own way (publishing, the
 //! listing, manifests) is its `skills` module's [`Catalog`](crate::store::Catalog).
 
-use super::dialect::{Engine, is_set, is_unset, limit, text, visibility_args, visible};
+use super::dialect::{
+    Engine, in_list, is_set, is_unset, limit, list_arg, text, visibility_args, visible,
+};
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::store::rows::{CatalogRow, ResolvedRow, SkillRow, VersionRow, decode_all};
 use crate::store::{
@@ -315,6 +317,39 @@ impl Browse for Engine {
             .await?
         };
         decode_all(rows, CatalogRow::decode)
+    }
+
+    async fn catalog_rows(
+        &self,
+        skills: &[SkillRef],
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        if skills.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pool = self.read();
+        let (mode, names) = visibility_args(visibility)?;
+        // Every namespace with every name: a superset of the pairs, each an indexed lookup;
+        // the pairs asked for are kept below.
+        let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
+            catalog_sql!(""),
+            in_list!("n.name", "$1"),
+            " AND ",
+            in_list!("s.name", "$2"),
+            " AND ",
+            visible!("n", "$3", "$4")
+        ))
+        .bind(list_arg(skills.iter().map(|s| s.namespace.as_str()))?)
+        .bind(list_arg(skills.iter().map(|s| s.name.as_str()))?)
+        .bind(mode)
+        .bind(&names)
+        .fetch_all(pool)
+        .await?;
+        let rows = decode_all(rows, CatalogRow::decode)?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| skills.contains(&r.skill))
+            .collect())
     }
 
     async fn catalog_by_name(
