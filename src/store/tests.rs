@@ -1953,3 +1953,59 @@ async fn catalog_rows_are_the_pairs_asked_for() {
             .is_empty()
     );
 }
+
+/// The web catalog's pages read a range of an index in the order they show, at any depth:
+/// no scan of a whole table, no sort of every row (a recent page sorts only the skills that
+/// share one publish time, by name).
+#[tokio::test]
+async fn browse_pages_range_an_index_in_their_order() {
+    let (_dir, location, store) = fresh().await;
+    let Location::Sqlite(dir) = &location else {
+        return; // the statements are SQLite's
+    };
+    for (namespace, name) in [("acme", "alpha"), ("acme", "beta"), ("zeta", "gamma")] {
+        publish(&*store, &ns(namespace), &bundle(name, "x"), "1.0.0").await;
+    }
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.join(super::sqlite::DB_FILE).display()
+    ))
+    .await
+    .unwrap();
+    use super::sqlite::catalog::{BROWSE_BY_NAME, BROWSE_RECENT, BROWSE_RECENT_IN_NAMESPACE};
+    for (sql, wanted) in [
+        (
+            BROWSE_RECENT,
+            "SEARCH s USING INDEX skills_by_recency (last_published_at<?)",
+        ),
+        (
+            BROWSE_RECENT_IN_NAMESPACE,
+            "SEARCH s USING INDEX skills_by_namespace_recency (namespace_id=? AND last_published_at<?)",
+        ),
+        (
+            BROWSE_BY_NAME,
+            "SEARCH n USING INDEX sqlite_autoindex_namespaces_1 (name>?)",
+        ),
+    ] {
+        let rows: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")))
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        let plan: Vec<String> = rows.into_iter().map(|r| r.3).collect();
+        assert!(
+            plan.iter().any(|d| d.starts_with(wanted)),
+            "{wanted}: {plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .all(|d| !d.contains("USE TEMP B-TREE FOR ORDER BY")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .all(|d| !d.starts_with("SCAN s") || d.contains("USING")),
+            "{plan:?}"
+        );
+    }
+}

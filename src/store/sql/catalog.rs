@@ -103,6 +103,45 @@ fn facet_args(filter: &CatalogFilter<'_>) -> (Option<&'static str>, Option<Strin
 /// Above every stored timestamp (ISO 8601, `2026-…`): where the first recent page starts.
 const LATEST: &str = "9999";
 
+/// A web catalog page by (namespace, name), optionally in namespace `$1`: after ($2, $3),
+/// `$4` rows, visibility `$5`, `$6`, facets `$7`, `$8`.
+pub(in crate::store) const BROWSE_BY_NAME: &str = concat!(
+    catalog_sql!("("),
+    text!("$1"),
+    " IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
+    facets!("$7", "$8"),
+    " AND ",
+    visible!("n", "$5", "$6"),
+    " ORDER BY n.name, s.name ",
+    limit!("$4")
+);
+
+/// A web catalog page most recently published first, on the recency index: after (last
+/// published `$1`, namespace `$2`, name `$3`; the first condition is a range on the index),
+/// `$4` rows, facets `$5`, `$6`, visibility `$7`, `$8`.
+pub(in crate::store) const BROWSE_RECENT: &str = concat!(
+    catalog_sql!(
+        "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
+    ),
+    facets!("$5", "$6"),
+    " AND ",
+    visible!("n", "$7", "$8"),
+    " ORDER BY s.last_published_at DESC, n.name DESC, s.name DESC ",
+    limit!("$4")
+);
+
+/// [`BROWSE_RECENT`] in namespace `$9`, on the index by namespace and recency.
+pub(in crate::store) const BROWSE_RECENT_IN_NAMESPACE: &str = concat!(
+    catalog_sql!(
+        "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
+    ),
+    facets!("$5", "$6"),
+    " AND ",
+    visible!("n", "$7", "$8"),
+    " AND n.name = $9 ORDER BY s.last_published_at DESC, s.name DESC ",
+    limit!("$4")
+);
+
 #[async_trait::async_trait]
 impl Browse for Engine {
     async fn complete_namespaces(
@@ -256,26 +295,8 @@ impl Browse for Engine {
             // One statement per shape, so that each is planned on its own index: by recency,
             // or by namespace and recency.
             let query = match namespace {
-                None => sqlx::query_as(concat!(
-                    catalog_sql!(
-                        "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
-                    ),
-                    facets!("$5", "$6"),
-                    " AND ",
-                    visible!("n", "$7", "$8"),
-                    " ORDER BY s.last_published_at DESC, n.name DESC, s.name DESC ",
-                    limit!("$4")
-                )),
-                Some(_) => sqlx::query_as(concat!(
-                    catalog_sql!(
-                        "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
-                    ),
-                    facets!("$5", "$6"),
-                    " AND ",
-                    visible!("n", "$7", "$8"),
-                    " AND n.name = $9 ORDER BY s.last_published_at DESC, s.name DESC ",
-                    limit!("$4")
-                )),
+                None => sqlx::query_as(BROWSE_RECENT),
+                Some(_) => sqlx::query_as(BROWSE_RECENT_IN_NAMESPACE),
             };
             let query = query
                 .bind(at)
@@ -295,26 +316,17 @@ impl Browse for Engine {
                 Some(CatalogKey::Name(s)) => (s.namespace.as_str(), s.name.as_str()),
                 _ => ("", ""),
             };
-            sqlx::query_as(concat!(
-                catalog_sql!("("),
-                text!("$1"),
-                " IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
-                facets!("$7", "$8"),
-                " AND ",
-                visible!("n", "$5", "$6"),
-                " ORDER BY n.name, s.name ",
-                limit!("$4")
-            ))
-            .bind(namespace)
-            .bind(after_ns)
-            .bind(after_name)
-            .bind(i64::from(limit))
-            .bind(mode)
-            .bind(&names)
-            .bind(verdict)
-            .bind(source)
-            .fetch_all(pool)
-            .await?
+            sqlx::query_as(BROWSE_BY_NAME)
+                .bind(namespace)
+                .bind(after_ns)
+                .bind(after_name)
+                .bind(i64::from(limit))
+                .bind(mode)
+                .bind(&names)
+                .bind(verdict)
+                .bind(source)
+                .fetch_all(pool)
+                .await?
         };
         decode_all(rows, CatalogRow::decode)
     }
