@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use askama::Template;
 
 use super::DiffQuery;
-use super::views::{Badge, Link, scan_badge};
+use super::views::{Badge, Link, file_href, scan_badge};
 use crate::core::records::FileRecord;
-use crate::core::uri::encode_path;
 use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::error::Result;
 use crate::registry::Registry;
@@ -55,16 +54,6 @@ pub struct DiffPage {
     pub removed: Vec<Link>,
     pub changed: Vec<ChangedFile>,
     pub unchanged: usize,
-}
-
-fn file_href(version: &VersionRef, path: &str) -> String {
-    format!(
-        "/skills/{}/{}/{}/files/{}",
-        version.namespace().as_str(),
-        version.name().as_str(),
-        encode_path(&version.version.to_string()),
-        encode_path(path),
-    )
 }
 
 pub async fn diff_page(

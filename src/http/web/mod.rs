@@ -7,8 +7,9 @@
 //!
 //! Server-rendered from the templates in `templates/web/` (askama: checked at compile time,
 //! every value HTML-escaped unless a view marks it safe: only the rendered Markdown of
-//! `markdown.rs` is). This module holds the handlers; `views.rs` the view models the templates
-//! read, mapped from the registry's read model; `diff.rs` the diff of two versions. The only
+//! `markdown.rs` is). This module holds the handlers; the view models the templates read, mapped
+//! from the registry's read model, are in `catalog.rs`, `skill.rs`, `diff.rs` (the diff of two
+//! versions) and `views.rs` (what pages share, the file viewer and the error page). The only
 //! script copies text to the clipboard; a strict content security policy stands behind the
 //! escaping.
 
@@ -29,8 +30,10 @@ use crate::core::{SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::{SkillDetail, SkillStats, VersionDetail};
 
+mod catalog;
 mod diff;
 mod markdown;
+mod skill;
 mod views;
 
 pub use markdown::render_markdown;
@@ -145,7 +148,7 @@ async fn catalog(
     reader: Reader,
     Query(q): Query<CatalogQuery>,
 ) -> Response {
-    match views::catalog_page(&s.registry, &reader.visibility, &q).await {
+    match catalog::catalog_page(&s.registry, &reader.visibility, &q).await {
         Ok(view) => page(&view, false),
         Err(e) => error_response(&e),
     }
@@ -179,7 +182,7 @@ async fn skill(
     let base = super::app::base_url(&headers);
     match load_skill(&s, &reader.visibility, &ns, &name, q.version.as_deref()).await {
         Ok(loaded) => page(
-            &views::skill_page(&loaded, &base),
+            &skill::skill_page(&loaded, &base),
             s.config.web_remote_images,
         ),
         Err(e) => error_response(&e),
