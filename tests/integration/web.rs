@@ -2,8 +2,10 @@
 //! playwright-core (real key presses and clicks: search, result link, pagination, copy button),
 //! checks the rendered SKILL.md, and that a hostile SKILL.md runs no script. A full-page
 //! screenshot of a skill page is kept at `target/test-artifacts/web-catalog.png`.
+//! `tests/web/pages.mjs` visits every page type at a desktop and a phone width, runs axe-core in
+//! each and checks what it shows; its screenshots go to the test's temporary directory.
 //!
-//! Chromium (Debian's package) and playwright-core come from `scripts/install-test-tools.sh`;
+//! Chromium (Debian's package), playwright-core and axe-core come from `scripts/install-test-tools.sh`;
 //! this test fails, never skips, when they are missing.
 
 use std::path::{Path, PathBuf};
