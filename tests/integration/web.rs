@@ -5,8 +5,8 @@
 //! `tests/web/pages.mjs` visits every page type at a desktop and a phone width, runs axe-core in
 //! each and checks what it shows; its screenshots go to the test's temporary directory.
 //!
-//! Chromium (Debian's package), playwright-core and axe-core come from `scripts/install-test-tools.sh`;
-//! this test fails, never skips, when they are missing.
+//! Chromium (Debian's package), playwright-core and axe-core come from
+//! `scripts/install-test-tools.sh`; these tests fail, never skip, when they are missing.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
