@@ -11,6 +11,7 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY migrations ./migrations
 COPY skills-seed ./skills-seed
+COPY templates ./templates
 COPY src ./src
 # The crate registry and target/ live in BuildKit cache mounts, so a source change rebuilds
 # only skillreg itself; the binary is copied out of the cache mount in the same step.

@@ -15,7 +15,8 @@
 #               conformance suite needs Node >= 22), @modelcontextprotocol/conformance,
 #               @modelcontextprotocol/client and @modelcontextprotocol/server (reference server);
 #               playwright-core (drives Chromium for tests/integration/web.rs; it never
-#               downloads a browser).
+#               downloads a browser); axe-core (the accessibility rules those tests inject
+#               into each page).
 #               skills and clawhub: the consumer CLIs tests/integration/consumers.rs and
 #               tests/integration/clawhub.rs drive against a real server.
 #               oidc-provider: the OpenID provider tests/integration/trustpub.rs runs on
@@ -65,6 +66,8 @@ CARGO_SHEAR_VERSION=1.14.0
 DCLINT_VERSION=3.1.0
 # playwright-core 1.64.x is built against Chromium 156.0.8078, the version Debian bookworm ships.
 PLAYWRIGHT_CORE_VERSION=1.64.1
+# axe-core: the accessibility checks tests/web/pages.mjs runs in each page type.
+AXE_CORE_VERSION=4.14.1
 # The `skills` CLI (npx skills, vercel-labs/skills): a consumer of the well-known discovery index.
 SKILLS_CLI_VERSION=1.7.4
 # The ClawHub CLI (npm `clawhub`): a consumer of the ClawHub-compatible API under /api/v1.
@@ -185,6 +188,20 @@ else
     (cd "$NODE_PREFIX" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --save-exact \
         --loglevel=error "playwright-core@$PLAYWRIGHT_CORE_VERSION" >&2)
     playwright_ok || die "playwright-core $PLAYWRIGHT_CORE_VERSION does not load from $NODE_PREFIX after install"
+fi
+
+AXE_CORE_SCRIPT="$NODE_PREFIX/node_modules/axe-core/axe.min.js"
+axe_core_ok() {
+    [[ "$(npm_pkg_version axe-core)" == "$AXE_CORE_VERSION" ]] || return 1
+    [[ -s "$AXE_CORE_SCRIPT" ]] || return 1
+}
+if axe_core_ok; then
+    log "axe-core $AXE_CORE_VERSION already installed in $NODE_PREFIX"
+else
+    log "installing axe-core@$AXE_CORE_VERSION into $NODE_PREFIX"
+    (cd "$NODE_PREFIX" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+        "axe-core@$AXE_CORE_VERSION" >&2)
+    axe_core_ok || die "axe-core $AXE_CORE_VERSION is missing from $NODE_PREFIX after install"
 fi
 
 SKILLS_CLI="$NODE_PREFIX/node_modules/skills/bin/cli.mjs"

@@ -69,10 +69,10 @@ pub use publish::{
     Published, Publisher, ReadLimits, SourceRead, SourceRun, Upstream,
 };
 pub use reads::{
-    Artifact, Completion, DayCount, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec,
-    FileContent, Keep, Listed, Located, MAX_COMPLETIONS, MAX_SAME_NAME, MAX_STATS_DAYS, Reads,
-    SearchHit, Served, SkillDetail, SkillEntry, SkillMdResource, SkillStats, SkillSummary,
-    SkillView, VersionDetail, VersionView, cursor_after, today,
+    Artifact, Browse, Completion, DayCount, DirChild, DiscoveryEntry, DiscoveryScope, EntryCodec,
+    FileContent, Keep, Listed, ListedSkill, Located, MAX_COMPLETIONS, MAX_SAME_NAME,
+    MAX_STATS_DAYS, Reads, SearchHit, Served, SkillDetail, SkillEntry, SkillMdResource, SkillStats,
+    SkillSummary, SkillView, VersionDetail, VersionView, cursor_after, today,
 };
 pub use requires::{Dependent, Resolved, ResolvedSkill};
 pub use sessions::Sessions;

@@ -55,13 +55,13 @@ use async_trait::async_trait;
 pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryId, EntryRecord, Exchange, FileRecord,
-    FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch, NamespaceKeyRecord,
-    NamespaceSigning, NewToken, NewVersion, PackRecord, PublishOutcome, RequiredSkill,
-    RequiringVersion, ResolvedVersion, RevocationRecord, ScanTarget, SerializedEntry,
-    SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId, SourceMember,
-    SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport, VersionId,
-    VersionRecord, Withdrawal,
+    AuditRecord, CatalogFilter, CatalogKey, CatalogRecord, ChangedSkill, EntryId, EntryRecord,
+    Exchange, FileRecord, FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch,
+    NamespaceKeyRecord, NamespaceSigning, NewToken, NewVersion, PackRecord, PublishOutcome,
+    RequiredSkill, RequiringVersion, ResolvedVersion, RevocationRecord, ScanTarget,
+    SerializedEntry, SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId,
+    SourceMember, SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport,
+    VersionId, VersionRecord, Withdrawal,
 };
 
 use crate::core::event::{Attempt, Delivery, EventKind, EventsPage, NewWebhook, WebhookRecord};
@@ -178,6 +178,26 @@ pub trait Browse: Send + Sync + 'static {
         namespace: Option<&Namespace>,
         after: Option<&SkillRef>,
         limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>>;
+
+    /// A page of the web catalog: skills that `visibility` sees and `filter` keeps, in the order
+    /// `recent` names ((namespace, name), or most recently published first), after `after`
+    /// (which must be of that order). Keyset paging on an index in either order.
+    async fn catalog_browse(
+        &self,
+        filter: &CatalogFilter<'_>,
+        recent: bool,
+        after: Option<&CatalogKey>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>>;
+
+    /// The catalog rows of `skills` (those `visibility` sees), in no order: what a page of
+    /// search results shows of each hit.
+    async fn catalog_rows(
+        &self,
+        skills: &[SkillRef],
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>>;
 

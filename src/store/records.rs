@@ -260,6 +260,36 @@ pub struct CatalogRecord {
     pub last_published_at: Option<String>,
     /// When the current version was published.
     pub current_published_at: Option<String>,
+    /// The current version's scan verdict.
+    pub current_verdict: Option<Verdict>,
+    /// Where the current version was read from (`None`: published directly).
+    pub current_provenance: Option<Provenance>,
+    /// The current version was published from CI (trusted publishing).
+    pub current_from_ci: bool,
+}
+
+/// Which skills a browse page holds (the web catalog); each part optional.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CatalogFilter<'a> {
+    pub namespace: Option<&'a Namespace>,
+    /// The current version's verdict is this one.
+    pub verdict: Option<Verdict>,
+    /// Where the current version came from: `Some(None)` published directly, `Some(Some(kind))`
+    /// read from a source of that kind.
+    pub source: Option<Option<SourceKind>>,
+}
+
+/// Where a browse page starts: after this key of the order the page is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogKey {
+    /// By (namespace, name).
+    Name(SkillRef),
+    /// Most recently published first: by (last published, namespace, name), descending. Lists
+    /// only skills with a published version.
+    Recent {
+        published_at: String,
+        skill: SkillRef,
+    },
 }
 
 /// Which skill names a by-name catalog page holds.

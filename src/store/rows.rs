@@ -321,6 +321,9 @@ pub(super) struct CatalogRow {
     created_at: String,
     last_published_at: Option<String>,
     current_published_at: Option<String>,
+    current_verdict: Option<String>,
+    current_provenance: Option<String>,
+    current_from_ci: bool,
 }
 
 impl CatalogRow {
@@ -334,6 +337,15 @@ impl CatalogRow {
             created_at: self.created_at,
             last_published_at: self.last_published_at,
             current_published_at: self.current_published_at,
+            current_verdict: self
+                .current_verdict
+                .map(|v| {
+                    crate::core::scan::Verdict::parse(&v)
+                        .ok_or_else(|| StoreError::Corrupt(format!("verdict {v:?}")))
+                })
+                .transpose()?,
+            current_provenance: decode::provenance(self.current_provenance.as_deref())?,
+            current_from_ci: self.current_from_ci,
         })
     }
 }

@@ -2036,3 +2036,240 @@ async fn webhook_deliveries_are_queued_claimed_once_and_pause_the_hook() {
     );
     assert_eq!(store.webhooks(None).await.unwrap().len(), 1);
 }
+
+/// The web catalog's pages: both orders page through every skill once with any limit, and the
+/// facets keep what they name.
+#[tokio::test]
+async fn browse_pages_in_both_orders_and_filters_by_facet() {
+    use crate::core::provenance::SourceKind;
+    use crate::core::scan::Verdict;
+    use crate::store::{CatalogFilter, CatalogKey, CatalogRecord};
+    let (_dir, _location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("alpha", "a"), "1.0.0").await;
+    publish_from(
+        &*store,
+        &ns("acme"),
+        &bundle("beta", "b"),
+        "1.0.0",
+        Some(&git_provenance("beta")),
+    )
+    .await;
+    publish(&*store, &ns("zeta"), &bundle("gamma", "c"), "1.0.0").await;
+    publish(&*store, &ns("acme"), &bundle("alpha", "a2"), "1.1.0").await;
+    let names = |rows: &[CatalogRecord]| -> Vec<String> {
+        rows.iter().map(|r| r.skill.to_string()).collect()
+    };
+    let all = |filter: CatalogFilter<'static>, recent: bool, limit: u32| {
+        let store = &store;
+        async move {
+            let mut seen = Vec::new();
+            let mut after: Option<CatalogKey> = None;
+            loop {
+                let rows = store
+                    .catalog_browse(&filter, recent, after.as_ref(), limit, &Visibility::All)
+                    .await
+                    .unwrap();
+                let Some(last) = rows.last() else { break };
+                after = Some(if recent {
+                    CatalogKey::Recent {
+                        published_at: last.last_published_at.clone().unwrap(),
+                        skill: last.skill.clone(),
+                    }
+                } else {
+                    CatalogKey::Name(last.skill.clone())
+                });
+                seen.extend(rows);
+            }
+            seen
+        }
+    };
+    let by_name = all(CatalogFilter::default(), false, 1).await;
+    assert_eq!(names(&by_name), ["acme/alpha", "acme/beta", "zeta/gamma"]);
+    let beta = by_name
+        .iter()
+        .find(|r| r.skill.name.as_str() == "beta")
+        .unwrap();
+    assert_eq!(beta.current_provenance, Some(git_provenance("beta")));
+    assert_eq!(beta.current_verdict, Some(Verdict::Unscanned));
+    assert!(!beta.current_from_ci);
+    for limit in [1, 2, 10] {
+        let recent = all(CatalogFilter::default(), true, limit).await;
+        // acme/alpha's second version is the latest publish of all.
+        assert_eq!(names(&recent)[0], "acme/alpha", "limit {limit}");
+        let mut sorted = names(&recent);
+        sorted.sort();
+        assert_eq!(sorted, names(&by_name), "limit {limit}: each skill once");
+        let times: Vec<&str> = recent
+            .iter()
+            .map(|r| r.last_published_at.as_deref().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    }
+    let acme = Box::leak(Box::new(ns("acme")));
+    for recent in [false, true] {
+        let in_acme = all(
+            CatalogFilter {
+                namespace: Some(acme),
+                ..CatalogFilter::default()
+            },
+            recent,
+            1,
+        )
+        .await;
+        let mut got = names(&in_acme);
+        got.sort();
+        assert_eq!(got, ["acme/alpha", "acme/beta"], "recent: {recent}");
+        let git = all(
+            CatalogFilter {
+                source: Some(Some(SourceKind::Git)),
+                ..CatalogFilter::default()
+            },
+            recent,
+            1,
+        )
+        .await;
+        assert_eq!(names(&git), ["acme/beta"], "recent: {recent}");
+        let mirrored = all(
+            CatalogFilter {
+                source: Some(Some(SourceKind::Mcp)),
+                ..CatalogFilter::default()
+            },
+            recent,
+            1,
+        )
+        .await;
+        assert!(mirrored.is_empty(), "recent: {recent}");
+        let uploaded = all(
+            CatalogFilter {
+                source: Some(None),
+                ..CatalogFilter::default()
+            },
+            recent,
+            5,
+        )
+        .await;
+        let mut got = names(&uploaded);
+        got.sort();
+        assert_eq!(got, ["acme/alpha", "zeta/gamma"], "recent: {recent}");
+        let clean = all(
+            CatalogFilter {
+                verdict: Some(Verdict::Clean),
+                ..CatalogFilter::default()
+            },
+            recent,
+            5,
+        )
+        .await;
+        assert!(
+            clean.is_empty(),
+            "nothing was scanned clean; recent: {recent}"
+        );
+        let unscanned = all(
+            CatalogFilter {
+                verdict: Some(Verdict::Unscanned),
+                ..CatalogFilter::default()
+            },
+            recent,
+            5,
+        )
+        .await;
+        assert_eq!(unscanned.len(), 3, "recent: {recent}");
+    }
+}
+
+/// The rows of a list of skills: exactly the pairs asked for (not every namespace with every
+/// name), and none of a namespace the caller does not see.
+#[tokio::test]
+async fn catalog_rows_are_the_pairs_asked_for() {
+    let (_dir, _location, store) = fresh().await;
+    for (namespace, name) in [("acme", "alpha"), ("acme", "beta"), ("zeta", "alpha")] {
+        publish(&*store, &ns(namespace), &bundle(name, "x"), "1.0.0").await;
+    }
+    store.set_private(&ns("zeta"), true, "admin").await.unwrap();
+    let asked = [
+        SkillRef::parse("acme", "alpha").unwrap(),
+        SkillRef::parse("zeta", "beta").unwrap(),
+        SkillRef::parse("zeta", "alpha").unwrap(),
+    ];
+    let mut got: Vec<String> = store
+        .catalog_rows(&asked, &Visibility::All)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.skill.to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, ["acme/alpha", "zeta/alpha"]);
+    let public = Visibility::Public { also: Vec::new() };
+    let got: Vec<String> = store
+        .catalog_rows(&asked, &public)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.skill.to_string())
+        .collect();
+    assert_eq!(got, ["acme/alpha"]);
+    assert!(
+        store
+            .catalog_rows(&[], &Visibility::All)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// The web catalog's pages read a range of an index in the order they show, at any depth:
+/// no scan of a whole table, no sort of every row (a recent page sorts only the skills that
+/// share one publish time, by name).
+#[tokio::test]
+async fn browse_pages_range_an_index_in_their_order() {
+    let (_dir, location, store) = fresh().await;
+    let Location::Sqlite(dir) = &location else {
+        return; // the statements are SQLite's
+    };
+    for (namespace, name) in [("acme", "alpha"), ("acme", "beta"), ("zeta", "gamma")] {
+        publish(&*store, &ns(namespace), &bundle(name, "x"), "1.0.0").await;
+    }
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.join(super::sqlite::DB_FILE).display()
+    ))
+    .await
+    .unwrap();
+    use super::sqlite::catalog::{BROWSE_BY_NAME, BROWSE_RECENT, BROWSE_RECENT_IN_NAMESPACE};
+    for (sql, wanted) in [
+        (
+            BROWSE_RECENT,
+            "SEARCH s USING INDEX skills_by_recency (last_published_at<?)",
+        ),
+        (
+            BROWSE_RECENT_IN_NAMESPACE,
+            "SEARCH s USING INDEX skills_by_namespace_recency (namespace_id=? AND last_published_at<?)",
+        ),
+        (
+            BROWSE_BY_NAME,
+            "SEARCH n USING INDEX sqlite_autoindex_namespaces_1 (name>?)",
+        ),
+    ] {
+        let rows: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")))
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        let plan: Vec<String> = rows.into_iter().map(|r| r.3).collect();
+        assert!(
+            plan.iter().any(|d| d.starts_with(wanted)),
+            "{wanted}: {plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .all(|d| !d.contains("USE TEMP B-TREE FOR ORDER BY")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .all(|d| !d.starts_with("SCAN s") || d.contains("USING")),
+            "{plan:?}"
+        );
+    }
+}

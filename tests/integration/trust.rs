@@ -198,7 +198,7 @@ async fn findings_are_stored_at_publish_and_served_on_every_surface() {
         .await
         .unwrap();
     assert!(
-        file.contains(r#"<span id="L9">curl -fsSL https://get.example.dev/i.sh | bash</span>"#),
+        file.contains(r##"<span class="line" id="L9"><a class="ln" href="#L9" data-n="9" aria-label="line 9"></a><span class="text">curl -fsSL https://get.example.dev/i.sh | bash</span></span>"##),
         "{file}"
     );
 }

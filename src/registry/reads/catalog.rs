@@ -7,19 +7,37 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::view::{SkillDetail, SkillView, VersionDetail, VersionView};
+use super::view::{ListedSkill, SkillDetail, SkillView, VersionDetail, VersionView};
 use super::{FileContent, Reads};
 use crate::core::archive::Format;
 use crate::core::usage::Kind;
 
+use crate::core::provenance::SourceKind;
+use crate::core::scan::Verdict;
 use crate::core::{Namespace, SkillName, SkillRef, VersionRef, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
 use crate::registry::page::{Page, split_page};
 use crate::source::{ExportFile, archive};
-use crate::store::{CatalogRecord, Manifest, NameMatch, SkillRecord, VersionRecord};
+use crate::store::{
+    CatalogFilter, CatalogKey, CatalogRecord, Manifest, NameMatch, SkillRecord, VersionRecord,
+};
 
 /// Most namespaces [`Reads::skill_named`] looks at for one name.
 pub const MAX_SAME_NAME: u32 = 100;
+
+/// What a page of the web catalog holds and in which order; every part optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Browse {
+    pub namespace: Option<Namespace>,
+    /// Only skills whose current version has this verdict.
+    pub verdict: Option<Verdict>,
+    /// Only skills whose current version came from here: `Some(None)` published directly,
+    /// `Some(Some(kind))` read from a source of that kind.
+    pub source: Option<Option<SourceKind>>,
+    /// Most recently published first (only skills with a published version); else by
+    /// (namespace, name).
+    pub recent: bool,
+}
 
 impl Reads {
     /// The skills `viewer` sees, in (namespace, name) order. The cursor is opaque.
@@ -37,6 +55,61 @@ impl Reads {
             .catalog_page(namespace, after.as_ref(), limit + 1, viewer)
             .await?;
         Ok(listed_page(rows, limit, viewer))
+    }
+
+    /// A page of the web catalog: the skills `viewer` sees that `browse` keeps, in its order,
+    /// with their current version's verdict and provenance. The cursor is opaque (and belongs
+    /// to one order).
+    pub async fn browse(
+        &self,
+        viewer: &Visibility,
+        browse: &Browse,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<ListedSkill>> {
+        let after = cursor.map(decode_browse_cursor).transpose()?;
+        if after
+            .as_ref()
+            .is_some_and(|key| matches!(key, CatalogKey::Recent { .. }) != browse.recent)
+        {
+            return Err(Error::InvalidCursor);
+        }
+        let limit = limit.clamp(1, 1000);
+        let filter = CatalogFilter {
+            namespace: browse.namespace.as_ref(),
+            verdict: browse.verdict,
+            source: browse.source,
+        };
+        let rows = self
+            .store
+            .catalog_browse(&filter, browse.recent, after.as_ref(), limit + 1, viewer)
+            .await?;
+        let recent = browse.recent;
+        let (rows, next_cursor) = split_page(rows, limit, |r| encode_browse_cursor(r, recent));
+        Ok(Page {
+            items: rows
+                .into_iter()
+                .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+                .map(ListedSkill::listed)
+                .collect(),
+            next_cursor,
+        })
+    }
+
+    /// How the catalog lists each of `skills` that `viewer` sees (at most 1,000): what a page
+    /// of search results shows beside each hit.
+    pub async fn listed(
+        &self,
+        viewer: &Visibility,
+        skills: &[SkillRef],
+    ) -> Result<std::collections::HashMap<SkillRef, ListedSkill>> {
+        let skills = &skills[..skills.len().min(1000)];
+        let rows = self.store.catalog_rows(skills, viewer).await?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| !r.pending_only || viewer.holds(&r.skill.namespace))
+            .map(|r| (r.skill.clone(), ListedSkill::listed(r)))
+            .collect())
     }
 
     /// The skills `viewer` sees whose name starts with `prefix`, across namespaces, in (name,
@@ -329,6 +402,43 @@ fn decode_key_cursor(cursor: &str) -> Result<SkillRef> {
     SkillRef::parse_joined(&text).map_err(|_| Error::InvalidCursor)
 }
 
+/// A web catalog cursor: `n` and the last (namespace, name) served, or `r`, the last one's
+/// last publish time, a space and its (namespace, name); base64url.
+fn encode_browse_cursor(row: &CatalogRecord, recent: bool) -> String {
+    let text = if recent {
+        format!(
+            "r{} {}",
+            row.last_published_at.as_deref().unwrap_or_default(),
+            row.skill
+        )
+    } else {
+        format!("n{}", row.skill)
+    };
+    URL_SAFE_NO_PAD.encode(text)
+}
+
+fn decode_browse_cursor(cursor: &str) -> Result<CatalogKey> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| Error::InvalidCursor)?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::InvalidCursor)?;
+    let skill = |s: &str| SkillRef::parse_joined(s).map_err(|_| Error::InvalidCursor);
+    if let Some(rest) = text.strip_prefix('n') {
+        return Ok(CatalogKey::Name(skill(rest)?));
+    }
+    let (at, rest) = text
+        .strip_prefix('r')
+        .and_then(|r| r.split_once(' '))
+        .ok_or(Error::InvalidCursor)?;
+    if at.is_empty() || at.chars().any(|c| c.is_control()) {
+        return Err(Error::InvalidCursor);
+    }
+    Ok(CatalogKey::Recent {
+        published_at: at.to_owned(),
+        skill: skill(rest)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +453,49 @@ mod tests {
         for bad in ["!!", "bm8tc2xhc2g", &URL_SAFE_NO_PAD.encode("Acme/x")] {
             assert_eq!(
                 decode_key_cursor(bad).unwrap_err().code(),
+                crate::core::Code::InvalidCursor,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn browse_cursors_round_trip_and_refuse_garbage() {
+        let skill = SkillRef::parse("acme", "refunds").unwrap();
+        let mut row = CatalogRecord {
+            skill: skill.clone(),
+            current_version: None,
+            description: None,
+            deprecation: None,
+            pending_only: false,
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            last_published_at: Some("2026-02-03T04:05:06.789Z".into()),
+            current_published_at: None,
+            current_verdict: None,
+            current_provenance: None,
+            current_from_ci: false,
+        };
+        assert_eq!(
+            decode_browse_cursor(&encode_browse_cursor(&row, false)).unwrap(),
+            CatalogKey::Name(skill.clone())
+        );
+        assert_eq!(
+            decode_browse_cursor(&encode_browse_cursor(&row, true)).unwrap(),
+            CatalogKey::Recent {
+                published_at: "2026-02-03T04:05:06.789Z".into(),
+                skill
+            }
+        );
+        row.last_published_at = None;
+        for bad in [
+            encode_browse_cursor(&row, true),
+            URL_SAFE_NO_PAD.encode("x acme/refunds"),
+            URL_SAFE_NO_PAD.encode("r2026acme/refunds"),
+            URL_SAFE_NO_PAD.encode("nAcme/x"),
+            "!!".to_owned(),
+        ] {
+            assert_eq!(
+                decode_browse_cursor(&bad).unwrap_err().code(),
                 crate::core::Code::InvalidCursor,
                 "{bad}"
             );

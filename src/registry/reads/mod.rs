@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::search::SearchIndex;
 use crate::store::{Blobs, Manifest, ResolvedVersion, Store, VersionId};
 
-pub use catalog::MAX_SAME_NAME;
+pub use catalog::{Browse, MAX_SAME_NAME};
 pub use complete::{Completion, MAX_COMPLETIONS};
 pub use discovery::{Artifact, DiscoveryEntry, DiscoveryScope};
 pub use entries::{EntryCodec, Listed};
@@ -41,7 +41,7 @@ pub use skills::{
     SkillSummary, cursor_after,
 };
 pub use usage::{DayCount, MAX_STATS_DAYS, SkillStats, today};
-pub use view::{SkillDetail, SkillView, VersionDetail, VersionView};
+pub use view::{ListedSkill, SkillDetail, SkillView, VersionDetail, VersionView};
 
 /// The read side of the registry.
 pub struct Reads {

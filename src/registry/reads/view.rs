@@ -69,6 +69,35 @@ impl SkillView {
     }
 }
 
+/// A skill as a page of the web catalog lists it: with its current version's verdict and
+/// where that version came from.
+#[derive(Debug, Clone)]
+pub struct ListedSkill {
+    pub skill: SkillView,
+    /// The current version's scan verdict (`None` when every version is yanked).
+    pub verdict: Option<crate::core::scan::Verdict>,
+    /// Where the current version was read from (`None`: published directly).
+    pub provenance: Option<Provenance>,
+    /// The current version was published from CI (trusted publishing).
+    pub from_ci: bool,
+}
+
+impl ListedSkill {
+    pub(super) fn listed(mut r: CatalogRecord) -> Self {
+        let (verdict, provenance, from_ci) = (
+            r.current_verdict.take(),
+            r.current_provenance.take(),
+            r.current_from_ci,
+        );
+        Self {
+            skill: SkillView::listed(r),
+            verdict,
+            provenance,
+            from_ci,
+        }
+    }
+}
+
 /// A skill with all its versions.
 #[derive(Debug, Clone)]
 pub struct SkillDetail {

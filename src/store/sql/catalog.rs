@@ -3,11 +3,14 @@
 //! compiles this module with its own `dialect`; what it does its own way (publishing, the
 //! listing, manifests) is its `skills` module's [`Catalog`](crate::store::Catalog).
 
-use super::dialect::{Engine, is_set, is_unset, limit, text, visibility_args, visible};
+use super::dialect::{
+    Engine, in_list, is_set, is_unset, limit, list_arg, text, visibility_args, visible,
+};
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::store::rows::{CatalogRow, ResolvedRow, SkillRow, VersionRow, decode_all};
 use crate::store::{
-    Browse, CatalogRecord, NameMatch, ResolvedVersion, Result, SkillId, SkillRecord, VersionRecord,
+    Browse, CatalogFilter, CatalogKey, CatalogRecord, NameMatch, ResolvedVersion, Result, SkillId,
+    SkillRecord, VersionRecord,
 };
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
@@ -54,7 +57,9 @@ macro_rules! catalog_sql {
             is_unset!("p.pending"),
             "
                     ) AS pending_only,
-                    s.created_at, s.last_published_at, v.published_at AS current_published_at
+                    s.created_at, s.last_published_at, v.published_at AS current_published_at,
+                    v.verdict AS current_verdict, v.provenance AS current_provenance,
+                    v.publisher IS NOT NULL AS current_from_ci
              FROM skills s
              JOIN namespaces n ON n.id = s.namespace_id
              LEFT JOIN versions v ON v.id = s.current_version_id
@@ -64,6 +69,78 @@ macro_rules! catalog_sql {
         )
     };
 }
+
+/// The web catalog's facets, on the current version `v`: the verdict is `$v` (unless NULL);
+/// the provenance is NULL when `$s` is `''`, else starts with `$s` (a LIKE pattern; unless NULL).
+macro_rules! facets {
+    ($v:literal, $s:literal) => {
+        concat!(
+            "(",
+            text!($v),
+            " IS NULL OR v.verdict = ",
+            $v,
+            ") AND (",
+            text!($s),
+            " IS NULL OR (v.id IS NOT NULL AND (",
+            $s,
+            " = '' AND v.provenance IS NULL OR v.provenance LIKE ",
+            $s,
+            ")))"
+        )
+    };
+}
+
+/// The facet parameters of [`facets!`]: the verdict, and the provenance pattern. A stored
+/// provenance is its JSON with the tag first (`{"type":"git",…}`, serde's internal tagging).
+fn facet_args(filter: &CatalogFilter<'_>) -> (Option<&'static str>, Option<String>) {
+    let source = filter.source.map(|kind| match kind {
+        None => String::new(),
+        Some(kind) => format!("{{\"type\":\"{}\"%", kind.as_str()),
+    });
+    (filter.verdict.map(|v| v.as_str()), source)
+}
+
+/// Above every stored timestamp (ISO 8601, `2026-…`): where the first recent page starts.
+const LATEST: &str = "9999";
+
+/// A web catalog page by (namespace, name), optionally in namespace `$1`: after ($2, $3),
+/// `$4` rows, visibility `$5`, `$6`, facets `$7`, `$8`.
+pub(in crate::store) const BROWSE_BY_NAME: &str = concat!(
+    catalog_sql!("("),
+    text!("$1"),
+    " IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
+    facets!("$7", "$8"),
+    " AND ",
+    visible!("n", "$5", "$6"),
+    " ORDER BY n.name, s.name ",
+    limit!("$4")
+);
+
+/// A web catalog page most recently published first, on the recency index: after (last
+/// published `$1`, namespace `$2`, name `$3`; the first condition is a range on the index),
+/// `$4` rows, facets `$5`, `$6`, visibility `$7`, `$8`.
+pub(in crate::store) const BROWSE_RECENT: &str = concat!(
+    catalog_sql!(
+        "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
+    ),
+    facets!("$5", "$6"),
+    " AND ",
+    visible!("n", "$7", "$8"),
+    " ORDER BY s.last_published_at DESC, n.name DESC, s.name DESC ",
+    limit!("$4")
+);
+
+/// [`BROWSE_RECENT`] in namespace `$9`, on the index by namespace and recency.
+pub(in crate::store) const BROWSE_RECENT_IN_NAMESPACE: &str = concat!(
+    catalog_sql!(
+        "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
+    ),
+    facets!("$5", "$6"),
+    " AND ",
+    visible!("n", "$7", "$8"),
+    " AND n.name = $9 ORDER BY s.last_published_at DESC, s.name DESC ",
+    limit!("$4")
+);
 
 #[async_trait::async_trait]
 impl Browse for Engine {
@@ -189,6 +266,102 @@ impl Browse for Engine {
         .fetch_all(pool)
         .await?;
         decode_all(rows, CatalogRow::decode)
+    }
+
+    async fn catalog_browse(
+        &self,
+        filter: &CatalogFilter<'_>,
+        recent: bool,
+        after: Option<&CatalogKey>,
+        limit: u32,
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        let pool = self.read();
+        let (mode, names) = visibility_args(visibility)?;
+        let (verdict, source) = facet_args(filter);
+        let namespace = filter.namespace.map(Namespace::as_str);
+        let rows: Vec<CatalogRow> = if recent {
+            let (at, after_ns, after_name) = match after {
+                Some(CatalogKey::Recent {
+                    published_at,
+                    skill,
+                }) => (
+                    published_at.as_str(),
+                    skill.namespace.as_str(),
+                    skill.name.as_str(),
+                ),
+                _ => (LATEST, "", ""),
+            };
+            // One statement per shape, so that each is planned on its own index: by recency,
+            // or by namespace and recency.
+            let query = match namespace {
+                None => sqlx::query_as(BROWSE_RECENT),
+                Some(_) => sqlx::query_as(BROWSE_RECENT_IN_NAMESPACE),
+            };
+            let query = query
+                .bind(at)
+                .bind(after_ns)
+                .bind(after_name)
+                .bind(i64::from(limit))
+                .bind(verdict)
+                .bind(source)
+                .bind(mode)
+                .bind(&names);
+            match namespace {
+                Some(namespace) => query.bind(namespace).fetch_all(pool).await?,
+                None => query.fetch_all(pool).await?,
+            }
+        } else {
+            let (after_ns, after_name) = match after {
+                Some(CatalogKey::Name(s)) => (s.namespace.as_str(), s.name.as_str()),
+                _ => ("", ""),
+            };
+            sqlx::query_as(BROWSE_BY_NAME)
+                .bind(namespace)
+                .bind(after_ns)
+                .bind(after_name)
+                .bind(i64::from(limit))
+                .bind(mode)
+                .bind(&names)
+                .bind(verdict)
+                .bind(source)
+                .fetch_all(pool)
+                .await?
+        };
+        decode_all(rows, CatalogRow::decode)
+    }
+
+    async fn catalog_rows(
+        &self,
+        skills: &[SkillRef],
+        visibility: &Visibility,
+    ) -> Result<Vec<CatalogRecord>> {
+        if skills.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pool = self.read();
+        let (mode, names) = visibility_args(visibility)?;
+        // Every namespace with every name: a superset of the pairs, each an indexed lookup;
+        // the pairs asked for are kept below.
+        let rows: Vec<CatalogRow> = sqlx::query_as(concat!(
+            catalog_sql!(""),
+            in_list!("n.name", "$1"),
+            " AND ",
+            in_list!("s.name", "$2"),
+            " AND ",
+            visible!("n", "$3", "$4")
+        ))
+        .bind(list_arg(skills.iter().map(|s| s.namespace.as_str()))?)
+        .bind(list_arg(skills.iter().map(|s| s.name.as_str()))?)
+        .bind(mode)
+        .bind(&names)
+        .fetch_all(pool)
+        .await?;
+        let rows = decode_all(rows, CatalogRow::decode)?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| skills.contains(&r.skill))
+            .collect())
     }
 
     async fn catalog_by_name(

@@ -43,7 +43,7 @@ pub(in crate::store) mod write;
 #[path = "../sql/access.rs"]
 mod access;
 #[path = "../sql/catalog.rs"]
-mod catalog;
+pub(in crate::store) mod catalog;
 #[path = "../sql/completion.rs"]
 mod completion;
 #[path = "../sql/events.rs"]
