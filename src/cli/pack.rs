@@ -29,12 +29,14 @@ pub enum PackCommand {
         remote: Remote,
     },
     /// List the packs (of one namespace).
+    #[command(after_help = "Examples:\n  skillreg pack list\n  skillreg pack list acme --json")]
     List {
         namespace: Option<String>,
         #[command(flatten)]
         remote: Remote,
     },
     /// Show a pack's versions and their members.
+    #[command(after_help = "Example:\n  skillreg pack show acme/onboarding")]
     Show {
         /// NAMESPACE/PACK.
         pack: String,

@@ -18,7 +18,7 @@ use crate::rest::{ADMIN, Api};
 use skillreg::config::{Config, Secret};
 
 /// `skillreg <args> --dir <project>` with a home of its own (never the real one).
-async fn sr(project: &Path, args: &[&str]) -> CliOutput {
+pub(crate) async fn sr(project: &Path, args: &[&str]) -> CliOutput {
     let home = project.join(".home");
     std::fs::create_dir_all(&home).unwrap();
     let mut all: Vec<&str> = args.to_vec();

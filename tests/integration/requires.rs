@@ -2,14 +2,13 @@
 //! REST, and installed as one graph by `skillreg add`, `update` and `remove`, against a real
 //! server on loopback.
 
-use std::path::Path;
-
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::common::{CliOutput, Modern, admin_server, run_cli_async, tar_gz};
 use crate::consumers::files_under;
+use crate::install::sr;
 use crate::rest::{ADMIN, Api, code};
 
 /// A SKILL.md that requires `requires` (and expects `mcp`, when given).
@@ -50,22 +49,6 @@ async fn publish_as(
 async fn publish(api: &Api, name: &str, version: &str, requires: &str) {
     let (status, body) = publish_as(api, "acme", name, version, requires).await;
     assert_eq!(status, StatusCode::CREATED, "{name} {version}: {body}");
-}
-
-/// `skillreg <args> --dir <project>` with a home of its own.
-async fn sr(project: &Path, args: &[&str]) -> CliOutput {
-    let home = project.join(".home");
-    std::fs::create_dir_all(&home).unwrap();
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--dir", project.to_str().unwrap()]);
-    run_cli_async(
-        &all,
-        &[
-            ("HOME", home.to_str().unwrap()),
-            ("SKILLREG_REGISTRY", "http://127.0.0.1:9"),
-        ],
-    )
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
