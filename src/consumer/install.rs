@@ -969,7 +969,8 @@ pub async fn check(ctx: &Context, offline: bool) -> Result<CheckReport> {
 }
 
 /// `skillreg outdated`: per locked skill, the locked version, the newest within its
-/// requirement, and the newest of all. Reads only.
+/// requirement (for a lock that holds a graph: the version the whole graph resolves it to, as
+/// `update` would move it), and the newest of all. Reads only.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct OutdatedRow {
     pub path: String,
@@ -985,11 +986,32 @@ pub async fn outdated(ctx: &Context) -> Result<Vec<OutdatedRow>> {
     let lock = Lock::load(&ctx.scope.lock_path())?;
     let mut remotes = Remotes::new(ctx, Start::Typed(None));
     let result: Result<Vec<OutdatedRow>> = async {
+        // A lock that holds a graph is resolved as one, per source, as `update` would.
+        let mut planned: BTreeMap<String, Entry> = BTreeMap::new();
+        if is_graph(&lock) {
+            for (source, roots) in roots_by_source(&lock) {
+                let remote = remotes.get(&source).await?;
+                let mut asked = Vec::with_capacity(roots.len());
+                let mut entries = Vec::with_capacity(roots.len());
+                for root in &roots {
+                    let requirement = root.requirement()?;
+                    entries.push(resolve(remote, &root.path, &requirement).await?);
+                    asked.push((root.path.clone(), requirement));
+                }
+                for member in members(remote, asked, entries, &mut Vec::new()).await? {
+                    planned.insert(member.path, member.entry);
+                }
+            }
+        }
         let mut rows = Vec::new();
         for skill in &lock.skills {
             let remote = remotes.get(&skill.source).await?;
             let requirement = skill.requirement()?;
-            let wanted = resolve(remote, &skill.path, &requirement).await.ok();
+            let wanted = if is_graph(&lock) {
+                planned.get(&skill.path).cloned()
+            } else {
+                resolve(remote, &skill.path, &requirement).await.ok()
+            };
             let latest = resolve(remote, &skill.path, &Requirement::Any).await.ok();
             rows.push(OutdatedRow {
                 path: skill.path.clone(),
@@ -1009,6 +1031,25 @@ pub async fn outdated(ctx: &Context) -> Result<Vec<OutdatedRow>> {
     result
 }
 
+/// Whether `lock` holds a graph: an entry installed as another's requirement, or required.
+fn is_graph(lock: &Lock) -> bool {
+    lock.skills
+        .iter()
+        .any(|s| s.dependency || !s.required_by.is_empty())
+}
+
+/// The entries asked for themselves (not only as requirements), by source.
+fn roots_by_source(lock: &Lock) -> BTreeMap<String, Vec<LockedSkill>> {
+    let mut sources: BTreeMap<String, Vec<LockedSkill>> = BTreeMap::new();
+    for skill in lock.skills.iter().filter(|s| !s.dependency) {
+        sources
+            .entry(skill.source.clone())
+            .or_default()
+            .push(skill.clone());
+    }
+    sources
+}
+
 /// `skillreg update [names]`: move each named skill (or every skill) to the newest version
 /// within its requirement, show what changed, and rewrite the lock.
 pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<Updated>> {
@@ -1022,11 +1063,7 @@ pub async fn update(ctx: &Context, names: &[String], force: bool) -> Result<Vec<
             ));
         }
     }
-    if lock
-        .skills
-        .iter()
-        .any(|s| s.dependency || !s.required_by.is_empty())
-    {
+    if is_graph(&lock) {
         return update_graph(ctx, lock, names, force).await;
     }
     let chosen: Vec<LockedSkill> = lock
@@ -1116,13 +1153,7 @@ async fn update_graph(
     force: bool,
 ) -> Result<Vec<Updated>> {
     let lock_path = ctx.scope.lock_path();
-    let mut sources: BTreeMap<String, Vec<LockedSkill>> = BTreeMap::new();
-    for skill in lock.skills.iter().filter(|s| !s.dependency) {
-        sources
-            .entry(skill.source.clone())
-            .or_default()
-            .push(skill.clone());
-    }
+    let sources = roots_by_source(&lock);
     let mut remotes = Remotes::new(ctx, Start::Typed(None));
     let mut out = Vec::new();
     let result: Result<()> = async {

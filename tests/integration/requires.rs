@@ -335,8 +335,24 @@ async fn add_installs_a_three_level_graph_updates_it_as_one_and_removes_what_is_
         b"notes for core 1.1.0\n".to_vec()
     );
 
-    // A new core 1.2.0: update moves the one shared dependency, and nothing else.
+    // A new core 1.2.0: outdated says the graph wants it, and update moves the one shared
+    // dependency, and nothing else.
     publish(&api, "core", "1.2.0", "").await;
+    let out = sr(p, &["outdated", "--json"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+    let row = |path: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == path)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("acme/core")["wanted"], "1.2.0", "{rows}");
+    assert_eq!(row("acme/core")["latest"], "2.0.0", "{rows}");
+    assert_eq!(row("acme/core")["update_available"], true);
+    assert_eq!(row("acme/ui")["update_available"], false);
     let out = sr(p, &["update"]).await;
     assert_eq!(out.code, 0, "{out:?}");
     let lock = std::fs::read_to_string(p.join("skills.lock")).unwrap();
