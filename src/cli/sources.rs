@@ -100,6 +100,11 @@ pub struct MirrorArgs {
     /// Namespace to store the upstream's skills in.
     #[arg(long, short)]
     pub namespace: String,
+    /// Take only the upstream's skills of this namespace (`skill://<namespace>/…`), as `sync`
+    /// will each time; map several upstream namespaces with one mirror each, into namespaces of
+    /// their own.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub upstream_namespace: Option<String>,
     /// Bearer token sent to this upstream's origin only (never stored); without it, the
     /// credentials file's token for that origin.
     #[arg(long, env = "SKILLREG_MIRROR_TOKEN", hide_env_values = true)]
@@ -219,7 +224,8 @@ pub async fn import_git(args: GitImportArgs) -> anyhow::Result<ExitCode> {
 /// `skillreg mirror <upstream>`: read every listed skill, record the source, store them.
 pub async fn mirror(args: MirrorArgs) -> anyhow::Result<ExitCode> {
     let namespace = namespace(&args.namespace)?;
-    let spec = SourceSpec::mcp(&args.source).map_err(invalid_source)?;
+    let spec = SourceSpec::mcp_namespace(&args.source, args.upstream_namespace.as_deref())
+        .map_err(invalid_source)?;
     // `--token` goes to the upstream named here, and only to it; the credentials file's token
     // to the origin it is written under.
     let token = match args.token {

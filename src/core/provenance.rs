@@ -153,7 +153,8 @@ pub struct SourceSpec {
     pub location: String,
     /// The Git ref (branch, tag or full commit id); `None` reads the remote's `HEAD`.
     pub reference: Option<String>,
-    /// The directory of the repository to take skills from (`""`: the whole tree).
+    /// The directory of the repository to take skills from (`""`: the whole tree); for an MCP
+    /// upstream, the one upstream namespace taken (`""`: every skill it lists).
     pub subpath: String,
     /// Whether `--fix` repairs each SKILL.md's frontmatter before it is validated.
     pub fix: bool,
@@ -184,14 +185,30 @@ impl SourceSpec {
 
     /// An upstream SEP-2640 server (`skillreg mirror`), checked ([`check_mcp_location`]).
     pub fn mcp(server: &str) -> Result<Self, String> {
+        Self::mcp_namespace(server, None)
+    }
+
+    /// An MCP upstream of which only the skills of `namespace` (`skill://<namespace>/…`) are
+    /// taken, when given.
+    pub fn mcp_namespace(server: &str, namespace: Option<&str>) -> Result<Self, String> {
         check_mcp_location(server)?;
+        if let Some(ns) = namespace {
+            crate::core::Namespace::new(ns)
+                .map_err(|e| format!("upstream namespace {ns:?}: it {e}"))?;
+        }
         Ok(SourceSpec {
             kind: SourceKind::Mcp,
             location: server.to_owned(),
             reference: None,
-            subpath: String::new(),
+            subpath: namespace.unwrap_or_default().to_owned(),
             fix: false,
         })
+    }
+
+    /// For an MCP upstream taken in part: the `skill://` prefix of the skills taken.
+    pub fn upstream_prefix(&self) -> Option<String> {
+        (self.kind == SourceKind::Mcp && !self.subpath.is_empty())
+            .then(|| format!("skill://{}/", self.subpath))
     }
 
     /// The source as the public may see it (in a deprecation message): an upstream server as
@@ -204,7 +221,15 @@ impl SourceSpec {
                 ..self.clone()
             }
             .to_string(),
-            SourceKind::Mcp => format!("{} {}", self.kind, public_server(&self.location)),
+            SourceKind::Mcp if self.subpath.is_empty() => {
+                format!("{} {}", self.kind, public_server(&self.location))
+            }
+            SourceKind::Mcp => format!(
+                "{} {} --upstream-namespace {}",
+                self.kind,
+                public_server(&self.location),
+                self.subpath
+            ),
         }
     }
 
@@ -219,7 +244,15 @@ impl SourceSpec {
                 }
                 check_subpath(&self.subpath).map(drop)
             }
-            SourceKind::Mcp => check_mcp_location(&self.location),
+            SourceKind::Mcp => {
+                check_mcp_location(&self.location)?;
+                match self.subpath.as_str() {
+                    "" => Ok(()),
+                    ns => crate::core::Namespace::new(ns)
+                        .map(drop)
+                        .map_err(|e| format!("upstream namespace {ns:?}: it {e}")),
+                }
+            }
         }
     }
 }
@@ -230,8 +263,10 @@ impl fmt::Display for SourceSpec {
         if let Some(r) = &self.reference {
             write!(f, " --ref {r}")?;
         }
-        if !self.subpath.is_empty() {
-            write!(f, " --path {}", self.subpath)?;
+        match self.kind {
+            _ if self.subpath.is_empty() => {}
+            SourceKind::Git => write!(f, " --path {}", self.subpath)?,
+            SourceKind::Mcp => write!(f, " --upstream-namespace {}", self.subpath)?,
         }
         Ok(())
     }

@@ -16,7 +16,12 @@ pub struct RemoteUpstream;
 
 #[async_trait::async_trait]
 impl Upstream for RemoteUpstream {
-    async fn read(&self, location: &str, token: Option<&str>) -> Result<Vec<MirrorItem>> {
+    async fn read(
+        &self,
+        location: &str,
+        token: Option<&str>,
+        only: Option<&str>,
+    ) -> Result<Vec<MirrorItem>> {
         let upstream = Source::parse(location).map_err(|e| Error::Source {
             code: Code::InvalidSource,
             message: e.message,
@@ -24,7 +29,7 @@ impl Upstream for RemoteUpstream {
         let remote = Remote::connect(&upstream, token)
             .await
             .map_err(|e| unavailable(e.message))?;
-        let items = read_items(&remote, location).await;
+        let items = read_items(&remote, location, only).await;
         remote.close().await;
         items
     }
@@ -37,7 +42,11 @@ fn unavailable(message: String) -> Error {
     }
 }
 
-async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>> {
+async fn read_items(
+    remote: &Remote,
+    location: &str,
+    only: Option<&str>,
+) -> Result<Vec<MirrorItem>> {
     // A listing past its bounds (pages, entries, bytes, a repeated cursor) is an upstream too
     // large to mirror, as a checkout past its cap is; anything else, one that did not answer.
     let entries = remote.list().await.map_err(|e| Error::Source {
@@ -48,6 +57,15 @@ async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>> 
         },
         message: e.message,
     })?;
+    // Only the skills listed under the namespace taken (an entry that did not read names none).
+    let entries: Vec<_> = entries
+        .into_iter()
+        .filter(|e| match (only, e) {
+            (None, _) => true,
+            (Some(prefix), Ok(entry)) => entry.uri.starts_with(prefix),
+            (Some(_), Err(_)) => false,
+        })
+        .collect();
     let mut items = Vec::with_capacity(entries.len());
     for (i, entry) in entries.into_iter().enumerate() {
         items.push(match entry {
@@ -56,6 +74,7 @@ async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>> 
                 name: None,
                 files: Err(e.message),
                 version: None,
+                deprecated: None,
             },
             Ok(entry) => match remote.read_all(&entry).await {
                 Ok(files) => MirrorItem {
@@ -63,9 +82,16 @@ async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>> 
                     name: Some(entry.name),
                     files: Ok(files
                         .into_iter()
-                        .map(|(f, bytes)| InputFile::regular(f.path, bytes))
+                        .map(|(f, bytes)| {
+                            let executable = f.executable;
+                            InputFile {
+                                executable,
+                                ..InputFile::regular(f.path, bytes)
+                            }
+                        })
                         .collect()),
                     version: entry.version,
+                    deprecated: entry.deprecated,
                 },
                 Err(e) if e.code == crate::consumer::Code::SourceUnreachable => {
                     return Err(unavailable(e.message));
@@ -75,6 +101,7 @@ async fn read_items(remote: &Remote, location: &str) -> Result<Vec<MirrorItem>> 
                     name: Some(entry.name),
                     files: Err(e.message),
                     version: entry.version,
+                    deprecated: entry.deprecated,
                 },
             },
         });

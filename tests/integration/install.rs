@@ -1564,3 +1564,128 @@ async fn executable_files_arrive_executable_and_the_lock_says_so() {
         assert_eq!(copied & 0o111, 0o111);
     }
 }
+
+/// `mirror --upstream-namespace` takes one namespace of a skillreg upstream (two namespaces
+/// holding one name are no conflict then, and a re-run with nothing new exits 0), carries the
+/// upstream's deprecation (and lifts it with the upstream) and its executables' mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirror_takes_one_upstream_namespace_with_its_deprecations_and_modes() {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let upstream = admin_server().await;
+    let uapi = Api::new(&upstream);
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for (path, mode, body) in [
+        ("SKILL.md", 0o644, md("deploy", "Deploy.")),
+        ("run.sh", 0o755, "#!/bin/sh\n".to_owned()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(mode);
+        h.set_path(path).unwrap();
+        h.set_cksum();
+        builder.append(&h, body.as_bytes()).unwrap();
+    }
+    let deploy = builder.into_inner().unwrap().finish().unwrap();
+    let (status, body) = uapi
+        .publish(Some(ADMIN), "acme", "deploy", "1.0.0", deploy)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = uapi
+        .publish(
+            Some(ADMIN),
+            "other",
+            "deploy",
+            "3.0.0",
+            archive(&[("SKILL.md", &md("deploy", "other"))]),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, _) = uapi
+        .send(
+            Method::POST,
+            "/v1/skills/acme/deploy/deprecate",
+            Some(ADMIN),
+            Some(json!({"message": "use acme/ship"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let data = TempDir::new().unwrap();
+    let data_dir = data.path().to_str().unwrap().to_owned();
+    let source = format!("{}/mcp", upstream.base());
+    let mirror = || async {
+        run_cli_async(
+            &[
+                "mirror",
+                &source,
+                "--upstream-namespace",
+                "acme",
+                "--namespace",
+                "copy",
+                "--data-dir",
+                &data_dir,
+            ],
+            &[],
+        )
+        .await
+    };
+    let out = mirror().await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "imported  skill://copy/deploy/SKILL.md 1.0.0  (skill://acme/deploy/SKILL.md)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("skill://other/"), "{}", out.stdout);
+    assert!(out.stdout.contains("use acme/ship"), "{}", out.stdout);
+    // Nothing new: exit 0, nothing imported.
+    let out = mirror().await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.ends_with("0 imported, 1 unchanged, 0 skipped\n"),
+        "{}",
+        out.stdout
+    );
+    // The upstream lifts its deprecation: so does the mirror.
+    let (status, _) = uapi
+        .send(
+            Method::DELETE,
+            "/v1/skills/acme/deploy/deprecate",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let out = mirror().await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("restored  skill://copy/deploy/SKILL.md"),
+        "{}",
+        out.stdout
+    );
+
+    let server = TestServer::builder().data_dir(data.path()).start().await;
+    let api = Api::new(&server);
+    let (_, skill) = api.get("/v1/skills/copy/deploy").await;
+    assert_eq!(skill["deprecated"], false, "{skill}");
+    let (_, version) = api.get("/v1/skills/copy/deploy/1.0.0").await;
+    let modes: Vec<(String, u64)> = version["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["mode"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [("SKILL.md".to_owned(), 0o644), ("run.sh".to_owned(), 0o755)]
+    );
+}

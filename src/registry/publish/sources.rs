@@ -45,6 +45,10 @@ const ACTOR: &str = "sync";
 /// that starts so is the run's own, and is lifted when the skill comes back.
 const REMOVED: &str = "no longer found at its source";
 
+/// The start of the deprecation message carried from an upstream that deprecates the skill:
+/// set and lifted by each run as the upstream says.
+const UPSTREAM: &str = "deprecated upstream";
+
 /// One upstream skill of a mirrored server, read and verified by the caller (every file
 /// matched the digest and size its listing announced).
 #[derive(Debug, Clone)]
@@ -58,6 +62,8 @@ pub struct MirrorItem {
     pub files: std::result::Result<Vec<InputFile>, String>,
     /// The version the upstream names, if any: kept as it is.
     pub version: Option<SkillVersion>,
+    /// The upstream's deprecation message, when it marks the skill deprecated: carried over.
+    pub deprecated: Option<String>,
 }
 
 /// Another SEP-2640 server, read for a mirror: how the registry reads one without importing the
@@ -65,9 +71,15 @@ pub struct MirrorItem {
 #[async_trait::async_trait]
 pub trait Upstream: Send + Sync + 'static {
     /// Every skill the server at `location` lists, each with its files read and checked (or why
-    /// they were refused). A listing past its bounds is `source_too_large`; a server that does
+    /// they were refused). With `only` (a `skill://<namespace>/` prefix), only the skills listed
+    /// under it are read. A listing past its bounds is `source_too_large`; a server that does
     /// not answer, `source_unavailable`.
-    async fn read(&self, location: &str, token: Option<&str>) -> Result<Vec<MirrorItem>>;
+    async fn read(
+        &self,
+        location: &str,
+        token: Option<&str>,
+        only: Option<&str>,
+    ) -> Result<Vec<MirrorItem>>;
 }
 
 /// What reading a source brought, before anything of it is stored.
@@ -147,8 +159,11 @@ impl Publisher {
                     Error::Internal("no upstream reader is registered in this process".into())
                 })?;
                 // Dropped at the deadline: the connection is closed, a `stdio:` server killed.
-                match tokio::time::timeout(limits.timeout, upstream.read(&spec.location, token))
-                    .await
+                match tokio::time::timeout(
+                    limits.timeout,
+                    upstream.read(&spec.location, token, spec.upstream_prefix().as_deref()),
+                )
+                .await
                 {
                     Ok(items) => Ok(SourceRead::Mcp(items?)),
                     Err(_) => Err(given_up()),
@@ -224,6 +239,7 @@ impl Publisher {
             seen: std::collections::BTreeMap::new(),
             claimed,
             others,
+            upstream_deprecations: std::collections::BTreeMap::new(),
             summary: ImportSummary::default(),
         })
     }
@@ -312,6 +328,8 @@ pub struct SourceRun<'a> {
     claimed: std::collections::BTreeMap<SkillName, SourceId>,
     /// The other sources, described.
     others: std::collections::BTreeMap<SourceId, String>,
+    /// Of each skill taken from an upstream in this run, its deprecation there (or none).
+    upstream_deprecations: std::collections::BTreeMap<SkillName, Option<String>>,
     pub summary: ImportSummary,
 }
 
@@ -341,6 +359,12 @@ impl SourceRun<'_> {
             })
             .map_err(|e| skipped(label.clone(), e.code(), e.to_string())),
         };
+        if let Ok(p) = &prepared
+            && !self.claimed.contains_key(p.name())
+        {
+            self.upstream_deprecations
+                .insert(p.name().clone(), item.deprecated.clone());
+        }
         self.take(label, prepared, item.version.is_some(), hint)
             .await
     }
@@ -460,6 +484,49 @@ impl SourceRun<'_> {
         let message = format!("{REMOVED} ({}{at})", self.source.spec.public());
         let mut removed = Vec::new();
         let mut changed = false;
+        // What the upstream says of each skill taken: its deprecation is carried over (a
+        // deprecation set by hand, or the run's own, is left as it is), and lifted once the
+        // upstream lifts it.
+        for (name, upstream) in std::mem::take(&mut self.upstream_deprecations) {
+            let skill = SkillRef::new(namespace.clone(), name.clone());
+            let Some(record) = store.skill(&skill).await? else {
+                continue;
+            };
+            let ours = record
+                .deprecation_message
+                .as_deref()
+                .is_none_or(|m| m.starts_with(UPSTREAM));
+            let wanted = upstream.map(|m| {
+                if m.is_empty() {
+                    format!("{UPSTREAM} ({})", self.source.spec.public())
+                } else {
+                    format!("{UPSTREAM}: {m}")
+                }
+            });
+            if !ours || record.deprecation_message == wanted {
+                continue;
+            }
+            store
+                .set_deprecated(&skill, wanted.as_deref(), ACTOR)
+                .await?;
+            let outcome = match wanted {
+                Some(message) => ImportOutcome::Deprecated {
+                    uri: skill.skill_md_uri().to_string(),
+                    message,
+                },
+                None => ImportOutcome::Restored {
+                    uri: skill.skill_md_uri().to_string(),
+                },
+            };
+            changed = true;
+            let line = ImportLine {
+                dir: PathBuf::from(name.as_str()),
+                outcome,
+                warnings: Vec::<Warning>::new(),
+            };
+            self.summary.count(&line);
+            report(&line);
+        }
         for member in members {
             let skill = SkillRef::new(namespace.clone(), member.name.clone());
             let here = self.present.contains(&member.name);
