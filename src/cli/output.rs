@@ -38,7 +38,7 @@ pub(super) fn print_import_line(skill: &ImportLine, json: bool, progress: &Progr
         ImportOutcome::Skipped { code, reason } => format!("skipped   {dir}: {reason} [{code}]"),
         ImportOutcome::Deprecated { uri, message } => format!("deprecated {uri}: {message}"),
         ImportOutcome::Restored { uri } => {
-            format!("restored  {uri}: found at its source again, no longer deprecated")
+            format!("restored  {uri}: no longer deprecated (the source has it again, or lifted its deprecation)")
         }
     }));
     for w in &skill.warnings {

@@ -49,7 +49,8 @@ pub enum ImportOutcome {
         uri: String,
         message: String,
     },
-    /// A skill found at its source again: the deprecation its removal set is lifted.
+    /// A skill found at its source again, or no longer deprecated upstream: the deprecation the
+    /// run set is lifted.
     Restored {
         uri: String,
     },
