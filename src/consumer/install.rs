@@ -492,16 +492,7 @@ async fn members(
     let mut out = Vec::with_capacity(planned.len());
     for p in planned {
         let path = p.member.skill.to_string();
-        for server in &p.entry.requires.mcp_servers {
-            let at = server
-                .registry
-                .as_deref()
-                .map_or_else(String::new, |r| format!(" ({})", printable(r)));
-            warnings.push(format!(
-                "{path} expects the MCP server {}{at}; skills are installed, MCP servers are not",
-                printable(&server.name)
-            ));
-        }
+        warnings.extend(mcp_notes(&path, &p.entry));
         let root = roots.iter().find(|(r, _)| *r == path);
         let requirement = match root {
             Some((_, requirement)) => requirement.clone(),
@@ -538,6 +529,25 @@ async fn read_pack(remote: &Remote, request: &Request) -> Result<Option<RemotePa
     remote
         .pack(&format!("skillreg://packs/{}{version}", request.path))
         .await
+}
+
+/// What an installer says of the MCP servers `entry` expects: reported, never installed.
+fn mcp_notes(path: &str, entry: &Entry) -> Vec<String> {
+    entry
+        .requires
+        .mcp_servers
+        .iter()
+        .map(|server| {
+            let at = server
+                .registry
+                .as_deref()
+                .map_or_else(String::new, |r| format!(" ({})", printable(r)));
+            format!(
+                "{path} expects the MCP server {}{at}; skills are installed, MCP servers are not",
+                printable(&server.name)
+            )
+        })
+        .collect()
 }
 
 /// `skillreg add`: resolve each request at `source` (and what it requires), verify every
@@ -1172,8 +1182,8 @@ async fn update_graph(
                 entries.push(resolve(remote, &root.path, &requirement).await?);
                 asked.push((root.path.clone(), requirement));
             }
-            let mut notes = Vec::new();
-            let members = members(remote, asked, entries, &mut notes).await?;
+            // The MCP servers a member expects are said on its own line, when it changes.
+            let members = members(remote, asked, entries, &mut Vec::new()).await?;
             for member in &members {
                 check_folder_free(&lock, &member.path)?;
             }
@@ -1205,6 +1215,7 @@ async fn update_graph(
                     continue;
                 }
                 let mut notes = signals(&member.path, &member.entry, force)?;
+                notes.extend(mcp_notes(&member.path, &member.entry));
                 let files = remote.read_all(&member.entry).await?;
                 let dirs = folders(&agents, &ctx.scope);
                 let on_disk = match (dirs.first(), &before) {
@@ -1257,9 +1268,6 @@ async fn update_graph(
                     notes: vec!["removed: nothing installed requires it any more".into()],
                     diff: String::new(),
                 });
-            }
-            if let Some(first) = out.last_mut() {
-                first.notes.extend(notes);
             }
             lock.save(&lock_path)?;
         }

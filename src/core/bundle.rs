@@ -312,6 +312,29 @@ mod tests {
     }
 
     #[test]
+    fn requirements_are_read_from_the_root_only() {
+        let root = "---\nname: demo\ndescription: A demo skill.\nmetadata:\n  dev.skillreg/requires: \"acme/base@^1\"\n---\n";
+        let nested = b"---\nname: inner\ndescription: Inner.\nmetadata:\n  dev.skillreg/requires: \"acme/x\"\n---\n";
+        let b = validate(vec![
+            InputFile::regular("SKILL.md", root),
+            InputFile::regular("sub/inner/SKILL.md", &nested[..]),
+        ])
+        .unwrap();
+        let required: Vec<String> = b.requires.skills.iter().map(ToString::to_string).collect();
+        assert_eq!(required, ["acme/base@^1"]);
+        assert!(
+            b.warnings
+                .iter()
+                .any(|w| w.code == "nested_requires_ignored"),
+            "{:?}",
+            b.warnings
+        );
+        let bad = "---\nname: demo\ndescription: A demo skill.\nmetadata:\n  dev.skillreg/requires: \"base\"\n---\n";
+        let e = validate(vec![InputFile::regular("SKILL.md", bad)]).unwrap_err();
+        assert_eq!(e.code(), Code::RequiresInvalid, "{e}");
+    }
+
+    #[test]
     fn valid_bundle_with_nested_skills() {
         let nested = b"---\nname: inner\ndescription: Inner skill.\n---\n";
         let mismatched = b"---\nname: other\ndescription: Misnamed.\n---\n";

@@ -74,6 +74,22 @@ fn archive(files: &[(&str, &str)]) -> Vec<u8> {
     )
 }
 
+/// A `.tar.gz` of regular files, each with its Unix mode.
+fn archive_with_modes(files: &[(&str, u32, &str)]) -> Vec<u8> {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for (path, mode, body) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(*mode);
+        h.set_path(path).unwrap();
+        h.set_cksum();
+        builder.append(&h, body.as_bytes()).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
 async fn publish(api: &Api, name: &str, version: &str, files: &[(&str, &str)]) {
     let (status, body) = api
         .publish(Some(ADMIN), "acme", name, version, archive(files))
@@ -1494,24 +1510,13 @@ async fn check_never_reads_through_a_link_planted_in_an_installed_folder() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn executable_files_arrive_executable_and_the_lock_says_so() {
-    use flate2::Compression;
-    use flate2::write::GzEncoder;
     let server = admin_server().await;
     let api = Api::new(&server);
-    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
-    for (path, mode, body) in [
-        ("SKILL.md", 0o644, md("tool", "Run scripts/run.sh.")),
-        ("scripts/run.sh", 0o755, "#!/bin/sh\necho ok\n".to_owned()),
-        ("notes.md", 0o644, "plain\n".to_owned()),
-    ] {
-        let mut h = tar::Header::new_gnu();
-        h.set_size(body.len() as u64);
-        h.set_mode(mode);
-        h.set_path(path).unwrap();
-        h.set_cksum();
-        builder.append(&h, body.as_bytes()).unwrap();
-    }
-    let archive = builder.into_inner().unwrap().finish().unwrap();
+    let archive = archive_with_modes(&[
+        ("SKILL.md", 0o644, &md("tool", "Run scripts/run.sh.")),
+        ("scripts/run.sh", 0o755, "#!/bin/sh\necho ok\n"),
+        ("notes.md", 0o644, "plain\n"),
+    ]);
     let (status, body) = api
         .publish(Some(ADMIN), "acme", "tool", "1.0.0", archive)
         .await;
@@ -1570,23 +1575,12 @@ async fn executable_files_arrive_executable_and_the_lock_says_so() {
 /// upstream's deprecation (and lifts it with the upstream) and its executables' mode.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mirror_takes_one_upstream_namespace_with_its_deprecations_and_modes() {
-    use flate2::Compression;
-    use flate2::write::GzEncoder;
     let upstream = admin_server().await;
     let uapi = Api::new(&upstream);
-    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
-    for (path, mode, body) in [
-        ("SKILL.md", 0o644, md("deploy", "Deploy.")),
-        ("run.sh", 0o755, "#!/bin/sh\n".to_owned()),
-    ] {
-        let mut h = tar::Header::new_gnu();
-        h.set_size(body.len() as u64);
-        h.set_mode(mode);
-        h.set_path(path).unwrap();
-        h.set_cksum();
-        builder.append(&h, body.as_bytes()).unwrap();
-    }
-    let deploy = builder.into_inner().unwrap().finish().unwrap();
+    let deploy = archive_with_modes(&[
+        ("SKILL.md", 0o644, &md("deploy", "Deploy.")),
+        ("run.sh", 0o755, "#!/bin/sh\n"),
+    ]);
     let (status, body) = uapi
         .publish(Some(ADMIN), "acme", "deploy", "1.0.0", deploy)
         .await;
