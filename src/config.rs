@@ -348,6 +348,10 @@ pub struct Config {
         default_value = "100"
     )]
     pub max_subscriptions_per_session: usize,
+    /// `events/stream` requests (the Events extension's push delivery) open at once; one past
+    /// it is refused with `too_many_event_streams`.
+    #[arg(long, env = "SKILLREG_MAX_EVENT_STREAMS", default_value = "256")]
+    pub max_event_streams: usize,
     /// REST writes per minute from one client address, and with one token (0: no limit).
     #[arg(
         long,
@@ -741,6 +745,7 @@ impl Config {
                 "max_subscriptions_per_session",
                 self.max_subscriptions_per_session as u64,
             ),
+            ("max_event_streams", self.max_event_streams as u64),
         ] {
             if value == 0 {
                 return Err(ConfigError::Invalid(format!("{name} must be at least 1")));

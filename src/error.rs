@@ -81,6 +81,8 @@ pub enum Error {
     RateLimited(u64),
     #[error("the registry holds as many MCP sessions as it may; retry later")]
     TooManySessions,
+    #[error("the registry has as many event streams open as it may; retry later or poll")]
+    TooManyEventStreams,
     #[error("the request body did not arrive within {0} s")]
     BodyReadTimeout(u64),
     #[error("the server holds as many request bodies as it may; retry shortly")]
@@ -192,6 +194,7 @@ impl Error {
             Self::Timeout(_) => Code::RequestTimeout,
             Self::RateLimited(_) => Code::RateLimited,
             Self::TooManySessions => Code::TooManySessions,
+            Self::TooManyEventStreams => Code::TooManyEventStreams,
             Self::BodyReadTimeout(_) => Code::BodyReadTimeout,
             Self::ServerBusy => Code::ServerBusy,
             Self::Integrity(_) => Code::IntegrityError,

@@ -129,6 +129,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             website_url: config.website_url.clone(),
             icon_url: config.icon_url.clone(),
             max_subscriptions: config.max_subscriptions_per_session,
+            max_event_streams: config.max_event_streams,
             sessions: true,
         };
         let shared = std::sync::Arc::new(crate::mcp::Shared::new(registry.caches(), &options));

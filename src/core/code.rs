@@ -208,6 +208,8 @@ error_codes! {
     RequestTimeout = "request_timeout", 408, Internal;
     RateLimited = "rate_limited", 429, InvalidRequest;
     TooManySessions = "too_many_sessions", 503, InvalidRequest;
+    /// As many `events/stream` requests are open as `max_event_streams` allows.
+    TooManyEventStreams = "too_many_event_streams", 503, InvalidRequest;
     /// A request body did not arrive within `body_read_timeout_secs` of its headers.
     BodyReadTimeout = "body_read_timeout", 408, InvalidRequest;
     /// The server holds as many request bodies as `max_body_bytes_in_flight` allows; retry

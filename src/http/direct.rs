@@ -198,6 +198,12 @@ fn plain(headers: &HeaderMap) -> bool {
     json && sse && version && super::sessions::is_json(headers)
 }
 
+/// Whether a request of this protocol version is of the era without sessions (2026-07-28 on;
+/// versions are dates, which sort as strings).
+pub fn is_stateless_era(version: &str) -> bool {
+    version.len() == 10 && version >= "2026-07-28"
+}
+
 /// An event stream of these frames, with rmcp's headers.
 fn event_stream(frames: Vec<Bytes>) -> Response {
     let mut response = Response::new(Body::new(Frames(frames.into())));

@@ -14,6 +14,7 @@ mod clawhub;
 mod direct;
 mod discovery;
 mod events;
+mod events_stream;
 mod extract;
 mod guard;
 mod packs;
@@ -76,6 +77,7 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
         website_url: config.website_url.clone(),
         icon_url: config.icon_url.clone(),
         max_subscriptions: config.max_subscriptions_per_session,
+        max_event_streams: config.max_event_streams,
         sessions: config.mcp_sessions,
     };
     let idle = Duration::from_secs(config.mcp_session_idle_secs);
@@ -99,12 +101,11 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
     ));
     session_manager.sweep(shutdown.child_token());
     let shared = Arc::new(Shared::new(registry.caches(), &options));
-    let direct = config.mcp_sessions.then(|| {
-        direct::Direct::new(
-            session_manager.clone(),
-            SkillServer::new(registry.clone(), &options, shared.clone()),
-        )
-    });
+    let server = SkillServer::new(registry.clone(), &options, shared.clone());
+    let held = config.mcp_sessions.then(|| session_manager.clone());
+    let direct = held
+        .clone()
+        .map(|sessions| direct::Direct::new(sessions, server.clone()));
     let mcp = StreamableHttpService::new(
         move || Ok(SkillServer::new(registry.clone(), &options, shared.clone())),
         session_manager,
@@ -116,6 +117,8 @@ pub fn router(registry: Registry, config: &Config, shutdown: CancellationToken) 
             state: state.clone(),
             sessions: session_limits,
             direct,
+            server,
+            held,
             mcp,
         })),
     );
@@ -169,6 +172,10 @@ struct McpFront {
     sessions: Arc<sessions::SessionLimits>,
     /// 2025-era sessions' reads answered beside rmcp (`direct`), when sessions are on.
     direct: Option<direct::Direct>,
+    /// A handler for what is answered beside rmcp (`events_stream`).
+    server: SkillServer,
+    /// The sessions, when they are on.
+    held: Option<Arc<sessions::CountedSessions>>,
     mcp: StreamableHttpService<SkillServer, sessions::CountedSessions>,
 }
 
@@ -209,6 +216,9 @@ impl McpFront {
                 Some("resources/read" | "resources/directory/read") => {
                     self.read(request, port, call).await
                 }
+                Some(crate::mcp::events::STREAM) if call.id.is_some() => {
+                    self.events_stream(request, port, call).await
+                }
                 None if request.headers().contains_key(LAST_EVENT_ID) => {
                     self.resume(request, port).await
                 }
@@ -216,6 +226,34 @@ impl McpFront {
             }
         })
         .await
+    }
+
+    /// `events/stream`, answered here when the request is one this process may answer
+    /// (`events_stream`), else by rmcp.
+    async fn events_stream(
+        &self,
+        request: Request,
+        port: Port,
+        call: sessions::Call<'_>,
+    ) -> Response {
+        let headers = request.headers();
+        let session = headers
+            .get(&sessions::SESSION_HEADER)
+            .and_then(|v| v.to_str().ok());
+        let ours = match (session, &self.held) {
+            (Some(id), Some(held)) => held.knows(id).await,
+            (Some(_), None) => false,
+            (None, None) => true,
+            (None, Some(_)) => headers
+                .get(&sessions::PROTOCOL_VERSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(direct::is_stateless_era),
+        };
+        if !ours {
+            return self.rmcp(request, port).await;
+        }
+        let session = session.is_some();
+        events_stream::answer(&self.server, request.headers(), call, &port, session).await
     }
 
     /// rmcp's answer. Its future is large (every transport path of rmcp's): boxed where it is

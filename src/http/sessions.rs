@@ -345,6 +345,18 @@ impl CountedSessions {
             .unwrap_or(false)
     }
 
+    /// Whether the session `id` is one this process holds or storage keeps (another process's,
+    /// live): a request of it may be answered here.
+    pub async fn knows(&self, id: &str) -> bool {
+        if self.holds(id).await {
+            return true;
+        }
+        match &self.stored {
+            Some(stored) => matches!(stored.load(id).await, Ok(Some(_))),
+            None => false,
+        }
+    }
+
     /// The `retry` of rmcp's priming events.
     pub fn sse_retry(&self) -> Option<Duration> {
         self.inner.session_config.sse_retry

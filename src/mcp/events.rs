@@ -1,21 +1,34 @@
 //! The Events extension (SEP-3415, `io.modelcontextprotocol/events`) on the wire: `events/list`
-//! (each event type with its input and payload schemas, and the delivery modes it offers) and
+//! (each event type with its input and payload schemas, and the delivery modes it offers),
 //! `events/poll` (one event type per request, an opaque cursor, `truncated` when events were
-//! skipped). The feed is the registry's (`registry::Events`): the REST feed's events, as the
-//! caller may see them.
+//! skipped) and `events/stream` (push: a request held open while the server sends
+//! `notifications/events/*` for it). The feed is the registry's (`registry::Events`): the REST
+//! feed's events, as the caller may see them.
 //!
-//! Poll is the one delivery mode offered. `events/stream` is not: it is a request held open
-//! while the server writes `notifications/events/*` frames on that request's own response
-//! stream. rmcp 3.11's streamable HTTP session manager routes a notification onto a request's
-//! stream only when it is a progress or cancellation notification of that request
-//! (`LocalSessionManager`'s `resolve_outbound_channel`); any other notification a handler sends
-//! goes to the session's standalone GET stream, and a 2026-07-28 stateless request has no
-//! stream to send it on at all. Every request here also ends at `request_timeout_secs`. Webhook
-//! delivery (`events/subscribe`) is not offered either: webhooks are registered over REST by a
+//! A stream ([`EventStream`]) starts with `notifications/events/active` (the cursor it starts
+//! from; `truncated` when a given cursor is older than what is kept), then sends each event as
+//! `notifications/events/event` with the cursor after it, a `notifications/events/heartbeat`
+//! after [`HEARTBEAT`] without one, and `notifications/events/error` when the feed cannot be
+//! read (it goes on trying). Every frame names the stream in
+//! `_meta["io.modelcontextprotocol/subscriptionId"]`: the request's id. It wakes on every change
+//! to the catalog (on any replica: the registry's change signal) and looks again every
+//! [`RECHECK`]. It ends with the request's result (`{"_meta": {}}`) after [`MAX_STREAM`], so that
+//! a client resumes with its cursor and its credentials are checked again, or when the process
+//! stops. The transports carry the frames: over HTTP, the request's own SSE stream, answered
+//! beside rmcp (`http::events_stream`), since rmcp 3.11 puts any notification other than a
+//! request's progress on the session's standalone stream, and a 2026-07-28 request has none;
+//! over stdio, the notifications go out through rmcp's peer while the request stays open. At
+//! most `max_event_streams` are open at once in a process.
+//!
+//! Webhook delivery (`events/subscribe`) is not offered: webhooks are registered over REST by a
 //! token with the `webhook` action (`/v1/namespaces/{ns}/webhooks`).
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, broadcast};
 
 use crate::core::event::{EventKind, EventRecord};
 use crate::core::{Namespace, Visibility};
@@ -27,21 +40,31 @@ pub const EXTENSION_ID: &str = "io.modelcontextprotocol/events";
 /// The methods this module answers.
 pub const LIST: &str = "events/list";
 pub const POLL: &str = "events/poll";
+pub const STREAM: &str = "events/stream";
+/// The `_meta` key naming the stream a frame belongs to.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// How long a client waits before polling again when a poll found nothing more.
 pub const NEXT_POLL_MS: u64 = 5_000;
+/// A stream sends a heartbeat after this long without a frame.
+pub const HEARTBEAT: Duration = Duration::from_secs(30);
+/// A stream looks at the feed at least this often, besides on every change it is told of.
+pub const RECHECK: Duration = Duration::from_secs(10);
+/// A stream ends after this long; the client opens another from its cursor.
+pub const MAX_STREAM: Duration = Duration::from_secs(15 * 60);
 /// Events per poll unless asked otherwise, and at most.
 const DEFAULT_MAX_EVENTS: u32 = 50;
 const MAX_EVENTS: u32 = 100;
 
-/// The parameters of `events/poll`.
+/// The parameters of `events/poll` and `events/stream` (a stream takes no `maxEvents`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct PollParams {
+struct Params {
     /// The event type.
     name: String,
-    #[serde(default)]
-    arguments: Option<PollArguments>,
-    /// From the previous poll; absent or null: start from now.
+    /// The subscription's arguments (`params` in the extension's first drafts).
+    #[serde(default, alias = "params")]
+    arguments: Option<Arguments>,
+    /// From the previous poll or stream; absent or null: start from now.
     #[serde(default)]
     cursor: Option<String>,
     #[serde(default)]
@@ -54,10 +77,106 @@ struct PollParams {
 /// The subscription arguments every event type takes (its `inputSchema`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PollArguments {
+struct Arguments {
     /// Only events of this namespace.
     #[serde(default)]
     namespace: Option<String>,
+}
+
+/// One subscription, as a poll or a stream asks for it.
+struct Subscription {
+    kind: EventKind,
+    namespace: Option<Namespace>,
+    cursor: Option<String>,
+    max_age_ms: Option<u64>,
+}
+
+impl Subscription {
+    fn parse(method: &str, params: Option<&Value>) -> Result<(Self, Option<u32>), Error> {
+        let params: Params = serde_json::from_value(params.cloned().unwrap_or(Value::Null))
+            .map_err(|e| invalid(format!("invalid parameters for {method}: {e}")))?;
+        let kind = EventKind::parse(&params.name).ok_or_else(|| {
+            invalid(format!(
+                "unknown event type {:?}; {LIST} lists them",
+                params.name.chars().take(64).collect::<String>()
+            ))
+        })?;
+        let namespace = params
+            .arguments
+            .unwrap_or_default()
+            .namespace
+            .map(|n| Namespace::new(&n).map_err(|e| invalid(format!("namespace {n:?}: it {e}"))))
+            .transpose()?;
+        let subscription = Self {
+            kind,
+            namespace,
+            cursor: params.cursor,
+            max_age_ms: params.max_age_ms,
+        };
+        Ok((subscription, params.max_events))
+    }
+
+    /// The events `visibility` sees after the cursor (from now without one), as occurrences
+    /// with the cursor after each; the cursor moves past them.
+    async fn next_page(
+        &mut self,
+        registry: &Registry,
+        visibility: &Visibility,
+        limit: u32,
+    ) -> Result<Occurrences, Error> {
+        let page = registry
+            .events()
+            .poll(
+                visibility,
+                self.cursor.as_deref(),
+                Some(limit),
+                Some(self.kind),
+                self.namespace.as_ref(),
+            )
+            .await?;
+        let oldest = self.max_age_ms.map(|age| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            now.saturating_sub(i64::try_from(age).unwrap_or(i64::MAX))
+        });
+        let mut truncated = page.truncated;
+        let mut events = Vec::with_capacity(page.events.len());
+        for event in &page.events {
+            let at = crate::core::time::epoch_millis(&event.at).unwrap_or(0);
+            if oldest.is_some_and(|oldest| at < oldest) {
+                truncated = true;
+                continue;
+            }
+            events.push(occurrence(event));
+        }
+        self.cursor = Some(page.next.clone());
+        Ok(Occurrences {
+            events,
+            cursor: page.next,
+            has_more: page.has_more,
+            truncated,
+        })
+    }
+}
+
+/// A page of occurrences, and the cursor after them.
+struct Occurrences {
+    events: Vec<Value>,
+    cursor: String,
+    has_more: bool,
+    truncated: bool,
+}
+
+/// An event as the extension delivers it.
+fn occurrence(event: &EventRecord) -> Value {
+    json!({
+        "eventId": event.id.to_string(),
+        "name": event.kind.as_str(),
+        "timestamp": event.at,
+        "data": data(event),
+        "cursor": event.id.to_string(),
+    })
 }
 
 /// The input schema of every event type.
@@ -151,7 +270,7 @@ pub fn list() -> Value {
                 "description": kind.description(),
                 "inputSchema": input_schema(),
                 "payloadSchema": payload_schema(kind),
-                "delivery": ["poll"],
+                "delivery": ["poll", "push"],
             })
         })
         .collect();
@@ -190,66 +309,163 @@ pub async fn poll(
     visibility: &Visibility,
     params: Option<&Value>,
 ) -> Result<Value, Error> {
-    let params: PollParams = serde_json::from_value(params.cloned().unwrap_or(Value::Null))
-        .map_err(|e| invalid(format!("invalid parameters for {POLL}: {e}")))?;
-    let kind = EventKind::parse(&params.name).ok_or_else(|| {
-        invalid(format!(
-            "unknown event type {:?}; {LIST} lists them",
-            params.name.chars().take(64).collect::<String>()
-        ))
-    })?;
-    let namespace = params
-        .arguments
-        .unwrap_or_default()
-        .namespace
-        .map(|n| Namespace::new(&n).map_err(|e| invalid(format!("namespace {n:?}: it {e}"))))
-        .transpose()?;
-    let limit = params
-        .max_events
+    let (mut subscription, max_events) = Subscription::parse(POLL, params)?;
+    let limit = max_events
         .unwrap_or(DEFAULT_MAX_EVENTS)
         .clamp(1, MAX_EVENTS);
-    let page = registry
-        .events()
-        .poll(
-            visibility,
-            params.cursor.as_deref(),
-            Some(limit),
-            Some(kind),
-            namespace.as_ref(),
-        )
-        .await?;
-    let oldest = params.max_age_ms.map(|age| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        now.saturating_sub(i64::try_from(age).unwrap_or(i64::MAX))
-    });
-    let mut truncated = page.truncated;
-    let mut events = Vec::with_capacity(page.events.len());
-    for event in &page.events {
-        let at = crate::core::time::epoch_millis(&event.at).unwrap_or(0);
-        if oldest.is_some_and(|oldest| at < oldest) {
-            truncated = true;
-            continue;
-        }
-        events.push(json!({
-            "eventId": event.id.to_string(),
-            "name": event.kind.as_str(),
-            "timestamp": event.at,
-            "data": data(event),
-            "cursor": event.id.to_string(),
-        }));
-    }
+    let page = subscription.next_page(registry, visibility, limit).await?;
     let mut result = json!({
-        "events": events,
-        "cursor": page.next,
+        "events": page.events,
+        "cursor": page.cursor,
         "hasMore": page.has_more,
-        "truncated": truncated,
+        "truncated": page.truncated,
     });
     if !page.has_more {
         result["nextPollMs"] = json!(NEXT_POLL_MS);
     }
     Ok(result)
+}
+
+/// One open `events/stream`: the frames it has yet to send, and where it is in the feed.
+pub struct EventStream {
+    registry: Registry,
+    visibility: Visibility,
+    subscription: Subscription,
+    /// The request's id: the stream's subscription id in every frame.
+    id: Value,
+    changes: broadcast::Receiver<()>,
+    queued: VecDeque<Value>,
+    opened: Instant,
+    last_frame: Instant,
+    /// Whether the last look at the feed failed (an error frame was sent for it).
+    failing: bool,
+    ended: bool,
+    /// The place this stream holds among `max_event_streams`.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl EventStream {
+    /// Open a stream for the request `id` with `params`: its parameters are checked and the
+    /// feed is read once from its cursor (so a bad cursor is the request's error, before
+    /// anything is streamed), and its first frames are queued.
+    pub async fn open(
+        registry: &Registry,
+        visibility: Visibility,
+        params: Option<&Value>,
+        id: Value,
+        permit: OwnedSemaphorePermit,
+    ) -> Result<Self, Error> {
+        let (mut subscription, _) = Subscription::parse(STREAM, params)?;
+        // Subscribed before the first read: a change after it wakes the stream.
+        let changes = registry.subscribe();
+        let from = subscription.cursor.clone();
+        let page = subscription
+            .next_page(registry, &visibility, MAX_EVENTS)
+            .await?;
+        let now = Instant::now();
+        let mut stream = Self {
+            registry: registry.clone(),
+            visibility,
+            subscription,
+            id,
+            changes,
+            queued: VecDeque::new(),
+            opened: now,
+            last_frame: now,
+            failing: false,
+            ended: false,
+            _permit: permit,
+        };
+        let start = from.unwrap_or_else(|| page.cursor.clone());
+        let active = json!({"cursor": start, "truncated": page.truncated});
+        stream.queue("notifications/events/active", active);
+        let more = page.has_more;
+        stream.queue_events(page.events);
+        if more {
+            stream.look().await;
+        }
+        Ok(stream)
+    }
+
+    /// The next JSON-RPC message to send: a notification, or the request's result, after which
+    /// there is nothing more (`None`).
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(frame) = self.queued.pop_front() {
+                self.last_frame = Instant::now();
+                return Some(frame);
+            }
+            if self.ended {
+                return None;
+            }
+            let now = Instant::now();
+            let end = self.opened + MAX_STREAM;
+            if now >= end {
+                return Some(self.end());
+            }
+            let heartbeat = self.last_frame + HEARTBEAT;
+            let wake = (now + RECHECK).min(heartbeat).min(end);
+            match tokio::time::timeout_at(wake.into(), self.changes.recv()).await {
+                Ok(Ok(()) | Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => {}
+                // The registry is gone: the process is stopping.
+                Ok(Err(broadcast::error::RecvError::Closed)) => return Some(self.end()),
+            }
+            self.look().await;
+            if self.queued.is_empty() && Instant::now() >= heartbeat {
+                let cursor = self.subscription.cursor.clone();
+                self.queue("notifications/events/heartbeat", json!({"cursor": cursor}));
+            }
+        }
+    }
+
+    /// Read what the feed has after the cursor (every page of it), and queue it.
+    async fn look(&mut self) {
+        loop {
+            match self
+                .subscription
+                .next_page(&self.registry, &self.visibility, MAX_EVENTS)
+                .await
+            {
+                Ok(page) => {
+                    self.failing = false;
+                    let more = page.has_more;
+                    self.queue_events(page.events);
+                    if !more {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    // Said once per outage; the stream goes on trying.
+                    if !self.failing {
+                        self.failing = true;
+                        tracing::warn!(error = %e, "an event stream could not read the feed");
+                        let error = json!({"code": -32603, "message": e.public_message()});
+                        self.queue("notifications/events/error", json!({"error": error}));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    fn queue_events(&mut self, events: Vec<Value>) {
+        for event in events {
+            self.queue("notifications/events/event", event);
+        }
+    }
+
+    /// Queue a notification of `method`, its `_meta` naming this stream.
+    fn queue(&mut self, method: &str, mut params: Value) {
+        params["_meta"] = json!({ SUBSCRIPTION_ID: self.id });
+        self.queued
+            .push_back(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The request's result: the stream's last message.
+    fn end(&mut self) -> Value {
+        self.ended = true;
+        json!({"jsonrpc": "2.0", "id": self.id, "result": {"_meta": {}}})
+    }
 }
 
 #[cfg(test)]
@@ -263,7 +479,7 @@ mod tests {
         assert_eq!(types.len(), EventKind::ALL.len());
         for (t, kind) in types.iter().zip(EventKind::ALL) {
             assert_eq!(t["name"], kind.as_str());
-            assert_eq!(t["delivery"], json!(["poll"]));
+            assert_eq!(t["delivery"], json!(["poll", "push"]));
             assert_eq!(
                 t["payloadSchema"]["properties"]["type"]["const"],
                 kind.as_str()

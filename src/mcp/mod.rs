@@ -35,7 +35,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::Map;
+use serde_json::{Map, Value, json};
 
 use crate::core::Digest;
 use crate::core::scan::Summary;
@@ -90,6 +90,8 @@ pub struct McpOptions {
     pub icon_url: Option<String>,
     /// Resources one session or one listen may follow (`max_subscriptions_per_session`).
     pub max_subscriptions: usize,
+    /// `events/stream` requests open at once in the process (`max_event_streams`).
+    pub max_event_streams: usize,
     /// 2025-era clients keep a session (stdio; HTTP unless `--no-mcp-sessions`), which
     /// `resources/subscribe` needs: without one there is no stream to notify it on.
     pub sessions: bool,
@@ -155,6 +157,8 @@ pub struct Shared {
     info: ServerConfig,
     /// What resource subscriptions resolve after a change, shared ([`subscriptions::Answers`]).
     answers: Arc<subscriptions::Answers>,
+    /// The places of open `events/stream` requests (`max_event_streams`).
+    event_streams: Arc<tokio::sync::Semaphore>,
 }
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
@@ -201,6 +205,7 @@ impl Shared {
         Self {
             info: server_config(options),
             answers: Arc::default(),
+            event_streams: Arc::new(tokio::sync::Semaphore::new(options.max_event_streams)),
             entries: Entries::new(budget),
             contents: budget.cache(CacheId::Contents, |(_, mime), c| {
                 mime.as_ref().map_or(0, cache::string_bytes)
@@ -353,6 +358,26 @@ impl SkillServer {
             CacheScope::Public
         };
         (visibility, scope)
+    }
+
+    /// Open an `events/stream` for the request `id` (its parameters `params`) from the caller
+    /// `port` names (`None`: stdio), within `max_event_streams`.
+    pub async fn open_event_stream(
+        &self,
+        port: Option<&Port>,
+        id: serde_json::Value,
+        params: Option<&serde_json::Value>,
+    ) -> Result<events::EventStream, ErrorData> {
+        let permit = self
+            .shared
+            .event_streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| to_mcp(Error::TooManyEventStreams, None))?;
+        let (viewer, _) = self.caller(port);
+        events::EventStream::open(&self.registry, viewer, params, id, permit)
+            .await
+            .map_err(|e| to_mcp(e, None))
     }
 }
 
@@ -1075,6 +1100,46 @@ impl ServerHandler for SkillServer {
                     .map_err(|e| to_mcp(e, None))
             })
             .await;
+        }
+        if method == events::STREAM {
+            // Over HTTP the front answers it (`http::events_stream`); over stdio the frames go
+            // out through the peer while the request stays open.
+            let id = serde_json::to_value(&ctx.id).unwrap_or_default();
+            let mut stream = self
+                .open_event_stream(slots::of(&ctx), id, request.params.as_ref())
+                .await?;
+            crate::metrics::mcp(events::STREAM, true, std::time::Instant::now());
+            loop {
+                let frame = tokio::select! {
+                    frame = stream.next() => frame,
+                    () = ctx.ct.cancelled() => None,
+                };
+                let Some(mut frame) = frame else {
+                    return Ok(rmcp::model::CustomResult::new(json!({"_meta": {}})));
+                };
+                let Some(method) = frame
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                else {
+                    // The result: the stream is done.
+                    return Ok(rmcp::model::CustomResult::new(frame["result"].take()));
+                };
+                let notification = rmcp::model::CustomNotification::new(
+                    method,
+                    frame.get_mut("params").map(Value::take),
+                );
+                if ctx
+                    .peer
+                    .send_notification(rmcp::model::ServerNotification::CustomNotification(
+                        notification,
+                    ))
+                    .await
+                    .is_err()
+                {
+                    return Ok(rmcp::model::CustomResult::new(json!({"_meta": {}})));
+                }
+            }
         }
         // A known method lands here only when its parameters did not decode.
         if params::is_known(method) {

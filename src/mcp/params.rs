@@ -54,6 +54,8 @@ const FIELDS: &[(&str, &[Field])] = &[
         &[("notifications", Kind::Object, true)],
     ),
     ("tools/list", &[("cursor", Kind::String, false)]),
+    ("events/poll", &[("name", Kind::String, true)]),
+    ("events/stream", &[("name", Kind::String, true)]),
     (
         "tools/call",
         &[

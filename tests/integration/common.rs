@@ -613,6 +613,21 @@ impl StdioClient {
 }
 
 impl StdioClient {
+    /// Write one message, without waiting for anything.
+    pub fn write(&mut self, message: &Value) {
+        use std::io::Write as _;
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The next message the server writes, whatever it is.
+    pub fn next_message(&mut self) -> Value {
+        use std::io::BufRead as _;
+        let mut line = String::new();
+        let read = self.stdout.read_line(&mut line).unwrap();
+        assert!(read > 0, "stdio server exited");
+        serde_json::from_str(&line).unwrap()
+    }
+
     /// Write `line` as it is, and read the next line that is not a notification.
     pub fn send_line(&mut self, line: &[u8]) -> Response {
         use std::io::{BufRead as _, Write as _};

@@ -660,3 +660,218 @@ async fn the_webhook_command_adds_lists_and_removes() {
     let out = run_cli_async(&["webhook", "list", "acme"], &env).await;
     assert_eq!(out.stdout.trim(), "acme has no webhook", "{out:?}");
 }
+
+/// The SSE events of a streaming answer, read as they arrive: each event's id and its JSON.
+struct Frames {
+    answer: reqwest::Response,
+    buffer: String,
+}
+
+impl Frames {
+    fn new(answer: reqwest::Response) -> Self {
+        assert_eq!(
+            answer.headers()["content-type"],
+            "text/event-stream",
+            "events/stream answers with an event stream"
+        );
+        Self {
+            answer,
+            buffer: String::new(),
+        }
+    }
+
+    async fn next(&mut self) -> (Option<String>, Value) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let (mut id, mut data) = (None, String::new());
+                for line in event.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        id = Some(v.trim().to_owned());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                return (id, serde_json::from_str(&data).unwrap());
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.answer.chunk())
+                .await
+                .expect("a frame within 30 s")
+                .unwrap()
+                .expect("the stream goes on");
+            self.buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+}
+
+/// The `_meta` of a 2026-07-28 request.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "skillreg-tests", "version": "0"}
+    })
+}
+
+/// A 2026-07-28 `events/stream` request with id `id`, as sent: its answer.
+async fn open_stream(
+    server: &TestServer,
+    id: u64,
+    params: Value,
+    accept: &str,
+) -> reqwest::Response {
+    let mut params = params;
+    params["_meta"] = modern_meta();
+    reqwest::Client::new()
+        .post(&server.url)
+        .header("Accept", accept)
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "events/stream")
+        .json(&json!({"jsonrpc": "2.0", "id": id, "method": "events/stream", "params": params}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `events/stream` on the 2026-07-28 era: the stream starts with `active` and its cursor, then
+/// pushes each event the caller may see as it happens (not a private namespace's), each frame
+/// naming the request as its subscription; a stream from a cursor replays what followed it;
+/// a bad event type is the request's error; past `max_event_streams` a stream is refused.
+#[tokio::test]
+async fn mcp_events_stream_pushes_what_the_caller_may_see() {
+    let server = TestServer::builder()
+        .config(Config {
+            max_event_streams: 2,
+            ..config(false, 10)
+        })
+        .start()
+        .await;
+    let api = Api::new(&server);
+    let sse = "application/json, text/event-stream";
+
+    let unknown = open_stream(&server, 3, json!({"name": "nope"}), sse).await;
+    let unknown: Value = unknown.json().await.unwrap();
+    assert_eq!(unknown["id"], 3, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown event type"),
+        "{unknown}"
+    );
+    let no_sse = open_stream(&server, 4, json!({"name": "published"}), "application/json").await;
+    let no_sse: Value = no_sse.json().await.unwrap();
+    assert_eq!(no_sse["error"]["code"], -32600, "{no_sse}");
+
+    let mut live = Frames::new(open_stream(&server, 7, json!({"name": "published"}), sse).await);
+    let (_, active) = live.next().await;
+    assert_eq!(active["method"], "notifications/events/active", "{active}");
+    assert_eq!(active["params"]["truncated"], false);
+    assert_eq!(
+        active["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    let start = active["params"]["cursor"].as_str().unwrap().to_owned();
+
+    let (status, _) = api
+        .send(
+            Method::POST,
+            "/v1/namespaces/secret/private",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert!(status.is_success());
+    publish(&api, "secret", "hidden", "1.0.0").await;
+    publish(&api, "acme", "late", "1.0.0").await;
+    let (_, event) = live.next().await;
+    assert_eq!(event["method"], "notifications/events/event", "{event}");
+    assert_eq!(event["params"]["name"], "published");
+    assert_eq!(
+        event["params"]["data"]["name"], "late",
+        "the private skill is not pushed"
+    );
+    assert_eq!(
+        event["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    let after = event["params"]["cursor"].as_str().unwrap().to_owned();
+
+    // From the first stream's start, for one namespace: what followed is replayed at once.
+    let mut replay = Frames::new(
+        open_stream(
+            &server,
+            8,
+            json!({"name": "published", "cursor": start, "arguments": {"namespace": "acme"}}),
+            sse,
+        )
+        .await,
+    );
+    let (_, active) = replay.next().await;
+    assert_eq!(active["params"]["cursor"], start.as_str(), "{active}");
+    let (_, replayed) = replay.next().await;
+    assert_eq!(replayed["params"]["data"]["name"], "late", "{replayed}");
+    assert_eq!(replayed["params"]["cursor"], after.as_str());
+
+    // Two streams are open: a third is refused, with its code.
+    let third = open_stream(&server, 9, json!({"name": "yanked"}), sse).await;
+    let third: Value = third.json().await.unwrap();
+    assert_eq!(
+        third["error"]["data"]["code"], "too_many_event_streams",
+        "{third}"
+    );
+}
+
+/// `events/stream` in a 2025-era session (its frames numbered as SSE event ids) and over stdio
+/// (notifications while the request stays open, other requests answered meanwhile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_events_stream_in_a_session_and_over_stdio() {
+    let server = TestServer::builder()
+        .config(config(false, 10))
+        .start()
+        .await;
+    let api = Api::new(&server);
+    let session = crate::common::Legacy::connect(&server.url).await;
+    let mut frames = Frames::new(
+        session
+            .send("events/stream", json!({"name": "published"}))
+            .await,
+    );
+    let (id, active) = frames.next().await;
+    assert_eq!(active["method"], "notifications/events/active", "{active}");
+    assert!(
+        id.is_some_and(|id| id.starts_with("0/")),
+        "a session's frames have event ids"
+    );
+
+    let mut stdio = crate::common::StdioClient::start(&server);
+    stdio.write(&json!({"jsonrpc": "2.0", "id": 99, "method": "events/stream", "params": {"name": "published"}}));
+    let active = stdio.next_message();
+    assert_eq!(active["method"], "notifications/events/active", "{active}");
+    assert_eq!(
+        active["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        99
+    );
+    let ping = stdio.call("ping", json!({}));
+    assert!(
+        ping["result"].is_object(),
+        "requests are answered while a stream is open: {ping}"
+    );
+
+    publish(&api, "acme", "pushed", "1.0.0").await;
+    let (id, event) = frames.next().await;
+    assert_eq!(event["params"]["data"]["name"], "pushed", "{event}");
+    assert!(id.is_some_and(|id| id.starts_with("1/")));
+    let event = tokio::task::spawn_blocking(move || {
+        let event = stdio.next_message();
+        (stdio, event)
+    })
+    .await
+    .unwrap()
+    .1;
+    assert_eq!(event["method"], "notifications/events/event", "{event}");
+    assert_eq!(event["params"]["data"]["name"], "pushed");
+}
