@@ -337,6 +337,9 @@ pub struct EventStream {
     queued: VecDeque<Value>,
     opened: Instant,
     last_frame: Instant,
+    /// The last page read was full: more follows at once, read when the queue is empty (so a
+    /// stream holds at most a page of events).
+    behind: bool,
     /// Whether the last look at the feed failed (an error frame was sent for it).
     failing: bool,
     ended: bool,
@@ -372,6 +375,7 @@ impl EventStream {
             queued: VecDeque::new(),
             opened: now,
             last_frame: now,
+            behind: page.has_more,
             failing: false,
             ended: false,
             _permit: permit,
@@ -379,11 +383,7 @@ impl EventStream {
         let start = from.unwrap_or_else(|| page.cursor.clone());
         let active = json!({"cursor": start, "truncated": page.truncated});
         stream.queue("notifications/events/active", active);
-        let more = page.has_more;
         stream.queue_events(page.events);
-        if more {
-            stream.look().await;
-        }
         Ok(stream)
     }
 
@@ -397,6 +397,10 @@ impl EventStream {
             }
             if self.ended {
                 return None;
+            }
+            if self.behind {
+                self.look().await;
+                continue;
             }
             let now = Instant::now();
             let end = self.opened + MAX_STREAM;
@@ -418,31 +422,26 @@ impl EventStream {
         }
     }
 
-    /// Read what the feed has after the cursor (every page of it), and queue it.
+    /// Read a page of what the feed has after the cursor, and queue it.
     async fn look(&mut self) {
-        loop {
-            match self
-                .subscription
-                .next_page(&self.registry, &self.visibility, MAX_EVENTS)
-                .await
-            {
-                Ok(page) => {
-                    self.failing = false;
-                    let more = page.has_more;
-                    self.queue_events(page.events);
-                    if !more {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    // Said once per outage; the stream goes on trying.
-                    if !self.failing {
-                        self.failing = true;
-                        tracing::warn!(error = %e, "an event stream could not read the feed");
-                        let error = json!({"code": -32603, "message": e.public_message()});
-                        self.queue("notifications/events/error", json!({"error": error}));
-                    }
-                    return;
+        match self
+            .subscription
+            .next_page(&self.registry, &self.visibility, MAX_EVENTS)
+            .await
+        {
+            Ok(page) => {
+                self.failing = false;
+                self.behind = page.has_more;
+                self.queue_events(page.events);
+            }
+            Err(e) => {
+                self.behind = false;
+                // Said once per outage; the stream goes on trying.
+                if !self.failing {
+                    self.failing = true;
+                    tracing::warn!(error = %e, "an event stream could not read the feed");
+                    let error = json!({"code": -32603, "message": e.public_message()});
+                    self.queue("notifications/events/error", json!({"error": error}));
                 }
             }
         }

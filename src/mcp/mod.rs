@@ -375,9 +375,12 @@ impl SkillServer {
             .try_acquire_owned()
             .map_err(|_| to_mcp(Error::TooManyEventStreams, None))?;
         let (viewer, _) = self.caller(port);
-        events::EventStream::open(&self.registry, viewer, params, id, permit)
-            .await
-            .map_err(|e| to_mcp(e, None))
+        observed(events::STREAM, async {
+            events::EventStream::open(&self.registry, viewer, params, id, permit)
+                .await
+                .map_err(|e| to_mcp(e, None))
+        })
+        .await
     }
 }
 
@@ -1108,7 +1111,6 @@ impl ServerHandler for SkillServer {
             let mut stream = self
                 .open_event_stream(slots::of(&ctx), id, request.params.as_ref())
                 .await?;
-            crate::metrics::mcp(events::STREAM, true, std::time::Instant::now());
             loop {
                 let frame = tokio::select! {
                     frame = stream.next() => frame,

@@ -875,3 +875,34 @@ async fn mcp_events_stream_in_a_session_and_over_stdio() {
     assert_eq!(event["method"], "notifications/events/event", "{event}");
     assert_eq!(event["params"]["data"]["name"], "pushed");
 }
+
+/// A stream from a cursor more than a page behind sends every event that followed, in order,
+/// a page at a time, then goes on live.
+#[tokio::test]
+async fn mcp_events_stream_catches_up_page_by_page() {
+    let server = TestServer::builder()
+        .config(config(false, 10))
+        .start()
+        .await;
+    let api = Api::new(&server);
+    let sse = "application/json, text/event-stream";
+    let start = Modern::new(&server.url)
+        .call("events/poll", json!({"name": "published"}))
+        .await;
+    let start = start["result"]["cursor"].as_str().unwrap().to_owned();
+    for patch in 0..105 {
+        publish(&api, "acme", "busy", &format!("1.0.{patch}")).await;
+    }
+    let mut frames = Frames::new(
+        open_stream(&server, 1, json!({"name": "published", "cursor": start}), sse).await,
+    );
+    let (_, active) = frames.next().await;
+    assert_eq!(active["method"], "notifications/events/active", "{active}");
+    for patch in 0..105 {
+        let (_, event) = frames.next().await;
+        assert_eq!(event["params"]["data"]["version"], format!("1.0.{patch}"), "{event}");
+    }
+    publish(&api, "acme", "busy", "2.0.0").await;
+    let (_, live) = frames.next().await;
+    assert_eq!(live["params"]["data"]["version"], "2.0.0", "{live}");
+}
