@@ -36,6 +36,10 @@
 //! kept entries), `across` (completion across
 //! namespaces), `blobs` and `checks` (SQLite's derived columns, backup) where the engines
 //! differ. Adding a shared method is two edits: the role trait's declaration and one body.
+//!
+//! Rows are decoded into typed records here and nowhere else (`rows`, `records`): times are
+//! text columns on both engines, decoded into [`Timestamp`] by `time`; a row that does not
+//! decode is a [`StoreError::Corrupt`], never a default.
 
 pub mod copy;
 mod error;
