@@ -13,7 +13,7 @@ use super::Progress;
 use crate::core::provenance::public_server;
 use crate::core::records::{CopyReport, SourceId, SourceRecord, VerifyReport};
 use crate::core::scan::{Finding, Verdict};
-use crate::core::{Code, Warning};
+use crate::core::{Code, Timestamp, Warning};
 use crate::registry::{ImportLine, ImportOutcome, ImportSummary};
 
 /// `value` as one line of JSON. The shapes here hold strings, numbers and maps keyed by
@@ -236,8 +236,8 @@ pub(super) struct Source<'a> {
     pub reference: Option<&'a str>,
     pub path: &'a str,
     pub fix: bool,
-    pub created_at: &'a str,
-    pub synced_at: Option<&'a str>,
+    pub created_at: Timestamp,
+    pub synced_at: Option<Timestamp>,
     pub revision: Option<&'a str>,
 }
 
@@ -257,8 +257,8 @@ impl<'a> Source<'a> {
             reference: source.spec.reference.as_deref(),
             path: &source.spec.subpath,
             fix: source.spec.fix,
-            created_at: &source.created_at,
-            synced_at: source.synced_at.as_deref(),
+            created_at: source.created_at,
+            synced_at: source.synced_at,
             revision: source.revision.as_deref(),
         }
     }
@@ -362,8 +362,8 @@ fn examples() -> Vec<(&'static str, serde_json::Value)> {
             subpath: "skills".to_owned(),
             fix: false,
         },
-        created_at: "2026-01-01T00:00:00Z".to_owned(),
-        synced_at: Some("2026-01-02T00:00:00Z".to_owned()),
+        created_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+        synced_at: Some("2026-01-02T00:00:00Z".parse().unwrap()),
         revision: Some("0123456789abcdef0123456789abcdef01234567".to_owned()),
     };
     let findings = vec![Finding {

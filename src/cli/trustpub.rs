@@ -19,7 +19,6 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::client::{self, Failure, Remote};
-use crate::core::text::printable;
 use crate::http::api::{
     ExchangeRequest, ExchangeView, StatusView, TrustedPublisherList, TrustedPublisherRequest,
     TrustedPublisherView,
@@ -287,7 +286,7 @@ where
     if !remote.json {
         eprintln!(
             "trusted publishing: exchanged the CI's OIDC token for a token valid until {}",
-            printable(&exchanged.expires_at)
+            exchanged.expires_at
         );
     }
     let with_token = Remote {
@@ -305,11 +304,11 @@ where
         Ok(r) => eprintln!(
             "warning: revoking the exchanged token failed (HTTP {}); it expires at {}",
             r.status().as_u16(),
-            printable(&exchanged.expires_at)
+            exchanged.expires_at
         ),
         Err(e) => eprintln!(
             "warning: revoking the exchanged token failed ({e}); it expires at {}",
-            printable(&exchanged.expires_at)
+            exchanged.expires_at
         ),
     }
     published

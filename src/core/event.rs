@@ -11,6 +11,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 
 use super::code::Code;
+use super::time::Timestamp;
 
 /// The kinds of change an event records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -105,7 +106,7 @@ pub struct EventRecord {
     /// The feed's position: given out in commit order, never reused.
     pub id: i64,
     /// When its change committed (RFC 3339 UTC, milliseconds).
-    pub at: String,
+    pub at: Timestamp,
     pub kind: EventKind,
     pub namespace: String,
     pub name: Option<String>,
@@ -148,15 +149,15 @@ pub struct WebhookRecord {
     pub kinds: Vec<EventKind>,
     /// `whsec_<base64>`: shown once, when the hook is created.
     pub secret: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub created_by: String,
     /// Consecutive failed attempts.
     pub failures: i64,
     /// When repeated failure paused it; `None` while active.
-    pub paused_at: Option<String>,
+    pub paused_at: Option<Timestamp>,
     /// The HTTP status of the last attempt (`None`: no attempt yet, or no answer).
     pub last_status: Option<i64>,
-    pub last_attempt_at: Option<String>,
+    pub last_attempt_at: Option<Timestamp>,
 }
 
 /// A new webhook, as the registry checked it.

@@ -41,5 +41,6 @@ pub use name::{NameError, Namespace, SkillName};
 pub use path::{BundlePath, PathError};
 pub use refs::{RefError, SkillRef, VersionRef};
 pub use status::Status;
+pub use time::{Timestamp, TimestampError};
 pub use uri::{SkillUri, Target, UriError};
 pub use version::{Requirement, SkillVersion, VersionError};

@@ -14,6 +14,7 @@ use super::code::Code;
 use super::limits::MAX_DESCRIPTION_CHARS;
 use super::name::{Namespace, SkillName};
 use super::refs::{SkillRef, VersionRef};
+use super::time::Timestamp;
 use super::version::SkillVersion;
 
 /// The most members a pack may have.
@@ -80,7 +81,7 @@ pub struct PackRecord {
     pub pack: PackRef,
     pub version: SkillVersion,
     pub contents: PackContents,
-    pub published_at: String,
+    pub published_at: Timestamp,
     pub published_by: Option<String>,
     /// Its namespace is private.
     pub private: bool,

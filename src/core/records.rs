@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::provenance::SourceSpec;
-use super::{Action, Digest, Namespace, Scope};
+use super::{Action, Digest, Namespace, Scope, Timestamp};
 
 /// A published version's id: given once, never reused.
 pub type VersionId = i64;
@@ -29,9 +29,9 @@ pub struct SourceRecord {
     pub id: SourceId,
     pub namespace: Namespace,
     pub spec: SourceSpec,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// When the last read of it finished.
-    pub synced_at: Option<String>,
+    pub synced_at: Option<Timestamp>,
     /// The commit the last read took (Git).
     pub revision: Option<String>,
 }
@@ -43,8 +43,8 @@ pub struct TokenRecord {
     pub description: String,
     pub scope: Scope,
     pub actions: Vec<Action>,
-    pub created_at: String,
-    pub revoked_at: Option<String>,
+    pub created_at: Timestamp,
+    pub revoked_at: Option<Timestamp>,
     /// When it stops being accepted (Unix seconds): tokens exchanged by trusted publishing.
     pub expires_at: Option<i64>,
     /// The trusted publisher it was exchanged for (`tp_…`); `None` for an ordinary token.
@@ -57,7 +57,7 @@ pub struct TokenRecord {
 #[derive(Debug, Clone)]
 pub struct AuditRecord {
     pub id: i64,
-    pub at: String,
+    pub at: Timestamp,
     pub actor: String,
     pub action: String,
     pub namespace: Option<String>,
@@ -112,7 +112,7 @@ pub struct SigningKeyRecord {
     pub key_id: String,
     /// PEM `SubjectPublicKeyInfo`.
     pub public_key: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// A key a namespace's authors sign with.
@@ -123,7 +123,7 @@ pub struct NamespaceKeyRecord {
     pub identity: String,
     /// PEM `SubjectPublicKeyInfo`.
     pub public_key: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// What a namespace asks of signatures: its authors' keys, and whether a version must carry

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 
 use super::code::Code;
 use super::name::Namespace;
+use super::time::Timestamp;
 
 /// GitHub Actions' issuer.
 pub const GITHUB_ISSUER: &str = "https://token.actions.githubusercontent.com";
@@ -85,7 +86,18 @@ pub struct TrustedPublisher {
     pub provider: Provider,
     pub issuer: String,
     pub constraints: Constraints,
-    pub created_at: String,
+    pub created_at: Timestamp,
+}
+
+/// A trusted publisher to register, as the registry checked it: the store gives it its
+/// creation time.
+#[derive(Debug, Clone, Copy)]
+pub struct NewPublisher<'a> {
+    pub id: &'a str,
+    pub namespace: &'a Namespace,
+    pub provider: Provider,
+    pub issuer: &'a str,
+    pub constraints: &'a Constraints,
 }
 
 /// Why trusted publishing refused something; each has its own code.

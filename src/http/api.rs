@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::core::provenance::Provenance;
 use crate::core::records::{AuditRecord, FileRecord, TokenRecord};
 use crate::core::scan::{Finding, Summary};
-use crate::core::{Action, SkillUri, Warning};
+use crate::core::{Action, SkillUri, Timestamp, Warning};
 use crate::registry::{self, FindingsItem, Published, Revocation, SkillDetail, VersionDetail};
 
 /// The error body.
@@ -107,13 +107,15 @@ pub struct SkillView {
     pub namespace: String,
     pub name: String,
     pub uri: String,
-    pub created_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
     pub current_version: Option<String>,
     pub deprecated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecation_message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deprecated_at: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub deprecated_at: Option<Timestamp>,
     /// Newest first.
     pub versions: Vec<VersionView>,
     /// The current versions of other skills that require this one (those the caller sees),
@@ -224,18 +226,21 @@ pub struct VersionView {
     pub content_digest: String,
     pub file_count: u64,
     pub total_size: u64,
-    pub published_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub published_at: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub published_by: Option<String>,
     pub yanked: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub yanked_at: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub yanked_at: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yank_reason: Option<String>,
     /// Revoked versions are served to nobody.
     pub revoked: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub revoked_at: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revoke_reason: Option<String>,
     /// The content scan's verdict: clean, flagged, blocked or unscanned.
@@ -358,7 +363,8 @@ pub struct NamespaceKeyView {
     pub identity: String,
     /// PEM `SubjectPublicKeyInfo`.
     pub public_key: String,
-    pub created_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
 }
 
 /// Register an author key of a namespace (admin).
@@ -388,7 +394,8 @@ pub struct SigningKeyView {
     pub key_id: String,
     /// PEM `SubjectPublicKeyInfo` (`model_signing verify key --public_key`).
     pub public_key: String,
-    pub created_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
 }
 
 /// Where a version was read from: a Git repository at one commit, or an upstream SEP-2640
@@ -577,7 +584,8 @@ pub struct FindingsEntry {
     /// Pinned `skill://` URI of the version's SKILL.md.
     pub uri: String,
     pub content_digest: String,
-    pub published_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub published_at: Timestamp,
     pub verdict: String,
     pub finding_counts: BTreeMap<String, u32>,
     pub findings: Vec<FindingView>,
@@ -627,7 +635,8 @@ pub struct RevocationEntry {
     pub uri: String,
     /// Identifies the revoked content wherever a copy of it is.
     pub content_digest: String,
-    pub revoked_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub revoked_at: Timestamp,
     pub reason: String,
 }
 
@@ -696,13 +705,16 @@ pub struct TokenView {
     pub namespaces: Vec<String>,
     #[schema(value_type = Vec<ActionSchema>)]
     pub actions: Vec<Action>,
-    pub created_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub revoked_at: Option<Timestamp>,
     /// When a token exchanged by trusted publishing stops being accepted (RFC 3339); ordinary
     /// tokens do not expire.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<Timestamp>,
     /// The trusted publisher a token was exchanged for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publisher: Option<String>,
@@ -720,7 +732,7 @@ impl From<TokenRecord> for TokenView {
             actions: t.actions,
             created_at: t.created_at,
             revoked_at: t.revoked_at,
-            expires_at: t.expires_at.map(crate::core::time::rfc3339),
+            expires_at: t.expires_at.map(Timestamp::from_epoch_secs),
             publisher: t.publisher,
             token: None,
         }
@@ -743,7 +755,8 @@ pub struct AuditPage {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct AuditEntry {
     pub id: i64,
-    pub at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub at: Timestamp,
     pub actor: String,
     pub action: String,
     pub namespace: Option<String>,
@@ -1002,7 +1015,8 @@ pub struct TrustedPublisherView {
     pub environment: Option<String>,
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub git_ref: Option<String>,
-    pub created_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
 }
 
 impl From<crate::core::trustpub::TrustedPublisher> for TrustedPublisherView {
@@ -1058,7 +1072,8 @@ pub struct ExchangeView {
     /// The secret, shown once: send it as `Authorization: Bearer <token>`.
     pub token: String,
     /// When it stops being accepted (RFC 3339).
-    pub expires_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: Timestamp,
 }
 
 /// A pack version to publish.
@@ -1079,7 +1094,8 @@ pub struct PackView {
     pub description: String,
     /// `namespace/name@version`, sorted.
     pub members: Vec<String>,
-    pub published_at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub published_at: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published_by: Option<String>,
     /// Where MCP clients read it (`resources/read`).
@@ -1127,7 +1143,8 @@ pub struct EventView {
     #[serde(rename = "type")]
     pub kind: String,
     /// When the change committed (RFC 3339, UTC).
-    pub at: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub at: Timestamp,
     pub namespace: String,
     /// The skill, for all but `source_synced`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1205,10 +1222,13 @@ pub struct WebhookView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_status: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_attempt_at: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_attempt_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paused_at: Option<String>,
-    pub created_at: String,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub paused_at: Option<Timestamp>,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
     pub created_by: String,
     /// The signing secret (`whsec_…`, Standard Webhooks): shown once, when the webhook is
     /// created.

@@ -43,7 +43,6 @@ use crate::core::archive::Format;
 use crate::core::clawhub::fingerprint;
 use crate::core::refs::parse_name;
 use crate::core::scan::{Finding, Severity, Verdict, rule};
-use crate::core::time::epoch_millis;
 use crate::core::usage::{Kind, Totals};
 use crate::core::{
     AccessError, Code, Principal, Scope, SkillRef, SkillVersion, Unauthenticated, VersionRef, mime,
@@ -228,13 +227,6 @@ fn served(detail: &SkillDetail) -> impl Iterator<Item = &VersionView> {
     detail.versions.iter().filter(|v| v.revoked_at.is_none())
 }
 
-/// A stored time in epoch milliseconds. ClawHub's client requires every `createdAt` and
-/// `updatedAt` as a number (its response schemas reject the whole answer otherwise), so a time
-/// that does not parse (none the store writes) is the epoch rather than `null`.
-fn millis(time: &str) -> i64 {
-    epoch_millis(time).unwrap_or(0)
-}
-
 // ---- shapes ---------------------------------------------------------------------------------------
 
 /// `"MIT-0"` when the frontmatter's license is exactly that; ClawHub accepts nothing else.
@@ -256,7 +248,7 @@ fn description(frontmatter: &serde_json::Map<String, Value>) -> Option<String> {
 fn version_shape(summary: &VersionView, license: Option<&'static str>) -> Version {
     Version {
         version: summary.version.version.to_string(),
-        created_at: millis(&summary.published_at),
+        created_at: summary.published_at.epoch_millis(),
         // skillreg keeps no changelog.
         changelog: NO_CHANGELOG,
         license,
@@ -330,19 +322,17 @@ fn item_shape(item: &SkillView, usage: Option<&HashMap<SkillRef, Totals>>) -> It
             None,
             usage.map(|u| u.get(&item.skill).copied().unwrap_or_default()),
         ),
-        created_at: millis(&item.created_at),
-        updated_at: millis(
-            item.last_published_at
-                .as_deref()
-                .unwrap_or(&item.created_at),
-        ),
+        created_at: item.created_at.epoch_millis(),
+        updated_at: item
+            .last_published_at
+            .unwrap_or(item.created_at)
+            .epoch_millis(),
         latest_version: item.current_version.as_ref().map(|v| LatestVersion {
             version: v.to_string(),
-            created_at: millis(
-                item.current_published_at
-                    .as_deref()
-                    .unwrap_or(&item.created_at),
-            ),
+            created_at: item
+                .current_published_at
+                .unwrap_or(item.created_at)
+                .epoch_millis(),
             changelog: NO_CHANGELOG,
         }),
     }
@@ -481,9 +471,10 @@ async fn skill(
         None => None,
     };
     let updated = served(&detail)
-        .map(|v| millis(&v.published_at))
+        .map(|v| v.published_at)
         .max()
-        .unwrap_or_else(|| millis(&detail.skill.created_at));
+        .unwrap_or(detail.skill.created_at)
+        .epoch_millis();
     Ok(axum::Json(SkillAnswer {
         skill: SkillShape {
             slug: skill.name.to_string(),
@@ -496,7 +487,7 @@ async fn skill(
                     .await?
                     .map(|u| u.get(&skill).copied().unwrap_or_default()),
             ),
-            created_at: millis(&detail.skill.created_at),
+            created_at: detail.skill.created_at.epoch_millis(),
             updated_at: updated,
             deprecated: detail.skill.deprecation.clone(),
         },
@@ -975,7 +966,7 @@ async fn verify(
         version: version.version.to_string(),
         resolved_from,
         tag: q.tag,
-        created_at: millis(&summary.published_at),
+        created_at: summary.published_at.epoch_millis(),
         card: Card { available: false },
         artifact: VerifyArtifact {
             content_digest: summary.content_digest.to_string(),
@@ -994,7 +985,7 @@ async fn verify(
         provenance: VerifyProvenance {
             registry: "skillreg",
             published_by: summary.published_by.clone(),
-            published_at: summary.published_at.clone(),
+            published_at: summary.published_at,
             ci: stored.publisher.clone(),
         },
         security: VerifySecurity {

@@ -157,7 +157,7 @@ pub(super) async fn exchange(
     let exchanged = s.registry.trusted_publishing().exchange(&req.jwt).await?;
     Ok(axum::Json(ExchangeView {
         token: exchanged.token,
-        expires_at: crate::core::time::rfc3339(exchanged.expires_at),
+        expires_at: crate::core::Timestamp::from_epoch_secs(exchanged.expires_at),
     }))
 }
 

@@ -143,7 +143,7 @@ impl Subscription {
         let mut truncated = page.truncated;
         let mut events = Vec::with_capacity(page.events.len());
         for event in &page.events {
-            let at = crate::core::time::epoch_millis(&event.at).unwrap_or(0);
+            let at = event.at.epoch_millis();
             if oldest.is_some_and(|oldest| at < oldest) {
                 truncated = true;
                 continue;

@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 use crate::core::event::{
     self, Attempt, Delivery, EventKind, EventRecord, NewWebhook, WebhookError, WebhookRecord,
 };
-use crate::core::{Action, Namespace, Principal, Visibility};
+use crate::core::{Action, Namespace, Principal, Timestamp, Visibility};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
@@ -320,8 +320,8 @@ impl Events {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         let days = i64::try_from(self.settings.retention_days).unwrap_or(i64::MAX / 86_400);
-        let before = crate::core::time::rfc3339(now.saturating_sub(days.saturating_mul(86_400)));
-        Ok(self.store.prune_events(&before).await?)
+        let before = Timestamp::from_epoch_secs(now.saturating_sub(days.saturating_mul(86_400)));
+        Ok(self.store.prune_events(before).await?)
     }
 
     /// One round of delivery: record the attempts `sent` since the last round (in one

@@ -9,7 +9,7 @@ use crate::core::Code;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
-    Sqlx(#[from] sqlx::Error),
+    Sqlx(sqlx::Error),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("{context}: {source}")]
@@ -23,6 +23,19 @@ pub enum StoreError {
     Corrupt(String),
     #[error("{0}")]
     Unsupported(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    /// A column that does not decode into its field's type (a stored time that does not
+    /// parse) is a corrupt row, like any other row that does not decode.
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::ColumnDecode { index, source } => {
+                Self::corrupt(format_args!("column {index}"), source)
+            }
+            other => Self::Sqlx(other),
+        }
+    }
 }
 
 /// SQLite primary result codes we tell apart (<https://sqlite.org/rescode.html>). Extended codes

@@ -36,6 +36,10 @@
 //! kept entries), `across` (completion across
 //! namespaces), `blobs` and `checks` (SQLite's derived columns, backup) where the engines
 //! differ. Adding a shared method is two edits: the role trait's declaration and one body.
+//!
+//! Rows are decoded into typed records here and nowhere else (`rows`, `records`): times are
+//! text columns on both engines, decoded into [`Timestamp`] by `time`; a row that does not
+//! decode is a [`StoreError::Corrupt`], never a default.
 
 pub mod copy;
 mod error;
@@ -47,6 +51,7 @@ pub mod sqlite;
 pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
+mod time;
 
 use std::path::Path;
 
@@ -67,9 +72,11 @@ pub use records::{
 use crate::core::event::{Attempt, Delivery, EventKind, EventsPage, NewWebhook, WebhookRecord};
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::{Scan, Verdict};
-use crate::core::trustpub::TrustedPublisher;
+use crate::core::trustpub::{NewPublisher, TrustedPublisher};
 use crate::core::usage::Day;
-use crate::core::{Digest, Namespace, SkillName, SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::core::{
+    Digest, Namespace, SkillName, SkillRef, SkillVersion, Timestamp, VersionRef, Visibility,
+};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
@@ -408,7 +415,7 @@ pub trait TrustedPublishing: Send + Sync + 'static {
     /// Register a trusted publisher (creating its namespace), audited; returns it as stored.
     async fn add_trusted_publisher(
         &self,
-        publisher: &TrustedPublisher,
+        publisher: NewPublisher<'_>,
         actor: &str,
     ) -> Result<TrustedPublisher>;
 
@@ -538,9 +545,9 @@ pub trait Events: Send + Sync + 'static {
         visibility: &Visibility,
     ) -> Result<EventsPage>;
 
-    /// Forget the events older than `before` (an RFC 3339 UTC time), the deliveries queued for
-    /// them and the attempts older than it; returns how many events.
-    async fn prune_events(&self, before: &str) -> Result<u64>;
+    /// Forget the events older than `before`, the deliveries queued for them and the attempts
+    /// older than it; returns how many events.
+    async fn prune_events(&self, before: Timestamp) -> Result<u64>;
 
     /// Register a webhook, delivered every event from the next one on, audited.
     async fn add_webhook(&self, new: NewWebhook<'_>) -> Result<WebhookRecord>;

@@ -15,8 +15,8 @@ use crate::core::scan::{Counts, Scan, Severity, Summary, Verdict};
 use crate::core::signature::Signed;
 use crate::core::uri::SKILL_MD;
 use crate::core::{
-    Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, VersionRef,
-    Warning,
+    Action, Bundle, Digest, Namespace, Scope, SkillName, SkillRef, SkillVersion, Timestamp,
+    VersionRef, Warning,
 };
 
 pub type SkillId = i64;
@@ -116,7 +116,7 @@ pub struct FindingsRecord {
     pub version_id: VersionId,
     pub version: VersionRef,
     pub content_digest: Digest,
-    pub published_at: String,
+    pub published_at: Timestamp,
     pub scan: Scan,
     pub pending: bool,
 }
@@ -135,7 +135,7 @@ pub struct RevocationRecord {
     pub version_id: VersionId,
     pub version: VersionRef,
     pub content_digest: Digest,
-    pub revoked_at: String,
+    pub revoked_at: Timestamp,
     pub reason: String,
     /// Revoked while pending review: only holders of the namespace's tokens see it.
     pub pending: bool,
@@ -206,13 +206,13 @@ pub type Manifests = HashMap<VersionId, Manifest>;
 pub struct SkillRecord {
     pub id: SkillId,
     pub skill: SkillRef,
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub current_version: Option<SkillVersion>,
     /// When a version of it was last published (not counting versions pending review).
-    pub last_published_at: Option<String>,
+    pub last_published_at: Option<Timestamp>,
     /// When the current version was published.
-    pub current_published_at: Option<String>,
-    pub deprecated_at: Option<String>,
+    pub current_published_at: Option<Timestamp>,
+    pub deprecated_at: Option<Timestamp>,
     pub deprecation_message: Option<String>,
     /// Whether the skill's namespace is private.
     pub private: bool,
@@ -227,12 +227,12 @@ pub struct VersionRecord {
     pub file_count: u64,
     pub total_size: u64,
     pub warnings: Vec<Warning>,
-    pub published_at: String,
+    pub published_at: Timestamp,
     pub published_by: Option<String>,
-    pub yanked_at: Option<String>,
+    pub yanked_at: Option<Timestamp>,
     pub yank_reason: Option<String>,
     pub scan: Scan,
-    pub revoked_at: Option<String>,
+    pub revoked_at: Option<Timestamp>,
     pub revoke_reason: Option<String>,
     pub pending: bool,
 }
@@ -255,11 +255,11 @@ pub struct CatalogRecord {
     /// Every version is pending review (only holders of the namespace's tokens may see it).
     pub pending_only: bool,
     /// When the skill was first published.
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// When a version of it was last published.
-    pub last_published_at: Option<String>,
+    pub last_published_at: Option<Timestamp>,
     /// When the current version was published.
-    pub current_published_at: Option<String>,
+    pub current_published_at: Option<Timestamp>,
     /// The current version's scan verdict.
     pub current_verdict: Option<Verdict>,
     /// Where the current version was read from (`None`: published directly).

@@ -15,7 +15,7 @@ use super::{
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::Scan;
 use crate::core::version::pick_current;
-use crate::core::{Digest, SkillRef, SkillVersion, VersionRef, Visibility};
+use crate::core::{Digest, SkillRef, SkillVersion, Timestamp, VersionRef, Visibility};
 
 /// A listing row: from columns (PostgreSQL), or from a JSON object of the same fields (SQLite
 /// returns a whole page as one JSON array).
@@ -244,11 +244,11 @@ pub(super) struct SkillRow {
     id: i64,
     namespace: String,
     name: String,
-    created_at: String,
+    created_at: Timestamp,
     current_version: Option<String>,
-    last_published_at: Option<String>,
-    current_published_at: Option<String>,
-    deprecated_at: Option<String>,
+    last_published_at: Option<Timestamp>,
+    current_published_at: Option<Timestamp>,
+    deprecated_at: Option<Timestamp>,
     deprecation_message: Option<String>,
     private: bool,
 }
@@ -277,13 +277,13 @@ pub(super) struct VersionRow {
     file_count: i64,
     total_size: i64,
     warnings: String,
-    published_at: String,
+    published_at: Timestamp,
     published_by: Option<String>,
-    yanked_at: Option<String>,
+    yanked_at: Option<Timestamp>,
     yank_reason: Option<String>,
     verdict: String,
     findings: String,
-    revoked_at: Option<String>,
+    revoked_at: Option<Timestamp>,
     revoke_reason: Option<String>,
     pending: bool,
 }
@@ -318,9 +318,9 @@ pub(super) struct CatalogRow {
     deprecated: bool,
     deprecation_message: Option<String>,
     pending_only: bool,
-    created_at: String,
-    last_published_at: Option<String>,
-    current_published_at: Option<String>,
+    created_at: Timestamp,
+    last_published_at: Option<Timestamp>,
+    current_published_at: Option<Timestamp>,
     current_verdict: Option<String>,
     current_provenance: Option<String>,
     current_from_ci: bool,
@@ -384,8 +384,8 @@ pub(super) struct TokenRow {
     description: String,
     namespaces: String,
     actions: String,
-    created_at: String,
-    revoked_at: Option<String>,
+    created_at: Timestamp,
+    revoked_at: Option<Timestamp>,
     expires_at: Option<i64>,
     publisher: Option<String>,
     claims: Option<String>,
@@ -410,7 +410,7 @@ impl TokenRow {
 #[derive(sqlx::FromRow)]
 pub(super) struct AuditRow {
     id: i64,
-    at: String,
+    at: Timestamp,
     actor: String,
     action: String,
     namespace: Option<String>,
@@ -443,8 +443,8 @@ pub(super) struct SourceRow {
     reference: String,
     subpath: String,
     fix: bool,
-    created_at: String,
-    synced_at: Option<String>,
+    created_at: Timestamp,
+    synced_at: Option<Timestamp>,
     revision: Option<String>,
 }
 
@@ -507,10 +507,10 @@ pub(super) struct TrustRow {
     name: String,
     version: String,
     content_digest: String,
-    published_at: String,
+    published_at: Timestamp,
     verdict: String,
     findings: String,
-    revoked_at: Option<String>,
+    revoked_at: Option<Timestamp>,
     revoke_reason: Option<String>,
     pending: bool,
 }

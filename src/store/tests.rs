@@ -3,11 +3,11 @@
 
 use super::testing::{self, Engine};
 use crate::core::SkillName;
-use crate::core::Visibility;
 use crate::core::provenance::{Provenance, SourceSpec};
 use crate::core::{
     Action, Bundle, Digest, InputFile, Namespace, Scope, SkillRef, SkillVersion, VersionRef, bundle,
 };
+use crate::core::{Timestamp, Visibility};
 use crate::store::copy::{self, Batch, Key, Table};
 use crate::store::{
     Location, NewToken, NewVersion, PublishOutcome, StoreError, TokenRecord, Withdrawal,
@@ -327,6 +327,40 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
         store.versions(skill.id).await.unwrap_err(),
         StoreError::Corrupt(_)
     ));
+}
+
+#[tokio::test]
+async fn times_are_decoded_once_and_a_time_that_does_not_parse_is_an_error() {
+    let (_dir, location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    let refunds = SkillRef::parse("acme", "refunds").unwrap();
+    let skill = store.skill(&refunds).await.unwrap().unwrap();
+    // Both engines write the same form: UTC, milliseconds.
+    let text = skill.created_at.to_string();
+    assert_eq!(text.len(), "2026-11-30T12:00:00.000Z".len(), "{text}");
+    assert!(text.ends_with('Z') && text.as_bytes()[19] == b'.', "{text}");
+    let version = &store.versions(skill.id).await.unwrap()[0];
+    assert!(version.published_at >= skill.created_at);
+    assert!(
+        skill
+            .last_published_at
+            .is_some_and(|t| t >= version.published_at),
+        "{skill:?}"
+    );
+
+    for statement in [
+        "UPDATE skills SET created_at = 'yesterday'",
+        "UPDATE versions SET published_at = '2026-11-30T12:00:00+01:00'",
+    ] {
+        testing::execute(&location, statement, statement).await;
+    }
+    let err = store.skill(&refunds).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+    assert!(err.to_string().contains("created_at"), "{err}");
+    assert_eq!(err.code(), crate::core::Code::StorageError);
+    let err = store.versions(skill.id).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+    assert!(err.to_string().contains("+01:00"), "{err}");
 }
 
 #[tokio::test]
@@ -849,7 +883,13 @@ async fn populate(store: &dyn Engine) {
         .await
         .unwrap();
     // The events so far pruned (the feed's horizon is then a row to copy).
-    assert_eq!(store.prune_events("9999-01-01T00:00:00Z").await.unwrap(), 2);
+    assert_eq!(
+        store
+            .prune_events("9999-01-01T00:00:00Z".parse().unwrap())
+            .await
+            .unwrap(),
+        2
+    );
     publish(store, &acme, &bundle("refunds", "two"), "1.1.0").await;
     publish(store, &acme, &bundle("invoices", "one"), "0.1.0").await;
     let version = VersionRef::parse("acme", "refunds", "1.1.0").unwrap();
@@ -911,11 +951,7 @@ async fn populate(store: &dyn Engine) {
     }
     store.add_usage(&counts).await.unwrap();
 
-    let publisher = trusted_publisher("tp_acme");
-    store
-        .add_trusted_publisher(&publisher, "admin")
-        .await
-        .unwrap();
+    add_trusted_publisher(store, "tp_acme").await;
     store.set_trusted_only(&acme, true, "admin").await.unwrap();
     assert!(
         exchange(store, "tok_ci", "skr_ci", "jti-1", 600)
@@ -938,21 +974,27 @@ async fn populate(store: &dyn Engine) {
         .unwrap();
 }
 
-fn trusted_publisher(id: &str) -> crate::core::trustpub::TrustedPublisher {
-    use crate::core::trustpub::{Constraints, Provider, TrustedPublisher};
-    TrustedPublisher {
-        id: id.to_owned(),
-        namespace: ns("acme"),
+async fn add_trusted_publisher(
+    store: &dyn Engine,
+    id: &str,
+) -> crate::core::trustpub::TrustedPublisher {
+    use crate::core::trustpub::{Constraints, NewPublisher, Provider};
+    let publisher = NewPublisher {
+        id,
+        namespace: &ns("acme"),
         provider: Provider::Github,
-        issuer: "https://token.actions.githubusercontent.com".to_owned(),
-        constraints: Constraints {
+        issuer: "https://token.actions.githubusercontent.com",
+        constraints: &Constraints {
             repository: "acme/skills".to_owned(),
             workflow: Some("release.yml".to_owned()),
             environment: None,
             git_ref: None,
         },
-        created_at: String::new(),
-    }
+    };
+    store
+        .add_trusted_publisher(publisher, "admin")
+        .await
+        .unwrap()
 }
 
 /// Exchange an OIDC token with `jti` for token `id`, living `ttl_secs`.
@@ -990,11 +1032,8 @@ async fn an_oidc_token_is_exchanged_once_and_its_token_expires() {
     let (_dir, _location, store) = fresh().await;
     let acme = ns("acme");
     assert!(!store.trusted_only(&acme).await.unwrap());
-    let added = store
-        .add_trusted_publisher(&trusted_publisher("tp_acme"), "admin")
-        .await
-        .unwrap();
-    assert!(!added.created_at.is_empty());
+    let added = add_trusted_publisher(&*store, "tp_acme").await;
+    assert!(added.created_at.epoch_millis() > 0);
     assert_eq!(
         store.trusted_publishers(&acme).await.unwrap(),
         std::slice::from_ref(&added)
@@ -1095,10 +1134,7 @@ async fn sources_record_their_skills_and_what_was_removed() {
     let source = store.record_source(&acme, &spec, "admin").await.unwrap();
     assert_eq!(source.namespace, acme);
     assert_eq!(source.spec, spec);
-    assert_eq!(
-        (source.synced_at.as_deref(), source.revision.as_deref()),
-        (None, None)
-    );
+    assert_eq!((source.synced_at, source.revision.as_deref()), (None, None));
     // The same source again is the same record, taking the new `fix`.
     let fixing = SourceSpec {
         fix: true,
@@ -1944,7 +1980,13 @@ async fn every_change_is_an_event_seen_as_its_namespace_is() {
     assert_eq!(page.events.len(), 2);
     // Pruning keeps the horizon; later events keep counting up.
     assert_eq!(all.pruned_through, 0);
-    assert_eq!(store.prune_events("9999-01-01T00:00:00Z").await.unwrap(), 7);
+    assert_eq!(
+        store
+            .prune_events("9999-01-01T00:00:00Z".parse().unwrap())
+            .await
+            .unwrap(),
+        7
+    );
     let pruned = store
         .events_page(0, 100, None, None, &Visibility::All)
         .await
@@ -2018,7 +2060,7 @@ async fn webhook_deliveries_are_queued_claimed_once_and_pause_the_hook() {
     assert!(all.paused_at.is_some());
     assert_eq!(all.last_status, Some(500));
     let yanks = hooks.iter().find(|h| h.id == "wh_yanks").unwrap();
-    assert_eq!((yanks.failures, yanks.paused_at.as_deref()), (0, None));
+    assert_eq!((yanks.failures, yanks.paused_at), (0, None));
     assert_eq!(yanks.last_status, Some(204));
     // A paused hook's deliveries are not claimed; removing it drops them.
     assert!(store.claim_deliveries(10, 60).await.unwrap().is_empty());
@@ -2072,7 +2114,7 @@ async fn browse_pages_in_both_orders_and_filters_by_facet() {
                 let Some(last) = rows.last() else { break };
                 after = Some(if recent {
                     CatalogKey::Recent {
-                        published_at: last.last_published_at.clone().unwrap(),
+                        published_at: last.last_published_at.unwrap().to_string(),
                         skill: last.skill.clone(),
                     }
                 } else {
@@ -2099,9 +2141,9 @@ async fn browse_pages_in_both_orders_and_filters_by_facet() {
         let mut sorted = names(&recent);
         sorted.sort();
         assert_eq!(sorted, names(&by_name), "limit {limit}: each skill once");
-        let times: Vec<&str> = recent
+        let times: Vec<Timestamp> = recent
             .iter()
-            .map(|r| r.last_published_at.as_deref().unwrap())
+            .map(|r| r.last_published_at.unwrap())
             .collect();
         assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
     }

@@ -166,6 +166,16 @@ async fn publish_read_export_and_republish() {
 
     let (_, skill) = api.get("/v1/skills/acme/refunds").await;
     assert_eq!(skill["versions"][0]["version"], "1.0.0");
+    // Times on the wire are the store's text (UTC, milliseconds); ClawHub's are the same
+    // instants in epoch milliseconds.
+    let published = skill["versions"][0]["published_at"].as_str().unwrap();
+    for time in [skill["created_at"].as_str().unwrap(), published] {
+        let form = time.len() == 24 && time.as_bytes()[19] == b'.' && time.ends_with('Z');
+        assert!(form, "{time}");
+    }
+    let published: skillreg::core::Timestamp = published.parse().unwrap();
+    let (_, claw) = api.get("/api/v1/skills/refunds").await;
+    assert_eq!(claw["latestVersion"]["createdAt"], published.epoch_millis());
     let (_, manifest) = api.get("/v1/skills/acme/refunds/1.0.0").await;
     let files = manifest["files"].as_array().unwrap();
     assert_eq!(files[0]["path"], "SKILL.md");

@@ -435,9 +435,9 @@ async fn an_exchanged_token_expires() {
     let before = now();
     let (status, got) = exchange(&api, &oidc.mint(json!({})).await).await;
     assert_eq!(status, StatusCode::OK, "{got}");
-    let expires = skillreg::core::time::epoch_millis(got["expires_at"].as_str().unwrap()).unwrap();
+    let expires: skillreg::core::Timestamp = got["expires_at"].as_str().unwrap().parse().unwrap();
     assert!(
-        expires / 1000 <= now() + 1 && expires / 1000 >= before,
+        expires.epoch_secs() <= now() + 1 && expires.epoch_secs() >= before,
         "{got}"
     );
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;

@@ -8,6 +8,8 @@
 
 use serde::Serialize;
 
+use crate::core::Timestamp;
+
 /// What the registry keeps no changelog for: an empty one (the client requires a string).
 pub(super) const NO_CHANGELOG: &str = "";
 
@@ -369,7 +371,7 @@ pub(super) struct VerifyProvenance {
     /// Always `skillreg`.
     pub registry: &'static str,
     pub published_by: Option<String>,
-    pub published_at: String,
+    pub published_at: Timestamp,
     /// The CI job that published it (trusted publishing): provider, issuer, repository,
     /// workflow, ref, commit, run. Absent for versions published otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -627,7 +629,7 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
                 provenance: VerifyProvenance {
                     registry: "skillreg",
                     published_by: Some(s("ci")),
-                    published_at: s("2026-01-01T00:00:00Z"),
+                    published_at: "2026-01-01T00:00:00Z".parse().unwrap(),
                     ci: serde_json::json!({
                         "provider": "github", "repository": "acme/skills",
                         "workflow": "acme/skills/.github/workflows/release.yml@refs/heads/main",

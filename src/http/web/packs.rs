@@ -6,8 +6,8 @@ use askama::Template;
 
 use super::skill::Command;
 use super::views::skill_href;
-use crate::core::VersionRef;
 use crate::core::pack::PackRecord;
+use crate::core::{Timestamp, VersionRef};
 
 pub struct MemberRow {
     pub skill: String,
@@ -35,7 +35,7 @@ pub struct PacksView {
 pub struct PackVersionRow {
     pub version: String,
     pub href: String,
-    pub published: String,
+    pub published: Timestamp,
     pub shown: bool,
 }
 
@@ -121,7 +121,7 @@ pub fn pack_page(shown: &PackRecord, versions: &[PackRecord], base: &str) -> Pac
             .map(|v| PackVersionRow {
                 version: v.version.to_string(),
                 href: format!("{}?version={}", pack_href(v), v.version),
-                published: v.published_at.clone(),
+                published: v.published_at,
                 shown: v.version == shown.version,
             })
             .collect(),

@@ -9,6 +9,7 @@ use super::SkillPage;
 use super::views::{
     Badge, commit_url, file_href, raw_href, scan_badge, skill_href, version_href, web_url,
 };
+use crate::core::Timestamp;
 use crate::core::provenance::{Provenance, short_commit};
 use crate::core::usage::Day;
 use crate::registry::SkillStats;
@@ -79,7 +80,7 @@ pub struct Command {
 pub struct VersionRow {
     pub version: String,
     pub href: String,
-    pub published: String,
+    pub published: Timestamp,
     pub current: bool,
     pub shown: bool,
     pub status: Option<Badge>,
@@ -277,7 +278,7 @@ pub fn skill_page(loaded: &SkillPage, base: &str) -> SkillPageView {
             VersionRow {
                 version: v.version.version.to_string(),
                 href: version_href(&v.version),
-                published: v.published_at.clone(),
+                published: v.published_at,
                 current: current == Some(&v.version.version),
                 shown: v.version.version == target.version,
                 status,

@@ -171,7 +171,7 @@ impl Reads {
             .dependents(skill, viewer, &private);
         Ok(SkillDetail {
             required_by,
-            deprecated_at: record.deprecated_at.clone(),
+            deprecated_at: record.deprecated_at,
             skill: SkillView::stored(record, description),
             versions,
         })
@@ -408,7 +408,9 @@ fn encode_browse_cursor(row: &CatalogRecord, recent: bool) -> String {
     let text = if recent {
         format!(
             "r{} {}",
-            row.last_published_at.as_deref().unwrap_or_default(),
+            row.last_published_at
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
             row.skill
         )
     } else {
@@ -468,8 +470,8 @@ mod tests {
             description: None,
             deprecation: None,
             pending_only: false,
-            created_at: "2026-01-01T00:00:00.000Z".into(),
-            last_published_at: Some("2026-02-03T04:05:06.789Z".into()),
+            created_at: "2026-01-01T00:00:00.000Z".parse().unwrap(),
+            last_published_at: Some("2026-02-03T04:05:06.789Z".parse().unwrap()),
             current_published_at: None,
             current_verdict: None,
             current_provenance: None,

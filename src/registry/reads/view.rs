@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::core::provenance::Provenance;
 use crate::core::records::FileRecord;
 use crate::core::scan::{Finding, Summary};
-use crate::core::{Digest, SkillRef, SkillVersion, VersionRef, Warning};
+use crate::core::{Digest, SkillRef, SkillVersion, Timestamp, VersionRef, Warning};
 use crate::store::{CatalogRecord, SkillRecord, VersionRecord};
 
 /// A skill as every transport shows it.
@@ -32,11 +32,11 @@ pub struct SkillView {
     /// The deprecation message when the skill is deprecated (empty when none was given).
     pub deprecation: Option<String>,
     /// When the skill was first published.
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// When a version of it was last published (not counting versions pending review).
-    pub last_published_at: Option<String>,
+    pub last_published_at: Option<Timestamp>,
     /// When the current version was published.
-    pub current_published_at: Option<String>,
+    pub current_published_at: Option<Timestamp>,
 }
 
 impl SkillView {
@@ -102,7 +102,7 @@ impl ListedSkill {
 #[derive(Debug, Clone)]
 pub struct SkillDetail {
     pub skill: SkillView,
-    pub deprecated_at: Option<String>,
+    pub deprecated_at: Option<Timestamp>,
     /// The current versions of other skills that require it, those the caller sees.
     pub required_by: Vec<crate::registry::Dependent>,
     /// Newest first by semver precedence; those the caller sees.
@@ -116,11 +116,11 @@ pub struct VersionView {
     pub content_digest: Digest,
     pub file_count: u64,
     pub total_size: u64,
-    pub published_at: String,
+    pub published_at: Timestamp,
     pub published_by: Option<String>,
-    pub yanked_at: Option<String>,
+    pub yanked_at: Option<Timestamp>,
     pub yank_reason: Option<String>,
-    pub revoked_at: Option<String>,
+    pub revoked_at: Option<Timestamp>,
     pub revoke_reason: Option<String>,
     pub scan: Summary,
     /// Waiting for review (shown only to holders of the namespace's tokens).
@@ -134,11 +134,11 @@ impl VersionView {
             content_digest: row.content_digest,
             file_count: row.file_count,
             total_size: row.total_size,
-            published_at: row.published_at.clone(),
+            published_at: row.published_at,
             published_by: row.published_by.clone(),
-            yanked_at: row.yanked_at.clone(),
+            yanked_at: row.yanked_at,
             yank_reason: row.yank_reason.clone(),
-            revoked_at: row.revoked_at.clone(),
+            revoked_at: row.revoked_at,
             revoke_reason: row.revoke_reason.clone(),
             scan: row.scan.summary(),
             pending: row.pending,

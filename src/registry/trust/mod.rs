@@ -16,7 +16,7 @@ use super::page::{Page, split_page};
 use super::reads::Reads;
 use crate::core::scan::Policy;
 use crate::core::scan::{Scan, ScanFile, Verdict, allowed_tools};
-use crate::core::{Digest, Principal, VersionRef, Visibility};
+use crate::core::{Digest, Principal, Timestamp, VersionRef, Visibility};
 use crate::error::{Error, Result};
 use crate::store::ScanTarget;
 use crate::store::Store;
@@ -26,7 +26,7 @@ use crate::store::Store;
 pub struct FindingsItem {
     pub version: VersionRef,
     pub content_digest: Digest,
-    pub published_at: String,
+    pub published_at: Timestamp,
     pub scan: Scan,
 }
 
@@ -35,7 +35,7 @@ pub struct FindingsItem {
 pub struct Revocation {
     pub version: VersionRef,
     pub content_digest: Digest,
-    pub revoked_at: String,
+    pub revoked_at: Timestamp,
     pub reason: String,
 }
 

@@ -29,7 +29,8 @@ use serde_json::{Map, Value};
 use super::access::generate;
 use crate::core::auth::RESERVED_NAMESPACE;
 use crate::core::trustpub::{
-    Constraints, Provider, TrustedPublisher, TrustpubError, check_issuer, publisher_claims,
+    Constraints, NewPublisher, Provider, TrustedPublisher, TrustpubError, check_issuer,
+    publisher_claims,
 };
 use crate::core::{Action, Namespace, Principal, Scope};
 use crate::error::{Error, NotFound, Result};
@@ -116,17 +117,17 @@ impl TrustedPublishing {
         check_issuer(&issuer)?;
         new.constraints.check(new.provider)?;
         let (token_id, _, _) = generate()?;
-        let publisher = TrustedPublisher {
-            id: format!("tp_{}", &token_id["tok_".len()..]),
-            namespace: namespace.clone(),
+        let id = format!("tp_{}", &token_id["tok_".len()..]);
+        let publisher = NewPublisher {
+            id: &id,
+            namespace,
             provider: new.provider,
-            issuer,
-            constraints: new.constraints,
-            created_at: String::new(),
+            issuer: &issuer,
+            constraints: &new.constraints,
         };
         Ok(self
             .store
-            .add_trusted_publisher(&publisher, &caller.actor())
+            .add_trusted_publisher(publisher, &caller.actor())
             .await?)
     }
 

@@ -21,7 +21,7 @@ use super::write::{self, Target};
 use crate::core::event::{
     Attempt, Delivery, EventKind, EventRecord, EventsPage, NewEvent, NewWebhook, WebhookRecord,
 };
-use crate::core::{Namespace, Visibility};
+use crate::core::{Namespace, Timestamp, Visibility};
 use crate::store::rows::pow2_chunks;
 use crate::store::{Events, Result, StoreError};
 
@@ -58,7 +58,7 @@ macro_rules! event_columns {
 #[derive(sqlx::FromRow)]
 struct EventRow {
     id: i64,
-    at: String,
+    at: Timestamp,
     kind: String,
     namespace: String,
     name: Option<String>,
@@ -89,12 +89,12 @@ struct WebhookRow {
     url: String,
     kinds: String,
     secret: String,
-    created_at: String,
+    created_at: Timestamp,
     created_by: String,
     failures: i64,
-    paused_at: Option<String>,
+    paused_at: Option<Timestamp>,
     last_status: Option<i64>,
-    last_attempt_at: Option<String>,
+    last_attempt_at: Option<Timestamp>,
 }
 
 impl WebhookRow {
@@ -197,7 +197,7 @@ impl Events for Engine {
         })
     }
 
-    async fn prune_events(&self, before: &str) -> Result<u64> {
+    async fn prune_events(&self, before: Timestamp) -> Result<u64> {
         let mut tx = write::begin(self.write()).await?;
         let through: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM events WHERE at < $1")
             .bind(before)

@@ -4,7 +4,7 @@
 use super::dialect::{Engine, is_set, text};
 use super::write::{self, Target};
 use crate::core::pack::{PackContents, PackRef};
-use crate::core::{Namespace, SkillName, SkillVersion, VersionRef};
+use crate::core::{Namespace, SkillName, SkillVersion, Timestamp, VersionRef};
 use crate::store::{PackRecord, Packs, PublishOutcome, Result, StoreError};
 
 /// A row of `pack_versions` with its namespace's name and privacy.
@@ -14,7 +14,7 @@ type PackRow = (
     String,
     String,
     String,
-    String,
+    Timestamp,
     Option<String>,
     bool,
 );

@@ -6,7 +6,7 @@
 
 use super::dialect::{Conn, Engine, is_set};
 use super::write::{self, Target};
-use crate::core::Namespace;
+use crate::core::{Namespace, Timestamp};
 use crate::store::{
     NamespaceKeyRecord, NamespaceSigning, Result, SignatureRecord, Signing, SigningKeyRecord,
 };
@@ -25,7 +25,7 @@ async fn namespace_id(tx: &mut Conn, namespace: &Namespace) -> Result<i64> {
 #[async_trait::async_trait]
 impl Signing for Engine {
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>> {
-        let rows: Vec<(String, String, String)> = sqlx::query_as(
+        let rows: Vec<(String, String, Timestamp)> = sqlx::query_as(
             "SELECT key_id, public_key, created_at FROM signing_keys ORDER BY created_at, key_id",
         )
         .fetch_all(self.read())
@@ -79,7 +79,7 @@ impl Signing for Engine {
         .bind(namespace.as_str())
         .fetch_optional(self.read())
         .await?;
-        let keys: Vec<(String, String, String, String)> = sqlx::query_as(
+        let keys: Vec<(String, String, String, Timestamp)> = sqlx::query_as(
             "SELECT k.key_id, k.identity, k.public_key, k.created_at
              FROM namespace_keys k JOIN namespaces n ON n.id = k.namespace_id
              WHERE n.name = $1 ORDER BY k.created_at, k.key_id",

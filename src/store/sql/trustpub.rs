@@ -8,8 +8,8 @@
 
 use super::dialect::{Engine, epoch, is_set};
 use super::write::{self, Target, json_text};
-use crate::core::trustpub::{Provider, TrustedPublisher};
-use crate::core::{Action, Namespace};
+use crate::core::trustpub::{NewPublisher, Provider, TrustedPublisher};
+use crate::core::{Action, Namespace, Timestamp};
 use crate::store::records::decode;
 use crate::store::rows::TokenRow;
 use crate::store::{Exchange, Result, StoreError, TokenRecord, TrustedPublishing};
@@ -30,7 +30,7 @@ struct PublisherRow {
     provider: String,
     issuer: String,
     claims: String,
-    created_at: String,
+    created_at: Timestamp,
 }
 
 impl PublisherRow {
@@ -56,7 +56,7 @@ fn decode_rows(rows: Vec<PublisherRow>) -> Result<Vec<TrustedPublisher>> {
 impl TrustedPublishing for Engine {
     async fn add_trusted_publisher(
         &self,
-        publisher: &TrustedPublisher,
+        publisher: NewPublisher<'_>,
         actor: &str,
     ) -> Result<TrustedPublisher> {
         let mut tx = write::begin(self.write()).await?;
@@ -70,10 +70,10 @@ impl TrustedPublishing for Engine {
              VALUES ($1, $2, $3, $4, $5)
              RETURNING id, namespace, provider, issuer, claims, created_at",
         )
-        .bind(&publisher.id)
+        .bind(publisher.id)
         .bind(publisher.namespace.as_str())
         .bind(publisher.provider.as_str())
-        .bind(&publisher.issuer)
+        .bind(publisher.issuer)
         .bind(&claims)
         .fetch_one(&mut *tx)
         .await?;
