@@ -52,6 +52,8 @@ const CLAIM: u32 = 64;
 const SENDERS: usize = 64;
 /// How often the task looks for due deliveries when no change wakes it.
 const TICK: Duration = Duration::from_secs(1);
+/// How long the task waits after an attempt finishes for others to finish with it.
+const BATCH: Duration = Duration::from_millis(50);
 /// How often old events are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// Events per page unless asked otherwise, and at most.
@@ -325,12 +327,19 @@ impl Events {
     }
 
     /// One round of delivery: record the attempts `sent` since the last round (in one
-    /// transaction), queue new events, and claim as many due deliveries as there are free
+    /// transaction), queue new events (when `queue`), and claim as many due deliveries as there are free
     /// senders, each sent by its own task that reports to `done`. A slow receiver holds one
     /// sender until its timeout, never the round.
-    async fn round(&self, sent: Vec<Sent>, done: &mpsc::UnboundedSender<Sent>) -> Result<()> {
+    async fn round(
+        &self,
+        sent: Vec<Sent>,
+        queue: bool,
+        done: &mpsc::UnboundedSender<Sent>,
+    ) -> Result<()> {
         self.record(sent).await?;
-        self.store.queue_deliveries().await?;
+        if queue {
+            self.store.queue_deliveries().await?;
+        }
         let free = self.senders.available_permits();
         if free == 0 {
             return Ok(());
@@ -512,7 +521,8 @@ impl reqwest::dns::Resolve for Egress {
 }
 
 /// Deliver webhooks and prune old events until `stop`: a round after every change this process
-/// hears of, every finished attempt and every [`TICK`] (retries, changes of other replicas).
+/// hears of, every [`TICK`] (retries, changes of other replicas), and [`BATCH`] after an
+/// attempt finishes (with every attempt finished by then).
 pub(super) async fn run(
     events: Weak<Events>,
     mut changes: broadcast::Receiver<()>,
@@ -523,10 +533,20 @@ pub(super) async fn run(
     let mut pruned: Option<Instant> = None;
     loop {
         let mut sent = Vec::new();
+        // Whether new events may wait to be queued for their hooks: after a change, and at
+        // every tick (another replica's events, when its change has not reached this one).
+        let mut queue = true;
         tokio::select! {
             () = stop.cancelled() => return,
             _ = changes.recv() => {}
-            Some(one) = finished.recv() => sent.push(one),
+            Some(one) = finished.recv() => {
+                sent.push(one);
+                queue = false;
+                // The attempts of one burst finish together: one round records them all, rather
+                // than a round (three writes) per attempt competing with publishes for the
+                // writer.
+                tokio::time::sleep(BATCH).await;
+            }
             () = tokio::time::sleep(TICK) => {}
         }
         while let Ok(one) = finished.try_recv() {
@@ -544,7 +564,7 @@ pub(super) async fn run(
             }
         }
         // Attempts not recorded (storage failing) are claimed again when their lease ends.
-        match events.round(sent, &done).await {
+        match events.round(sent, queue, &done).await {
             Ok(()) => failing = false,
             Err(e) if !failing => {
                 failing = true;
