@@ -37,7 +37,7 @@
 //! | `get_entries` | mcp (`skills/get`: an entry's own part, serialized) | version id, subpath, pinned | never (as entries) |
 //! | `contents` | mcp (`resources/read`) | file digest, MIME type by name | never (as blobs) |
 //! | `pages` | mcp (`skills/list` pages as served) | viewer, cursor | epoch: an item made before the last change, or older than [`RESOLVE_TTL`], is not served ([`Registry::current_epoch`]) |
-//! | `rendered` | http (web page) | SKILL.md digest | never (as blobs) |
+//! | `rendered` | http (web pages) | Markdown file digest, its file viewer address | never: neither the bytes nor the files its links point to change |
 //!
 //! Each datum is held in one layer: a file read over MCP is kept as its content string only (a
 //! hit reads no bytes; a miss reads them without keeping them in `blobs`), and a current entry's

@@ -416,8 +416,8 @@ async fn remote_images_are_not_loaded_by_default() {
     assert_eq!(img_src, "img-src 'self'", "{csp}");
     assert_eq!(
         image_sources(&html),
-        ["images/diagram.png"],
-        "only the skill's own image is an <img>"
+        ["/v1/skills/acme/pixel/0.1.0/files/images/diagram.png"],
+        "only the skill's own image is an <img>, the raw file of its version"
     );
     for link in [
         r#"<a href="https://tracker.example/p.png">tracker pixel</a>"#,
@@ -439,13 +439,71 @@ async fn an_operator_can_allow_remote_images() {
     let sources = image_sources(&html);
     assert!(
         sources.contains(&"https://tracker.example/p.png".to_owned())
-            && sources.contains(&"images/diagram.png".to_owned()),
+            && sources.contains(&"/v1/skills/acme/pixel/0.1.0/files/images/diagram.png".to_owned()),
         "{sources:?}"
     );
 }
 
+/// A real skill's relative link (expo-module's SKILL.md links `references/create-expo-module.md`)
+/// points at that file of the same version in the file viewer, rendered, and the link works.
+#[tokio::test]
+async fn relative_links_of_a_real_skill_lead_to_its_files() {
+    let server = TestServer::builder().start().await;
+    let skill = common::corpus_dir().join("expo__skills/plugins/expo/skills/expo-module");
+    let summary = server
+        .registry
+        .publisher()
+        .import_dirs(
+            &Namespace::new("corpus").unwrap(),
+            &Default::default(),
+            &[skill],
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(summary.imported, 1, "{summary:?}");
+    let http = reqwest::Client::new();
+    let page = http
+        .get(format!("{}/skills/corpus/expo-module", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    let version = server
+        .registry
+        .reads()
+        .skill_detail(
+            &skillreg::core::Visibility::All,
+            &skillreg::core::SkillRef::parse("corpus", "expo-module").unwrap(),
+        )
+        .await
+        .unwrap()
+        .skill
+        .current_version
+        .expect("a current version");
+    let href = format!(
+        "/skills/corpus/expo-module/{version}/files/references/create-expo-module.md?view=rendered"
+    );
+    assert!(
+        html.contains(&format!(
+            r#"<a href="{href}">references/create-expo-module.md</a>"#
+        )),
+        "the SKILL.md's link points at the file viewer"
+    );
+    let guide = http
+        .get(format!("{}{href}", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(guide.status(), 200);
+    let guide = guide.text().await.unwrap();
+    assert!(guide.contains("<h1>create-expo-module</h1>"), "{guide}");
+}
+
 /// The skills `tests/web/pages.mjs` looks at: acme/hello in two versions (a file added, one
-/// removed, two changed, one the same; a guide with blank lines and a long line) and
+/// removed, two changed, one the same; a guide with blank lines and a long line; the SKILL.md
+/// of the second links the guide) and
 /// acme/flagged, whose SKILL.md downloads and runs a script at line 6.
 async fn publish_page_skills(server: &TestServer) {
     let acme = Namespace::new("acme").unwrap();
@@ -470,7 +528,10 @@ async fn publish_page_skills(server: &TestServer) {
         (
             "1.1.0",
             vec![
-                InputFile::regular("SKILL.md", hello_md("Greet the user by name.")),
+                InputFile::regular(
+                    "SKILL.md",
+                    hello_md("Greet the user by name, as [the guide](references/guide.md) says."),
+                ),
                 InputFile::regular("references/guide.md", guide),
                 InputFile::regular("references/new.md", "new notes\n"),
                 InputFile::regular("scripts/run.sh", "#!/bin/sh\necho hello\n"),

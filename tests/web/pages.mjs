@@ -108,6 +108,7 @@ const PAGES = [
             compare_form: (await page.locator('form#compare select#diff-from').inputValue()) === '1.0.0',
             file_link: (await page.locator('table#files a[href="/skills/acme/hello/1.1.0/files/references/guide.md"]').count()) === 1,
             rendered_md: (await page.locator('article#skill-md h1').count()) === 1,
+            relative_link: (await page.locator('article#skill-md a[href="/skills/acme/hello/1.1.0/files/references/guide.md?view=rendered"]').count()) === 1,
             required_by: (await page.locator('#required-by a[href="/skills/acme/greeter"]').count()) === 1,
         }),
     },
