@@ -279,6 +279,20 @@ pub struct CatalogFilter<'a> {
     pub source: Option<Option<SourceKind>>,
 }
 
+/// How many skills of one namespace share what the web catalog's facets look at: what is
+/// counted once per change of the catalog, never per page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FacetRecord {
+    pub namespace: Namespace,
+    pub private: bool,
+    /// The current version's verdict and where it was read from (`None`: published directly);
+    /// `None` when there is no current version.
+    pub current: Option<(Verdict, Option<SourceKind>)>,
+    /// Every version is pending review.
+    pub pending_only: bool,
+    pub skills: u64,
+}
+
 /// Where a browse page starts: after this key of the order the page is in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogKey {

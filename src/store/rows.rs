@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::records::decode;
 use super::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
+    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FacetRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, ResolvedVersion, Result, RevocationRecord, ScanTarget,
     SkillRecord, SourceMember, SourceRecord, Stats, StoreError, TokenRecord, VerifyReport,
     VersionRecord, Withdrawal,
@@ -346,6 +346,44 @@ impl CatalogRow {
                 .transpose()?,
             current_provenance: decode::provenance(self.current_provenance.as_deref())?,
             current_from_ci: self.current_from_ci,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct FacetRow {
+    namespace: String,
+    private: bool,
+    verdict: Option<String>,
+    /// `git` or `mcp` (the provenance's tag), `''` published directly, NULL no current version.
+    source: Option<String>,
+    pending_only: bool,
+    skills: i64,
+}
+
+impl FacetRow {
+    pub(super) fn decode(self) -> Result<FacetRecord> {
+        use crate::core::provenance::SourceKind;
+        let current = match (self.verdict, self.source) {
+            (None, _) => None,
+            (Some(v), source) => {
+                let verdict = crate::core::scan::Verdict::parse(&v)
+                    .ok_or_else(|| StoreError::Corrupt(format!("verdict {v:?}")))?;
+                let source = match source.as_deref() {
+                    None | Some("") => None,
+                    Some(kind) => Some(SourceKind::parse(kind).ok_or_else(|| {
+                        StoreError::Corrupt(format!("provenance of kind {kind:?}"))
+                    })?),
+                };
+                Some((verdict, source))
+            }
+        };
+        Ok(FacetRecord {
+            namespace: decode::namespace(&self.namespace)?,
+            private: self.private,
+            current,
+            pending_only: self.pending_only,
+            skills: u64::try_from(self.skills).unwrap_or(0),
         })
     }
 }

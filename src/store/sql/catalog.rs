@@ -7,10 +7,10 @@ use super::dialect::{
     Engine, in_list, is_set, is_unset, limit, list_arg, text, visibility_args, visible,
 };
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
-use crate::store::rows::{CatalogRow, ResolvedRow, SkillRow, VersionRow, decode_all};
+use crate::store::rows::{CatalogRow, FacetRow, ResolvedRow, SkillRow, VersionRow, decode_all};
 use crate::store::{
-    Browse, CatalogFilter, CatalogKey, CatalogRecord, NameMatch, ResolvedVersion, Result, SkillId,
-    SkillRecord, VersionRecord,
+    Browse, CatalogFilter, CatalogKey, CatalogRecord, FacetRecord, NameMatch, ResolvedVersion,
+    Result, SkillId, SkillRecord, VersionRecord,
 };
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
@@ -140,6 +140,31 @@ pub(in crate::store) const BROWSE_RECENT_IN_NAMESPACE: &str = concat!(
     visible!("n", "$7", "$8"),
     " AND n.name = $9 ORDER BY s.last_published_at DESC, s.name DESC ",
     limit!("$4")
+);
+
+/// The web catalog's facet counts: skills per namespace, current verdict, current source kind
+/// (the provenance's tag, `''` published directly; both NULL without a current version) and
+/// whether only pending versions exist. One scan of every skill, grouped.
+pub(in crate::store) const FACETS: &str = concat!(
+    "SELECT namespace, private, verdict, source, pending_only, COUNT(*) AS skills FROM (
+         SELECT n.name AS namespace, ",
+    is_set!("n.private"),
+    " AS private, v.verdict,
+                CASE WHEN v.id IS NULL THEN NULL
+                     WHEN v.provenance IS NULL THEN ''
+                     WHEN v.provenance LIKE '{\"type\":\"git\"%' THEN 'git'
+                     WHEN v.provenance LIKE '{\"type\":\"mcp\"%' THEN 'mcp'
+                     ELSE substr(v.provenance, 1, 40) END AS source,
+                s.current_version_id IS NULL AND NOT EXISTS (
+                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND ",
+    is_unset!("p.pending"),
+    "
+                ) AS pending_only
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+     ) f
+     GROUP BY namespace, private, verdict, source, pending_only"
 );
 
 #[async_trait::async_trait]
@@ -329,6 +354,11 @@ impl Browse for Engine {
                 .await?
         };
         decode_all(rows, CatalogRow::decode)
+    }
+
+    async fn catalog_facets(&self) -> Result<Vec<FacetRecord>> {
+        let rows: Vec<FacetRow> = sqlx::query_as(FACETS).fetch_all(self.read()).await?;
+        decode_all(rows, FacetRow::decode)
     }
 
     async fn catalog_rows(
