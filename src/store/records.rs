@@ -266,6 +266,9 @@ pub struct CatalogRecord {
     pub current_provenance: Option<Provenance>,
     /// The current version was published from CI (trusted publishing).
     pub current_from_ci: bool,
+    /// Its reads counted so far, every version's but those pending review (read by the web
+    /// catalog's pages only; 0 elsewhere).
+    pub reads: u64,
 }
 
 /// Which skills a browse page holds (the web catalog); each part optional.

@@ -324,6 +324,9 @@ pub(super) struct CatalogRow {
     current_verdict: Option<String>,
     current_provenance: Option<String>,
     current_from_ci: bool,
+    /// Only the web catalog's pages read it.
+    #[sqlx(default)]
+    reads: Option<i64>,
 }
 
 impl CatalogRow {
@@ -346,6 +349,7 @@ impl CatalogRow {
                 .transpose()?,
             current_provenance: decode::provenance(self.current_provenance.as_deref())?,
             current_from_ci: self.current_from_ci,
+            reads: self.reads.map_or(0, |n| u64::try_from(n).unwrap_or(0)),
         })
     }
 }

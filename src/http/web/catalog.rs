@@ -204,8 +204,8 @@ pub async fn catalog_page(
     let counts = registry.reads().facets(viewer, namespace.as_ref()).await?;
     count_choices(&mut view, &counts, &browse);
     let total = thousands(counts.matching(verdict, source, recent));
-    let skills: Vec<SkillRef> = page.items.iter().map(|i| i.skill.skill.clone()).collect();
-    let reads = reads_of(registry, &skills).await?;
+    // The page's rows carry each skill's reads.
+    let counting = registry.usage().counting();
     let start = q.start.unwrap_or(1).max(1);
     let shown = page.items.len() as u64;
     view.summary = match shown {
@@ -220,7 +220,7 @@ pub async fn catalog_page(
     view.cards = page
         .items
         .iter()
-        .map(|item| listed_card(item, reads.as_ref()))
+        .map(|item| listed_card(item, counting))
         .collect();
     if let Some(cursor) = page.next_cursor {
         let next_start = (start + shown).to_string();
@@ -333,7 +333,8 @@ async fn reads_of(
     Ok(Some(registry.reads().usage_totals(skills).await?))
 }
 
-fn listed_card(item: &ListedSkill, reads: Option<&HashMap<SkillRef, Totals>>) -> Card {
+/// A card of a catalog page; its reads shown when they are `counting`.
+fn listed_card(item: &ListedSkill, counting: bool) -> Card {
     let view = &item.skill;
     let status = if view.current_version.is_none() {
         status_badge(Status::Yanked, Some("every version is yanked"))
@@ -353,7 +354,7 @@ fn listed_card(item: &ListedSkill, reads: Option<&HashMap<SkillRef, Totals>>) ->
         status,
         deprecation: non_empty(view.deprecation.as_deref()),
         origin,
-        reads: reads.map(|r| r.get(&view.skill).map_or(0, Totals::all)),
+        reads: counting.then_some(item.reads),
     }
 }
 

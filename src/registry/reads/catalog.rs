@@ -486,6 +486,7 @@ mod tests {
             current_verdict: None,
             current_provenance: None,
             current_from_ci: false,
+            reads: 0,
         };
         assert_eq!(
             decode_browse_cursor(&encode_browse_cursor(&row, false)).unwrap(),
