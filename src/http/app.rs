@@ -17,8 +17,9 @@ use crate::registry::cache::{self, Cache, CacheId};
 pub struct AppState {
     pub registry: Registry,
     pub config: Arc<Config>,
-    /// Rendered SKILL.md pages, by the digest of the SKILL.md (its bytes never change).
-    pub rendered: Arc<Cache<Digest, Arc<String>>>,
+    /// Rendered Markdown files, by the digest of the file and its file viewer address (its
+    /// relative links point into its version; neither its bytes nor its version's files change).
+    pub rendered: Arc<Cache<(Digest, String), Arc<String>>>,
 }
 
 impl AppState {
@@ -28,8 +29,10 @@ impl AppState {
             config: Arc::new(config.clone()),
             rendered: Arc::new(registry.caches().cache(
                 CacheId::Rendered,
-                |_, html: &Arc<String>| {
-                    cache::arc_bytes(size_of::<String>()) + cache::string_bytes(html)
+                |(_, at): &(Digest, String), html: &Arc<String>| {
+                    cache::string_bytes(at)
+                        + cache::arc_bytes(size_of::<String>())
+                        + cache::string_bytes(html)
                 },
             )),
         }

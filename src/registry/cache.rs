@@ -37,7 +37,8 @@
 //! | `get_entries` | mcp (`skills/get`: an entry's own part, serialized) | version id, subpath, pinned | never (as entries) |
 //! | `contents` | mcp (`resources/read`) | file digest, MIME type by name | never (as blobs) |
 //! | `pages` | mcp (`skills/list` pages as served) | viewer, cursor | epoch: an item made before the last change, or older than [`RESOLVE_TTL`], is not served ([`Registry::current_epoch`]) |
-//! | `rendered` | http (web page) | SKILL.md digest | never (as blobs) |
+//! | `rendered` | http (web pages) | Markdown file digest, its file viewer address | never: neither the bytes nor the files its links point to change |
+//! | `facets` | registry | catalog generation (one item: the web catalog's counts per namespace) | never: a generation's counts never change; a change bumps the generation |
 //!
 //! Each datum is held in one layer: a file read over MCP is kept as its content string only (a
 //! hit reads no bytes; a miss reads them without keeping them in `blobs`), and a current entry's
@@ -72,6 +73,7 @@ pub enum CacheId {
     Contents,
     Pages,
     Rendered,
+    Facets,
 }
 
 /// How a cache's items stop being served.
@@ -110,7 +112,7 @@ pub const DEFAULT_BUDGET_MIB: usize = 384;
 /// How many caches there are. A literal, not `CACHES.len()`: array lengths in types that are
 /// computed from `CACHES` make the release build's query system cycle (E0391, through the `Send`
 /// check of async fns that hold a `Budget`).
-const CACHE_COUNT: usize = 13;
+const CACHE_COUNT: usize = 14;
 
 /// Every cache, its weight and what invalidates it. The weights are the MiB each had as a
 /// constant before the budget (15,000 manifests of about 3 KiB; 50,000 resolutions, 200,000
@@ -202,9 +204,19 @@ pub const CACHES: [Declared; CACHE_COUNT] = [
     declare(
         CacheId::Rendered,
         "rendered",
-        32,
+        30,
         usize::MAX,
         4,
+        Invalidation::Never,
+    ),
+    // The web catalog's facet counts: one item, a few counts per namespace (2 MiB holds about
+    // 20,000 namespaces); its weight was the rendered pages'.
+    declare(
+        CacheId::Facets,
+        "facets",
+        2,
+        usize::MAX,
+        1,
         Invalidation::Never,
     ),
 ];

@@ -18,6 +18,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 
 use super::cache::{Budget, Cache, CacheId};
+use super::facets::Facets;
 use super::requires::Graph;
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::error::Result;
@@ -43,6 +44,14 @@ pub(super) struct Current {
     private: Cache<(), Arc<HashSet<Namespace>>>,
     /// The requirement graph, resolved (`super::requires`).
     requirements: Cache<(), Arc<Graph>>,
+    /// The web catalog's counts (`super::facets`) by the catalog generation they were read at,
+    /// and the lock that reads them once at a time: a scan of every skill, which concurrent
+    /// pages after a change wait for rather than repeat.
+    facets: Cache<i64, Arc<Facets>>,
+    reading_facets: tokio::sync::Mutex<()>,
+    /// The generation storage was last seen at, with the epoch and time it was read at: while
+    /// neither moved on, it is the generation still (as resolutions are the same).
+    generation_seen: std::sync::Mutex<Option<(i64, u64, std::time::Instant)>>,
     /// Bumped whenever the caches above are dropped: an answer about what is current, kept
     /// elsewhere with the epoch it was made in, is stale once the epoch moved.
     epoch: AtomicU64,
@@ -79,6 +88,9 @@ impl Current {
                 set.iter().map(|n| n.as_str().len() + 32).sum()
             }),
             requirements: budget.cache(CacheId::Requirements, |_, graph| graph.weight()),
+            facets: budget.cache(CacheId::Facets, |_, facets| facets.weight()),
+            reading_facets: tokio::sync::Mutex::new(()),
+            generation_seen: std::sync::Mutex::new(None),
             epoch: AtomicU64::new(0),
             ttl,
             changes: broadcast::channel(16).0,
@@ -134,6 +146,47 @@ impl Current {
         let graph = Arc::new(Graph::build(versions, required));
         self.requirements.insert((), graph.clone());
         Ok(graph)
+    }
+
+    /// The web catalog's counts as the catalog is now: read again only when the catalog
+    /// generation moved (every change of storage bumps it, made by any process), not when
+    /// the current TTL runs out (a scan of every skill each second would be the cost).
+    pub(super) async fn facets(&self) -> Result<Arc<Facets>> {
+        let generation = self.generation().await?;
+        if let Some(facets) = self.facets.get(&generation) {
+            return Ok(facets);
+        }
+        let _reading = self.reading_facets.lock().await;
+        if let Some(facets) = self.facets.get(&generation) {
+            return Ok(facets);
+        }
+        // Read at `generation` or later: a newer generation's pages read them again.
+        let facets = Arc::new(Facets::new(self.store.catalog_facets().await?));
+        self.facets.clear();
+        self.facets.insert(generation, facets.clone());
+        Ok(facets)
+    }
+
+    /// The catalog generation, read from storage at most once per epoch and current TTL.
+    async fn generation(&self) -> Result<i64> {
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let seen = *self
+            .generation_seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((generation, at_epoch, at)) = seen
+            && at_epoch == epoch
+            && at.elapsed() < self.ttl
+        {
+            return Ok(generation);
+        }
+        let generation = self.store.generation().await?;
+        *self
+            .generation_seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((generation, epoch, std::time::Instant::now()));
+        Ok(generation)
     }
 
     /// Drop every answer about what is current; what never changes stays elsewhere.

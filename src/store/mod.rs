@@ -61,9 +61,9 @@ pub use copy::{Batch, CopyReport, Table};
 pub use error::StoreError;
 pub use records::{
     AuditRecord, CatalogFilter, CatalogKey, CatalogRecord, ChangedSkill, EntryId, EntryRecord,
-    Exchange, FileRecord, FindingsRecord, ListingRecord, Manifest, Manifests, NameMatch,
-    NamespaceKeyRecord, NamespaceSigning, NewToken, NewVersion, PackRecord, PublishOutcome,
-    RequiredSkill, RequiringVersion, ResolvedVersion, RevocationRecord, ScanTarget,
+    Exchange, FacetRecord, FileRecord, FindingsRecord, ListingRecord, Manifest, Manifests,
+    NameMatch, NamespaceKeyRecord, NamespaceSigning, NewToken, NewVersion, PackRecord,
+    PublishOutcome, RequiredSkill, RequiringVersion, ResolvedVersion, RevocationRecord, ScanTarget,
     SerializedEntry, SignatureRecord, SigningKeyRecord, SkillId, SkillRecord, SkillUsage, SourceId,
     SourceMember, SourceRecord, Stats, TokenRecord, UsageCount, UsageRecord, VerifyReport,
     VersionId, VersionRecord, Withdrawal,
@@ -199,6 +199,11 @@ pub trait Browse: Send + Sync + 'static {
         limit: u32,
         visibility: &Visibility,
     ) -> Result<Vec<CatalogRecord>>;
+
+    /// How many skills each namespace holds per current verdict and source, and how many only
+    /// pending versions: the web catalog's facet counts, read once per change of the catalog (a
+    /// scan of every skill; per viewer, the registry adds up the namespaces it sees).
+    async fn catalog_facets(&self) -> Result<Vec<FacetRecord>>;
 
     /// The catalog rows of `skills` (those `visibility` sees), in no order: what a page of
     /// search results shows of each hit.

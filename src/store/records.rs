@@ -266,6 +266,9 @@ pub struct CatalogRecord {
     pub current_provenance: Option<Provenance>,
     /// The current version was published from CI (trusted publishing).
     pub current_from_ci: bool,
+    /// Its reads counted so far, every version's but those pending review (read by the web
+    /// catalog's pages only; 0 elsewhere).
+    pub reads: u64,
 }
 
 /// Which skills a browse page holds (the web catalog); each part optional.
@@ -277,6 +280,20 @@ pub struct CatalogFilter<'a> {
     /// Where the current version came from: `Some(None)` published directly, `Some(Some(kind))`
     /// read from a source of that kind.
     pub source: Option<Option<SourceKind>>,
+}
+
+/// How many skills of one namespace share what the web catalog's facets look at: what is
+/// counted once per change of the catalog, never per page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FacetRecord {
+    pub namespace: Namespace,
+    pub private: bool,
+    /// The current version's verdict and where it was read from (`None`: published directly);
+    /// `None` when there is no current version.
+    pub current: Option<(Verdict, Option<SourceKind>)>,
+    /// Every version is pending review.
+    pub pending_only: bool,
+    pub skills: u64,
 }
 
 /// Where a browse page starts: after this key of the order the page is in.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::records::decode;
 use super::{
-    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FileRecord, FindingsRecord,
+    AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FacetRecord, FileRecord, FindingsRecord,
     ListingRecord, Manifest, Manifests, ResolvedVersion, Result, RevocationRecord, ScanTarget,
     SkillRecord, SourceMember, SourceRecord, Stats, StoreError, TokenRecord, VerifyReport,
     VersionRecord, Withdrawal,
@@ -324,6 +324,9 @@ pub(super) struct CatalogRow {
     current_verdict: Option<String>,
     current_provenance: Option<String>,
     current_from_ci: bool,
+    /// Only the web catalog's pages read it.
+    #[sqlx(default)]
+    reads: Option<i64>,
 }
 
 impl CatalogRow {
@@ -346,6 +349,45 @@ impl CatalogRow {
                 .transpose()?,
             current_provenance: decode::provenance(self.current_provenance.as_deref())?,
             current_from_ci: self.current_from_ci,
+            reads: self.reads.map_or(0, |n| u64::try_from(n).unwrap_or(0)),
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct FacetRow {
+    namespace: String,
+    private: bool,
+    verdict: Option<String>,
+    /// `git` or `mcp` (the provenance's tag), `''` published directly, NULL no current version.
+    source: Option<String>,
+    pending_only: bool,
+    skills: i64,
+}
+
+impl FacetRow {
+    pub(super) fn decode(self) -> Result<FacetRecord> {
+        use crate::core::provenance::SourceKind;
+        let current = match (self.verdict, self.source) {
+            (None, _) => None,
+            (Some(v), source) => {
+                let verdict = crate::core::scan::Verdict::parse(&v)
+                    .ok_or_else(|| StoreError::Corrupt(format!("verdict {v:?}")))?;
+                let source = match source.as_deref() {
+                    None | Some("") => None,
+                    Some(kind) => Some(SourceKind::parse(kind).ok_or_else(|| {
+                        StoreError::Corrupt(format!("provenance of kind {kind:?}"))
+                    })?),
+                };
+                Some((verdict, source))
+            }
+        };
+        Ok(FacetRecord {
+            namespace: decode::namespace(&self.namespace)?,
+            private: self.private,
+            current,
+            pending_only: self.pending_only,
+            skills: u64::try_from(self.skills).unwrap_or(0),
         })
     }
 }

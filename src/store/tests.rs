@@ -2219,6 +2219,93 @@ async fn browse_pages_in_both_orders_and_filters_by_facet() {
     }
 }
 
+/// The web catalog's facet counts: skills per namespace, current verdict and source (the
+/// provenance's kind; none without a current version), and those with only pending versions.
+#[tokio::test]
+async fn catalog_facets_group_skills_by_namespace_verdict_and_source() {
+    use crate::core::provenance::SourceKind;
+    use crate::core::scan::Verdict;
+    use crate::store::FacetRecord;
+    let (_dir, _location, store) = fresh().await;
+    let acme = ns("acme");
+    publish(&*store, &acme, &bundle("alpha", "a"), "1.0.0").await;
+    publish(&*store, &acme, &bundle("alpha", "a2"), "1.1.0").await;
+    publish(&*store, &acme, &bundle("beta", "b"), "1.0.0").await;
+    publish(&*store, &acme, &bundle("omega", "o"), "1.0.0").await;
+    let git = git_provenance("git");
+    let mcp = Provenance::Mcp {
+        server: "https://mcp.example/mcp".into(),
+        uri: "skill://up/mirrored/SKILL.md".into(),
+    };
+    publish_from(&*store, &acme, &bundle("git", "g"), "1.0.0", Some(&git)).await;
+    publish_from(
+        &*store,
+        &acme,
+        &bundle("mirrored", "m"),
+        "1.0.0",
+        Some(&mcp),
+    )
+    .await;
+    publish(&*store, &ns("zeta"), &bundle("gamma", "c"), "1.0.0").await;
+    store.set_private(&ns("zeta"), true, "admin").await.unwrap();
+    let pending = bundle("delta", "d");
+    put_blobs(&*store, &pending).await;
+    store
+        .publish(NewVersion {
+            namespace: &acme,
+            bundle: &pending,
+            version: &v("1.0.0"),
+            published_by: "test",
+            scan: &crate::core::scan::Scan::unscanned(),
+            pending: true,
+            provenance: None,
+            signatures: &[],
+            publisher: None,
+        })
+        .await
+        .unwrap();
+    let omega = SkillRef::parse("acme", "omega").unwrap().at(v("1.0.0"));
+    assert!(
+        store
+            .withdraw(&omega, Withdrawal::Yank, Some("gone"), "admin")
+            .await
+            .unwrap()
+    );
+    let record = |namespace: &str, private, current, pending_only, skills| FacetRecord {
+        namespace: ns(namespace),
+        private,
+        current,
+        pending_only,
+        skills,
+    };
+    let key = |r: &FacetRecord| format!("{r:?}");
+    let mut got = store.catalog_facets().await.unwrap();
+    got.sort_by_key(key);
+    let unscanned = Verdict::Unscanned;
+    let mut expected = vec![
+        record("acme", false, Some((unscanned, None)), false, 2),
+        record(
+            "acme",
+            false,
+            Some((unscanned, Some(SourceKind::Git))),
+            false,
+            1,
+        ),
+        record(
+            "acme",
+            false,
+            Some((unscanned, Some(SourceKind::Mcp))),
+            false,
+            1,
+        ),
+        record("acme", false, None, false, 1),
+        record("acme", false, None, true, 1),
+        record("zeta", true, Some((unscanned, None)), false, 1),
+    ];
+    expected.sort_by_key(key);
+    assert_eq!(got, expected);
+}
+
 /// The rows of a list of skills: exactly the pairs asked for (not every namespace with every
 /// name), and none of a namespace the caller does not see.
 #[tokio::test]

@@ -416,8 +416,8 @@ async fn remote_images_are_not_loaded_by_default() {
     assert_eq!(img_src, "img-src 'self'", "{csp}");
     assert_eq!(
         image_sources(&html),
-        ["images/diagram.png"],
-        "only the skill's own image is an <img>"
+        ["/v1/skills/acme/pixel/0.1.0/files/images/diagram.png"],
+        "only the skill's own image is an <img>, the raw file of its version"
     );
     for link in [
         r#"<a href="https://tracker.example/p.png">tracker pixel</a>"#,
@@ -439,13 +439,188 @@ async fn an_operator_can_allow_remote_images() {
     let sources = image_sources(&html);
     assert!(
         sources.contains(&"https://tracker.example/p.png".to_owned())
-            && sources.contains(&"images/diagram.png".to_owned()),
+            && sources.contains(&"/v1/skills/acme/pixel/0.1.0/files/images/diagram.png".to_owned()),
         "{sources:?}"
     );
 }
 
+/// A real skill's relative link (expo-module's SKILL.md links `references/create-expo-module.md`)
+/// points at that file of the same version in the file viewer, rendered, and the link works.
+#[tokio::test]
+async fn relative_links_of_a_real_skill_lead_to_its_files() {
+    let server = TestServer::builder().start().await;
+    let skill = common::corpus_dir().join("expo__skills/plugins/expo/skills/expo-module");
+    let summary = server
+        .registry
+        .publisher()
+        .import_dirs(
+            &Namespace::new("corpus").unwrap(),
+            &Default::default(),
+            &[skill],
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(summary.imported, 1, "{summary:?}");
+    let http = reqwest::Client::new();
+    let page = http
+        .get(format!("{}/skills/corpus/expo-module", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    let version = server
+        .registry
+        .reads()
+        .skill_detail(
+            &skillreg::core::Visibility::All,
+            &skillreg::core::SkillRef::parse("corpus", "expo-module").unwrap(),
+        )
+        .await
+        .unwrap()
+        .skill
+        .current_version
+        .expect("a current version");
+    let href = format!(
+        "/skills/corpus/expo-module/{version}/files/references/create-expo-module.md?view=rendered"
+    );
+    assert!(
+        html.contains(&format!(
+            r#"<a href="{href}">references/create-expo-module.md</a>"#
+        )),
+        "the SKILL.md's link points at the file viewer"
+    );
+    let guide = http
+        .get(format!("{}{href}", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(guide.status(), 200);
+    let guide = guide.text().await.unwrap();
+    assert!(guide.contains("<h1>create-expo-module</h1>"), "{guide}");
+}
+
+/// The choices of the catalog's `<select id="{id}">` with the counts they show: `(value, count)`.
+fn facet_counts(html: &str, id: &str) -> Vec<(String, u64)> {
+    let select = html
+        .split(&format!(r#"<select id="{id}""#))
+        .nth(1)
+        .and_then(|rest| rest.split("</select>").next())
+        .unwrap_or_else(|| panic!("no select {id}"));
+    select
+        .split(r#"<option value=""#)
+        .skip(1)
+        .map(|option| {
+            let value = option.split('"').next().unwrap().to_owned();
+            let label = option.split('>').nth(1).unwrap().split('<').next().unwrap();
+            let count = label
+                .rsplit_once('(')
+                .and_then(|(_, n)| n.strip_suffix(')'))
+                .unwrap_or_else(|| panic!("no count in {label:?}"))
+                .replace(',', "")
+                .parse()
+                .unwrap();
+            (value, count)
+        })
+        .collect()
+}
+
+/// The catalog's facets say how many skills each choice lists and its summary the total, for
+/// what the viewer sees: every count is what the catalog filtered so then lists; an anonymous
+/// viewer's counts leave out a private namespace's skill, a holder's include it.
+#[tokio::test]
+async fn facet_counts_are_what_the_filters_list_for_the_viewer() {
+    use skillreg::core::{Action, Principal};
+    use skillreg::registry::NewTokenRequest;
+    let server = TestServer::builder().start().await;
+    publish_page_skills(&server).await;
+    let secret = Namespace::new("secret").unwrap();
+    server
+        .registry
+        .publisher()
+        .publish(common::publish_request(
+            &secret,
+            vec![InputFile::regular(
+                "SKILL.md",
+                "---\nname: vault\ndescription: Opens the vault.\n---\nThe combination.\n",
+            )],
+            None,
+        ))
+        .await
+        .unwrap();
+    server
+        .registry
+        .trust()
+        .set_private(&Principal::Admin, &secret, true)
+        .await
+        .unwrap();
+    let (_, token) = server
+        .registry
+        .access()
+        .create_token(
+            &Principal::Admin,
+            &NewTokenRequest {
+                description: "reader".to_owned(),
+                namespaces: vec!["secret".to_owned()],
+                actions: vec![Action::Read],
+            },
+        )
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let get = |path: String, token: Option<String>| {
+        let http = http.clone();
+        let url = format!("{}{path}", server.base());
+        async move {
+            let mut request = http.get(url);
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            let page = request.send().await.unwrap();
+            assert_eq!(page.status(), 200);
+            page.text().await.unwrap()
+        }
+    };
+    let listed = |html: &str| html.matches(r#"class="skill-link""#).count() as u64;
+    for (viewer, token, total) in [("anonymous", None, 3), ("holder", Some(token), 4)] {
+        let home = get("/".to_owned(), token.clone()).await;
+        assert!(
+            home.contains(&format!("Skills 1–{total} of {total}")),
+            "{viewer}: {home}"
+        );
+        assert_eq!(listed(&home), total, "{viewer}");
+        assert_eq!(home.contains("secret/vault"), token.is_some(), "{viewer}");
+        for (select, param) in [("f-verdict", "verdict"), ("f-source", "source")] {
+            let counts = facet_counts(&home, select);
+            assert_eq!(counts.len(), if param == "verdict" { 5 } else { 4 });
+            for (value, count) in counts {
+                let page = get(format!("/?{param}={value}&sort=recent"), token.clone()).await;
+                assert_eq!(listed(&page), count, "{viewer}: {param}={value}");
+                let page = get(format!("/?{param}={value}"), token.clone()).await;
+                assert_eq!(listed(&page), count, "{viewer}: {param}={value}");
+                if count > 0 {
+                    assert!(
+                        page.contains(&format!("of {count}</p>")),
+                        "{viewer}: {param}={value}: the summary says the total"
+                    );
+                }
+            }
+        }
+        // The flagged skill is the only flagged one; a namespace narrows every count.
+        let flagged = facet_counts(&home, "f-verdict");
+        assert!(flagged.contains(&("flagged".to_owned(), 1)), "{flagged:?}");
+        let in_secret = get("/?namespace=secret".to_owned(), token.clone()).await;
+        assert!(
+            facet_counts(&in_secret, "f-verdict").contains(&(String::new(), total - 3)),
+            "{viewer}"
+        );
+    }
+}
+
 /// The skills `tests/web/pages.mjs` looks at: acme/hello in two versions (a file added, one
-/// removed, two changed, one the same; a guide with blank lines and a long line) and
+/// removed, two changed, one the same; a guide with blank lines and a long line; the SKILL.md
+/// of the second links the guide) and
 /// acme/flagged, whose SKILL.md downloads and runs a script at line 6.
 async fn publish_page_skills(server: &TestServer) {
     let acme = Namespace::new("acme").unwrap();
@@ -470,7 +645,10 @@ async fn publish_page_skills(server: &TestServer) {
         (
             "1.1.0",
             vec![
-                InputFile::regular("SKILL.md", hello_md("Greet the user by name.")),
+                InputFile::regular(
+                    "SKILL.md",
+                    hello_md("Greet the user by name, as [the guide](references/guide.md) says."),
+                ),
                 InputFile::regular("references/guide.md", guide),
                 InputFile::regular("references/new.md", "new notes\n"),
                 InputFile::regular("scripts/run.sh", "#!/bin/sh\necho hello\n"),

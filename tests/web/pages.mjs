@@ -62,7 +62,9 @@ const PAGES = [
         checks: async (page, width) => ({
             cards: (await page.locator('#catalog a.skill-link').count()) >= 2,
             verdict_badge: (await page.locator('#catalog .card .badge.clean, #catalog .card .badge.flagged').count()) >= 2,
-            range_line: /^Skills 1–\d+$/.test(((await page.locator('#range').textContent()) ?? '').trim()),
+            range_line: /^Skills 1–(\d+) of \1$/.test(((await page.locator('#range').textContent()) ?? '').trim()),
+            facet_counts: ((await page.locator('select#f-verdict option[value="flagged"]').textContent()) ?? '').trim() === 'Flagged (1)'
+                && ((await page.locator('select#f-source option[value="upload"]').textContent()) ?? '').trim() === 'Published directly (3)',
             filters_visible: await inView(page, page.locator('form.filters select#f-sort'), width),
             search_visible: await inView(page, page.locator('input#q'), width),
         }),
@@ -108,6 +110,7 @@ const PAGES = [
             compare_form: (await page.locator('form#compare select#diff-from').inputValue()) === '1.0.0',
             file_link: (await page.locator('table#files a[href="/skills/acme/hello/1.1.0/files/references/guide.md"]').count()) === 1,
             rendered_md: (await page.locator('article#skill-md h1').count()) === 1,
+            relative_link: (await page.locator('article#skill-md a[href="/skills/acme/hello/1.1.0/files/references/guide.md?view=rendered"]').count()) === 1,
             required_by: (await page.locator('#required-by a[href="/skills/acme/greeter"]').count()) === 1,
         }),
     },

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use askama::Template;
 
 use super::views::{
-    Badge, Choice, Link, Origin, Segment, non_empty, origin, skill_href, status_badge,
+    Badge, Choice, Link, Origin, Segment, non_empty, origin, skill_href, status_badge, thousands,
     verdict_badge,
 };
 use super::{CatalogQuery, PAGE_SIZE, SEARCH_LIMIT};
@@ -16,7 +16,7 @@ use crate::core::uri::encode_query_value;
 use crate::core::usage::Totals;
 use crate::core::{Namespace, SkillRef, Status, Visibility};
 use crate::error::Result;
-use crate::registry::{Browse, ListedSkill, Registry, SearchHit};
+use crate::registry::{Browse, Counts, ListedSkill, Registry, SearchHit};
 
 /// A skill as a card of the catalog or of search results.
 pub struct Card {
@@ -43,7 +43,7 @@ pub struct CatalogPage {
     /// Searching (a query was given) rather than browsing.
     pub searching: bool,
     pub cards: Vec<Card>,
-    /// What the page shows: "Skills 1–50", "12 results for …".
+    /// What the page shows: "Skills 1–50 of 1,234", "12 results for …".
     pub summary: String,
     /// When nothing matched: what to say, and what to try.
     pub empty: Option<String>,
@@ -76,8 +76,47 @@ fn choices(all: &[(&'static str, &'static str)], selected: &str) -> Vec<Choice> 
             value,
             label,
             selected: value == selected,
+            count: None,
         })
         .collect()
+}
+
+/// The verdict filter's choices.
+const VERDICTS: [(&str, &str); 5] = [
+    ("", "Any verdict"),
+    ("clean", "Clean"),
+    ("flagged", "Flagged"),
+    ("blocked", "Blocked"),
+    ("unscanned", "Unscanned"),
+];
+
+/// The source filter's choices.
+const SOURCES: [(&str, &str); 4] = [
+    ("", "Any source"),
+    ("upload", "Published directly"),
+    ("git", "Git repository"),
+    ("mcp", "Mirrored server"),
+];
+
+/// The source filter of a choice's value: `None` any, `Some(None)` published directly.
+fn source_filter(value: &str) -> Option<Option<SourceKind>> {
+    match value {
+        "upload" => Some(None),
+        kind => SourceKind::parse(kind).map(Some),
+    }
+}
+
+/// Each facet choice with how many skills it would list in this order, the other facet as it
+/// is set.
+fn count_choices(view: &mut CatalogPage, counts: &Counts, browse: &Browse) {
+    for c in &mut view.verdicts {
+        let n = counts.matching(Verdict::parse(c.value), browse.source, browse.recent);
+        c.count = Some(thousands(n));
+    }
+    for c in &mut view.sources {
+        let n = counts.matching(browse.verdict, source_filter(c.value), browse.recent);
+        c.count = Some(thousands(n));
+    }
 }
 
 /// The catalog at `/`: search results when `q` is given, else a page of the catalog in the
@@ -95,11 +134,7 @@ pub async fn catalog_page(
     };
     let recent = q.sort.as_deref() == Some("recent");
     let verdict = q.verdict.as_deref().and_then(Verdict::parse);
-    let source = match q.source.as_deref() {
-        Some("upload") => Some(None),
-        Some(kind) => SourceKind::parse(kind).map(Some),
-        None => None,
-    };
+    let source = q.source.as_deref().and_then(source_filter);
     let verdict_text = verdict.map_or("", Verdict::as_str);
     let source_text = match source {
         None => "",
@@ -123,25 +158,8 @@ pub async fn catalog_page(
             &[("name", "Name"), ("recent", "Recently published")],
             if recent { "recent" } else { "name" },
         ),
-        verdicts: choices(
-            &[
-                ("", "Any verdict"),
-                ("clean", "Clean"),
-                ("flagged", "Flagged"),
-                ("blocked", "Blocked"),
-                ("unscanned", "Unscanned"),
-            ],
-            verdict_text,
-        ),
-        sources: choices(
-            &[
-                ("", "Any source"),
-                ("upload", "Published directly"),
-                ("git", "Git repository"),
-                ("mcp", "Mirrored server"),
-            ],
-            source_text,
-        ),
+        verdicts: choices(&VERDICTS, verdict_text),
+        sources: choices(&SOURCES, source_text),
         filtered: namespace.is_some() || verdict.is_some() || source.is_some(),
     };
     let ns = view.namespace.clone();
@@ -183,19 +201,26 @@ pub async fn catalog_page(
         .reads()
         .browse(viewer, &browse, q.cursor.as_deref(), PAGE_SIZE)
         .await?;
-    let skills: Vec<SkillRef> = page.items.iter().map(|i| i.skill.skill.clone()).collect();
-    let reads = reads_of(registry, &skills).await?;
+    let counts = registry.reads().facets(viewer, namespace.as_ref()).await?;
+    count_choices(&mut view, &counts, &browse);
+    let total = thousands(counts.matching(verdict, source, recent));
+    // The page's rows carry each skill's reads.
+    let counting = registry.usage().counting();
     let start = q.start.unwrap_or(1).max(1);
     let shown = page.items.len() as u64;
     view.summary = match shown {
         0 => String::new(),
-        1 => format!("Skill {start}"),
-        n => format!("Skills {start}–{}", start + n - 1),
+        1 => format!("Skill {} of {total}", thousands(start)),
+        n => format!(
+            "Skills {}–{} of {total}",
+            thousands(start),
+            thousands(start + n - 1)
+        ),
     };
     view.cards = page
         .items
         .iter()
-        .map(|item| listed_card(item, reads.as_ref()))
+        .map(|item| listed_card(item, counting))
         .collect();
     if let Some(cursor) = page.next_cursor {
         let next_start = (start + shown).to_string();
@@ -308,7 +333,8 @@ async fn reads_of(
     Ok(Some(registry.reads().usage_totals(skills).await?))
 }
 
-fn listed_card(item: &ListedSkill, reads: Option<&HashMap<SkillRef, Totals>>) -> Card {
+/// A card of a catalog page; its reads shown when they are `counting`.
+fn listed_card(item: &ListedSkill, counting: bool) -> Card {
     let view = &item.skill;
     let status = if view.current_version.is_none() {
         status_badge(Status::Yanked, Some("every version is yanked"))
@@ -328,7 +354,7 @@ fn listed_card(item: &ListedSkill, reads: Option<&HashMap<SkillRef, Totals>>) ->
         status,
         deprecation: non_empty(view.deprecation.as_deref()),
         origin,
-        reads: reads.map(|r| r.get(&view.skill).map_or(0, Totals::all)),
+        reads: counting.then_some(item.reads),
     }
 }
 

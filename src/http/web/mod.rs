@@ -13,6 +13,7 @@
 //! script copies text to the clipboard; a strict content security policy stands behind the
 //! escaping.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use askama::Template;
@@ -25,10 +26,11 @@ use serde::Deserialize;
 
 use super::app::AppState;
 use super::auth::Reader;
+use crate::core::records::FileRecord;
 use crate::core::uri::SKILL_MD;
-use crate::core::{SkillRef, SkillVersion, Visibility};
+use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::error::{Error, NotFound, Result};
-use crate::registry::{SkillDetail, SkillStats, VersionDetail};
+use crate::registry::{FileContent, SkillDetail, SkillStats, VersionDetail};
 
 mod catalog;
 mod diff;
@@ -261,7 +263,15 @@ async fn load_skill(
         .reads()
         .version_file(viewer, &target, SKILL_MD, None)
         .await?;
-    let skill_md = rendered(state, skill_md.digest, skill_md.bytes).await?;
+    let skill_md = rendered(
+        state,
+        viewer,
+        &target,
+        SKILL_MD,
+        &skill_md,
+        Some(&manifest.files),
+    )
+    .await?;
     let usage = if registry.usage().counting() {
         Some(
             registry
@@ -281,24 +291,51 @@ async fn load_skill(
     })
 }
 
-/// A Markdown file rendered to safe HTML. Rendering a large file is CPU work: once per content,
-/// off the async workers.
+/// A Markdown file of a version rendered to safe HTML, its relative links pointed into the
+/// version (`files`: its files, read when not given). Rendering a large file is CPU work: once
+/// per content and place, off the async workers.
 async fn rendered(
     state: &AppState,
-    digest: crate::core::Digest,
-    bytes: Arc<Vec<u8>>,
+    viewer: &Visibility,
+    target: &VersionRef,
+    path: &str,
+    file: &FileContent,
+    files: Option<&[FileRecord]>,
 ) -> Result<Arc<String>> {
-    if let Some(html) = state.rendered.get(&digest) {
+    let key = (file.digest, views::file_href(target, path));
+    if let Some(html) = state.rendered.get(&key) {
         return Ok(html);
     }
+    let read;
+    let files = match files {
+        Some(files) => files,
+        None => {
+            read = state
+                .registry
+                .reads()
+                .version_detail(viewer, target)
+                .await?;
+            &read.files
+        }
+    };
+    let files: HashSet<String> = files.iter().map(|f| f.path.clone()).collect();
     let remote_images = state.config.web_remote_images;
+    let (bytes, target, path) = (file.bytes.clone(), target.clone(), path.to_owned());
     let html = Arc::new(
         state
             .registry
-            .heavy(move || render_markdown(&String::from_utf8_lossy(&bytes), remote_images))
+            .heavy(move || {
+                let exists = |p: &str| files.contains(p);
+                let links = markdown::Links {
+                    version: &target,
+                    path: &path,
+                    exists: &exists,
+                };
+                render_markdown(&String::from_utf8_lossy(&bytes), remote_images, &links)
+            })
             .await?,
     );
-    state.rendered.insert(digest, html.clone());
+    state.rendered.insert(key, html.clone());
     Ok(html)
 }
 
@@ -326,7 +363,7 @@ async fn file(
         let markdown = views::is_markdown(&path) && file.text().is_some();
         let rendered = match q.view.as_deref() {
             Some("rendered") if markdown => {
-                Some(rendered(&s, file.digest, file.bytes.clone()).await?)
+                Some(rendered(&s, &reader.visibility, &target, &path, &file, None).await?)
             }
             _ => None,
         };

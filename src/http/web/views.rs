@@ -38,6 +38,21 @@ pub struct Choice {
     pub value: &'static str,
     pub label: &'static str,
     pub selected: bool,
+    /// How many skills it holds ("1,234"), for a facet.
+    pub count: Option<String>,
+}
+
+/// A count with its thousands separated by commas (`1,234,567`).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Where a version came from, in a few words, with a link to the commit or the upstream.
@@ -228,6 +243,19 @@ pub fn file_page(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_have_their_thousands_separated() {
+        for (n, shown) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (123_456, "123,456"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(thousands(n), shown);
+        }
+    }
 
     #[test]
     fn a_commit_links_to_its_page_on_known_hosts_only() {

@@ -16,6 +16,7 @@ use crate::core::provenance::SourceKind;
 use crate::core::scan::Verdict;
 use crate::core::{Namespace, SkillName, SkillRef, VersionRef, Visibility, mime};
 use crate::error::{Error, NotFound, Result};
+use crate::registry::facets::Counts;
 use crate::registry::page::{Page, split_page};
 use crate::source::{ExportFile, archive};
 use crate::store::{
@@ -94,6 +95,17 @@ impl Reads {
                 .collect(),
             next_cursor,
         })
+    }
+
+    /// How many skills of what `viewer` sees, in `namespace` or in every namespace, each scan
+    /// verdict and source kind holds: the web catalog's facets, read from storage once per
+    /// change of the catalog (`registry/facets.rs`), never per page.
+    pub async fn facets(
+        &self,
+        viewer: &Visibility,
+        namespace: Option<&Namespace>,
+    ) -> Result<Counts> {
+        Ok(self.current.facets().await?.seen(viewer, namespace))
     }
 
     /// How the catalog lists each of `skills` that `viewer` sees (at most 1,000): what a page
@@ -476,6 +488,7 @@ mod tests {
             current_verdict: None,
             current_provenance: None,
             current_from_ci: false,
+            reads: 0,
         };
         assert_eq!(
             decode_browse_cursor(&encode_browse_cursor(&row, false)).unwrap(),

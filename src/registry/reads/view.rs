@@ -80,20 +80,24 @@ pub struct ListedSkill {
     pub provenance: Option<Provenance>,
     /// The current version was published from CI (trusted publishing).
     pub from_ci: bool,
+    /// Its reads counted so far (a page of the catalog; 0 in search results' rows).
+    pub reads: u64,
 }
 
 impl ListedSkill {
     pub(super) fn listed(mut r: CatalogRecord) -> Self {
-        let (verdict, provenance, from_ci) = (
+        let (verdict, provenance, from_ci, reads) = (
             r.current_verdict.take(),
             r.current_provenance.take(),
             r.current_from_ci,
+            r.reads,
         );
         Self {
             skill: SkillView::listed(r),
             verdict,
             provenance,
             from_ci,
+            reads,
         }
     }
 }

@@ -4,13 +4,13 @@
 //! listing, manifests) is its `skills` module's [`Catalog`](crate::store::Catalog).
 
 use super::dialect::{
-    Engine, in_list, is_set, is_unset, limit, list_arg, text, visibility_args, visible,
+    Engine, in_list, int8, is_set, is_unset, limit, list_arg, text, visibility_args, visible,
 };
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
-use crate::store::rows::{CatalogRow, ResolvedRow, SkillRow, VersionRow, decode_all};
+use crate::store::rows::{CatalogRow, FacetRow, ResolvedRow, SkillRow, VersionRow, decode_all};
 use crate::store::{
-    Browse, CatalogFilter, CatalogKey, CatalogRecord, NameMatch, ResolvedVersion, Result, SkillId,
-    SkillRecord, VersionRecord,
+    Browse, CatalogFilter, CatalogKey, CatalogRecord, FacetRecord, NameMatch, ResolvedVersion,
+    Result, SkillId, SkillRecord, VersionRecord,
 };
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
@@ -70,6 +70,38 @@ macro_rules! catalog_sql {
     };
 }
 
+/// [`catalog_sql!`] with the skill's reads counted so far (`reads`: every version's but those
+/// pending review, every day): what a card of the web catalog shows, in the statement that
+/// reads the page rather than one more after it.
+macro_rules! browse_sql {
+    ($rest:literal) => {
+        concat!(
+            "SELECT n.name AS namespace, s.name, v.version AS current_version, e.description,
+                    s.deprecated_at IS NOT NULL AS deprecated, s.deprecation_message,
+                    s.current_version_id IS NULL AND NOT EXISTS (
+                        SELECT 1 FROM versions p WHERE p.skill_id = s.id AND ",
+            is_unset!("p.pending"),
+            "
+                    ) AS pending_only,
+                    s.created_at, s.last_published_at, v.published_at AS current_published_at,
+                    v.verdict AS current_verdict, v.provenance AS current_provenance,
+                    v.publisher IS NOT NULL AS current_from_ci,
+                    (SELECT ",
+            int8!("sum(u.count)"),
+            " FROM versions r JOIN usage_daily u ON u.version_id = r.id
+                     WHERE r.skill_id = s.id AND ",
+            is_unset!("r.pending"),
+            ") AS reads
+             FROM skills s
+             JOIN namespaces n ON n.id = s.namespace_id
+             LEFT JOIN versions v ON v.id = s.current_version_id
+             LEFT JOIN version_entries e ON e.version_id = v.id AND e.subpath = ''
+             WHERE ",
+            $rest
+        )
+    };
+}
+
 /// The web catalog's facets, on the current version `v`: the verdict is `$v` (unless NULL);
 /// the provenance is NULL when `$s` is `''`, else starts with `$s` (a LIKE pattern; unless NULL).
 macro_rules! facets {
@@ -106,7 +138,7 @@ const LATEST: &str = "9999";
 /// A web catalog page by (namespace, name), optionally in namespace `$1`: after ($2, $3),
 /// `$4` rows, visibility `$5`, `$6`, facets `$7`, `$8`.
 pub(in crate::store) const BROWSE_BY_NAME: &str = concat!(
-    catalog_sql!("("),
+    browse_sql!("("),
     text!("$1"),
     " IS NULL OR n.name = $1) AND (n.name, s.name) > ($2, $3) AND ",
     facets!("$7", "$8"),
@@ -120,7 +152,7 @@ pub(in crate::store) const BROWSE_BY_NAME: &str = concat!(
 /// published `$1`, namespace `$2`, name `$3`; the first condition is a range on the index),
 /// `$4` rows, facets `$5`, `$6`, visibility `$7`, `$8`.
 pub(in crate::store) const BROWSE_RECENT: &str = concat!(
-    catalog_sql!(
+    browse_sql!(
         "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
     ),
     facets!("$5", "$6"),
@@ -132,7 +164,7 @@ pub(in crate::store) const BROWSE_RECENT: &str = concat!(
 
 /// [`BROWSE_RECENT`] in namespace `$9`, on the index by namespace and recency.
 pub(in crate::store) const BROWSE_RECENT_IN_NAMESPACE: &str = concat!(
-    catalog_sql!(
+    browse_sql!(
         "s.last_published_at <= $1 AND (s.last_published_at < $1 OR (n.name, s.name) < ($2, $3)) AND "
     ),
     facets!("$5", "$6"),
@@ -140,6 +172,31 @@ pub(in crate::store) const BROWSE_RECENT_IN_NAMESPACE: &str = concat!(
     visible!("n", "$7", "$8"),
     " AND n.name = $9 ORDER BY s.last_published_at DESC, s.name DESC ",
     limit!("$4")
+);
+
+/// The web catalog's facet counts: skills per namespace, current verdict, current source kind
+/// (the provenance's tag, `''` published directly; both NULL without a current version) and
+/// whether only pending versions exist. One scan of every skill, grouped.
+pub(in crate::store) const FACETS: &str = concat!(
+    "SELECT namespace, private, verdict, source, pending_only, COUNT(*) AS skills FROM (
+         SELECT n.name AS namespace, ",
+    is_set!("n.private"),
+    " AS private, v.verdict,
+                CASE WHEN v.id IS NULL THEN NULL
+                     WHEN v.provenance IS NULL THEN ''
+                     WHEN v.provenance LIKE '{\"type\":\"git\"%' THEN 'git'
+                     WHEN v.provenance LIKE '{\"type\":\"mcp\"%' THEN 'mcp'
+                     ELSE substr(v.provenance, 1, 40) END AS source,
+                s.current_version_id IS NULL AND NOT EXISTS (
+                    SELECT 1 FROM versions p WHERE p.skill_id = s.id AND ",
+    is_unset!("p.pending"),
+    "
+                ) AS pending_only
+         FROM skills s
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN versions v ON v.id = s.current_version_id
+     ) f
+     GROUP BY namespace, private, verdict, source, pending_only"
 );
 
 #[async_trait::async_trait]
@@ -329,6 +386,11 @@ impl Browse for Engine {
                 .await?
         };
         decode_all(rows, CatalogRow::decode)
+    }
+
+    async fn catalog_facets(&self) -> Result<Vec<FacetRecord>> {
+        let rows: Vec<FacetRow> = sqlx::query_as(FACETS).fetch_all(self.read()).await?;
+        decode_all(rows, FacetRow::decode)
     }
 
     async fn catalog_rows(
