@@ -177,7 +177,8 @@ fn author_signature(
     core::signature::Bundle::read(&text, &subject).map_err(|e| {
         Failure::refused(format!(
             "--signature {}: {e} [{}]; sign the directory as it is uploaded (after --fix), \
-             with `model_signing sign key --private_key KEY --signature FILE DIR`",
+             with `model_signing sign key --private_key KEY --signature FILE DIR` (or `sign \
+             certificate`)",
             path.display(),
             e.code()
         ))
@@ -471,6 +472,34 @@ pub async fn set_review(remote: &Remote, namespace: &str, required: bool) -> Res
             format!("{namespace} publishes without review")
         }
     });
+    Ok(())
+}
+
+/// Register the public key or CA certificate in the PEM file `path` for `namespace`'s authors
+/// (`identity`: the key's owner, or the CA's policy for its leaves' names).
+pub async fn add_namespace_key(
+    remote: &Remote,
+    namespace: &str,
+    path: &Path,
+    identity: &str,
+) -> Result<(), Failure> {
+    let namespace =
+        core::refs::parse_namespace(namespace).map_err(|e| Failure::usage(e.to_string()))?;
+    let pem = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+    let is_ca = core::signature::cert::is_certificate_pem(&pem);
+    let request = crate::http::api::NamespaceKeyRequest {
+        identity: identity.to_owned(),
+        public_key: (!is_ca).then(|| pem.clone()),
+        certificate: is_ca.then_some(pem),
+    };
+    let url = remote.url(&format!("/v1/namespaces/{namespace}/keys"));
+    let keys: crate::http::api::NamespaceKeysView = remote
+        .send(reqwest::Client::new().post(url).json(&request))
+        .await?;
+    for k in &keys.keys {
+        remote.say(|| format!("{}  {:<3}  {}", k.key_id, k.kind, k.identity));
+    }
     Ok(())
 }
 

@@ -129,11 +129,14 @@ pub struct AddArgs {
     /// use and recorded in the lock).
     #[arg(long)]
     pub require_signed: bool,
-    /// A public key (PEM) trusted to sign (repeatable); implies --require-signed.
+    /// A public key (PEM) trusted to sign (repeatable), or a CA certificate (PEM): a version
+    /// signed with a certificate it issued, valid now and naming --identity (as email or URI),
+    /// verifies; implies --require-signed.
     #[arg(long = "key", value_name = "FILE")]
     pub keys: Vec<std::path::PathBuf>,
-    /// Require the signature of this author, as the source registered their key (needs the
-    /// author's public key as --key); implies --require-signed.
+    /// Require the signature of this author, as the source registered their key or as their
+    /// certificate names them (needs the author's public key, or the CA, as --key); implies
+    /// --require-signed.
     #[arg(long)]
     pub identity: Option<String>,
     #[command(flatten)]
@@ -146,22 +149,26 @@ impl AddArgs {
         if !self.require_signed && self.keys.is_empty() && self.identity.is_none() {
             return Ok(None);
         }
-        let keys = self
-            .keys
-            .iter()
-            .map(|path| {
-                let pem =
-                    std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
-                crate::core::signature::PublicKey::from_pem(&pem).map_err(|e| {
-                    Error::new(
-                        consumer::Code::Usage,
-                        format!("--key {}: {e}", path.display()),
-                    )
-                })
-            })
-            .collect::<Result<_, Error>>()?;
+        use crate::core::signature::cert::{Anchor, is_certificate_pem};
+        let (mut keys, mut cas) = (Vec::new(), Vec::new());
+        for path in &self.keys {
+            let pem = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
+            let usage = |e: crate::core::signature::SignatureError| {
+                Error::new(
+                    consumer::Code::Usage,
+                    format!("--key {}: {e}", path.display()),
+                )
+            };
+            if is_certificate_pem(&pem) {
+                let policy = self.identity.as_deref().unwrap_or("*");
+                cas.push(Anchor::from_pem(&pem, policy).map_err(usage)?);
+            } else {
+                keys.push(crate::core::signature::PublicKey::from_pem(&pem).map_err(usage)?);
+            }
+        }
         Ok(Some(consumer::signed::Policy {
             keys,
+            cas,
             identity: self.identity.clone(),
         }))
     }

@@ -1,5 +1,6 @@
-//! `skillreg namespace private|public|review`: a namespace's visibility and review, set on a
-//! running registry over its REST API ([`client`]; needs the admin token).
+//! `skillreg namespace private|public|review|key`: a namespace's visibility, review and
+//! signers' keys (or CAs), set on a running registry over its REST API ([`client`]; needs the
+//! admin token).
 
 use std::process::ExitCode;
 
@@ -41,6 +42,22 @@ pub enum NamespaceCommand {
         #[command(flatten)]
         remote: client::Remote,
     },
+    /// Register a key the namespace's authors sign with (`model_signing sign key`), or a CA
+    /// certificate their signing certificates chain to (`model_signing sign certificate`).
+    /// --identity: the key's owner, served with what it signs; for a CA, what its leaves' email
+    /// or URI names must be: a value, `prefix*`, or `*` (any).
+    #[command(after_help = "Examples:\n  \
+        SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace key acme author.pub.pem --identity release@acme.example\n  \
+        SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace key acme ca.pem --identity 'https://github.com/acme/*'")]
+    Key {
+        namespace: String,
+        /// A PEM public key (ECDSA P-256 or P-384) or CA certificate.
+        file: std::path::PathBuf,
+        #[arg(long)]
+        identity: String,
+        #[command(flatten)]
+        remote: client::Remote,
+    },
 }
 
 pub async fn run(command: NamespaceCommand) -> ExitCode {
@@ -56,5 +73,11 @@ pub async fn run(command: NamespaceCommand) -> ExitCode {
             undo,
             remote,
         } => client::set_review(&remote, &namespace, !undo).await,
+        NamespaceCommand::Key {
+            namespace,
+            file,
+            identity,
+            remote,
+        } => client::add_namespace_key(&remote, &namespace, &file, &identity).await,
     })
 }

@@ -9,20 +9,33 @@
 //! (`skillreg://signing-keys`), trusted on first use and recorded in the lock. With
 //! `--identity`, only an author's signature the source verified for that identity counts, and
 //! it must verify with a `--key` (the author's public key).
+//!
+//! A `--key` file may be a CA certificate instead: a bundle signed with a certificate
+//! (`model_signing sign certificate`) then verifies here, offline, when its chain leads to that
+//! CA with every certificate valid now, its leaf may sign and has the `--identity` as an email
+//! or URI name (any, without `--identity`), and the leaf's key verifies the signature. The leaf's
+//! public key is what is kept and recorded (its id in the lock, the name the CA's policy
+//! accepted as the identity): `check` verifies the signature again with it, not the chain,
+//! which was checked at install (its certificates may expire since).
 
 use std::path::{Path, PathBuf};
 
 use super::error::{Code, Error, Result};
 use super::lock::{LockedFile, LockedSignature, LockedSkill};
 use super::remote::{Entry, Remote};
+use crate::core::signature::cert::Anchor;
 use crate::core::signature::{Bundle, PublicKey, Subject};
 use crate::core::{Digest, Namespace, SkillName, SkillVersion};
 
 /// What `--require-signed` asks of a version.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    /// `--key`: the public keys trusted; empty trusts the source's published keys.
+    /// `--key`: the public keys trusted; empty (with no `cas`) trusts the source's published
+    /// keys.
     pub keys: Vec<PublicKey>,
+    /// `--key` files that are CA certificates, for certificate-signed bundles (their policy is
+    /// `--identity`, or any name without it).
+    pub cas: Vec<Anchor>,
     /// `--identity`: the author whose signature is required.
     pub identity: Option<String>,
 }
@@ -110,11 +123,12 @@ pub async fn verify(
             format!("{shown}: {what}; nothing was written"),
         ));
     }
-    let keys = if policy.keys.is_empty() {
+    let keys = if policy.keys.is_empty() && policy.cas.is_empty() {
         if policy.identity.is_some() {
             return Err(Error::new(
                 Code::Usage,
-                "--identity needs the author's public key: pass it with --key FILE",
+                "--identity needs the author's public key or their certificates' CA: pass it \
+                 with --key FILE",
             ));
         }
         remote.signing_keys().await?
@@ -133,6 +147,30 @@ pub async fn verify(
                 ),
             )
         })?;
+        if bundle.has_certificate() {
+            let now = rustls_pki_types::UnixTime::now();
+            match bundle.verify_certificate(&policy.cas, now) {
+                Ok(signer) => {
+                    return Ok(Verified {
+                        locked: LockedSignature {
+                            by: announced.by.clone(),
+                            key: signer.key.key_id(),
+                            identity: Some(signer.identity),
+                        },
+                        bundle: text,
+                        key: signer.key,
+                    });
+                }
+                Err(e) => {
+                    failures.push(format!(
+                        "{} (certificate: {e} [{}])",
+                        announced.by,
+                        e.code()
+                    ));
+                    continue;
+                }
+            }
+        }
         match keys.iter().find(|k| bundle.verify(k).is_ok()) {
             Some(key) => {
                 return Ok(Verified {

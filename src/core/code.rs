@@ -148,6 +148,13 @@ error_codes! {
     SignatureInvalid = "signature_invalid", 422, InvalidParams;
     /// No key registered for the version's namespace verifies it.
     SignatureUntrusted = "signature_untrusted", 422, InvalidParams;
+    /// A certificate-signed bundle whose chain does not lead to a CA registered for the
+    /// namespace, or whose leaf may not sign (key usage, extended key usage).
+    SignatureCertificateUntrusted = "signature_certificate_untrusted", 422, InvalidParams;
+    /// A certificate of the bundle's chain is expired or not yet valid.
+    SignatureCertificateExpired = "signature_certificate_expired", 422, InvalidParams;
+    /// The signing certificate's names (email, URI) do not satisfy its CA's identity policy.
+    SignatureIdentityMismatch = "signature_identity_mismatch", 422, InvalidParams;
     /// The namespace requires an author's signature and the version has none.
     SignatureRequired = "signature_required", 422, InvalidParams;
     // Webhooks (`/v1/namespaces/{ns}/webhooks`) and the events feed.

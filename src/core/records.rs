@@ -115,13 +115,16 @@ pub struct SigningKeyRecord {
     pub created_at: Timestamp,
 }
 
-/// A key a namespace's authors sign with.
+/// A key a namespace's authors sign with, or a CA their signing certificates chain to (its
+/// PEM is a certificate; `core::signature::cert`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamespaceKeyRecord {
+    /// A key's hint, or a CA certificate's sha256 (DER).
     pub key_id: String,
-    /// Whose key it is, as served with the versions it signs.
+    /// Whose key it is, as served with the versions it signs; for a CA, the policy its leaves'
+    /// email or URI names must meet (`*`, `prefix*` or a value).
     pub identity: String,
-    /// PEM `SubjectPublicKeyInfo`.
+    /// PEM `SubjectPublicKeyInfo`, or a PEM CA certificate.
     pub public_key: String,
     pub created_at: Timestamp,
 }

@@ -15,8 +15,14 @@
 //! pre-authentication encoding, the signature DER-encoded; with a bare key the bundle names it by
 //! a hint, the sha256 of its PEM `SubjectPublicKeyInfo` text. Verification needs no network.
 //!
+//! An author may sign with a certificate instead (`model_signing sign certificate`): the bundle
+//! carries the chain, checked against the CAs the namespace registers ([`cert`]). Keyless
+//! Sigstore bundles (a Fulcio certificate with a Rekor entry) are refused.
+//!
 //! Building and checking are here (pure, shared by the registry and the install client); holding
 //! a private key and signing are the registry's.
+
+pub mod cert;
 
 use std::cmp::Ordering;
 
@@ -58,13 +64,28 @@ pub struct Subject<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct Signed {
     pub by: Signer,
-    /// The key's hint: the sha256 of its PEM `SubjectPublicKeyInfo` text.
+    /// The key's hint: the sha256 of its PEM `SubjectPublicKeyInfo` text (with a certificate,
+    /// its leaf's key).
     pub key_id: String,
-    /// The name the key is registered under in its namespace (an author's).
+    /// The name the key is registered under in its namespace (an author's); with a
+    /// certificate, the leaf's subject alternative name the CA's policy accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
     /// The registry checked the signature against a key it trusts for the namespace.
     pub verified: bool,
+    /// With a certificate: its subject and the CA it chains to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<SignedCertificate>,
+}
+
+/// The certificate a version was signed with, as served beside who signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedCertificate {
+    /// The leaf's subject (RFC 4514), e.g. `CN=Release, O=Acme`.
+    pub subject: String,
+    /// The sha256 of the registered CA certificate it chains to (DER), hex.
+    pub ca: String,
 }
 
 /// Which party made a signature.
@@ -137,6 +158,16 @@ pub enum SignatureError {
     /// No key trusted for the namespace verifies it.
     #[error("no key registered for namespace {0:?} verifies the signature")]
     Untrusted(String),
+    /// The certificate chain does not lead to a CA registered for the namespace, or its leaf
+    /// may not sign.
+    #[error("the signing certificate is not trusted: {0}")]
+    CertificateUntrusted(String),
+    /// A certificate of the chain is expired or not yet valid.
+    #[error("the signing certificate is not valid now: {0}")]
+    CertificateExpired(String),
+    /// The leaf's names do not satisfy the identity policy of the CA it chains to.
+    #[error("the signing certificate's identity is not accepted: {0}")]
+    IdentityMismatch(String),
     /// The namespace requires a signature and there is none.
     #[error(
         "namespace {0:?} requires each version to be signed by a registered key (publish --signature)"
@@ -152,6 +183,9 @@ impl SignatureError {
             Self::Mismatch(_) => Code::SignatureMismatch,
             Self::Invalid(_) => Code::SignatureInvalid,
             Self::Untrusted(_) => Code::SignatureUntrusted,
+            Self::CertificateUntrusted(_) => Code::SignatureCertificateUntrusted,
+            Self::CertificateExpired(_) => Code::SignatureCertificateExpired,
+            Self::IdentityMismatch(_) => Code::SignatureIdentityMismatch,
             Self::Required(_) => Code::SignatureRequired,
         }
     }
@@ -307,11 +341,22 @@ struct Material {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     public_key: Option<KeyHint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    certificate: Option<serde_json::Value>,
+    certificate: Option<RawCertificate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    x509_certificate_chain: Option<serde_json::Value>,
+    x509_certificate_chain: Option<CertificateChain>,
     #[serde(default)]
     tlog_entries: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawCertificate {
+    raw_bytes: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CertificateChain {
+    certificates: Vec<RawCertificate>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -364,6 +409,8 @@ pub struct Bundle {
     signature: Vec<u8>,
     /// The key hint the bundle carries, if any.
     pub hint: Option<String>,
+    /// With a certificate: the chain, DER, leaf first (empty with a key).
+    chain: Vec<Vec<u8>>,
 }
 
 impl Bundle {
@@ -379,16 +426,33 @@ impl Bundle {
         {
             return Err(malformed("its mediaType is not a Sigstore bundle's"));
         }
-        if bundle.verification_material.certificate.is_some()
-            || bundle
-                .verification_material
-                .x509_certificate_chain
-                .is_some()
-        {
+        let material = &bundle.verification_material;
+        if !material.tlog_entries.is_empty() {
             return Err(malformed(
-                "certificate and keyless bundles are not accepted yet: sign with a key",
+                "keyless Sigstore bundles (a Fulcio certificate with a Rekor entry) are not \
+                 accepted: sign with a key (`model_signing sign key`) or with a certificate from \
+                 a CA the namespace registers (`model_signing sign certificate`)",
             ));
         }
+        let raw: Vec<&RawCertificate> =
+            match (&material.certificate, &material.x509_certificate_chain) {
+                (Some(one), None) => vec![one],
+                (None, Some(chain)) => chain.certificates.iter().collect(),
+                (None, None) => Vec::new(),
+                (Some(_), Some(_)) => {
+                    return Err(malformed(
+                        "it has both a certificate and a certificate chain",
+                    ));
+                }
+            };
+        if material.x509_certificate_chain.is_some() && raw.is_empty() {
+            return Err(malformed("its certificate chain is empty"));
+        }
+        let chain = raw
+            .iter()
+            .map(|c| B64.decode(&c.raw_bytes))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| malformed("a certificate of its chain is not base64"))?;
         let envelope = &bundle.dsse_envelope;
         if envelope.payload_type != PAYLOAD_TYPE {
             return Err(malformed("its payloadType is not an in-toto statement"));
@@ -411,7 +475,38 @@ impl Bundle {
                 .public_key
                 .map(|k| k.hint)
                 .filter(|h| !h.is_empty()),
+            chain,
         })
+    }
+
+    /// The bundle is signed with a certificate (its chain must be checked, not a key).
+    pub fn has_certificate(&self) -> bool {
+        !self.chain.is_empty()
+    }
+
+    /// Verify a certificate bundle: its chain against `anchors` at `now` ([`cert`]), then the
+    /// signature with the leaf's key. Who signed.
+    pub fn verify_certificate(
+        &self,
+        anchors: &[cert::Anchor],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<cert::CertSigner, SignatureError> {
+        if !self.has_certificate() {
+            return Err(SignatureError::Malformed(
+                "it is signed with a key, not a certificate".into(),
+            ));
+        }
+        let signer = cert::verify_chain(&self.chain, anchors, now)?;
+        if !signer
+            .key
+            .verifies(&pae(PAYLOAD_TYPE, &self.payload), &self.signature)
+        {
+            return Err(SignatureError::Invalid(format!(
+                "the certificate of {}",
+                signer.identity
+            )));
+        }
+        Ok(signer)
     }
 
     /// Verify the signature with `key`.

@@ -314,10 +314,24 @@ pub struct SignedView {
     pub by: String,
     /// The sha256 of the key's PEM text, hex: the bundle's `publicKey.hint`.
     pub key_id: String,
-    /// Whose registered key it is (an author's).
+    /// Whose registered key it is (an author's); with a certificate, the leaf's email or URI
+    /// name its CA's policy accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
     pub verified: bool,
+    /// With a certificate: its subject and the registered CA it chains to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<SignedCertificateView>,
+}
+
+/// The certificate a version was signed with.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SignedCertificateView {
+    /// The leaf's subject (RFC 4514).
+    pub subject: String,
+    /// The sha256 of the CA certificate (DER) it chains to, hex: its id among the namespace's
+    /// keys.
+    pub ca: String,
 }
 
 impl From<crate::core::signature::Signed> for SignedView {
@@ -327,6 +341,10 @@ impl From<crate::core::signature::Signed> for SignedView {
             key_id: s.key_id,
             identity: s.identity,
             verified: s.verified,
+            certificate: s.certificate.map(|c| SignedCertificateView {
+                subject: c.subject,
+                ca: c.ca,
+            }),
         }
     }
 }
@@ -356,25 +374,40 @@ pub struct NamespaceKeysView {
     pub keys: Vec<NamespaceKeyView>,
 }
 
+/// An author key, or a CA for certificate-signed bundles (`kind` `ca`).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamespaceKeyView {
+    /// A key's hint (sha256 of its PEM text), or a CA certificate's sha256 (DER), hex.
     pub key_id: String,
+    /// `key` or `ca`.
+    pub kind: String,
+    /// A key's owner; for a CA, the policy its leaf certificates' email or URI names must meet
+    /// (`*` any, `prefix*`, or a value).
     pub identity: String,
-    /// PEM `SubjectPublicKeyInfo`.
+    /// PEM `SubjectPublicKeyInfo`, or the CA certificate (PEM).
     pub public_key: String,
     #[schema(value_type = String, format = DateTime)]
     pub created_at: Timestamp,
 }
 
-/// Register an author key of a namespace (admin).
+/// Register an author key of a namespace, or a CA its authors' certificates chain to (admin):
+/// `publicKey` or `certificate`, not both.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamespaceKeyRequest {
-    /// Whose key it is, served with the versions it signs (e.g. `release@acme.example`).
+    /// With a key: whose key it is, served with the versions it signs (e.g.
+    /// `release@acme.example`). With a certificate: the policy for its leaves' subject
+    /// alternative names (email or URI): `*` any, `prefix*` one starting with the prefix, or a
+    /// value one must equal.
     pub identity: String,
     /// PEM `SubjectPublicKeyInfo`, ECDSA P-256 or P-384.
-    pub public_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+    /// A PEM CA certificate: bundles made by `model_signing sign certificate` whose chain leads
+    /// to it verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
 }
 
 /// The public keys the registry signs versions with (`/.well-known/skillreg/signing-keys.json`).

@@ -1,8 +1,8 @@
 //! Signed versions over HTTP: a version's bundles (`/v1/…/{version}/signatures`, and one bundle
 //! alone at `…/signature`, the file `model_signing verify` reads), the registry's public keys at
 //! `/.well-known/skillreg/signing-keys.json` (every key ever used) and `signing-key.pem` (the
-//! current one), and the admin routes for a namespace's author keys and its signature
-//! requirement. Part of the REST API (errors, OpenAPI) like [`super::rest`].
+//! current one), and the admin routes for a namespace's author keys (and the CAs of its
+//! authors' certificates) and its signature requirement. Part of the REST API (errors, OpenAPI) like [`super::rest`].
 
 use axum::Router;
 use axum::body::Body;
@@ -17,6 +17,7 @@ use super::app::{ApiError, AppState};
 use super::auth::{Caller, Reader};
 use super::extract::{VersionPath, json_body};
 use crate::core::refs::parse_namespace;
+use crate::core::signature::cert::is_certificate_pem;
 use crate::error::{Error, NotFound};
 
 type ApiResult<T> = Result<T, ApiError>;
@@ -151,6 +152,12 @@ pub(super) async fn namespace_keys(
             .keys
             .into_iter()
             .map(|k| NamespaceKeyView {
+                kind: if crate::core::signature::cert::is_certificate_pem(&k.public_key) {
+                    "ca"
+                } else {
+                    "key"
+                }
+                .to_owned(),
                 key_id: k.key_id,
                 identity: k.identity,
                 public_key: k.public_key,
@@ -160,7 +167,8 @@ pub(super) async fn namespace_keys(
     }))
 }
 
-/// Register a key the namespace's authors sign with (admin only); answers the namespace's keys.
+/// Register a key the namespace's authors sign with, or a CA their certificates chain to (admin
+/// only); answers the namespace's keys.
 #[utoipa::path(post, path = "/v1/namespaces/{namespace}/keys", tag = "trust",
     params(("namespace" = String, Path)), request_body = NamespaceKeyRequest,
     responses((status = 200, body = NamespaceKeysView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
@@ -174,9 +182,29 @@ pub(super) async fn add_namespace_key(
 ) -> ApiResult<axum::Json<NamespaceKeysView>> {
     let request: NamespaceKeyRequest = json_body(body).await?;
     let ns = parse_namespace(&namespace)?;
+    // A key or a CA certificate, by its PEM label; the field says which one is meant.
+    let pem = match (&request.public_key, &request.certificate) {
+        (Some(key), None) if !is_certificate_pem(key) => key,
+        (None, Some(cert)) if is_certificate_pem(cert) => cert,
+        (Some(_), None) => {
+            return Err(Error::InvalidRequest(
+                "publicKey: a PEM public key (a certificate goes in `certificate`)".into(),
+            )
+            .into());
+        }
+        (None, Some(_)) => {
+            return Err(Error::InvalidRequest("certificate: a PEM CA certificate".into()).into());
+        }
+        _ => {
+            return Err(Error::InvalidRequest(
+                "one of `publicKey` and `certificate`, not both".into(),
+            )
+            .into());
+        }
+    };
     s.registry
         .trust()
-        .add_namespace_key(&caller.0, &ns, &request.identity, &request.public_key)
+        .add_namespace_key(&caller.0, &ns, &request.identity, pem)
         .await?;
     namespace_keys(State(s), caller, Path(namespace)).await
 }

@@ -29,6 +29,7 @@ mod reliability;
 mod requires;
 mod rest;
 mod signing;
+mod signing_certs;
 mod soak;
 mod sources;
 mod subscriptions;

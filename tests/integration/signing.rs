@@ -20,7 +20,7 @@ use skillreg::core::signature::{Bundle, PublicKey, Subject};
 
 /// A skill whose paths sort differently by string and by path component ("a-b/x" < "a/x" as
 /// strings; "a" < "a-b" as components, which is the order Model Signing uses).
-const FILES: [(&str, &str); 4] = [
+pub(super) const FILES: [(&str, &str); 4] = [
     (
         "SKILL.md",
         "---\nname: signed\ndescription: A skill the registry signs.\n---\n# Signed\n",
@@ -30,7 +30,7 @@ const FILES: [(&str, &str); 4] = [
     ("references/guide.md", "# Guide\n\nStep one.\n"),
 ];
 
-fn archive(files: &[(&str, &str)]) -> Vec<u8> {
+pub(super) fn archive(files: &[(&str, &str)]) -> Vec<u8> {
     tar_gz(
         &files
             .iter()
@@ -40,7 +40,7 @@ fn archive(files: &[(&str, &str)]) -> Vec<u8> {
 }
 
 /// Write `files` into `dir` (a skill directory as its author has it).
-fn write_dir(dir: &Path, files: &[(&str, &str)]) {
+pub(super) fn write_dir(dir: &Path, files: &[(&str, &str)]) {
     for (path, body) in files {
         let path = dir.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -49,7 +49,7 @@ fn write_dir(dir: &Path, files: &[(&str, &str)]) {
 }
 
 /// `model_signing <args>`: (success, stdout and stderr).
-fn model_signing(args: &[&str]) -> (bool, String) {
+pub(super) fn model_signing(args: &[&str]) -> (bool, String) {
     let out = Command::new(tool("SKILLREG_MODEL_SIGNING"))
         .args(args)
         .output()
@@ -286,7 +286,7 @@ async fn content_digests_are_the_same_with_signing_on_and_off() {
 }
 
 /// Publish `files` as `acme/signed@version` with an author's bundle (multipart).
-async fn publish_signed(
+pub(super) async fn publish_signed(
     server: &TestServer,
     ns: &str,
     version: &str,
@@ -510,7 +510,7 @@ fn by_stranger_signature(bundle: &str) -> String {
 }
 
 /// `skillreg add … --agent claude-code --dir <project>` with a home of its own.
-async fn add(project: &Path, args: &[&str]) -> crate::common::CliOutput {
+pub(super) async fn add(project: &Path, args: &[&str]) -> crate::common::CliOutput {
     let home = project.join(".home");
     std::fs::create_dir_all(&home).unwrap();
     let mut all = vec!["add"];
@@ -519,7 +519,7 @@ async fn add(project: &Path, args: &[&str]) -> crate::common::CliOutput {
     run_cli_async(&all, &[("HOME", home.to_str().unwrap())]).await
 }
 
-async fn check(project: &Path) -> crate::common::CliOutput {
+pub(super) async fn check(project: &Path) -> crate::common::CliOutput {
     let home = project.join(".home");
     run_cli_async(
         &["check", "--offline", "--dir", project.to_str().unwrap()],

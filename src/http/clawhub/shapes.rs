@@ -650,6 +650,7 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
                         key_id: "cd".repeat(32),
                         identity: None,
                         verified: true,
+                        certificate: None,
                     }],
                     bundle_url: s("https://skills.example/v1/skills/acme/pdf/1.2.0/signature"),
                 }),

@@ -140,8 +140,8 @@ impl Prepared {
             .collect()
     }
 
-    /// Check the author's signature against the namespace's keys, then sign with the
-    /// registry's `key`: what is stored with the version.
+    /// Check the author's signature against the namespace's keys (or CAs, for a certificate
+    /// bundle), then sign with the registry's `key`: what is stored with the version.
     fn sign(
         &mut self,
         namespace: &NamespaceSigning,
@@ -165,25 +165,47 @@ impl Prepared {
         match &self.author_signature {
             Some(text) => {
                 let bundle = signature::Bundle::read(text, &subject)?;
-                let keys: Vec<(signature::PublicKey, &str)> = namespace
-                    .keys
-                    .iter()
-                    .filter_map(|k| {
-                        Some((
-                            signature::PublicKey::from_pem(&k.public_key).ok()?,
-                            k.identity.as_str(),
-                        ))
-                    })
-                    .collect();
-                let signed = if keys.is_empty() && !namespace.required {
+                let signed = if namespace.keys.is_empty() && !namespace.required {
                     // Nothing to check it against: kept, marked unverified.
                     Signed {
                         by: Signer::Author,
                         key_id: bundle.hint.unwrap_or_default(),
                         identity: None,
                         verified: false,
+                        certificate: None,
+                    }
+                } else if bundle.has_certificate() {
+                    let anchors: Vec<signature::cert::Anchor> = namespace
+                        .keys
+                        .iter()
+                        .filter(|k| signature::cert::is_certificate_pem(&k.public_key))
+                        .filter_map(|k| {
+                            signature::cert::Anchor::from_pem(&k.public_key, &k.identity).ok()
+                        })
+                        .collect();
+                    let signer =
+                        bundle.verify_certificate(&anchors, rustls_pki_types::UnixTime::now())?;
+                    Signed {
+                        by: Signer::Author,
+                        key_id: signer.key.key_id(),
+                        identity: Some(signer.identity),
+                        verified: true,
+                        certificate: Some(signature::SignedCertificate {
+                            subject: signer.subject,
+                            ca: signer.anchor,
+                        }),
                     }
                 } else {
+                    let keys: Vec<(signature::PublicKey, &str)> = namespace
+                        .keys
+                        .iter()
+                        .filter_map(|k| {
+                            Some((
+                                signature::PublicKey::from_pem(&k.public_key).ok()?,
+                                k.identity.as_str(),
+                            ))
+                        })
+                        .collect();
                     // The key the bundle names, when the namespace has it: its failure is the
                     // signature's own; else whichever registered key verifies it.
                     let named = bundle
@@ -202,6 +224,7 @@ impl Prepared {
                         key_id: key.key_id(),
                         identity: Some((*identity).to_owned()),
                         verified: true,
+                        certificate: None,
                     }
                 };
                 signatures.push((signed, text.clone()));

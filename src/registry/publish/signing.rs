@@ -111,6 +111,7 @@ impl SigningKey {
                 key_id: self.public.key_id(),
                 identity: None,
                 verified: true,
+                certificate: None,
             },
             signature::bundle(&payload, sig.as_ref(), &self.public),
         ))

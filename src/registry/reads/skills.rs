@@ -213,12 +213,14 @@ impl SkillEntry {
                     key_id: Digest::of(b"author key").hex(),
                     identity: Some("release@canonical.example".to_owned()),
                     verified: true,
+                    certificate: None,
                 },
                 Signed {
                     by: Signer::Registry,
                     key_id: Digest::of(b"registry key").hex(),
                     identity: None,
                     verified: true,
+                    certificate: None,
                 },
             ],
             ..Arc::unwrap_or_clone(manifest(

@@ -84,6 +84,9 @@ impl Trust {
 
     /// Register a key `namespace`'s authors sign with (admin only): versions uploaded with a
     /// signature it verifies are served as signed by `identity`. The key's id (its hint).
+    /// A PEM certificate instead registers a CA for certificate-signed bundles, `identity` its
+    /// policy for the leaf's names (`*`, `prefix*` or a value; `core::signature::cert`); its
+    /// id is the certificate's sha256.
     pub async fn add_namespace_key(
         &self,
         caller: &Principal,
@@ -98,10 +101,15 @@ impl Trust {
                 "identity: 1 to 200 characters, no control characters".into(),
             ));
         }
-        let key = crate::core::signature::PublicKey::from_pem(public_key)?;
-        let key_id = key.key_id();
+        let (key_id, pem) = if crate::core::signature::cert::is_certificate_pem(public_key) {
+            let anchor = crate::core::signature::cert::Anchor::from_pem(public_key, identity)?;
+            (anchor.id(), anchor.pem())
+        } else {
+            let key = crate::core::signature::PublicKey::from_pem(public_key)?;
+            (key.key_id(), key.pem().to_owned())
+        };
         self.store
-            .add_namespace_key(namespace, &key_id, identity, key.pem(), &caller.actor())
+            .add_namespace_key(namespace, &key_id, identity, &pem, &caller.actor())
             .await?;
         Ok(key_id)
     }

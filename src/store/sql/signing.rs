@@ -1,7 +1,7 @@
 //! [`Signing`]: what signed versions keep beside the catalog (migrations `signatures`): the
 //! bundles of each version (written by each engine's publish, in its transaction), the
-//! public keys the registry has signed with, and each namespace's author keys
-//! and whether it requires their signature (changed with an audit row). Written once for both
+//! public keys the registry has signed with, and each namespace's author keys (and CA
+//! certificates, kept the same way) and whether it requires their signature (changed with an audit row). Written once for both
 //! engines: each compiles this module with its own `dialect`.
 
 use super::dialect::{Conn, Engine, is_set};
