@@ -44,11 +44,10 @@ pub(super) struct Current {
     private: Cache<(), Arc<HashSet<Namespace>>>,
     /// The requirement graph, resolved (`super::requires`).
     requirements: Cache<(), Arc<Graph>>,
-    /// The web catalog's counts (`super::facets`) by the catalog generation they were read at,
-    /// and the lock that reads them once at a time: a scan of every skill, which concurrent
-    /// pages after a change wait for rather than repeat.
-    facets: Cache<i64, Arc<Facets>>,
-    reading_facets: tokio::sync::Mutex<()>,
+    /// The web catalog's counts (`super::facets`) with the catalog generation they were read
+    /// at, and the lock that reads them once at a time (a scan of every skill).
+    facets: Cache<(), (i64, Arc<Facets>)>,
+    reading_facets: Arc<tokio::sync::Mutex<()>>,
     /// The generation storage was last seen at, with the epoch and time it was read at: while
     /// neither moved on, it is the generation still (as resolutions are the same).
     generation_seen: std::sync::Mutex<Option<(i64, u64, std::time::Instant)>>,
@@ -88,8 +87,8 @@ impl Current {
                 set.iter().map(|n| n.as_str().len() + 32).sum()
             }),
             requirements: budget.cache(CacheId::Requirements, |_, graph| graph.weight()),
-            facets: budget.cache(CacheId::Facets, |_, facets| facets.weight()),
-            reading_facets: tokio::sync::Mutex::new(()),
+            facets: budget.cache(CacheId::Facets, |_, (_, facets)| facets.weight()),
+            reading_facets: Arc::default(),
             generation_seen: std::sync::Mutex::new(None),
             epoch: AtomicU64::new(0),
             ttl,
@@ -148,22 +147,44 @@ impl Current {
         Ok(graph)
     }
 
-    /// The web catalog's counts as the catalog is now: read again only when the catalog
-    /// generation moved (every change of storage bumps it, made by any process), not when
-    /// the current TTL runs out (a scan of every skill each second would be the cost).
-    pub(super) async fn facets(&self) -> Result<Arc<Facets>> {
+    /// The web catalog's counts: read again when the catalog generation moved (every change
+    /// of storage bumps it, made by any process), not when the current TTL runs out. After a
+    /// change, the counts read before it are served while a background task reads them again
+    /// (one at a time), so no page waits for the scan, except the first ever (or after the
+    /// budget dropped them) and one after a namespace's privacy changed (the old counts would
+    /// show the new private namespace's skills to anyone).
+    pub(super) async fn facets(self: &Arc<Self>) -> Result<Arc<Facets>> {
         let generation = self.generation().await?;
-        if let Some(facets) = self.facets.get(&generation) {
-            return Ok(facets);
+        if let Some((at, facets)) = self.facets.get(&()) {
+            if at >= generation {
+                return Ok(facets);
+            }
+            if facets.same_privacy(&*self.private_namespaces().await?) {
+                if let Ok(reading) = self.reading_facets.clone().try_lock_owned() {
+                    let current = self.clone();
+                    tokio::spawn(async move {
+                        let _reading = reading;
+                        if let Err(e) = current.read_facets(generation).await {
+                            tracing::warn!(error = %e, "counting the catalog's facets failed");
+                        }
+                    });
+                }
+                return Ok(facets);
+            }
         }
         let _reading = self.reading_facets.lock().await;
-        if let Some(facets) = self.facets.get(&generation) {
+        if let Some((at, facets)) = self.facets.get(&())
+            && at >= generation
+        {
             return Ok(facets);
         }
-        // Read at `generation` or later: a newer generation's pages read them again.
+        self.read_facets(generation).await
+    }
+
+    /// Read the counts (at `generation` or later: a newer generation's pages read them again).
+    async fn read_facets(&self, generation: i64) -> Result<Arc<Facets>> {
         let facets = Arc::new(Facets::new(self.store.catalog_facets().await?));
-        self.facets.clear();
-        self.facets.insert(generation, facets.clone());
+        self.facets.insert((), (generation, facets.clone()));
         Ok(facets)
     }
 

@@ -2,9 +2,9 @@
 //! their current version holds, and the total, for what one viewer may see.
 //!
 //! Counting skills per page would scan the catalog on every page. Instead storage is read once
-//! per change of the catalog (one grouped scan, `Browse::catalog_facets`, kept by the catalog
-//! generation it was read at: `current.rs`), as counts per namespace; a page costs a read of
-//! the generation. A viewer's counts add up the namespaces it sees: the public
+//! per change of the catalog (one grouped scan, `Browse::catalog_facets`, kept with the catalog
+//! generation it was read at, read again in the background after a change: `current.rs`), as
+//! counts per namespace; a page costs a read of the generation. A viewer's counts add up the namespaces it sees: the public
 //! ones summed once, then the private namespaces it holds and the skills pending review in the
 //! namespaces it holds. The same rules as a page of the catalog: `Visibility::sees` for the
 //! namespace, and skills with only pending versions for holders of their namespace only.
@@ -157,6 +157,14 @@ impl Facets {
         counts
     }
 
+    /// Whether every namespace counted is private exactly when it is in `private` (the private
+    /// namespaces now).
+    pub fn same_privacy(&self, private: &std::collections::HashSet<Namespace>) -> bool {
+        self.namespaces
+            .iter()
+            .all(|(ns, c)| c.private == private.contains(ns))
+    }
+
     /// The heap bytes it holds, for the cache's budget.
     pub fn weight(&self) -> usize {
         use super::cache::allocated;
@@ -256,6 +264,24 @@ mod tests {
                 .seen(&Visibility::public(), Some(&ns("nobody")))
                 .matching(None, None, false),
             0
+        );
+    }
+
+    #[test]
+    fn counts_read_before_a_privacy_change_are_not_served() {
+        let facets = Facets::new(vec![
+            record("acme", false, Some((Verdict::Clean, None)), false, 5),
+            record("secret", true, Some((Verdict::Clean, None)), false, 2),
+        ]);
+        let set = |names: &[&str]| -> std::collections::HashSet<Namespace> {
+            names.iter().map(|n| Namespace::new(n).unwrap()).collect()
+        };
+        assert!(facets.same_privacy(&set(&["secret"])));
+        assert!(facets.same_privacy(&set(&["secret", "empty"])));
+        assert!(!facets.same_privacy(&set(&[])), "secret became public");
+        assert!(
+            !facets.same_privacy(&set(&["acme", "secret"])),
+            "acme became private"
         );
     }
 }

@@ -894,13 +894,23 @@ async fn mcp_events_stream_catches_up_page_by_page() {
         publish(&api, "acme", "busy", &format!("1.0.{patch}")).await;
     }
     let mut frames = Frames::new(
-        open_stream(&server, 1, json!({"name": "published", "cursor": start}), sse).await,
+        open_stream(
+            &server,
+            1,
+            json!({"name": "published", "cursor": start}),
+            sse,
+        )
+        .await,
     );
     let (_, active) = frames.next().await;
     assert_eq!(active["method"], "notifications/events/active", "{active}");
     for patch in 0..105 {
         let (_, event) = frames.next().await;
-        assert_eq!(event["params"]["data"]["version"], format!("1.0.{patch}"), "{event}");
+        assert_eq!(
+            event["params"]["data"]["version"],
+            format!("1.0.{patch}"),
+            "{event}"
+        );
     }
     publish(&api, "acme", "busy", "2.0.0").await;
     let (_, live) = frames.next().await;
