@@ -206,7 +206,12 @@ pub fn is_stateless_era(version: &str) -> bool {
 
 /// An event stream of these frames, with rmcp's headers.
 fn event_stream(frames: Vec<Bytes>) -> Response {
-    let mut response = Response::new(Body::new(Frames(frames.into())));
+    sse_response(Body::new(Frames(frames.into())))
+}
+
+/// A response whose body is an event stream, with rmcp's headers.
+pub fn sse_response(body: Body) -> Response {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

@@ -17,7 +17,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use serde_json::Value;
@@ -92,15 +92,7 @@ pub async fn answer(
                 (stream, index + 1),
             ))
         });
-    let mut response = Response::new(Body::from_stream(frames));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    super::direct::sse_response(Body::from_stream(frames))
 }
 
 /// A JSON-RPC message answered as JSON.

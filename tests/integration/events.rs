@@ -37,6 +37,21 @@ async fn publish(api: &Api, ns: &str, name: &str, version: &str) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
+/// Make the namespace `secret` private, publish `secret/hidden` there, then `acme/late`.
+async fn publish_hidden_then_late(api: &Api) {
+    let (status, _) = api
+        .send(
+            Method::POST,
+            "/v1/namespaces/secret/private",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert!(status.is_success());
+    publish(api, "secret", "hidden", "1.0.0").await;
+    publish(api, "acme", "late", "1.0.0").await;
+}
+
 /// `tests/clients/webhook_receiver.py`: its port, and the lines it prints.
 struct Receiver {
     child: Child,
@@ -484,17 +499,7 @@ async fn mcp_events_list_and_poll() {
         .await;
     assert_eq!(start["result"]["events"], json!([]), "{start}");
     let cursor = start["result"]["cursor"].as_str().unwrap().to_owned();
-    let (status, _) = api
-        .send(
-            Method::POST,
-            "/v1/namespaces/secret/private",
-            Some(ADMIN),
-            None,
-        )
-        .await;
-    assert!(status.is_success());
-    publish(&api, "secret", "hidden", "1.0.0").await;
-    publish(&api, "acme", "late", "1.0.0").await;
+    publish_hidden_then_late(&api).await;
     let polled = modern
         .call(
             "events/poll",
@@ -776,17 +781,7 @@ async fn mcp_events_stream_pushes_what_the_caller_may_see() {
     );
     let start = active["params"]["cursor"].as_str().unwrap().to_owned();
 
-    let (status, _) = api
-        .send(
-            Method::POST,
-            "/v1/namespaces/secret/private",
-            Some(ADMIN),
-            None,
-        )
-        .await;
-    assert!(status.is_success());
-    publish(&api, "secret", "hidden", "1.0.0").await;
-    publish(&api, "acme", "late", "1.0.0").await;
+    publish_hidden_then_late(&api).await;
     let (_, event) = live.next().await;
     assert_eq!(event["method"], "notifications/events/event", "{event}");
     assert_eq!(event["params"]["name"], "published");
