@@ -298,15 +298,17 @@ pub async fn publish(
     let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
     remote.say(|| {
         format!(
-            "{} {} {} ({} files)\n  current: {}\n  pinned:  {}\n  scan:    {}{}",
+            "{} {}/{} {} ({} file{})\n  current: {}\n  pinned:  {}\n  scan:    {}{}",
             if published.created {
                 "published"
             } else {
                 "unchanged"
             },
+            published.namespace,
             published.name,
             published.version,
             published.files.len(),
+            if published.files.len() == 1 { "" } else { "s" },
             published.uri,
             published.pinned_uri,
             published.verdict,

@@ -63,7 +63,7 @@ async fn publish_token_yank_deprecate() {
     .await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.starts_with("published deploy-helper 2.1.0 (2 files)"),
+        out.starts_with("published acme/deploy-helper 2.1.0 (2 files)"),
         "{out}"
     );
     assert!(

@@ -36,4 +36,5 @@ mod tls;
 mod trust;
 mod trustpub;
 mod usage;
+mod walkthrough;
 mod web;
