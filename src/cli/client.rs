@@ -565,13 +565,15 @@ pub async fn token_create(
                 }),
         )
         .await?;
-    remote.say(|| {
-        format!(
-            "created {} (shown once, store it now):\n{}",
-            token.id,
-            token.token.as_deref().unwrap_or("")
-        )
-    });
+    // The secret alone on stdout, so that `SKILLREG_TOKEN=$(skillreg token create ...)` keeps it;
+    // what it is goes to the terminal.
+    if !remote.json {
+        eprintln!(
+            "created {} (shown once, store it now)",
+            printable(&token.id)
+        );
+    }
+    remote.say(|| token.token.clone().unwrap_or_default());
     Ok(())
 }
 
