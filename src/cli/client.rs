@@ -299,15 +299,17 @@ pub async fn publish(
     let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
     remote.say(|| {
         format!(
-            "{} {} {} ({} files)\n  current: {}\n  pinned:  {}\n  scan:    {}{}",
+            "{} {}/{} {} ({} file{})\n  current: {}\n  pinned:  {}\n  scan:    {}{}",
             if published.created {
                 "published"
             } else {
                 "unchanged"
             },
+            published.namespace,
             published.name,
             published.version,
             published.files.len(),
+            if published.files.len() == 1 { "" } else { "s" },
             published.uri,
             published.pinned_uri,
             published.verdict,
@@ -592,13 +594,15 @@ pub async fn token_create(
                 }),
         )
         .await?;
-    remote.say(|| {
-        format!(
-            "created {} (shown once, store it now):\n{}",
-            token.id,
-            token.token.as_deref().unwrap_or("")
-        )
-    });
+    // The secret alone on stdout, so that `SKILLREG_TOKEN=$(skillreg token create ...)` keeps it;
+    // what it is goes to the terminal.
+    if !remote.json {
+        eprintln!(
+            "created {} (shown once, store it now)",
+            printable(&token.id)
+        );
+    }
+    remote.say(|| token.token.clone().unwrap_or_default());
     Ok(())
 }
 

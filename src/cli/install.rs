@@ -252,10 +252,11 @@ fn print_installed(verb: &str, i: &consumer::Installed) {
         .map(|v| format!(" {v}"))
         .unwrap_or_default();
     println!(
-        "{verb} {}{} ({} files, {} bytes)",
+        "{verb} {}{} ({} file{}, {} bytes)",
         i.path,
         printable(&version),
         i.files,
+        if i.files == 1 { "" } else { "s" },
         i.bytes
     );
     for f in &i.folders {

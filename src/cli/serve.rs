@@ -153,8 +153,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     match config.admin_token() {
         Some(_) => tracing::info!(
             "to publish: `SKILLREG_TOKEN=<the admin token> skillreg token create --registry \
-             {scheme}://{addr} --namespace <ns> --action publish`, then `skillreg publish <dir> \
-             --namespace <ns>` with that token"
+             {scheme}://{addr} --description <what for> --namespace <ns> --action publish`, \
+             then `skillreg publish <dir> --namespace <ns>` with that token"
         ),
         None => tracing::info!(
             "no admin token is set, so nobody can publish or manage tokens: set one \

@@ -49,8 +49,16 @@ async fn publish_token_yank_deprecate() {
     )
     .await;
     assert_eq!(code, 0, "{err}");
-    let secret = out.lines().last().unwrap().trim().to_owned();
-    assert!(secret.starts_with("skr_"), "{out}");
+    // The secret alone on stdout (`SKILLREG_TOKEN=$(skillreg token create ...)`), its id on stderr.
+    let secret = out.strip_suffix('\n').unwrap_or(&out).to_owned();
+    assert!(
+        secret.starts_with("skr_") && !secret.contains('\n'),
+        "{out}"
+    );
+    assert!(
+        err.starts_with("created tok_") && !err.contains(&secret),
+        "{err}"
+    );
 
     let CliOutput {
         code,
@@ -63,7 +71,7 @@ async fn publish_token_yank_deprecate() {
     .await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.starts_with("published deploy-helper 2.1.0 (2 files)"),
+        out.starts_with("published acme/deploy-helper 2.1.0 (2 files)"),
         "{out}"
     );
     assert!(

@@ -37,4 +37,5 @@ mod tls;
 mod trust;
 mod trustpub;
 mod usage;
+mod walkthrough;
 mod web;

@@ -508,7 +508,10 @@ async fn publish_trusted_from_github_actions_and_gitlab_ci_revokes_its_token() {
     ];
     let out = run_cli_async(&["publish", skill, "-n", "acme", "--trusted"], &ci).await;
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.starts_with("published hello 0.1.0"), "{out:?}");
+    assert!(
+        out.stdout.starts_with("published acme/hello 0.1.0"),
+        "{out:?}"
+    );
     assert!(
         out.stderr.contains("exchanged the CI's OIDC token"),
         "{out:?}"
@@ -553,7 +556,10 @@ async fn publish_trusted_from_github_actions_and_gitlab_ci_revokes_its_token() {
     )
     .await;
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.starts_with("published hello 0.1.0"), "{out:?}");
+    assert!(
+        out.stdout.starts_with("published labs/hello 0.1.0"),
+        "{out:?}"
+    );
     // Outside a CI there is no token to exchange.
     let out = run_cli_async(
         &["publish", skill, "-n", "acme", "--trusted"],
