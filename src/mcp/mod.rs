@@ -1105,11 +1105,20 @@ impl ServerHandler for SkillServer {
             .await;
         }
         if method == events::STREAM {
-            // Over HTTP the front answers it (`http::events_stream`); over stdio the frames go
-            // out through the peer while the request stays open.
+            // Over HTTP the front answers it (`http::events_stream`): one that reaches rmcp
+            // there (a session header with sessions off) has no stream to be carried on. Over
+            // stdio the frames go out through the peer while the request stays open.
+            if slots::of(&ctx).is_some() {
+                return Err(refused(
+                    Code::InvalidRequest,
+                    "events/stream is answered without a session header on a server without \
+                     sessions, or within a session the server holds"
+                        .to_owned(),
+                ));
+            }
             let id = serde_json::to_value(&ctx.id).unwrap_or_default();
             let mut stream = self
-                .open_event_stream(slots::of(&ctx), id, request.params.as_ref())
+                .open_event_stream(None, id, request.params.as_ref())
                 .await?;
             loop {
                 let frame = tokio::select! {

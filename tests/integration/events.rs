@@ -911,3 +911,37 @@ async fn mcp_events_stream_catches_up_page_by_page() {
     let (_, live) = frames.next().await;
     assert_eq!(live["params"]["data"]["version"], "2.0.0", "{live}");
 }
+
+/// Without sessions, an `events/stream` that names a session is refused at once (rmcp, which
+/// gets it, has no stream to carry it on) rather than held until the request times out.
+#[tokio::test]
+async fn mcp_events_stream_naming_a_session_on_a_server_without_sessions_is_refused() {
+    let server = TestServer::builder()
+        .config(Config {
+            mcp_sessions: false,
+            ..config(false, 10)
+        })
+        .start()
+        .await;
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        reqwest::Client::new()
+            .post(&server.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Session-Id", "no-such-session")
+            .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "events/stream", "params": {"name": "published"}}))
+            .send(),
+    )
+    .await
+    .expect("answered at once")
+    .unwrap();
+    let body = crate::common::parse_body(&answer.text().await.unwrap());
+    assert_eq!(body["id"], 5, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("events/stream"),
+        "{body}"
+    );
+}
