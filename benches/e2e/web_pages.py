@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The web catalog's pages beside the REST call behind them, over HTTP: p50 and p99 of
 --requests sequential requests of each kind, on one keep-alive connection, the deep ones with
-their cursor at 400 random skills of a synthetic catalog.
+their cursor at 400 random skills of a synthetic catalog. The kinds take turns (one request of
+each per round), so that the machine's noise falls on all of them alike, and each web page's
+p50 is also given as a ratio to the REST page behind it.
 
     python3 benches/e2e/web_pages.py --skillreg target/release/skillreg --data-dir /tmp/b1m
 
@@ -18,6 +20,7 @@ import http.client
 import json
 import os
 import random
+import statistics
 import sqlite3
 import sys
 import time
@@ -61,23 +64,27 @@ def main():
         "web /?sort=recent (deep page)": lambda i: f"/?sort=recent&cursor={b64(f'r{rows[i][2]} {rows[i][0]}/{rows[i][1]}')}",
     }
     _, proc, port = wp.cold_start(args.skillreg, args.data_dir)
-    results = {}
+    latencies = {kind: [] for kind in kinds}
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        for kind, path in kinds.items():
-            latencies = []
-            for k in range(args.requests):
+        for _ in range(args.requests):
+            for kind, path in kinds.items():
                 p = path(rng.randrange(len(rows)))
                 began = time.perf_counter()
                 body = get(conn, p)
-                latencies.append(time.perf_counter() - began)
+                latencies[kind].append(time.perf_counter() - began)
                 if kind.startswith("REST"):
                     items = json.loads(body)["items"]
                 else:
                     items = body.decode().split('class="skill-link"')[1:]
                 # A cursor near the catalog's end leaves fewer than 50.
                 assert len(items) == 50 or "deep" in kind, (kind, p, len(items))
-            results[kind] = wp.percentiles(latencies)
+        results = {kind: wp.percentiles(lat) for kind, lat in latencies.items()}
+        p50 = {kind: statistics.median(lat) for kind, lat in latencies.items()}
+        results["web p50 / REST p50"] = {
+            "first page, by name": round(p50["web / by name (first page)"] / p50["REST /v1/skills (first page)"], 2),
+            "deep page, by name": round(p50["web / by name (deep page)"] / p50["REST /v1/skills (deep page)"], 2),
+        }
     finally:
         proc.terminate()
         proc.wait()

@@ -13,7 +13,10 @@
 //! for a lease), and POSTs them signed as Standard Webhooks says (`webhook-id`,
 //! `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`), each
 //! from its own task with a timeout (at most [`SENDERS`] at once: a silent receiver holds one
-//! sender, never the others), the attempts recorded in batches. Deliveries are concurrent, so a
+//! sender, never the others), the attempts recorded in batches. The sends run on a thread of
+//! their own at a lower CPU priority ([`SenderThread`]): a burst of deliveries (a publish with a
+//! hundred hooks is a hundred signed requests) takes the CPU that serving leaves, not the
+//! reverse. Deliveries are concurrent, so a
 //! receiver may get them out of order (the event id orders them). A failed attempt is retried
 //! with exponential backoff (`core::event::retry_delay_secs`), given up after [`MAX_ATTEMPTS`];
 //! `webhook_pause_after` consecutive failures pause the hook until it is resumed (the events of
@@ -54,6 +57,9 @@ const SENDERS: usize = 64;
 const TICK: Duration = Duration::from_secs(1);
 /// How long the task waits after an attempt finishes for others to finish with it.
 const BATCH: Duration = Duration::from_millis(50);
+/// The nice value of the thread deliveries are sent from (Linux keeps one per thread): 10 has
+/// about a tenth of a normal thread's share of a busy CPU, and all of an idle one.
+const SENDER_NICE: i32 = 10;
 /// How often old events are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// Events per page unless asked otherwise, and at most.
@@ -328,13 +334,14 @@ impl Events {
 
     /// One round of delivery: record the attempts `sent` since the last round (in one
     /// transaction), queue new events (when `queue`), and claim as many due deliveries as there are free
-    /// senders, each sent by its own task that reports to `done`. A slow receiver holds one
+    /// senders, each sent by its own task on `runtime` that reports to `done`. A slow receiver holds one
     /// sender until its timeout, never the round.
     async fn round(
         &self,
         sent: Vec<Sent>,
         queue: bool,
         done: &mpsc::UnboundedSender<Sent>,
+        runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
         self.record(sent).await?;
         if queue {
@@ -356,7 +363,7 @@ impl Events {
             let client = self.client.clone();
             let allow = self.settings.allow_hosts.clone();
             let done = done.clone();
-            tokio::spawn(async move {
+            runtime.spawn(async move {
                 let (status, error) = send(&client, &allow, &delivery).await;
                 let _ = done.send(Sent {
                     delivery,
@@ -393,6 +400,57 @@ impl Events {
         Ok(())
     }
 }
+
+/// The thread deliveries are sent from: a single-threaded runtime at nice [`SENDER_NICE`], so
+/// that their HTTP and signing work yields to the requests the process serves. The queue,
+/// claims and records stay on the serving runtime (they are storage's work, and brief).
+/// Dropped, the thread ends; the deliveries in flight then are claimed again when their lease
+/// ends.
+struct SenderThread {
+    handle: tokio::runtime::Handle,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl SenderThread {
+    /// Start the thread, or `None` when it cannot be (deliveries are then sent from the
+    /// serving runtime).
+    fn start() -> Option<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| tracing::warn!(error = %e, "no runtime for webhook deliveries"))
+            .ok()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("webhook-sender".to_owned())
+            .spawn(move || {
+                lower_priority();
+                runtime.block_on(async move {
+                    let _ = stopped.await;
+                });
+            })
+            .map_err(|e| tracing::warn!(error = %e, "no thread for webhook deliveries"))
+            .ok()?;
+        Some(Self {
+            handle,
+            _stop: stop,
+        })
+    }
+}
+
+/// Lower the calling thread's CPU priority to [`SENDER_NICE`] (Linux: the nice value is the
+/// thread's, not the process's).
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    let thread = rustix::thread::gettid();
+    if let Err(e) = rustix::process::setpriority_process(Some(thread), SENDER_NICE) {
+        tracing::warn!(error = %e, "webhook deliveries run at normal priority");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
 
 /// A delivery attempt that ended: the receiver's status, and what went wrong unless a 2xx.
 struct Sent {
@@ -529,6 +587,10 @@ pub(super) async fn run(
     stop: CancellationToken,
 ) {
     let (done, mut finished) = mpsc::unbounded_channel::<Sent>();
+    let thread = SenderThread::start();
+    let runtime = thread
+        .as_ref()
+        .map_or_else(tokio::runtime::Handle::current, |t| t.handle.clone());
     let mut failing = false;
     let mut pruned: Option<Instant> = None;
     loop {
@@ -564,7 +626,7 @@ pub(super) async fn run(
             }
         }
         // Attempts not recorded (storage failing) are claimed again when their lease ends.
-        match events.round(sent, queue, &done).await {
+        match events.round(sent, queue, &done, &runtime).await {
             Ok(()) => failing = false,
             Err(e) if !failing => {
                 failing = true;

@@ -194,7 +194,13 @@ async fn acknowledged_publishes_survive_sigkill() {
             }));
         }
         counter += 100;
-        // Deliberate: the publishers run for a random time, then the kill lands mid-publish.
+        // Deliberate: once a publish of this round is acknowledged (a loaded machine may take a
+        // while), the publishers run for a random time more, then the kill lands mid-publish.
+        let before = acked.lock().unwrap().len();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while acked.lock().unwrap().len() == before && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         tokio::time::sleep(Duration::from_millis(150 + rng.next() % 600)).await;
         server.child.kill().unwrap(); // SIGKILL
         server.child.wait().unwrap();

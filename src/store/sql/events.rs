@@ -460,6 +460,9 @@ impl Events for Engine {
         hooks.sort_unstable();
         hooks.dedup();
         let mut paused = Vec::new();
+        // Hooks whose every attempt succeeded, by their last status: reset in one statement
+        // per status (most often one), not one per hook.
+        let mut all_ok: Vec<(Option<i64>, &str)> = Vec::new();
         for hook in hooks {
             let mine: Vec<&Attempt<'_>> = attempts.iter().filter(|a| a.hook_id == hook).collect();
             let last = mine[mine.len() - 1];
@@ -467,15 +470,7 @@ impl Events for Engine {
                 requeue(&mut tx, failed).await?;
             }
             if mine.iter().all(|a| a.succeeded()) {
-                sqlx::query(concat!(
-                    "UPDATE webhooks SET failures = 0, last_status = $2, last_attempt_at = ",
-                    now!(),
-                    " WHERE id = $1"
-                ))
-                .bind(hook)
-                .bind(last.status.map(i64::from))
-                .execute(&mut *tx)
-                .await?;
+                all_ok.push((last.status.map(i64::from), hook));
                 continue;
             }
             // A success among them resets the count first; the failures after it count.
@@ -507,6 +502,24 @@ impl Events for Engine {
                 failures_now.is_some_and(|now| now >= limit && (reset || now - counted < limit));
             if paused_now {
                 paused.push(hook.to_owned());
+            }
+        }
+        all_ok.sort_unstable();
+        for same in all_ok.chunk_by(|a, b| a.0 == b.0) {
+            let status = same[0].0;
+            for chunk in pow2_chunks(same) {
+                let mut reset = sqlx::QueryBuilder::new(concat!(
+                    "UPDATE webhooks SET failures = 0, last_attempt_at = ",
+                    now!(),
+                    ", last_status = "
+                ));
+                reset.push_bind(status).push(" WHERE id IN (");
+                let mut ids = reset.separated(", ");
+                for (_, hook) in chunk {
+                    ids.push_bind(*hook);
+                }
+                reset.push(")");
+                reset.build().execute(&mut *tx).await?;
             }
         }
         tx.commit().await?;
