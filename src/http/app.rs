@@ -20,6 +20,8 @@ pub struct AppState {
     /// Rendered Markdown files, by the digest of the file and its file viewer address (its
     /// relative links point into its version; neither its bytes nor its version's files change).
     pub rendered: Arc<Cache<(Digest, String), Arc<String>>>,
+    /// The web catalog's browse pages as served (`web::CatalogPages`).
+    pub(crate) catalog_pages: Arc<super::web::CatalogPages>,
 }
 
 impl AppState {
@@ -27,6 +29,7 @@ impl AppState {
         Self {
             registry: registry.clone(),
             config: Arc::new(config.clone()),
+            catalog_pages: Arc::new(super::web::catalog_pages(&registry)),
             rendered: Arc::new(registry.caches().cache(
                 CacheId::Rendered,
                 |(_, at): &(Digest, String), html: &Arc<String>| {

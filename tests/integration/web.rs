@@ -618,6 +618,67 @@ async fn facet_counts_are_what_the_filters_list_for_the_viewer() {
     }
 }
 
+/// A catalog page is made once and served from memory until the catalog changes (the same
+/// bytes, a hit in `/metrics`); a change shows at once, and each viewer gets their own page.
+#[tokio::test]
+async fn catalog_pages_are_kept_until_the_catalog_changes() {
+    let server = TestServer::builder().start().await;
+    publish_page_skills(&server).await;
+    let http = reqwest::Client::new();
+    let get = |path: &str| {
+        let request = http.get(format!("{}{path}", server.base()));
+        async move {
+            let page = request.send().await.unwrap();
+            assert_eq!(page.status(), 200);
+            page.text().await.unwrap()
+        }
+    };
+    let hits = |metrics: &str| -> f64 {
+        let line = metrics
+            .lines()
+            .find(|l| l.starts_with(r#"skillreg_cache_hits_total{cache="catalog_pages"}"#))
+            .unwrap_or_else(|| panic!("no catalog_pages series: {metrics}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let first = get("/").await;
+    // Kept for the current TTL (a second): a loaded machine may take that long between two
+    // requests, so a few tries.
+    let mut from_memory = false;
+    for _ in 0..5 {
+        let before = hits(&get("/metrics").await);
+        assert_eq!(get("/").await, first);
+        if hits(&get("/metrics").await) > before {
+            from_memory = true;
+            break;
+        }
+    }
+    assert!(from_memory, "the page was never served from memory");
+    assert!(!first.contains("acme/fresh"), "{first}");
+    server
+        .registry
+        .publisher()
+        .publish(common::publish_request(
+            &Namespace::new("acme").unwrap(),
+            vec![InputFile::regular(
+                "SKILL.md",
+                "---\nname: fresh\ndescription: Published after the page was kept.\n---\nNew.\n",
+            )],
+            None,
+        ))
+        .await
+        .unwrap();
+    let after = get("/").await;
+    assert!(
+        after.contains("acme/fresh"),
+        "a change shows at once: {after}"
+    );
+    // A search is made every time (the index follows a change a moment later).
+    let searched = hits(&get("/metrics").await);
+    get("/?q=hello").await;
+    get("/?q=hello").await;
+    assert_eq!(hits(&get("/metrics").await), searched);
+}
+
 /// The skills `tests/web/pages.mjs` looks at: acme/hello in two versions (a file added, one
 /// removed, two changed, one the same; a guide with blank lines and a long line; the SKILL.md
 /// of the second links the guide) and

@@ -15,9 +15,11 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Instant;
 
 use askama::Template;
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -30,6 +32,7 @@ use crate::core::records::FileRecord;
 use crate::core::uri::SKILL_MD;
 use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::error::{Error, NotFound, Result};
+use crate::registry::cache::{self, Cache, CacheId};
 use crate::registry::{FileContent, SkillDetail, SkillStats, VersionDetail};
 
 mod catalog;
@@ -97,13 +100,27 @@ fn content_security_policy(remote_images: bool) -> &'static str {
 /// A page as a response with its security headers; its policy allows https images when
 /// `remote_images`.
 fn page(template: &impl Template, remote_images: bool) -> Response {
-    let html = match template.render() {
-        Ok(html) => html,
-        Err(e) => {
-            tracing::error!(error = %e, "a web page did not render");
-            return (StatusCode::INTERNAL_SERVER_ERROR, "the page did not render").into_response();
-        }
-    };
+    match render(template) {
+        Some(html) => html_page(html, remote_images),
+        None => not_rendered(),
+    }
+}
+
+/// A page's HTML (`None`, logged, when it did not render).
+fn render(template: &impl Template) -> Option<Bytes> {
+    template
+        .render()
+        .map_err(|e| tracing::error!(error = %e, "a web page did not render"))
+        .ok()
+        .map(Bytes::from)
+}
+
+fn not_rendered() -> Response {
+    (StatusCode::INTERNAL_SERVER_ERROR, "the page did not render").into_response()
+}
+
+/// Rendered `html` as a response with the security headers of [`page`].
+fn html_page(html: Bytes, remote_images: bool) -> Response {
     let mut response = Html(html).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -133,8 +150,8 @@ fn error_response(error: &Error) -> Response {
     (status, page(&view, false)).into_response()
 }
 
-#[derive(Deserialize, Default)]
-struct CatalogQuery {
+#[derive(Deserialize, Default, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct CatalogQuery {
     q: Option<String>,
     namespace: Option<String>,
     cursor: Option<String>,
@@ -148,14 +165,68 @@ struct CatalogQuery {
     start: Option<u64>,
 }
 
+/// The catalog's browse pages as served, by viewer and query, each with the epoch of answers
+/// about what is current it was made in: served again while that epoch is the registry's and
+/// it is younger than the current TTL, as `skills/list` pages are, so that the catalog's first
+/// page is made once per change (and per TTL: the cards' read counts move without a change).
+/// Search results are not kept: the index follows a change a moment after the epoch does.
+pub(crate) type CatalogPages = Cache<(Visibility, CatalogQuery), Arc<ServedPage>>;
+
+pub(crate) struct ServedPage {
+    epoch: u64,
+    made: Instant,
+    html: Bytes,
+}
+
+/// The cache of [`CatalogPages`], weighed by its HTML.
+pub(crate) fn catalog_pages(registry: &crate::registry::Registry) -> CatalogPages {
+    registry.caches().cache(
+        CacheId::CatalogPages,
+        |(_, q): &(Visibility, CatalogQuery), p: &Arc<ServedPage>| {
+            let text = [&q.namespace, &q.cursor, &q.sort, &q.verdict, &q.source];
+            let query: usize = text
+                .iter()
+                .map(|t| t.as_ref().map_or(0, cache::string_bytes))
+                .sum();
+            query + cache::arc_bytes(size_of::<ServedPage>()) + cache::allocated(p.html.len())
+        },
+    )
+}
+
 async fn catalog(
     State(s): State<AppState>,
     reader: Reader,
     Query(q): Query<CatalogQuery>,
 ) -> Response {
-    match catalog::catalog_page(&s.registry, &reader.visibility, &q).await {
-        Ok(view) => page(&view, false),
-        Err(e) => error_response(&e),
+    let kept = q.q.as_deref().is_none_or(|q| q.trim().is_empty());
+    // Read before the page is made: a change while it is made leaves it stale at once.
+    let (epoch, ttl) = s.registry.current_epoch();
+    let key = (reader.visibility, q);
+    if kept
+        && let Some(served) = s.catalog_pages.get(&key)
+        && served.epoch == epoch
+        && served.made.elapsed() < ttl
+    {
+        return html_page(served.html.clone(), false);
+    }
+    let made = Instant::now();
+    let view = match catalog::catalog_page(&s.registry, &key.0, &key.1).await {
+        Ok(view) => view,
+        Err(e) => return error_response(&e),
+    };
+    match render(&view) {
+        Some(html) => {
+            if kept {
+                let served = ServedPage {
+                    epoch,
+                    made,
+                    html: html.clone(),
+                };
+                s.catalog_pages.insert(key, Arc::new(served));
+            }
+            html_page(html, false)
+        }
+        None => not_rendered(),
     }
 }
 
