@@ -173,6 +173,7 @@ impl Prepared {
                         identity: None,
                         verified: false,
                         certificate: None,
+                        keyless: None,
                     }
                 } else if bundle.has_certificate() {
                     let anchors: Vec<signature::cert::Anchor> = namespace
@@ -194,6 +195,7 @@ impl Prepared {
                             subject: signer.subject,
                             ca: signer.anchor,
                         }),
+                        keyless: None,
                     }
                 } else {
                     let keys: Vec<(signature::PublicKey, &str)> = namespace
@@ -225,6 +227,7 @@ impl Prepared {
                         identity: Some((*identity).to_owned()),
                         verified: true,
                         certificate: None,
+                        keyless: None,
                     }
                 };
                 signatures.push((signed, text.clone()));

@@ -112,6 +112,7 @@ impl SigningKey {
                 identity: None,
                 verified: true,
                 certificate: None,
+                keyless: None,
             },
             signature::bundle(&payload, sig.as_ref(), &self.public),
         ))
