@@ -119,6 +119,14 @@ pub struct Signing {
     #[arg(long = "no-signing", env = "SKILLREG_NO_SIGNING", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
         default_value = "false", default_missing_value = "true", value_parser = off_switch)]
     pub signing: bool,
+    /// The Sigstore trusted root (`trusted_root.json`, as `cosign` and `sigstore-python` read
+    /// it) authors' keyless signatures are verified against, offline: its Fulcio CAs, Rekor and
+    /// CT log keys and timestamp authorities. Unset: Sigstore's public-good production root,
+    /// built in (a newer one comes from its TUF repository, e.g. `cosign trusted-root create`
+    /// or sigstore-python's cache).
+    #[arg(long, env = "SKILLREG_SIGSTORE_TRUSTED_ROOT", value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigstore_trusted_root: Option<PathBuf>,
 }
 
 /// The content scan every publish runs, whatever the command that publishes (`serve`,

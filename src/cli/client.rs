@@ -178,7 +178,7 @@ fn author_signature(
         Failure::refused(format!(
             "--signature {}: {e} [{}]; sign the directory as it is uploaded (after --fix), \
              with `model_signing sign key --private_key KEY --signature FILE DIR` (or `sign \
-             certificate`)",
+             certificate`, or `sign sigstore`)",
             path.display(),
             e.code()
         ))
@@ -477,30 +477,52 @@ pub async fn set_review(remote: &Remote, namespace: &str, required: bool) -> Res
     Ok(())
 }
 
-/// Register the public key or CA certificate in the PEM file `path` for `namespace`'s authors
-/// (`identity`: the key's owner, or the CA's policy for its leaves' names).
+/// What `skillreg namespace key` registers for a namespace's authors.
+pub enum AuthorTrust {
+    /// A PEM public key or CA certificate in this file.
+    File(std::path::PathBuf),
+    /// A keyless identity from this OIDC issuer.
+    Keyless { issuer: String },
+}
+
+/// Register `what` for `namespace`'s authors: the public key or CA certificate of a PEM file, or
+/// a keyless identity (`identity`: the key's owner, or the policy for a certificate's names).
 pub async fn add_namespace_key(
     remote: &Remote,
     namespace: &str,
-    path: &Path,
+    what: AuthorTrust,
     identity: &str,
 ) -> Result<(), Failure> {
     let namespace =
         core::refs::parse_namespace(namespace).map_err(|e| Failure::usage(e.to_string()))?;
-    let pem = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
-    let is_ca = core::signature::cert::is_certificate_pem(&pem);
-    let request = crate::http::api::NamespaceKeyRequest {
-        identity: identity.to_owned(),
-        public_key: (!is_ca).then(|| pem.clone()),
-        certificate: is_ca.then_some(pem),
+    let request = match what {
+        AuthorTrust::File(path) => {
+            let pem = std::fs::read_to_string(&path)
+                .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+            let is_ca = core::signature::cert::is_certificate_pem(&pem);
+            crate::http::api::NamespaceKeyRequest {
+                identity: identity.to_owned(),
+                public_key: (!is_ca).then(|| pem.clone()),
+                certificate: is_ca.then_some(pem),
+                issuer: None,
+            }
+        }
+        AuthorTrust::Keyless { issuer } => crate::http::api::NamespaceKeyRequest {
+            identity: identity.to_owned(),
+            public_key: None,
+            certificate: None,
+            issuer: Some(issuer),
+        },
     };
     let url = remote.url(&format!("/v1/namespaces/{namespace}/keys"));
     let keys: crate::http::api::NamespaceKeysView = remote
         .send(reqwest::Client::new().post(url).json(&request))
         .await?;
     for k in &keys.keys {
-        remote.say(|| format!("{}  {:<3}  {}", k.key_id, k.kind, k.identity));
+        remote.say(|| match &k.issuer {
+            Some(issuer) => format!("{}  {:<7}  {}  from {issuer}", k.key_id, k.kind, k.identity),
+            None => format!("{}  {:<7}  {}", k.key_id, k.kind, k.identity),
+        });
     }
     Ok(())
 }

@@ -135,10 +135,15 @@ pub struct AddArgs {
     #[arg(long = "key", value_name = "FILE")]
     pub keys: Vec<std::path::PathBuf>,
     /// Require the signature of this author, as the source registered their key or as their
-    /// certificate names them (needs the author's public key, or the CA, as --key); implies
-    /// --require-signed.
+    /// certificate names them (needs the author's public key, or the CA, as --key, or for a
+    /// keyless signature --issuer); implies --require-signed.
     #[arg(long)]
     pub identity: Option<String>,
+    /// A keyless signature (Sigstore: a Fulcio certificate and a Rekor entry) verifies when
+    /// its certificate names this OIDC issuer and --identity; checked offline against
+    /// Sigstore's public-good trusted root (built in). Implies --require-signed.
+    #[arg(long, value_name = "URL", requires = "identity")]
+    pub issuer: Option<String>,
     #[command(flatten)]
     pub target: Target,
 }
@@ -146,7 +151,11 @@ pub struct AddArgs {
 impl AddArgs {
     /// What `--require-signed`, `--key` and `--identity` ask; `None` when none is given.
     fn signatures(&self) -> Result<Option<consumer::signed::Policy>, Error> {
-        if !self.require_signed && self.keys.is_empty() && self.identity.is_none() {
+        if !self.require_signed
+            && self.keys.is_empty()
+            && self.identity.is_none()
+            && self.issuer.is_none()
+        {
             return Ok(None);
         }
         use crate::core::signature::cert::{Anchor, is_certificate_pem};
@@ -170,6 +179,7 @@ impl AddArgs {
             keys,
             cas,
             identity: self.identity.clone(),
+            issuer: self.issuer.clone(),
         }))
     }
 }

@@ -1,5 +1,5 @@
 //! `skillreg namespace private|public|review|key`: a namespace's visibility, review and
-//! signers' keys (or CAs), set on a running registry over its REST API ([`client`]; needs the
+//! signers' keys (or CAs, or keyless identities), set on a running registry over its REST API ([`client`]; needs the
 //! admin token).
 
 use std::process::ExitCode;
@@ -42,19 +42,26 @@ pub enum NamespaceCommand {
         #[command(flatten)]
         remote: client::Remote,
     },
-    /// Register a key the namespace's authors sign with (`model_signing sign key`), or a CA
-    /// certificate their signing certificates chain to (`model_signing sign certificate`).
-    /// --identity: the key's owner, served with what it signs; for a CA, what its leaves' email
-    /// or URI names must be: a value, `prefix*`, or `*` (any).
+    /// Register a key the namespace's authors sign with (`model_signing sign key`), a CA
+    /// certificate their signing certificates chain to (`model_signing sign certificate`), or,
+    /// with --issuer and no file, a keyless identity (`model_signing sign sigstore`, Sigstore
+    /// in CI). --identity: the key's owner, served with what it signs; for a CA or keyless, what
+    /// the certificate's email or URI name must be: a value, `prefix*`, or `*` (any).
     #[command(after_help = "Examples:\n  \
         SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace key acme author.pub.pem --identity release@acme.example\n  \
-        SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace key acme ca.pem --identity 'https://github.com/acme/*'")]
+        SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace key acme ca.pem --identity 'https://github.com/acme/*'\n  \
+        SKILLREG_TOKEN=$SKILLREG_ADMIN_TOKEN skillreg namespace key acme --issuer https://token.actions.githubusercontent.com \\\n      \
+        --identity 'https://github.com/acme/skills/.github/workflows/release.yml@refs/tags/*'")]
     Key {
         namespace: String,
-        /// A PEM public key (ECDSA P-256 or P-384) or CA certificate.
-        file: std::path::PathBuf,
+        /// A PEM public key (ECDSA P-256 or P-384) or CA certificate; none with --issuer.
+        #[arg(required_unless_present = "issuer", conflicts_with = "issuer")]
+        file: Option<std::path::PathBuf>,
         #[arg(long)]
         identity: String,
+        /// A keyless identity's OIDC issuer, exactly as its Fulcio certificates name it.
+        #[arg(long, value_name = "URL")]
+        issuer: Option<String>,
         #[command(flatten)]
         remote: client::Remote,
     },
@@ -77,7 +84,15 @@ pub async fn run(command: NamespaceCommand) -> ExitCode {
             namespace,
             file,
             identity,
+            issuer,
             remote,
-        } => client::add_namespace_key(&remote, &namespace, &file, &identity).await,
+        } => {
+            // clap asks for exactly one of the file and --issuer.
+            let what = match (file, issuer) {
+                (None, Some(issuer)) => client::AuthorTrust::Keyless { issuer },
+                (file, _) => client::AuthorTrust::File(file.unwrap_or_default()),
+            };
+            client::add_namespace_key(&remote, &namespace, what, &identity).await
+        }
     })
 }

@@ -106,6 +106,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     }
+    // A Sigstore trusted root configured for keyless signatures is read now: a bad file stops
+    // the start rather than every keyless publish.
+    if let Some(path) = &config.storage.signing.sigstore_trusted_root {
+        registry.publisher().sigstore_root().await?;
+        tracing::info!(path = %path.display(), "keyless signatures are verified against this Sigstore trusted root");
+    }
     if config.seed {
         match registry.publisher().import_seed().await {
             Ok(s) => tracing::info!(

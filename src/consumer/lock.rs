@@ -91,6 +91,9 @@ pub struct LockedSignature {
     pub key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
+    /// Keyless: the OIDC issuer of the certificate that named `identity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

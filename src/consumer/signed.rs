@@ -17,6 +17,13 @@
 //! public key is what is kept and recorded (its id in the lock, the name the CA's policy
 //! accepted as the identity): `check` verifies the signature again with it, not the chain,
 //! which was checked at install (its certificates may expire since).
+//!
+//! With `--issuer` (and `--identity`), a keyless bundle (a Sigstore Fulcio certificate and a
+//! Rekor entry, `model_signing sign sigstore`) verifies here, offline, against Sigstore's
+//! public-good production trusted root (built in): the log entry, the certificate's chain to
+//! Fulcio at the time the log says it was signed, its SCT, the signature, and a certificate
+//! naming that issuer and identity (`prefix*` and `*` as for a CA). The certificate's key is
+//! kept and recorded, with the issuer, as for a CA-issued certificate.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +31,7 @@ use super::error::{Code, Error, Result};
 use super::lock::{LockedFile, LockedSignature, LockedSkill};
 use super::remote::{Entry, Remote};
 use crate::core::signature::cert::Anchor;
+use crate::core::signature::keyless::{KeylessPolicy, TrustRoot};
 use crate::core::signature::{Bundle, PublicKey, Subject};
 use crate::core::{Digest, Namespace, SkillName, SkillVersion};
 
@@ -38,6 +46,9 @@ pub struct Policy {
     pub cas: Vec<Anchor>,
     /// `--identity`: the author whose signature is required.
     pub identity: Option<String>,
+    /// `--issuer`: keyless bundles whose certificate names this OIDC issuer and `identity`
+    /// verify (against the production Sigstore root).
+    pub issuer: Option<String>,
 }
 
 /// A verified signature, ready to be kept with the install.
@@ -107,6 +118,13 @@ pub async fn verify(
         .signatures
         .iter()
         .filter(|s| match &policy.identity {
+            // With --issuer, --identity may be a keyless policy (`prefix*`, `*`).
+            Some(identity) if policy.issuer.is_some() => {
+                let wanted = crate::core::signature::cert::IdentityPolicy::parse(identity);
+                s.by == "author"
+                    && s.verified
+                    && s.identity.as_deref().is_some_and(|i| wanted.matches(i))
+            }
             Some(identity) => {
                 s.by == "author" && s.verified && s.identity.as_deref() == Some(identity)
             }
@@ -123,12 +141,22 @@ pub async fn verify(
             format!("{shown}: {what}; nothing was written"),
         ));
     }
-    let keys = if policy.keys.is_empty() && policy.cas.is_empty() {
+    let keyless = match (&policy.issuer, &policy.identity) {
+        (Some(issuer), Some(identity)) => Some(
+            KeylessPolicy::new(issuer, identity)
+                .map_err(|e| Error::new(Code::Usage, format!("--issuer: {e}")))?,
+        ),
+        (Some(_), None) => {
+            return Err(Error::new(Code::Usage, "--issuer needs --identity"));
+        }
+        (None, _) => None,
+    };
+    let keys = if policy.keys.is_empty() && policy.cas.is_empty() && keyless.is_none() {
         if policy.identity.is_some() {
             return Err(Error::new(
                 Code::Usage,
-                "--identity needs the author's public key or their certificates' CA: pass it \
-                 with --key FILE",
+                "--identity needs the author's public key or their certificates' CA (pass it \
+                 with --key FILE), or, signed keyless, their OIDC issuer (--issuer URL)",
             ));
         }
         remote.signing_keys().await?
@@ -147,6 +175,33 @@ pub async fn verify(
                 ),
             )
         })?;
+        if bundle.is_keyless() {
+            let Some(keyless) = &keyless else {
+                failures.push(format!(
+                    "{} (keyless: pass the signer's --issuer and --identity)",
+                    announced.by
+                ));
+                continue;
+            };
+            match bundle.verify_keyless(&TrustRoot::production(), std::slice::from_ref(keyless)) {
+                Ok(signer) => {
+                    return Ok(Verified {
+                        locked: LockedSignature {
+                            by: announced.by.clone(),
+                            key: signer.key.key_id(),
+                            identity: Some(signer.identity),
+                            issuer: Some(signer.issuer),
+                        },
+                        bundle: text,
+                        key: signer.key,
+                    });
+                }
+                Err(e) => {
+                    failures.push(format!("{} (keyless: {e} [{}])", announced.by, e.code()));
+                    continue;
+                }
+            }
+        }
         if bundle.has_certificate() {
             let now = rustls_pki_types::UnixTime::now();
             match bundle.verify_certificate(&policy.cas, now) {
@@ -156,6 +211,7 @@ pub async fn verify(
                             by: announced.by.clone(),
                             key: signer.key.key_id(),
                             identity: Some(signer.identity),
+                            issuer: None,
                         },
                         bundle: text,
                         key: signer.key,
@@ -178,6 +234,7 @@ pub async fn verify(
                         by: announced.by.clone(),
                         key: key.key_id(),
                         identity: announced.identity.clone(),
+                        issuer: None,
                     },
                     bundle: text,
                     key: key.clone(),

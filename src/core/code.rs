@@ -153,8 +153,13 @@ error_codes! {
     SignatureCertificateUntrusted = "signature_certificate_untrusted", 422, InvalidParams;
     /// A certificate of the bundle's chain is expired or not yet valid.
     SignatureCertificateExpired = "signature_certificate_expired", 422, InvalidParams;
-    /// The signing certificate's names (email, URI) do not satisfy its CA's identity policy.
+    /// The signing certificate's names (email, URI) do not satisfy its CA's identity policy,
+    /// or a keyless certificate's issuer and identity none of the namespace's keyless policies.
     SignatureIdentityMismatch = "signature_identity_mismatch", 422, InvalidParams;
+    /// A keyless bundle's transparency log entry (its signed entry timestamp, inclusion proof
+    /// or checkpoint) or signed timestamp does not verify against the trusted root, or does not
+    /// describe the bundle.
+    SignatureTlogInvalid = "signature_tlog_invalid", 422, InvalidParams;
     /// The namespace requires an author's signature and the version has none.
     SignatureRequired = "signature_required", 422, InvalidParams;
     // Webhooks (`/v1/namespaces/{ns}/webhooks`) and the events feed.

@@ -115,18 +115,35 @@ pub struct SigningKeyRecord {
     pub created_at: Timestamp,
 }
 
-/// A key a namespace's authors sign with, or a CA their signing certificates chain to (its
-/// PEM is a certificate; `core::signature::cert`).
+/// A key a namespace's authors sign with, a CA their signing certificates chain to (its PEM
+/// is a certificate; `core::signature::cert`), or a keyless identity (an `issuer`;
+/// `core::signature::keyless`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamespaceKeyRecord {
-    /// A key's hint, or a CA certificate's sha256 (DER).
+    /// A key's hint, a CA certificate's sha256 (DER), or a keyless policy's id.
     pub key_id: String,
     /// Whose key it is, as served with the versions it signs; for a CA, the policy its leaves'
-    /// email or URI names must meet (`*`, `prefix*` or a value).
+    /// email or URI names must meet (`*`, `prefix*` or a value); keyless, the policy for the
+    /// Fulcio certificate's email or URI name.
     pub identity: String,
-    /// PEM `SubjectPublicKeyInfo`, or a PEM CA certificate.
+    /// PEM `SubjectPublicKeyInfo`, or a PEM CA certificate; empty for a keyless identity.
     pub public_key: String,
+    /// Keyless: the OIDC issuer the Fulcio certificate must name (exact).
+    pub issuer: Option<String>,
     pub created_at: Timestamp,
+}
+
+impl NamespaceKeyRecord {
+    /// What it is: `key`, `ca` or `keyless`.
+    pub fn kind(&self) -> &'static str {
+        if self.issuer.is_some() {
+            "keyless"
+        } else if super::signature::cert::is_certificate_pem(&self.public_key) {
+            "ca"
+        } else {
+            "key"
+        }
+    }
 }
 
 /// What a namespace asks of signatures: its authors' keys, and whether a version must carry

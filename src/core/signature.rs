@@ -16,13 +16,16 @@
 //! a hint, the sha256 of its PEM `SubjectPublicKeyInfo` text. Verification needs no network.
 //!
 //! An author may sign with a certificate instead (`model_signing sign certificate`): the bundle
-//! carries the chain, checked against the CAs the namespace registers ([`cert`]). Keyless
-//! Sigstore bundles (a Fulcio certificate with a Rekor entry) are refused.
+//! carries the chain, checked against the CAs the namespace registers ([`cert`]). Or keyless
+//! (`model_signing sign sigstore`, Sigstore in CI): a Fulcio certificate for the author's OIDC
+//! identity and a Rekor log entry, checked offline against a Sigstore trusted root and the
+//! issuer and identity the namespace accepts ([`keyless`]).
 //!
 //! Building and checking are here (pure, shared by the registry and the install client); holding
 //! a private key and signing are the registry's.
 
 pub mod cert;
+pub mod keyless;
 
 use std::cmp::Ordering;
 
@@ -76,6 +79,38 @@ pub struct Signed {
     /// With a certificate: its subject and the CA it chains to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<SignedCertificate>,
+    /// Keyless (a Fulcio certificate and a Rekor entry): the OIDC issuer and the log entry;
+    /// `identity` is the certificate's email or URI name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyless: Option<SignedKeyless>,
+}
+
+/// What a keyless signature was verified with, as served beside who signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedKeyless {
+    /// The OIDC issuer the Fulcio certificate names, e.g.
+    /// `https://token.actions.githubusercontent.com`.
+    pub issuer: String,
+    /// The Rekor entry's log index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_index: Option<u64>,
+    /// When the log (or a timestamp authority) says it was signed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_at: Option<String>,
+}
+
+impl SignedKeyless {
+    /// The summary of a verified keyless signer.
+    pub fn of(signer: &keyless::KeylessSigner) -> Self {
+        Self {
+            issuer: signer.issuer.clone(),
+            log_index: signer.log_index,
+            signed_at: signer
+                .signed_at
+                .map(|secs| super::Timestamp::from_epoch_secs(secs).to_string()),
+        }
+    }
 }
 
 /// The certificate a version was signed with, as served beside who signed.
@@ -165,9 +200,14 @@ pub enum SignatureError {
     /// A certificate of the chain is expired or not yet valid.
     #[error("the signing certificate is not valid now: {0}")]
     CertificateExpired(String),
-    /// The leaf's names do not satisfy the identity policy of the CA it chains to.
+    /// The leaf's names do not satisfy the identity policy of the CA it chains to (keyless:
+    /// its issuer and identity satisfy none of the namespace's keyless policies).
     #[error("the signing certificate's identity is not accepted: {0}")]
     IdentityMismatch(String),
+    /// A keyless bundle's transparency log entry (or signed timestamp) does not verify against
+    /// the trusted root, or does not describe the bundle.
+    #[error("the signature's transparency log entry does not verify: {0}")]
+    LogInvalid(String),
     /// The namespace requires a signature and there is none.
     #[error(
         "namespace {0:?} requires each version to be signed by a registered key (publish --signature)"
@@ -186,6 +226,7 @@ impl SignatureError {
             Self::CertificateUntrusted(_) => Code::SignatureCertificateUntrusted,
             Self::CertificateExpired(_) => Code::SignatureCertificateExpired,
             Self::IdentityMismatch(_) => Code::SignatureIdentityMismatch,
+            Self::LogInvalid(_) => Code::SignatureTlogInvalid,
             Self::Required(_) => Code::SignatureRequired,
         }
     }
@@ -411,6 +452,10 @@ pub struct Bundle {
     pub hint: Option<String>,
     /// With a certificate: the chain, DER, leaf first (empty with a key).
     chain: Vec<Vec<u8>>,
+    /// Keyless: the bundle as Sigstore's model reads it (its certificate is `chain`'s leaf).
+    keyless: Option<Box<sigstore_verify::types::Bundle>>,
+    /// The statement's subject digest (over its resources), checked against the files.
+    digest: Digest,
 }
 
 impl Bundle {
@@ -427,13 +472,20 @@ impl Bundle {
             return Err(malformed("its mediaType is not a Sigstore bundle's"));
         }
         let material = &bundle.verification_material;
-        if !material.tlog_entries.is_empty() {
+        // A log entry makes it keyless: a Fulcio certificate, checked against a trusted root.
+        let keyless = if material.tlog_entries.is_empty() {
+            None
+        } else if material.public_key.is_some() {
             return Err(malformed(
-                "keyless Sigstore bundles (a Fulcio certificate with a Rekor entry) are not \
-                 accepted: sign with a key (`model_signing sign key`) or with a certificate from \
-                 a CA the namespace registers (`model_signing sign certificate`)",
+                "a bundle with a key and a transparency log entry is not accepted: sign with a \
+                 key alone (`model_signing sign key`), or keyless (`model_signing sign sigstore`)",
             ));
-        }
+        } else {
+            let read = sigstore_verify::types::Bundle::from_json(text).map_err(|e| {
+                SignatureError::Malformed(format!("not a keyless Sigstore bundle: {e}"))
+            })?;
+            Some(Box::new(read))
+        };
         let raw: Vec<&RawCertificate> =
             match (&material.certificate, &material.x509_certificate_chain) {
                 (Some(one), None) => vec![one],
@@ -466,7 +518,12 @@ impl Bundle {
         let signature = B64
             .decode(&signature.sig)
             .map_err(|_| malformed("its signature is not base64"))?;
-        check_statement(&payload, subject)?;
+        let digest = check_statement(&payload, subject)?;
+        if keyless.is_some() && chain.is_empty() {
+            return Err(malformed(
+                "its transparency log entry has no certificate beside it",
+            ));
+        }
         Ok(Self {
             payload,
             signature,
@@ -476,12 +533,35 @@ impl Bundle {
                 .map(|k| k.hint)
                 .filter(|h| !h.is_empty()),
             chain,
+            keyless,
+            digest,
         })
     }
 
-    /// The bundle is signed with a certificate (its chain must be checked, not a key).
+    /// The bundle is signed with a certificate of the author's CA (its chain must be checked,
+    /// not a key); a keyless one is not.
     pub fn has_certificate(&self) -> bool {
-        !self.chain.is_empty()
+        !self.chain.is_empty() && self.keyless.is_none()
+    }
+
+    /// The bundle is keyless: a Fulcio certificate and a transparency log entry.
+    pub fn is_keyless(&self) -> bool {
+        self.keyless.is_some()
+    }
+
+    /// Verify a keyless bundle against `root`, then its issuer and identity against `policies`
+    /// ([`keyless`]). Who signed.
+    pub fn verify_keyless(
+        &self,
+        root: &keyless::TrustRoot,
+        policies: &[keyless::KeylessPolicy],
+    ) -> Result<keyless::KeylessSigner, SignatureError> {
+        let Some(bundle) = &self.keyless else {
+            return Err(SignatureError::Malformed(
+                "it is not keyless (it has no transparency log entry)".into(),
+            ));
+        };
+        keyless::verify(bundle, self.digest, root, policies)
     }
 
     /// Verify a certificate bundle: its chain against `anchors` at `now` ([`cert`]), then the
@@ -569,7 +649,8 @@ struct SkillJson {
     version: String,
 }
 
-fn check_statement(payload: &[u8], subject: &Subject<'_>) -> Result<(), SignatureError> {
+/// Check the statement against `subject`; its subject digest.
+fn check_statement(payload: &[u8], subject: &Subject<'_>) -> Result<Digest, SignatureError> {
     let statement: StatementJson = serde_json::from_slice(payload)
         .map_err(|e| SignatureError::Malformed(format!("its statement does not read: {e}")))?;
     if statement.kind != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
@@ -617,10 +698,11 @@ fn check_statement(payload: &[u8], subject: &Subject<'_>) -> Result<(), Signatur
             "its statement must have one subject".into(),
         ));
     };
-    if only.digest.sha256 != resources_digest(&files).hex() {
+    let digest = resources_digest(&files);
+    if only.digest.sha256 != digest.hex() {
         return mismatch("its subject digest is not over its resources".into());
     }
-    Ok(())
+    Ok(digest)
 }
 
 #[cfg(test)]

@@ -312,16 +312,35 @@ pub struct ManifestView {
 pub struct SignedView {
     /// `registry` (made at publish) or `author` (uploaded with the version).
     pub by: String,
-    /// The sha256 of the key's PEM text, hex: the bundle's `publicKey.hint`.
+    /// The sha256 of the key's PEM text, hex: the bundle's `publicKey.hint` (with a
+    /// certificate, keyless or not, its key's).
     pub key_id: String,
     /// Whose registered key it is (an author's); with a certificate, the leaf's email or URI
-    /// name its CA's policy accepted.
+    /// name its CA's policy accepted; keyless, the Fulcio certificate's email or URI name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
     pub verified: bool,
     /// With a certificate: its subject and the registered CA it chains to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<SignedCertificateView>,
+    /// Keyless (a Sigstore Fulcio certificate and Rekor entry): the OIDC issuer and the log
+    /// entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyless: Option<SignedKeylessView>,
+}
+
+/// What a keyless signature was verified with.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedKeylessView {
+    /// The OIDC issuer the Fulcio certificate names.
+    pub issuer: String,
+    /// The Rekor entry's log index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_index: Option<u64>,
+    /// When the log (or a timestamp authority) says it was signed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_at: Option<String>,
 }
 
 /// The certificate a version was signed with.
@@ -344,6 +363,11 @@ impl From<crate::core::signature::Signed> for SignedView {
             certificate: s.certificate.map(|c| SignedCertificateView {
                 subject: c.subject,
                 ca: c.ca,
+            }),
+            keyless: s.keyless.map(|k| SignedKeylessView {
+                issuer: k.issuer,
+                log_index: k.log_index,
+                signed_at: k.signed_at,
             }),
         }
     }
@@ -374,32 +398,38 @@ pub struct NamespaceKeysView {
     pub keys: Vec<NamespaceKeyView>,
 }
 
-/// An author key, or a CA for certificate-signed bundles (`kind` `ca`).
+/// An author key, a CA for certificate-signed bundles (`kind` `ca`), or a keyless identity
+/// (`kind` `keyless`).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamespaceKeyView {
-    /// A key's hint (sha256 of its PEM text), or a CA certificate's sha256 (DER), hex.
+    /// A key's hint (sha256 of its PEM text), a CA certificate's sha256 (DER), or a keyless
+    /// identity's id (sha256 of `keyless`, its issuer and identity, one a line), hex.
     pub key_id: String,
-    /// `key` or `ca`.
+    /// `key`, `ca` or `keyless`.
     pub kind: String,
     /// A key's owner; for a CA, the policy its leaf certificates' email or URI names must meet
-    /// (`*` any, `prefix*`, or a value).
+    /// (`*` any, `prefix*`, or a value); keyless, that policy for the Fulcio certificate's name.
     pub identity: String,
-    /// PEM `SubjectPublicKeyInfo`, or the CA certificate (PEM).
+    /// PEM `SubjectPublicKeyInfo`, or the CA certificate (PEM); empty for a keyless identity.
     pub public_key: String,
+    /// Keyless: the OIDC issuer its Fulcio certificates must name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
     #[schema(value_type = String, format = DateTime)]
     pub created_at: Timestamp,
 }
 
-/// Register an author key of a namespace, or a CA its authors' certificates chain to (admin):
-/// `publicKey` or `certificate`, not both.
+/// Register an author key of a namespace, a CA its authors' certificates chain to, or a keyless
+/// identity (admin): exactly one of `publicKey`, `certificate` and `issuer`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamespaceKeyRequest {
     /// With a key: whose key it is, served with the versions it signs (e.g.
     /// `release@acme.example`). With a certificate: the policy for its leaves' subject
     /// alternative names (email or URI): `*` any, `prefix*` one starting with the prefix, or a
-    /// value one must equal.
+    /// value one must equal. With an issuer: that policy for the Fulcio certificate's email or
+    /// URI name (e.g. `https://github.com/acme/skills/.github/workflows/release.yml@*`).
     pub identity: String,
     /// PEM `SubjectPublicKeyInfo`, ECDSA P-256 or P-384.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -408,6 +438,12 @@ pub struct NamespaceKeyRequest {
     /// to it verify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<String>,
+    /// A keyless identity's OIDC issuer, exactly as Fulcio certificates name it (e.g.
+    /// `https://token.actions.githubusercontent.com`): keyless Sigstore bundles (`model_signing
+    /// sign sigstore`) whose certificate names it and an `identity` the policy accepts verify,
+    /// offline, against the registry's Sigstore trusted root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
 }
 
 /// The public keys the registry signs versions with (`/.well-known/skillreg/signing-keys.json`).

@@ -1,8 +1,8 @@
 //! Signed versions over HTTP: a version's bundles (`/v1/…/{version}/signatures`, and one bundle
 //! alone at `…/signature`, the file `model_signing verify` reads), the registry's public keys at
 //! `/.well-known/skillreg/signing-keys.json` (every key ever used) and `signing-key.pem` (the
-//! current one), and the admin routes for a namespace's author keys (and the CAs of its
-//! authors' certificates) and its signature requirement. Part of the REST API (errors, OpenAPI) like [`super::rest`].
+//! current one), and the admin routes for a namespace's author keys (the CAs of its authors'
+//! certificates, and its keyless identities) and its signature requirement. Part of the REST API (errors, OpenAPI) like [`super::rest`].
 
 use axum::Router;
 use axum::body::Body;
@@ -152,23 +152,19 @@ pub(super) async fn namespace_keys(
             .keys
             .into_iter()
             .map(|k| NamespaceKeyView {
-                kind: if crate::core::signature::cert::is_certificate_pem(&k.public_key) {
-                    "ca"
-                } else {
-                    "key"
-                }
-                .to_owned(),
+                kind: k.kind().to_owned(),
                 key_id: k.key_id,
                 identity: k.identity,
                 public_key: k.public_key,
+                issuer: k.issuer,
                 created_at: k.created_at,
             })
             .collect(),
     }))
 }
 
-/// Register a key the namespace's authors sign with, or a CA their certificates chain to (admin
-/// only); answers the namespace's keys.
+/// Register a key the namespace's authors sign with, a CA their certificates chain to, or a
+/// keyless identity (issuer and identity policy) (admin only); answers the namespace's keys.
 #[utoipa::path(post, path = "/v1/namespaces/{namespace}/keys", tag = "trust",
     params(("namespace" = String, Path)), request_body = NamespaceKeyRequest,
     responses((status = 200, body = NamespaceKeysView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
@@ -182,6 +178,20 @@ pub(super) async fn add_namespace_key(
 ) -> ApiResult<axum::Json<NamespaceKeysView>> {
     let request: NamespaceKeyRequest = json_body(body).await?;
     let ns = parse_namespace(&namespace)?;
+    if let Some(issuer) = &request.issuer {
+        if request.public_key.is_some() || request.certificate.is_some() {
+            return Err(Error::InvalidRequest(
+                "one of `publicKey`, `certificate` and `issuer`: a keyless identity has no key"
+                    .into(),
+            )
+            .into());
+        }
+        s.registry
+            .trust()
+            .add_keyless_identity(&caller.0, &ns, issuer, &request.identity)
+            .await?;
+        return namespace_keys(State(s), caller, Path(namespace)).await;
+    }
     // A key or a CA certificate, by its PEM label; the field says which one is meant.
     let pem = match (&request.public_key, &request.certificate) {
         (Some(key), None) if !is_certificate_pem(key) => key,
@@ -197,7 +207,7 @@ pub(super) async fn add_namespace_key(
         }
         _ => {
             return Err(Error::InvalidRequest(
-                "one of `publicKey` and `certificate`, not both".into(),
+                "one of `publicKey`, `certificate` and `issuer`".into(),
             )
             .into());
         }

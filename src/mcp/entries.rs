@@ -86,8 +86,9 @@ fn skill_with(entry: &SkillEntry, meta: Map<String, Value>) -> Skill {
 /// The version's own `_meta`, which never changes: its version, where it was read from, which
 /// of its files are executable (`dev.skillreg/executables`: paths in the skill's directory),
 /// who published it from CI (`dev.skillreg/publisher`, trusted publishing), and who signed it
-/// (`dev.skillreg/signatures`: `[{by, keyId, identity?, verified, uri}]`; each bundle is read at
-/// its `uri` with `resources/read`, never as a file of the skill).
+/// (`dev.skillreg/signatures`: `[{by, keyId, identity?, verified, certificate?, keyless?,
+/// uri}]`; each bundle is read at its `uri` with `resources/read`, never as a file of the
+/// skill).
 fn own_meta(entry: &SkillEntry) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(

@@ -167,6 +167,9 @@ pub struct RegistryBuilder {
     cache_bytes: usize,
     /// The key versions are signed with; `None` stores them unsigned.
     signing_key: Option<PathBuf>,
+    /// The Sigstore trusted root keyless author signatures are checked against; `None`: the
+    /// embedded production root.
+    sigstore_root: Option<PathBuf>,
     /// Count reads, and flush the counts this often (`None`: no counting).
     usage: Option<Duration>,
     /// Rank search by relevance times popularity.
@@ -220,6 +223,13 @@ impl RegistryBuilder {
     /// stores versions unsigned. The default: `signing-key.pem` in the data directory.
     pub fn signing_key(mut self, path: Option<&Path>) -> Self {
         self.signing_key = path.map(Path::to_path_buf);
+        self
+    }
+
+    /// Verify keyless author signatures against the Sigstore trusted root at `path`
+    /// (`trusted_root.json`); `None`: the public-good production root, embedded.
+    pub fn sigstore_trusted_root(mut self, path: Option<&Path>) -> Self {
+        self.sigstore_root = path.map(Path::to_path_buf);
         self
     }
 
@@ -309,7 +319,10 @@ impl Registry {
                 .clone()
                 .unwrap_or_else(|| storage.data_dir.join(publish::DEFAULT_KEY_FILE))
         });
-        Ok(builder.scan_policy(policy).signing_key(key.as_deref()))
+        Ok(builder
+            .scan_policy(policy)
+            .signing_key(key.as_deref())
+            .sigstore_trusted_root(storage.signing.sigstore_trusted_root.as_deref()))
     }
 
     pub fn builder(data_dir: &Path) -> RegistryBuilder {
@@ -323,6 +336,7 @@ impl Registry {
             policy: Policy::default(),
             cache_bytes: cache::DEFAULT_BUDGET_MIB << 20,
             signing_key: Some(data_dir.join(publish::DEFAULT_KEY_FILE)),
+            sigstore_root: None,
             usage: Some(usage::DEFAULT_FLUSH),
             popularity: false,
             trustpub: TrustSettings::default(),
@@ -342,6 +356,7 @@ impl Registry {
             ref policy,
             cache_bytes,
             ref signing_key,
+            ref sigstore_root,
             usage: usage_flush,
             popularity,
             ref trustpub,
@@ -428,6 +443,7 @@ impl Registry {
                     current.clone(),
                     policy.clone(),
                     signing_key,
+                    sigstore_root.clone(),
                 ),
                 trust: Trust::new(
                     store.clone(),

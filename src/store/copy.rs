@@ -347,6 +347,7 @@ tables! {
         identity: String,
         public_key: String,
         created_at: String,
+        issuer: Option<String>,
     }
 
     #[derive(Debug)]

@@ -385,13 +385,15 @@ pub trait Signing: Send + Sync + 'static {
     /// The author keys of `namespace` and whether it requires their signature.
     async fn namespace_signing(&self, namespace: &Namespace) -> Result<NamespaceSigning>;
 
-    /// Register an author key of `namespace`, audited; `false` when it is registered already.
+    /// Register an author key of `namespace` (or a CA, or with `issuer` a keyless identity),
+    /// audited; `false` when it is registered already.
     async fn add_namespace_key(
         &self,
         namespace: &Namespace,
         key_id: &str,
         identity: &str,
         public_key: &str,
+        issuer: Option<&str>,
         actor: &str,
     ) -> Result<bool>;
 

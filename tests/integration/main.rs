@@ -30,6 +30,7 @@ mod requires;
 mod rest;
 mod signing;
 mod signing_certs;
+mod signing_keyless;
 mod soak;
 mod sources;
 mod subscriptions;

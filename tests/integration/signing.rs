@@ -63,7 +63,7 @@ pub(super) fn model_signing(args: &[&str]) -> (bool, String) {
 }
 
 /// A P-256 key pair made by `openssl` as the Model Signing docs do: (private, public) PEM paths.
-fn openssl_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+pub(super) fn openssl_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let private = dir.join(format!("{name}.pem"));
     let public = dir.join(format!("{name}.pub.pem"));
     let ok = Command::new("openssl")
@@ -317,7 +317,7 @@ pub(super) async fn publish_signed(
 }
 
 /// `model_signing sign key` over `files` laid out in a directory: the bundle text.
-fn author_bundle(work: &Path, key: &Path, files: &[(&str, &str)]) -> String {
+pub(super) fn author_bundle(work: &Path, key: &Path, files: &[(&str, &str)]) -> String {
     let dir = TempDir::new_in(work).unwrap();
     let skill = dir.path().join("signed");
     write_dir(&skill, files);

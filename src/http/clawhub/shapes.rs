@@ -651,6 +651,7 @@ pub(crate) fn examples() -> Vec<(&'static str, serde_json::Value)> {
                         identity: None,
                         verified: true,
                         certificate: None,
+                        keyless: None,
                     }],
                     bundle_url: s("https://skills.example/v1/skills/acme/pdf/1.2.0/signature"),
                 }),

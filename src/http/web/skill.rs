@@ -451,10 +451,13 @@ fn publisher(claims: &serde_json::Map<String, serde_json::Value>) -> Publisher {
 fn signer(s: &crate::core::signature::Signed, bundle: &str) -> Signer {
     use crate::core::signature::Signer as By;
     Signer {
-        who: match (&s.by, &s.identity) {
-            (By::Registry, _) => "this registry".to_owned(),
-            (By::Author, Some(identity)) => format!("the author {identity}"),
-            (By::Author, None) => "the author".to_owned(),
+        who: match (&s.by, &s.identity, &s.keyless) {
+            (By::Registry, _, _) => "this registry".to_owned(),
+            (By::Author, Some(identity), Some(keyless)) => {
+                format!("the author {identity} (keyless, from {})", keyless.issuer)
+            }
+            (By::Author, Some(identity), None) => format!("the author {identity}"),
+            (By::Author, None, _) => "the author".to_owned(),
         },
         key_short: s.key_id.chars().take(12).collect(),
         key_id: s.key_id.clone(),

@@ -141,10 +141,12 @@ impl Prepared {
     }
 
     /// Check the author's signature against the namespace's keys (or CAs, for a certificate
-    /// bundle), then sign with the registry's `key`: what is stored with the version.
+    /// bundle, or keyless identities against `root`, for a keyless one), then sign with the
+    /// registry's `key`: what is stored with the version.
     fn sign(
         &mut self,
         namespace: &NamespaceSigning,
+        root: Option<&signature::keyless::TrustRoot>,
         key: Option<&signing::SigningKey>,
     ) -> Result<()> {
         // Signed by the registry already when it was prepared (an import, off the writer).
@@ -173,6 +175,32 @@ impl Prepared {
                         identity: None,
                         verified: false,
                         certificate: None,
+                        keyless: None,
+                    }
+                } else if bundle.is_keyless() {
+                    let policies: Vec<signature::keyless::KeylessPolicy> = namespace
+                        .keys
+                        .iter()
+                        .filter_map(|k| {
+                            signature::keyless::KeylessPolicy::new(
+                                k.issuer.as_deref()?,
+                                &k.identity,
+                            )
+                            .ok()
+                        })
+                        .collect();
+                    // Without a keyless identity, nothing the namespace registers vouches for it.
+                    let Some(root) = root.filter(|_| !policies.is_empty()) else {
+                        return Err(SignatureError::Untrusted(self.namespace.to_string()).into());
+                    };
+                    let signer = bundle.verify_keyless(root, &policies)?;
+                    Signed {
+                        by: Signer::Author,
+                        key_id: signer.key.key_id(),
+                        keyless: Some(signature::SignedKeyless::of(&signer)),
+                        identity: Some(signer.identity),
+                        verified: true,
+                        certificate: None,
                     }
                 } else if bundle.has_certificate() {
                     let anchors: Vec<signature::cert::Anchor> = namespace
@@ -194,6 +222,7 @@ impl Prepared {
                             subject: signer.subject,
                             ca: signer.anchor,
                         }),
+                        keyless: None,
                     }
                 } else {
                     let keys: Vec<(signature::PublicKey, &str)> = namespace
@@ -225,6 +254,7 @@ impl Prepared {
                         identity: Some((*identity).to_owned()),
                         verified: true,
                         certificate: None,
+                        keyless: None,
                     }
                 };
                 signatures.push((signed, text.clone()));
@@ -313,6 +343,8 @@ pub struct Publisher {
     upstream: std::sync::OnceLock<Arc<dyn Upstream>>,
     /// The key each version stored is signed with (none: stored unsigned).
     signing_key: signing::KeySlot,
+    /// The Sigstore trusted root authors' keyless signatures are checked against.
+    sigstore_root: signing::RootSlot,
 }
 
 impl Publisher {
@@ -322,6 +354,7 @@ impl Publisher {
         current: Arc<Current>,
         policy: Policy,
         signing_key: Option<std::path::PathBuf>,
+        sigstore_root: Option<std::path::PathBuf>,
     ) -> Self {
         Self {
             store,
@@ -330,7 +363,14 @@ impl Publisher {
             policy,
             upstream: std::sync::OnceLock::new(),
             signing_key: signing::KeySlot::new(signing_key),
+            sigstore_root: signing::RootSlot::new(sigstore_root),
         }
+    }
+
+    /// The Sigstore trusted root keyless author signatures are verified against, read (and
+    /// checked) now: the `sigstore_trusted_root` file, else the embedded production root.
+    pub async fn sigstore_root(&self) -> Result<&signature::keyless::TrustRoot> {
+        Ok(&**self.sigstore_root.get().await?)
     }
 
     /// The public key versions are signed with now (read or made on first use); `None` when
@@ -446,7 +486,13 @@ impl Publisher {
                     .iter()
                     .find(|(n, _)| n == namespace)
                     .expect("fetched above");
-                if let Err(e) = items[i].sign(signing, key.map(|k| &**k)) {
+                // The trusted root is read only for a namespace that accepts keyless signers.
+                let root = if signing.keys.iter().any(|k| k.issuer.is_some()) {
+                    Some(&**self.sigstore_root.get().await?)
+                } else {
+                    None
+                };
+                if let Err(e) = items[i].sign(signing, root, key.map(|k| &**k)) {
                     crate::metrics::publish("refused");
                     refused[i] = Some(e);
                 }

@@ -6,6 +6,9 @@
 //! writes it): the `signing_key` setting, else `signing-key.pem` in the data directory, made on
 //! first use (P-256, mode 0600, never overwritten). It is read when first needed, so commands
 //! that never publish never touch it.
+//!
+//! Beside it, the Sigstore trusted root authors' keyless signatures are checked against
+//! ([`RootSlot`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,6 +21,7 @@ use aws_lc_rs::signature::{
 use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject as _;
 
+use crate::core::signature::keyless::TrustRoot;
 use crate::core::signature::{self, PublicKey, Signed, Signer, Subject};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -112,6 +116,7 @@ impl SigningKey {
                 identity: None,
                 verified: true,
                 certificate: None,
+                keyless: None,
             },
             signature::bundle(&payload, sig.as_ref(), &self.public),
         ))
@@ -160,5 +165,72 @@ impl KeySlot {
             })
             .await?;
         Ok(Some(key))
+    }
+}
+
+/// The Sigstore trusted root keyless author signatures are verified against
+/// (`core::signature::keyless`): the `sigstore_trusted_root` file, else the public-good
+/// production root the `sigstore-trust-root` crate embeds. Read when first needed.
+pub struct RootSlot {
+    path: Option<PathBuf>,
+    root: tokio::sync::OnceCell<Arc<TrustRoot>>,
+}
+
+impl RootSlot {
+    pub fn new(path: Option<PathBuf>) -> Self {
+        Self {
+            path,
+            root: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The root, read (and prepared) once; a file that does not read or is no trusted root is
+    /// an error each time it is asked for.
+    pub async fn get(&self) -> Result<&Arc<TrustRoot>> {
+        self.root
+            .get_or_try_init(|| async {
+                let Some(path) = self.path.clone() else {
+                    return Ok(Arc::new(TrustRoot::production()));
+                };
+                let root = tokio::task::spawn_blocking(move || {
+                    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+                    TrustRoot::from_json(&text)
+                })
+                .await
+                .map_err(|e| Error::Internal(format!("reading the Sigstore trusted root: {e}")))?
+                .map_err(|e| {
+                    Error::Internal(format!(
+                        "the Sigstore trusted root {}: {e}",
+                        self.path.as_deref().unwrap_or(Path::new("")).display()
+                    ))
+                })?;
+                Ok::<_, Error>(Arc::new(root))
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_trusted_root_is_the_file_named_or_the_embedded_one() {
+        RootSlot::new(None).get().await.unwrap();
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("trusted_root.json");
+        std::fs::write(
+            &file,
+            sigstore_verify::trust_root::SIGSTORE_STAGING_TRUSTED_ROOT,
+        )
+        .unwrap();
+        RootSlot::new(Some(file.clone())).get().await.unwrap();
+        // A file that is missing, or not a trusted root, is an error naming it.
+        std::fs::write(&file, "{\"mediaType\": 1}").unwrap();
+        let missing = dir.path().join("missing.json");
+        for path in [file, missing] {
+            let err = RootSlot::new(Some(path.clone())).get().await.unwrap_err();
+            assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
+        }
     }
 }

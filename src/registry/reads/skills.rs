@@ -214,6 +214,7 @@ impl SkillEntry {
                     identity: Some("release@canonical.example".to_owned()),
                     verified: true,
                     certificate: None,
+                    keyless: None,
                 },
                 Signed {
                     by: Signer::Registry,
@@ -221,6 +222,7 @@ impl SkillEntry {
                     identity: None,
                     verified: true,
                     certificate: None,
+                    keyless: None,
                 },
             ],
             ..Arc::unwrap_or_clone(manifest(

@@ -95,12 +95,7 @@ impl Trust {
         public_key: &str,
     ) -> Result<String> {
         caller.require_admin()?;
-        let identity = identity.trim();
-        if identity.is_empty() || identity.len() > 200 || identity.chars().any(char::is_control) {
-            return Err(Error::InvalidRequest(
-                "identity: 1 to 200 characters, no control characters".into(),
-            ));
-        }
+        let identity = checked_identity(identity)?;
         let (key_id, pem) = if crate::core::signature::cert::is_certificate_pem(public_key) {
             let anchor = crate::core::signature::cert::Anchor::from_pem(public_key, identity)?;
             (anchor.id(), anchor.pem())
@@ -109,7 +104,36 @@ impl Trust {
             (key.key_id(), key.pem().to_owned())
         };
         self.store
-            .add_namespace_key(namespace, &key_id, identity, &pem, &caller.actor())
+            .add_namespace_key(namespace, &key_id, identity, &pem, None, &caller.actor())
+            .await?;
+        Ok(key_id)
+    }
+
+    /// Register a keyless identity of `namespace` (admin only): keyless Sigstore bundles whose
+    /// Fulcio certificate names `issuer` (exact) and an email or URI name `identity` accepts
+    /// (`*`, `prefix*` or a value) verify, and are served as signed by that name. Its id
+    /// ([`KeylessPolicy::id`](crate::core::signature::keyless::KeylessPolicy::id)).
+    pub async fn add_keyless_identity(
+        &self,
+        caller: &Principal,
+        namespace: &Namespace,
+        issuer: &str,
+        identity: &str,
+    ) -> Result<String> {
+        caller.require_admin()?;
+        let identity = checked_identity(identity)?;
+        let policy = crate::core::signature::keyless::KeylessPolicy::new(issuer.trim(), identity)
+            .map_err(|e| Error::InvalidRequest(format!("issuer: {e}")))?;
+        let key_id = policy.id();
+        self.store
+            .add_namespace_key(
+                namespace,
+                &key_id,
+                identity,
+                "",
+                Some(&policy.issuer),
+                &caller.actor(),
+            )
             .await?;
         Ok(key_id)
     }
@@ -235,4 +259,16 @@ impl Trust {
         self.current.changed();
         Ok(())
     }
+}
+
+/// A namespace key's identity (or identity policy), trimmed: 1 to 200 characters, no control
+/// characters.
+fn checked_identity(identity: &str) -> Result<&str> {
+    let identity = identity.trim();
+    if identity.is_empty() || identity.len() > 200 || identity.chars().any(char::is_control) {
+        return Err(Error::InvalidRequest(
+            "identity: 1 to 200 characters, no control characters".into(),
+        ));
+    }
+    Ok(identity)
 }

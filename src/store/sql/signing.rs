@@ -1,7 +1,8 @@
 //! [`Signing`]: what signed versions keep beside the catalog (migrations `signatures`): the
 //! bundles of each version (written by each engine's publish, in its transaction), the
 //! public keys the registry has signed with, and each namespace's author keys (and CA
-//! certificates, kept the same way) and whether it requires their signature (changed with an audit row). Written once for both
+//! certificates and keyless identities, kept the same way) and whether it requires their
+//! signature (changed with an audit row). Written once for both
 //! engines: each compiles this module with its own `dialect`.
 
 use super::dialect::{Conn, Engine, is_set};
@@ -79,8 +80,8 @@ impl Signing for Engine {
         .bind(namespace.as_str())
         .fetch_optional(self.read())
         .await?;
-        let keys: Vec<(String, String, String, Timestamp)> = sqlx::query_as(
-            "SELECT k.key_id, k.identity, k.public_key, k.created_at
+        let keys: Vec<(String, String, String, Option<String>, Timestamp)> = sqlx::query_as(
+            "SELECT k.key_id, k.identity, k.public_key, k.issuer, k.created_at
              FROM namespace_keys k JOIN namespaces n ON n.id = k.namespace_id
              WHERE n.name = $1 ORDER BY k.created_at, k.key_id",
         )
@@ -92,10 +93,11 @@ impl Signing for Engine {
             keys: keys
                 .into_iter()
                 .map(
-                    |(key_id, identity, public_key, created_at)| NamespaceKeyRecord {
+                    |(key_id, identity, public_key, issuer, created_at)| NamespaceKeyRecord {
                         key_id,
                         identity,
                         public_key,
+                        issuer,
                         created_at,
                     },
                 )
@@ -109,25 +111,30 @@ impl Signing for Engine {
         key_id: &str,
         identity: &str,
         public_key: &str,
+        issuer: Option<&str>,
         actor: &str,
     ) -> Result<bool> {
         let mut tx = write::begin(self.write()).await?;
         let namespace_id = namespace_id(&mut tx, namespace).await?;
         let done = sqlx::query(
-            "INSERT INTO namespace_keys (namespace_id, key_id, identity, public_key)
-             VALUES ($1, $2, $3, $4) ON CONFLICT (namespace_id, key_id) DO NOTHING",
+            "INSERT INTO namespace_keys (namespace_id, key_id, identity, public_key, issuer)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (namespace_id, key_id) DO NOTHING",
         )
         .bind(namespace_id)
         .bind(key_id)
         .bind(identity)
         .bind(public_key)
+        .bind(issuer)
         .execute(&mut *tx)
         .await?;
         let added = done.rows_affected() == 1;
         if added {
-            let details = serde_json::json!({
+            let mut details = serde_json::json!({
                 "namespace": namespace.as_str(), "key_id": key_id, "identity": identity,
             });
+            if let Some(issuer) = issuer {
+                details["issuer"] = issuer.into();
+            }
             write::audit(
                 &mut tx,
                 actor,
