@@ -135,3 +135,27 @@ pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i
     let (mode, names) = visibility_mode(visibility);
     Ok((mode, json_text(&names)?))
 }
+
+/// What the listing keeps of its namespace besides the id (`store/sql/listing.rs`): nothing
+/// here, where a page joins the namespaces (a rowid lookup each). `columns` names the listing's
+/// columns, `values` their values from namespaces `n`, `listed` the columns of listing `l`, and
+/// `join` joins `n` to skills `s`.
+macro_rules! listing_namespace {
+    (columns) => {
+        ""
+    };
+    (values) => {
+        ""
+    };
+    (listed) => {
+        ""
+    };
+    (join) => {
+        ""
+    };
+}
+pub(super) use listing_namespace;
+
+/// The statement that gives namespace `$1`'s listing rows its privacy `$2`, when the listing
+/// keeps it ([`listing_namespace!`]): none here.
+pub(super) const LISTING_PRIVATE: Option<&str> = None;
