@@ -387,6 +387,48 @@ async fn completion_ranks_the_exact_match_first_and_counts() {
     assert_eq!((namespaces, total), (vec!["acme".to_owned()], 1));
 }
 
+/// A resolution with its manifest is the resolution alone, and the manifest `manifests` reads
+/// (where the engine reads it in the same statement, and only when wanted).
+#[tokio::test]
+async fn a_resolution_may_bring_its_manifest() {
+    let (_dir, location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "two"), "1.1.0").await;
+    let refunds = SkillRef::parse("acme", "refunds").unwrap();
+    for version in [None, Some(v("1.0.0"))] {
+        let alone = store.resolve(&refunds, version.as_ref()).await.unwrap();
+        let alone = alone.unwrap();
+        let (resolved, manifest) = store
+            .resolve_with_manifest(&refunds, version.as_ref(), &|_| true)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(format!("{resolved:?}"), format!("{alone:?}"));
+        let stored = store.manifests(&[alone.version_id]).await.unwrap();
+        match &location {
+            Location::Postgres(..) => assert_eq!(
+                format!("{:?}", manifest.unwrap()),
+                format!("{:?}", stored[&alone.version_id])
+            ),
+            Location::Sqlite(_) => assert!(manifest.is_none()),
+        }
+        let (_, manifest) = store
+            .resolve_with_manifest(&refunds, version.as_ref(), &|_| false)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(manifest.is_none(), "not wanted");
+    }
+    let missing = SkillRef::parse("acme", "missing").unwrap();
+    assert!(
+        store
+            .resolve_with_manifest(&missing, None, &|_| true)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
 /// A namespace made private after its skills were published leaves the pages of those who may
 /// not read it, and comes back when made public (the listing's copy of the namespace follows).
 #[tokio::test]

@@ -156,3 +156,8 @@ pub(super) const LISTING_PRIVATE: Option<&str> = Some(
     "UPDATE listing l SET private = $2 FROM skills s JOIN namespaces n ON n.id = s.namespace_id
      WHERE l.skill_id = s.id AND n.name = $1",
 );
+
+/// Whether a resolution reads its version's manifest in the same statement
+/// (`Browse::resolve_with_manifest`): yes here, where every statement is a round trip to the
+/// server, and the manifest a few kilobytes of one column (decoded only when not cached).
+pub(super) const RESOLVE_WITH_MANIFEST: bool = true;

@@ -159,3 +159,9 @@ pub(super) use listing_namespace;
 /// The statement that gives namespace `$1`'s listing rows its privacy `$2`, when the listing
 /// keeps it ([`listing_namespace!`]): none here.
 pub(super) const LISTING_PRIVATE: Option<&str> = None;
+
+/// Whether a resolution reads its version's manifest in the same statement
+/// (`Browse::resolve_with_manifest`): not here, where a statement is a call into the library
+/// and sending the manifest with every resolution would cost more than reading it apart when
+/// it is not cached.
+pub(super) const RESOLVE_WITH_MANIFEST: bool = false;
