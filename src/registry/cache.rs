@@ -602,6 +602,12 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
         found
     }
 
+    /// Whether `key` is held, without counting a hit or a miss or making it the most recent.
+    pub fn contains(&self, key: &K) -> bool {
+        let state = self.lock();
+        !self.expired(&state) && state.map.contains(key)
+    }
+
     pub fn insert(&self, key: K, value: V) {
         let weight = self.weight(&key, &value);
         if weight > self.max_item {

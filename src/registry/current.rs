@@ -22,7 +22,7 @@ use super::facets::Facets;
 use super::requires::Graph;
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::error::Result;
-use crate::store::{ResolvedVersion, Store};
+use crate::store::{Manifest, ResolvedVersion, Store, VersionId};
 
 type ResolveKey = (SkillRef, Option<SkillVersion>);
 /// Namespace or name completion: which, within which namespace, the prefix, and who asks.
@@ -97,22 +97,29 @@ impl Current {
         }
     }
 
-    /// What `skill` resolves to (current, or the pinned `version`). Misses are not cached: a
-    /// skill another process publishes is served at once.
+    /// What `skill` resolves to (current, or the pinned `version`), with its version's manifest
+    /// when the store read it in the same statement and `wanted` said so of its id (never for a
+    /// cached resolution). Misses are not cached: a skill another process publishes is served
+    /// at once.
     pub(super) async fn resolve(
         &self,
         skill: &SkillRef,
         version: Option<&SkillVersion>,
-    ) -> Result<Option<ResolvedVersion>> {
+        wanted: &(dyn Fn(VersionId) -> bool + Send + Sync),
+    ) -> Result<Option<(ResolvedVersion, Option<Manifest>)>> {
         let key = (skill.clone(), version.cloned());
         if let Some(resolved) = self.resolved.get(&key) {
-            return Ok(Some(resolved));
+            return Ok(Some((resolved, None)));
         }
-        let Some(resolved) = self.store.resolve(skill, version).await? else {
+        let Some((resolved, manifest)) = self
+            .store
+            .resolve_with_manifest(skill, version, wanted)
+            .await?
+        else {
             return Ok(None);
         };
         self.resolved.insert(key, resolved.clone());
-        Ok(Some(resolved))
+        Ok(Some((resolved, manifest)))
     }
 
     /// The private namespaces.

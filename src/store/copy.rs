@@ -363,7 +363,7 @@ tables! {
     Listing(ListingRow) in "listing", key [uri: text],
     derived [
         name, description, namespace_id, skill, version, verdict, findings, deprecated,
-        deprecation_message, entry_id,
+        deprecation_message, entry_id, namespace, private,
     ] {
         uri: String,
         skill_id: i64,

@@ -165,6 +165,16 @@ pub trait Browse: Send + Sync + 'static {
         version: Option<&SkillVersion>,
     ) -> Result<Option<ResolvedVersion>>;
 
+    /// [`Browse::resolve`], and the version's manifest when `wanted` says so of its id and this
+    /// engine reads it in the same statement (PostgreSQL, where every statement is a round trip
+    /// to the server); else `None`, and the caller reads it with [`Catalog::manifests`].
+    async fn resolve_with_manifest(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+        wanted: &(dyn Fn(VersionId) -> bool + Send + Sync),
+    ) -> Result<Option<(ResolvedVersion, Option<Manifest>)>>;
+
     /// A skill by reference.
     async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>>;
 

@@ -89,6 +89,46 @@ impl ResolvedRow {
     }
 }
 
+/// A resolution with its version's manifest columns (`Browse::resolve_with_manifest`).
+#[derive(sqlx::FromRow)]
+pub(super) struct ResolvedManifestRow {
+    #[sqlx(flatten)]
+    resolved: ResolvedRow,
+    manifest: Option<String>,
+    provenance: Option<String>,
+    signatures: Option<String>,
+    publisher: Option<String>,
+}
+
+impl ResolvedManifestRow {
+    /// The resolution, and the manifest when `wanted` says so of the version (decoded only
+    /// then: the caller may hold it already).
+    pub(super) fn decode(
+        self,
+        wanted: &(dyn Fn(super::VersionId) -> bool + Send + Sync),
+    ) -> Result<(ResolvedVersion, Option<Manifest>)> {
+        let resolved = self.resolved.decode()?;
+        let version_id = resolved.version_id;
+        if !wanted(version_id) {
+            return Ok((resolved, None));
+        }
+        let manifest = self
+            .manifest
+            .map(|text| decode::json("a version's manifest column", &text))
+            .transpose()?;
+        let manifest = manifests_of_columns(vec![(
+            version_id,
+            manifest,
+            self.provenance,
+            self.signatures,
+            self.publisher,
+        )])?
+        .remove(&version_id)
+        .ok_or_else(|| StoreError::Corrupt(format!("version {version_id} has no files")))?;
+        Ok((resolved, Some(manifest)))
+    }
+}
+
 /// A file row: (version id, path, digest, size, mode).
 pub(super) type FileRow = (i64, String, String, i64, i64);
 /// An entry row: (version id, subpath, name, description, frontmatter, the version's

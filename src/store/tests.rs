@@ -292,18 +292,18 @@ async fn a_row_that_does_not_decode_is_an_error_never_a_default() {
     ] {
         testing::execute(&location, statement, statement).await;
     }
-    // SQLite lists the listing row's copy of the findings, and serves manifests from the
+    // Both engines list the listing row's copy of the findings, and serve manifests from the
     // version's manifest column (as its entries give it).
     testing::execute(
         &location,
         "UPDATE listing SET findings = '[{\"severity\":\"dire\"}]'",
-        "SELECT 1",
+        "UPDATE listing SET findings = '[{\"severity\":\"dire\"}]'",
     )
     .await;
     testing::execute(
         &location,
         "UPDATE versions SET manifest = json_set(manifest, '$[1][0][3]', '{not json')",
-        "SELECT 1",
+        "UPDATE versions SET manifest = jsonb_set(manifest::jsonb, '{1,0,3}', '\"{not json\"')::text",
     )
     .await;
     let err = store.list_page("", 10, &Visibility::All).await.unwrap_err();
@@ -385,6 +385,87 @@ async fn completion_ranks_the_exact_match_first_and_counts() {
         .await
         .unwrap();
     assert_eq!((namespaces, total), (vec!["acme".to_owned()], 1));
+}
+
+/// A resolution with its manifest is the resolution alone, and the manifest `manifests` reads
+/// (where the engine reads it in the same statement, and only when wanted).
+#[tokio::test]
+async fn a_resolution_may_bring_its_manifest() {
+    let (_dir, location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "two"), "1.1.0").await;
+    let refunds = SkillRef::parse("acme", "refunds").unwrap();
+    for version in [None, Some(v("1.0.0"))] {
+        let alone = store.resolve(&refunds, version.as_ref()).await.unwrap();
+        let alone = alone.unwrap();
+        let (resolved, manifest) = store
+            .resolve_with_manifest(&refunds, version.as_ref(), &|_| true)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(format!("{resolved:?}"), format!("{alone:?}"));
+        let stored = store.manifests(&[alone.version_id]).await.unwrap();
+        match &location {
+            Location::Postgres(..) => assert_eq!(
+                format!("{:?}", manifest.unwrap()),
+                format!("{:?}", stored[&alone.version_id])
+            ),
+            Location::Sqlite(_) => assert!(manifest.is_none()),
+        }
+        let (_, manifest) = store
+            .resolve_with_manifest(&refunds, version.as_ref(), &|_| false)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(manifest.is_none(), "not wanted");
+    }
+    let missing = SkillRef::parse("acme", "missing").unwrap();
+    assert!(
+        store
+            .resolve_with_manifest(&missing, None, &|_| true)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+/// A namespace made private after its skills were published leaves the pages of those who may
+/// not read it, and comes back when made public (the listing's copy of the namespace follows).
+#[tokio::test]
+async fn a_namespace_made_private_leaves_the_listing_of_those_who_may_not_read_it() {
+    let (_dir, _location, store) = fresh().await;
+    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
+    publish(&*store, &ns("secret"), &bundle("plans", "one"), "1.0.0").await;
+    let listed = |visibility: Visibility| {
+        let store = &store;
+        async move {
+            store
+                .list_page("", 10, &visibility)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|row| row.skill.namespace.to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(listed(Visibility::public()).await, ["acme", "secret"]);
+    store
+        .set_private(&ns("secret"), true, "admin")
+        .await
+        .unwrap();
+    assert_eq!(listed(Visibility::public()).await, ["acme"]);
+    assert_eq!(listed(Visibility::All).await, ["acme", "secret"]);
+    let also = Visibility::Public {
+        also: vec![ns("secret")],
+    };
+    assert_eq!(listed(also).await, ["acme", "secret"]);
+    let clean = store.verify(&|_| {}).await.unwrap();
+    assert!(clean.is_clean(), "{:?}", clean.problems);
+    store
+        .set_private(&ns("secret"), false, "admin")
+        .await
+        .unwrap();
+    assert_eq!(listed(Visibility::public()).await, ["acme", "secret"]);
 }
 
 #[tokio::test]
@@ -480,15 +561,14 @@ async fn verify_finds_bytes_that_no_longer_match_their_digest() {
 #[tokio::test]
 async fn verify_finds_derived_columns_that_differ_from_their_record() {
     let (_dir, location, store) = fresh().await;
-    if !matches!(location, Location::Sqlite(_)) {
-        return; // only SQLite keeps manifests on version rows and entry text on listing rows
-    }
+    // Both engines keep manifests on version rows and the listing's copies
+    // (store/sql/listing.rs); each builds a manifest column its own way.
+    let sqlite = matches!(location, Location::Sqlite(_));
     publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
     publish(&*store, &ns("acme"), &bundle("invoices", "one"), "1.0.0").await;
     let clean = store.verify(&|_| {}).await.unwrap();
     assert!(clean.is_clean(), "{:?}", clean.problems);
-    // Clean: the manifest columns written at publish are what the files and entries give. So
-    // are those the migration and `skillreg migrate` fill in.
+    // Clean: the derived columns written at publish are what the tables of record give.
     // Cleared, then filled again as the migration that added them and `skillreg migrate` fill
     // them: clean again.
     let refill = |clear: &'static str, fill: &'static str, migration: &'static str| {
@@ -498,35 +578,69 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
                 migration.contains(fill),
                 "the migration fills as `migrate` does"
             );
-            testing::execute(location, clear, "SELECT 1").await;
-            testing::execute(location, fill, "SELECT 1").await;
+            testing::execute(location, clear, clear).await;
+            testing::execute(location, fill, fill).await;
             let filled = store.verify(&|_| {}).await.unwrap();
             assert!(filled.is_clean(), "{:?}", filled.problems);
         }
     };
-    refill(
-        "UPDATE versions SET manifest = NULL",
-        super::sqlite::skills::FILL_MANIFESTS,
-        include_str!("../../migrations/sqlite/0010_version_manifest.sql"),
-    )
-    .await;
+    let before = store.manifests(&[1, 2]).await.unwrap();
+    if sqlite {
+        refill(
+            "UPDATE versions SET manifest = NULL",
+            super::sqlite::skills::FILL_MANIFESTS,
+            include_str!("../../migrations/sqlite/0010_version_manifest.sql"),
+        )
+        .await;
+    } else {
+        refill(
+            "UPDATE versions SET manifest = NULL",
+            super::postgres::skills::FILL_MANIFESTS,
+            include_str!("../../migrations/postgres/0016_version_manifest.sql"),
+        )
+        .await;
+    }
     let manifests = store.manifests(&[1, 2]).await.unwrap();
     assert_eq!(manifests[&2].root().name.as_str(), "invoices");
+    for id in [1, 2] {
+        assert_eq!(
+            format!("{:?}", manifests[&id]),
+            format!("{:?}", before[&id]),
+            "the filled manifest is the one written at publish"
+        );
+    }
+    // The statements are written once (store/sql/listing.rs); PostgreSQL's listing also keeps
+    // its namespace's name and privacy.
+    let (text_migration, version_migration, fill_text, fill_version, clear_version) = if sqlite {
+        (
+            include_str!("../../migrations/sqlite/0011_listing_entry_text.sql"),
+            include_str!("../../migrations/sqlite/0012_listing_version_columns.sql"),
+            super::sqlite::listing::FILL_LISTING,
+            super::sqlite::listing::FILL_LISTING_VERSION,
+            "UPDATE listing SET namespace_id = NULL, skill = NULL, version = NULL, verdict = NULL,
+             findings = NULL, deprecated = NULL, deprecation_message = NULL",
+        )
+    } else {
+        let both = include_str!("../../migrations/postgres/0015_listing_columns.sql");
+        (
+            both,
+            both,
+            super::postgres::listing::FILL_LISTING,
+            super::postgres::listing::FILL_LISTING_VERSION,
+            "UPDATE listing SET namespace_id = NULL, skill = NULL, version = NULL, verdict = NULL,
+             findings = NULL, deprecated = NULL, deprecation_message = NULL, namespace = NULL,
+             private = NULL",
+        )
+    };
     refill(
         "UPDATE listing SET name = NULL, description = NULL",
-        super::sqlite::write::FILL_LISTING,
-        include_str!("../../migrations/sqlite/0011_listing_entry_text.sql"),
+        fill_text,
+        text_migration,
     )
     .await;
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].description, "Does refunds things.");
-    refill(
-        "UPDATE listing SET namespace_id = NULL, skill = NULL, version = NULL, verdict = NULL,
-             findings = NULL, deprecated = NULL, deprecation_message = NULL",
-        super::sqlite::write::FILL_LISTING_VERSION,
-        include_str!("../../migrations/sqlite/0012_listing_version_columns.sql"),
-    )
-    .await;
+    refill(clear_version, fill_version, version_migration).await;
     let page = store.list_page("", 10, &Visibility::All).await.unwrap();
     assert_eq!(page[1].skill.name.as_str(), "refunds");
     assert_eq!(page[1].version, v("1.0.0"));
@@ -534,14 +648,14 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
     let damaged = |damage: &'static str, repair: &'static str, wanted: [&'static str; 2]| {
         let (location, store) = (&location, &store);
         async move {
-            testing::execute(location, damage, "SELECT 1").await;
+            testing::execute(location, damage, damage).await;
             let problems = store.verify(&|_| {}).await.unwrap().problems;
             assert_eq!(problems.len(), 1, "{problems:?}");
             assert!(
                 wanted.iter().all(|w| problems[0].contains(w)),
                 "{problems:?}"
             );
-            testing::execute(location, repair, "SELECT 1").await;
+            testing::execute(location, repair, repair).await;
         }
     };
     damaged(
@@ -555,15 +669,42 @@ async fn verify_finds_derived_columns_that_differ_from_their_record() {
     )
     .await;
     damaged(
+        "UPDATE listing SET deprecated = NULL WHERE uri LIKE '%/invoices/%'",
+        "UPDATE listing SET deprecated = (SELECT s.deprecated_at IS NOT NULL FROM skills s
+             WHERE s.id = listing.skill_id)",
+        [
+            "skill://acme/invoices/SKILL.md",
+            "copy of the skill and version",
+        ],
+    )
+    .await;
+    damaged(
         "UPDATE listing SET description = 'Something else.' WHERE uri LIKE '%/invoices/%'",
         "UPDATE listing SET description = (SELECT e.description FROM version_entries e
              WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)",
         ["skill://acme/invoices/SKILL.md", "name or description"],
     )
     .await;
-    damaged(
+    if !sqlite {
+        damaged(
+            "UPDATE listing SET private = true WHERE uri LIKE '%/refunds/%'",
+            "UPDATE listing SET private = false",
+            [
+                "skill://acme/refunds/SKILL.md",
+                "copy of the skill and version",
+            ],
+        )
+        .await;
+    }
+    let manifest_damage = if sqlite {
         "UPDATE versions SET manifest = json_set(manifest, '$[0][0][2]', 1)
-         WHERE id = (SELECT max(id) FROM versions)",
+         WHERE id = (SELECT max(id) FROM versions)"
+    } else {
+        "UPDATE versions SET manifest = jsonb_set(manifest::jsonb, '{0,0,2}', '1')::text
+         WHERE id = (SELECT max(id) FROM versions)"
+    };
+    damaged(
+        manifest_damage,
         "SELECT 1",
         ["version 2", "manifest column"],
     )
@@ -1473,26 +1614,18 @@ async fn verify_finds_a_version_whose_files_do_not_give_its_content_digest() {
 
     let report = store.verify(&|_| {}).await.unwrap();
 
-    // SQLite also finds the version's manifest column no longer what its file rows give.
-    let sqlite = matches!(location, Location::Sqlite(_));
-    assert_eq!(
-        report.problems.len(),
-        1 + usize::from(sqlite),
-        "{:?}",
-        report.problems
-    );
+    // It also finds the version's manifest column no longer what its file rows give.
+    assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
     assert!(
         report.problems[0].contains("content digest"),
         "{:?}",
         report.problems
     );
-    if sqlite {
-        assert!(
-            report.problems[1].contains("manifest column"),
-            "{:?}",
-            report.problems
-        );
-    }
+    assert!(
+        report.problems[1].contains("manifest column"),
+        "{:?}",
+        report.problems
+    );
 }
 
 #[test]

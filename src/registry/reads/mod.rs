@@ -144,12 +144,15 @@ impl Reads {
         version: Option<&SkillVersion>,
     ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
         // A version pending review is never served over MCP, whoever asks.
-        let Some(resolved) = self
+        // The manifest comes with the resolution when the store reads both at once and it is
+        // not cached (manifests never change: a cached one is the same).
+        let uncached = |version_id: VersionId| !self.manifests.contains(&version_id);
+        let Some((resolved, manifest)) = self
             .current
-            .resolve(skill, version)
+            .resolve(skill, version, &uncached)
             .await?
-            .filter(|resolved| viewer.sees(&skill.namespace, resolved.private))
-            .filter(|resolved| !resolved.pending)
+            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private))
+            .filter(|(resolved, _)| !resolved.pending)
         else {
             return Ok(None);
         };
@@ -160,7 +163,14 @@ impl Reads {
                 reason: reason.clone(),
             });
         }
-        let manifest = self.manifest(resolved.version_id).await?;
+        let manifest = match manifest {
+            Some(manifest) => {
+                let manifest = Arc::new(manifest);
+                self.manifests.insert(resolved.version_id, manifest.clone());
+                manifest
+            }
+            None => self.manifest(resolved.version_id).await?,
+        };
         Ok(Some((resolved, manifest)))
     }
 

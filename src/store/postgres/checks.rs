@@ -8,9 +8,17 @@ use sqlx::PgPool;
 use crate::store::rows::Scrub;
 use crate::store::{Result, StoreError};
 
-/// PostgreSQL derives no columns from the tables of record: nothing to check.
-pub(super) async fn derived(_pool: &PgPool, _scrub: &mut Scrub) -> Result<()> {
-    Ok(())
+/// The scrub of the columns derived from the tables of record (manifests, the listing's copies).
+pub(super) async fn derived(pool: &PgPool, scrub: &mut Scrub) -> Result<()> {
+    for version_id in sqlx::query_scalar::<_, i64>(super::skills::STALE_MANIFESTS)
+        .fetch_all(pool)
+        .await?
+    {
+        scrub.problem(format!(
+            "version {version_id}: its manifest column differs from its files and entries"
+        ));
+    }
+    super::listing::scrub(pool, scrub).await
 }
 
 /// PostgreSQL checks its own pages (with checksums on): nothing to add.

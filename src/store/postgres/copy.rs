@@ -75,6 +75,14 @@ impl Importer for PgImport {
     }
 
     async fn finish(mut self, generation: i64, catalog_id: i64) -> Result<()> {
+        // Derived from the rows copied in.
+        for fill in [
+            super::skills::FILL_MANIFESTS,
+            super::listing::FILL_LISTING,
+            super::listing::FILL_LISTING_VERSION,
+        ] {
+            sqlx::query(fill).execute(&mut *self.0).await?;
+        }
         sqlx::query(
             "UPDATE meta SET value = CASE key WHEN 'generation' THEN $1 ELSE $2 END
              WHERE key IN ('generation', 'catalog_id')",

@@ -128,3 +128,36 @@ pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i
     let (mode, names) = visibility_mode(visibility);
     Ok((mode, names.into_iter().map(str::to_owned).collect()))
 }
+
+/// What the listing keeps of its namespace besides the id (`store/sql/listing.rs`): its name
+/// and privacy, so that a page reads the listing alone (planning a join with the namespaces for
+/// every page cost more than running it). `columns` names the listing's columns, `values` their
+/// values from namespaces `n`, `listed` the columns of listing `l`, and `join` joins `n` to
+/// skills `s`.
+macro_rules! listing_namespace {
+    (columns) => {
+        ", namespace, private"
+    };
+    (values) => {
+        ", n.name, n.private"
+    };
+    (listed) => {
+        ", l.namespace, l.private"
+    };
+    (join) => {
+        " JOIN namespaces n ON n.id = s.namespace_id"
+    };
+}
+pub(super) use listing_namespace;
+
+/// The statement that gives namespace `$1`'s listing rows its privacy `$2`, when the listing
+/// keeps it ([`listing_namespace!`]).
+pub(super) const LISTING_PRIVATE: Option<&str> = Some(
+    "UPDATE listing l SET private = $2 FROM skills s JOIN namespaces n ON n.id = s.namespace_id
+     WHERE l.skill_id = s.id AND n.name = $1",
+);
+
+/// Whether a resolution reads its version's manifest in the same statement
+/// (`Browse::resolve_with_manifest`): yes here, where every statement is a round trip to the
+/// server, and the manifest a few kilobytes of one column (decoded only when not cached).
+pub(super) const RESOLVE_WITH_MANIFEST: bool = true;

@@ -15,7 +15,7 @@ mod checks;
 mod copy;
 mod dialect;
 mod feed;
-mod skills;
+pub(in crate::store) mod skills;
 mod write;
 
 // The table groups written once for both engines (`store/sql`), with this engine's `dialect`
@@ -50,6 +50,12 @@ mod events;
     reason = "written once, compiled for each engine with its dialect"
 )]
 mod lifecycle;
+#[path = "../sql/listing.rs"]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "written once, compiled for each engine with its dialect"
+)]
+pub(in crate::store) mod listing;
 #[path = "../sql/maintenance.rs"]
 #[expect(
     clippy::duplicate_mod,

@@ -5,13 +5,44 @@ use std::collections::HashMap;
 
 use sqlx::PgConnection;
 
-use super::dialect::{Engine, visibility_args, visible};
+use super::dialect::{Engine, visibility_args};
 use super::write::{self, Published, json_text};
 use crate::core::{Digest, SkillRef, VersionRef, Visibility};
-use crate::store::rows::{self, EntryRow, FileRow, ListingRow, decode_all};
+use crate::store::records::decode;
+use crate::store::rows::{self, ListingRow, decode_all};
 use crate::store::{
     Catalog, ListingRecord, Manifests, NewVersion, PublishOutcome, Result, StoreError,
 };
+
+/// A version's manifest column as its files and entries give it (in a statement on
+/// `versions`): as SQLite's, a JSON array of its files by path and its entries by subpath.
+macro_rules! manifest_of_rows {
+    () => {
+        "json_build_array(
+    (SELECT coalesce(json_agg(json_build_array(f.path, f.digest, f.size, f.mode) ORDER BY f.path),
+                     '[]')
+     FROM version_files f WHERE f.version_id = versions.id),
+    (SELECT coalesce(json_agg(json_build_array(e.subpath, e.name, e.description, e.frontmatter)
+                              ORDER BY e.subpath), '[]')
+     FROM version_entries e WHERE e.version_id = versions.id))"
+    };
+}
+
+/// Fill the manifest column of every version that has none (versions copied in by `skillreg
+/// migrate`) from its files and entries. As migrations/postgres/0016, which fills it for
+/// versions published before the column.
+pub(in crate::store) const FILL_MANIFESTS: &str = concat!(
+    "UPDATE versions SET manifest = ",
+    manifest_of_rows!(),
+    "::text\nWHERE manifest IS NULL"
+);
+
+/// Versions whose manifest column is not what their files and entries give (`skillreg verify`).
+pub(super) const STALE_MANIFESTS: &str = concat!(
+    "SELECT id FROM versions WHERE manifest::jsonb IS DISTINCT FROM ",
+    manifest_of_rows!(),
+    "::jsonb ORDER BY id"
+);
 
 #[async_trait::async_trait]
 impl Catalog for Engine {
@@ -74,19 +105,17 @@ impl Catalog for Engine {
     ) -> Result<Vec<ListingRecord>> {
         let pool = self.read();
         let (mode, names) = visibility_args(visibility)?;
-        let rows: Vec<ListingRow> = sqlx::query_as(concat!(
-            "SELECT l.uri, n.name AS namespace, s.name AS skill, l.version_id, l.subpath, e.name,
-                e.description, v.version, s.deprecation_message,
-                s.deprecated_at IS NOT NULL AS deprecated, v.verdict, v.findings
-         FROM listing l
-         JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
-         JOIN versions v ON v.id = l.version_id
-         JOIN skills s ON s.id = l.skill_id
-         JOIN namespaces n ON n.id = s.namespace_id
-         WHERE l.uri > $1 AND ",
-            visible!("n", "$3", "$4"),
-            " ORDER BY l.uri LIMIT $2"
-        ))
+        // The listing rows carry their entry, skill, version and namespace
+        // (store/sql/listing.rs): the page is one range of them, planned as one table (a join
+        // with the namespaces took longer to plan, for every page, than to run). The visibility
+        // is `visible!` on the listing's copy of the namespace.
+        let rows: Vec<ListingRow> = sqlx::query_as(
+            "SELECT uri, namespace, skill, version_id, subpath, name, description, version,
+                deprecation_message, deprecated, verdict, findings
+         FROM listing
+         WHERE uri > $1 AND (private::int < $3 OR namespace = ANY($4))
+         ORDER BY uri LIMIT $2",
+        )
         .bind(after)
         .bind(i64::from(limit))
         .bind(mode)
@@ -98,76 +127,33 @@ impl Catalog for Engine {
 
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {
         let pool = self.read();
-        // Files and entries in one statement (one round trip): a file row has no entry columns,
-        // an entry row's name is where a file's digest is.
-        let rows: Vec<ManifestRow> = sqlx::query_as(
-            "SELECT false AS entry, version_id, path, digest, size, mode,
-                    NULL AS description, NULL AS frontmatter, NULL AS provenance,
-                    NULL AS signatures, NULL AS publisher
-             FROM version_files WHERE version_id = ANY($1)
-             UNION ALL
-             SELECT true, e.version_id, e.subpath, e.name, 0, 0, e.description, e.frontmatter,
-                    v.provenance, v.signatures, v.publisher
-             FROM version_entries e JOIN versions v ON v.id = e.version_id
-             WHERE e.version_id = ANY($1)
-             ORDER BY entry, version_id, path",
+        // One row per version, its manifest column (migrations/postgres/0016): a row per file
+        // and per entry cost more to send and decode than the statement took.
+        let rows: Vec<(
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        )> = sqlx::query_as(
+            "SELECT id, manifest, provenance, signatures, publisher
+                 FROM versions WHERE id = ANY($1)",
         )
         .bind(version_ids)
         .fetch_all(pool)
         .await?;
-        let (mut files, mut entries): (Vec<FileRow>, Vec<EntryRow>) = (Vec::new(), Vec::new());
-        for (
-            entry,
-            version_id,
-            path,
-            digest,
-            size,
-            mode,
-            description,
-            frontmatter,
-            provenance,
-            signatures,
-            publisher,
-        ) in rows
-        {
-            match (entry, description, frontmatter) {
-                (true, Some(description), Some(frontmatter)) => entries.push((
-                    version_id,
-                    path,
-                    digest,
-                    description,
-                    frontmatter,
-                    rows::VersionText {
-                        provenance,
-                        signatures,
-                        publisher,
-                    },
-                )),
-                (false, _, _) => files.push((version_id, path, digest, size, mode)),
-                (true, _, _) => {
-                    return Err(StoreError::corrupt("version_entries", "a null column"));
-                }
-            }
-        }
-        rows::manifests(files, entries)
+        let columns = rows
+            .into_iter()
+            .map(|(id, manifest, provenance, signatures, publisher)| {
+                let manifest = manifest
+                    .map(|text| decode::json("a version's manifest column", &text))
+                    .transpose()?;
+                Ok((id, manifest, provenance, signatures, publisher))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        rows::manifests_of_columns(columns)
     }
 }
-
-/// A row of [`Catalog::manifests`]: (an entry?, version id, path or subpath, digest or name,
-/// size, mode, description, frontmatter, provenance, signatures, publisher).
-type ManifestRow = (
-    bool,
-    i64,
-    String,
-    String,
-    i64,
-    i64,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
 
 /// The rows of a batch of versions, inside `tx` (which holds the writer lock), in a dozen
 /// statements whatever its size: namespaces and skills, then the version rows — which decide
@@ -256,10 +242,10 @@ async fn publish_in(
         candidates.iter().map(|&i| f(i)).collect()
     };
     let inserted: Vec<(i64, String, i64)> = sqlx::query_as(
-        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, signatures, publisher)
+        "INSERT INTO versions (skill_id, version, content_digest, file_count, total_size, warnings, published_by, verdict, findings, pending, provenance, signatures, publisher, manifest)
          SELECT * FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::int8[],
                               $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-                              $11::text[], $12::text[], $13::text[])
+                              $11::text[], $12::text[], $13::text[], $14::text[])
          ON CONFLICT (skill_id, version) DO NOTHING RETURNING skill_id, version, id",
     )
     .bind(candidates.iter().map(|&i| skill_of[i]).collect::<Vec<_>>())
@@ -285,6 +271,7 @@ async fn publish_in(
             .collect::<Result<Vec<_>>>()?,
     )
     .bind(candidates.iter().map(|&i| versions[i].publisher).collect::<Vec<_>>())
+    .bind(column(&|i| rows::manifest_column(&versions[i]))?)
     .fetch_all(&mut *tx)
     .await?;
     // The position of each version stored, and its id.

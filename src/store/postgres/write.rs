@@ -57,11 +57,17 @@ pub(super) async fn announce(tx: &mut PgConnection, generation: i64) -> Result<(
     Ok(())
 }
 
-/// Bump the catalog generation and stamp the skill with it, inside `tx`.
+/// Bump the catalog generation and stamp the skill with it, inside `tx`; and bring its listing
+/// rows' copy of it and its current version up to date (every change to a skill or its versions
+/// but a publish ends here).
 pub(super) async fn touch(tx: &mut PgConnection, skill_id: i64) -> Result<i64> {
     let generation = next_generation(tx).await?;
     sqlx::query("UPDATE skills SET updated_gen = $1 WHERE id = $2")
         .bind(generation)
+        .bind(skill_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(super::listing::COPY_LISTING_VERSION)
         .bind(skill_id)
         .execute(&mut *tx)
         .await?;
@@ -187,9 +193,21 @@ pub(super) async fn refresh_current_many(
     if uris.is_empty() {
         return Ok(());
     }
+    // With what a page shows of each row's entry, skill, version and namespace
+    // (store/sql/listing.rs), all written above in this transaction.
     sqlx::query(
-        "INSERT INTO listing (uri, skill_id, version_id, subpath)
-         SELECT * FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[])",
+        "INSERT INTO listing (uri, skill_id, version_id, subpath, name, description, namespace_id,
+                              skill, version, verdict, findings, deprecated, deprecation_message,
+                              namespace, private)
+         SELECT u.uri, u.skill_id, u.version_id, u.subpath, e.name, e.description, s.namespace_id,
+                s.name, v.version, v.verdict, v.findings, s.deprecated_at IS NOT NULL,
+                s.deprecation_message, n.name, n.private
+         FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[])
+              AS u (uri, skill_id, version_id, subpath)
+         JOIN versions v ON v.id = u.version_id
+         JOIN skills s ON s.id = u.skill_id
+         JOIN namespaces n ON n.id = s.namespace_id
+         LEFT JOIN version_entries e ON e.version_id = u.version_id AND e.subpath = u.subpath",
     )
     .bind(&uris)
     .bind(&skill_ids)

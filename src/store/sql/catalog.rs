@@ -4,20 +4,35 @@
 //! listing, manifests) is its `skills` module's [`Catalog`](crate::store::Catalog).
 
 use super::dialect::{
-    Engine, in_list, int8, is_set, is_unset, limit, list_arg, text, visibility_args, visible,
+    Engine, RESOLVE_WITH_MANIFEST, in_list, int8, is_set, is_unset, limit, list_arg, text,
+    visibility_args, visible,
 };
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
-use crate::store::rows::{CatalogRow, FacetRow, ResolvedRow, SkillRow, VersionRow, decode_all};
+use crate::store::rows::{
+    CatalogRow, FacetRow, ResolvedManifestRow, ResolvedRow, SkillRow, VersionRow, decode_all,
+};
 use crate::store::{
-    Browse, CatalogFilter, CatalogKey, CatalogRecord, FacetRecord, NameMatch, ResolvedVersion,
-    Result, SkillId, SkillRecord, VersionRecord,
+    Browse, CatalogFilter, CatalogKey, CatalogRecord, FacetRecord, Manifest, NameMatch,
+    ResolvedVersion, Result, SkillId, SkillRecord, VersionId, VersionRecord,
 };
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
+/// With `manifest`, also the version's manifest columns (as `Catalog::manifests` reads them).
 macro_rules! resolve_sql {
     ($join:literal) => {
+        resolve_sql!("", $join)
+    };
+    (manifest, $join:literal) => {
+        resolve_sql!(
+            "v.manifest, v.provenance, v.signatures, v.publisher, ",
+            $join
+        )
+    };
+    ($columns:literal, $join:literal) => {
         concat!(
-            "SELECT s.id AS skill_id, v.id AS version_id, v.version,
+            "SELECT ",
+            $columns,
+            "s.id AS skill_id, v.id AS version_id, v.version,
                     v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
                     s.deprecated_at IS NOT NULL AS deprecated, ",
             is_set!("n.private"),
@@ -248,6 +263,42 @@ impl Browse for Engine {
             }
         };
         row.map(ResolvedRow::decode).transpose()
+    }
+
+    async fn resolve_with_manifest(
+        &self,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+        wanted: &(dyn Fn(VersionId) -> bool + Send + Sync),
+    ) -> Result<Option<(ResolvedVersion, Option<Manifest>)>> {
+        if !RESOLVE_WITH_MANIFEST {
+            return Ok(self.resolve(skill, version).await?.map(|r| (r, None)));
+        }
+        let pool = self.read();
+        let row: Option<ResolvedManifestRow> = match version {
+            None => {
+                sqlx::query_as(resolve_sql!(
+                    manifest,
+                    "JOIN versions v ON v.id = s.current_version_id"
+                ))
+                .bind(skill.namespace.as_str())
+                .bind(skill.name.as_str())
+                .fetch_optional(pool)
+                .await?
+            }
+            Some(version) => {
+                sqlx::query_as(resolve_sql!(
+                    manifest,
+                    "JOIN versions v ON v.skill_id = s.id AND v.version = $3"
+                ))
+                .bind(skill.namespace.as_str())
+                .bind(skill.name.as_str())
+                .bind(version.to_string())
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        row.map(|row| row.decode(wanted)).transpose()
     }
 
     async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>> {

@@ -4,7 +4,9 @@
 //! approving pending versions) and the revocation feed; private namespaces. Written once for
 //! both engines: each compiles this module with its own `dialect`.
 
-use super::dialect::{Engine, is_set, limit, now, text, unset, visibility_args, visible};
+use super::dialect::{
+    Engine, LISTING_PRIVATE, is_set, limit, now, text, unset, visibility_args, visible,
+};
 use super::events;
 use super::write::{self, Target, json_text};
 use crate::core::event::{EventKind, NewEvent};
@@ -382,6 +384,13 @@ impl Lifecycle for Engine {
         .bind(private)
         .execute(&mut *tx)
         .await?;
+        if let Some(statement) = LISTING_PRIVATE {
+            sqlx::query(statement)
+                .bind(namespace.as_str())
+                .bind(private)
+                .execute(&mut *tx)
+                .await?;
+        }
         // Every skill of the namespace changes whom it is served to: the change feed says so.
         let generation = write::next_generation(&mut tx).await?;
         sqlx::query(

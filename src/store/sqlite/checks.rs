@@ -19,22 +19,7 @@ pub(super) async fn derived(pool: &SqlitePool, scrub: &mut Scrub) -> Result<()> 
             "version {version_id}: its manifest column differs from its files and entries"
         ));
     }
-    for uri in sqlx::query_scalar::<_, String>(super::write::STALE_LISTING_TEXT)
-        .fetch_all(pool)
-        .await?
-    {
-        scrub.problem(format!(
-            "listing {uri}: its name or description differs from its entry's"
-        ));
-    }
-    for uri in sqlx::query_scalar::<_, String>(super::write::STALE_LISTING_VERSION)
-        .fetch_all(pool)
-        .await?
-    {
-        scrub.problem(format!(
-            "listing {uri}: its copy of the skill and version differs from theirs"
-        ));
-    }
+    super::listing::scrub(pool, scrub).await?;
     for uri in sqlx::query_scalar::<_, String>(super::write::DANGLING_LISTING_ENTRIES)
         .fetch_all(pool)
         .await?

@@ -73,8 +73,8 @@ impl Importer for SqliteImport {
         // Derived from the files and entries copied in: SQLite's alone.
         for fill in [
             super::skills::FILL_MANIFESTS,
-            super::write::FILL_LISTING,
-            super::write::FILL_LISTING_VERSION,
+            super::listing::FILL_LISTING,
+            super::listing::FILL_LISTING_VERSION,
         ] {
             sqlx::query(fill).execute(&mut *self.0).await?;
         }

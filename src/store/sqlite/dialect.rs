@@ -135,3 +135,33 @@ pub(super) fn visibility_args(visibility: &crate::core::Visibility) -> Result<(i
     let (mode, names) = visibility_mode(visibility);
     Ok((mode, json_text(&names)?))
 }
+
+/// What the listing keeps of its namespace besides the id (`store/sql/listing.rs`): nothing
+/// here, where a page joins the namespaces (a rowid lookup each). `columns` names the listing's
+/// columns, `values` their values from namespaces `n`, `listed` the columns of listing `l`, and
+/// `join` joins `n` to skills `s`.
+macro_rules! listing_namespace {
+    (columns) => {
+        ""
+    };
+    (values) => {
+        ""
+    };
+    (listed) => {
+        ""
+    };
+    (join) => {
+        ""
+    };
+}
+pub(super) use listing_namespace;
+
+/// The statement that gives namespace `$1`'s listing rows its privacy `$2`, when the listing
+/// keeps it ([`listing_namespace!`]): none here.
+pub(super) const LISTING_PRIVATE: Option<&str> = None;
+
+/// Whether a resolution reads its version's manifest in the same statement
+/// (`Browse::resolve_with_manifest`): not here, where a statement is a call into the library
+/// and sending the manifest with every resolution would cost more than reading it apart when
+/// it is not cached.
+pub(super) const RESOLVE_WITH_MANIFEST: bool = false;

@@ -20,16 +20,16 @@
 //! - each version's manifest (files, then entries) as one JSON value on its `versions` row,
 //!   written at publish, filled by the migration that added it and by `skillreg migrate` for rows
 //!   copied in (`skills::FILL_MANIFESTS`), so a `skills/list` page reads one row per version;
-//! - each listing row's entry name and description (`write::FILL_LISTING`) and a copy of its skill
-//!   and version (namespace id, skill name, deprecation, version, verdict and findings:
-//!   `write::FILL_LISTING_VERSION`), brought up to date whenever the listing rows are written and
-//!   in `write::touch`, which every other change to a skill or its versions ends with; a page is
-//!   then one range of listing rows and the namespaces;
+//! - each listing row's entry name and description and a copy of its skill and version
+//!   (namespace id, skill name, deprecation, version, verdict and findings), brought up to date
+//!   whenever the listing rows are written and in `write::touch`, which every other change to a
+//!   skill or its versions ends with; a page is then one range of listing rows and the
+//!   namespaces (`store/sql/listing.rs`, which PostgreSQL shares);
 //! - each listing row's serialized entry, in `listing_entries` (a rowid table filled in URI order,
 //!   its ids given out by `meta.last_entry_id` so that none is given twice; a trigger drops a row's
 //!   entry with the row; `skillreg migrate` copies none, and the background fill makes them again).
 //!
-//! PostgreSQL reads the tables of record.
+//! PostgreSQL keeps the listing's copies too, and reads the tables of record for the rest.
 
 mod across;
 mod blobs;
@@ -50,6 +50,8 @@ mod completion;
 mod events;
 #[path = "../sql/lifecycle.rs"]
 mod lifecycle;
+#[path = "../sql/listing.rs"]
+pub(in crate::store) mod listing;
 #[path = "../sql/maintenance.rs"]
 mod maintenance;
 #[path = "../sql/packs.rs"]

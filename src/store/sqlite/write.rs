@@ -194,53 +194,16 @@ pub(super) async fn refresh_current(
     copy_listing_version(tx, skill_id).await
 }
 
-/// The listing's copy of each row's skill and version (migrations/sqlite/0012), set from
-/// `skills` and `versions` for the rows `$which` picks.
-macro_rules! copy_listing_version {
-    ($which:literal) => {
-        concat!(
-            "UPDATE listing SET (namespace_id, skill, version, verdict, findings, deprecated,
-                    deprecation_message) =
-    (SELECT s.namespace_id, s.name, v.version, v.verdict, v.findings,
-            s.deprecated_at IS NOT NULL, s.deprecation_message
-     FROM versions v JOIN skills s ON s.id = v.skill_id WHERE v.id = listing.version_id)
-",
-            $which
-        )
-    };
-}
-
-/// Bring a skill's listing rows' copy of it and its current version up to date: after they are
-/// written, and in [`touch`], which every other change to a skill or its versions ends with.
+/// Bring a skill's listing rows' copy of it and its current version up to date
+/// (migrations/sqlite/0012): after they are written, and in [`touch`], which every other change
+/// to a skill or its versions ends with.
 async fn copy_listing_version(tx: &mut SqliteConnection, skill_id: i64) -> Result<()> {
-    sqlx::query(copy_listing_version!("WHERE skill_id = ?1"))
+    sqlx::query(super::listing::COPY_LISTING_VERSION)
         .bind(skill_id)
         .execute(&mut *tx)
         .await?;
     Ok(())
 }
-
-/// Fill the copy of every listing row that has none (rows copied in by `skillreg migrate`). As
-/// migrations/sqlite/0012, which fills it for rows written before.
-pub(in crate::store) const FILL_LISTING_VERSION: &str =
-    copy_listing_version!("WHERE skill IS NULL");
-
-/// Listing rows whose copy of their skill and version is not what `skills` and `versions` hold
-/// (`skillreg verify`).
-pub(super) const STALE_LISTING_VERSION: &str = "SELECT l.uri FROM listing l
-     LEFT JOIN versions v ON v.id = l.version_id LEFT JOIN skills s ON s.id = v.skill_id
-     WHERE (l.namespace_id, l.skill, l.version, l.verdict, l.findings, l.deprecated,
-            l.deprecation_message)
-        IS NOT (s.namespace_id, s.name, v.version, v.verdict, v.findings,
-                s.deprecated_at IS NOT NULL, s.deprecation_message)
-     ORDER BY l.uri";
-
-/// Fill the entry name and description of every listing row that has none (rows copied in by
-/// `skillreg migrate`). As migrations/sqlite/0011, which fills them for rows written before.
-pub(in crate::store) const FILL_LISTING: &str = "UPDATE listing SET (name, description) =
-    (SELECT e.name, e.description FROM version_entries e
-     WHERE e.version_id = listing.version_id AND e.subpath = listing.subpath)
-WHERE name IS NULL";
 
 /// Listing rows naming a serialized entry that is not kept (`skillreg verify`).
 pub(super) const DANGLING_LISTING_ENTRIES: &str = "SELECT l.uri FROM listing l
@@ -256,8 +219,3 @@ pub(super) const ORPHAN_LISTING_ENTRIES: &str = "SELECT id FROM listing_entries
 /// The last serialized entry id given out, and the largest kept (`skillreg verify`: never more).
 pub(super) const ENTRY_IDS: &str = "SELECT (SELECT value FROM meta WHERE key = 'last_entry_id'),
             (SELECT max(id) FROM listing_entries)";
-
-/// Listing rows whose name or description is not their entry's (`skillreg verify`).
-pub(super) const STALE_LISTING_TEXT: &str = "SELECT l.uri FROM listing l
-     LEFT JOIN version_entries e ON e.version_id = l.version_id AND e.subpath = l.subpath
-     WHERE l.name IS NOT e.name OR l.description IS NOT e.description ORDER BY l.uri";
