@@ -1,13 +1,15 @@
 //! What the HTTP handlers share: the application state and the error answer.
 
 use std::sync::Arc;
+use std::time::Instant;
 
+use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::api::{ErrorBody, ErrorDetail};
 use crate::config::Config;
-use crate::core::Digest;
+use crate::core::{Digest, Visibility};
 use crate::error::Error;
 use crate::registry::Registry;
 use crate::registry::cache::{self, Cache, CacheId};
@@ -20,8 +22,16 @@ pub struct AppState {
     /// Rendered Markdown files, by the digest of the file and its file viewer address (its
     /// relative links point into its version; neither its bytes nor its version's files change).
     pub rendered: Arc<Cache<(Digest, String), Arc<String>>>,
-    /// The web catalog's browse pages as served (`web::CatalogPages`).
-    pub(crate) catalog_pages: Arc<super::web::CatalogPages>,
+    /// The web catalog's browse pages as served, by viewer and query string (`web::catalog`).
+    pub catalog_pages: Arc<Cache<(Visibility, String), Arc<ServedPage>>>,
+}
+
+/// A page as served, with the epoch of answers about what is current it was made in
+/// ([`Registry::current_epoch`]) and when.
+pub struct ServedPage {
+    pub epoch: u64,
+    pub made: Instant,
+    pub html: Bytes,
 }
 
 impl AppState {
@@ -29,7 +39,14 @@ impl AppState {
         Self {
             registry: registry.clone(),
             config: Arc::new(config.clone()),
-            catalog_pages: Arc::new(super::web::catalog_pages(&registry)),
+            catalog_pages: Arc::new(registry.caches().cache(
+                CacheId::CatalogPages,
+                |(_, query): &(Visibility, String), page: &Arc<ServedPage>| {
+                    cache::string_bytes(query)
+                        + cache::arc_bytes(size_of::<ServedPage>())
+                        + cache::allocated(page.html.len())
+                },
+            )),
             rendered: Arc::new(registry.caches().cache(
                 CacheId::Rendered,
                 |(_, at): &(Digest, String), html: &Arc<String>| {

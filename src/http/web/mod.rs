@@ -20,7 +20,7 @@ use std::time::Instant;
 use askama::Template;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -32,7 +32,6 @@ use crate::core::records::FileRecord;
 use crate::core::uri::SKILL_MD;
 use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::error::{Error, NotFound, Result};
-use crate::registry::cache::{self, Cache, CacheId};
 use crate::registry::{FileContent, SkillDetail, SkillStats, VersionDetail};
 
 mod catalog;
@@ -150,8 +149,8 @@ fn error_response(error: &Error) -> Response {
     (status, page(&view, false)).into_response()
 }
 
-#[derive(Deserialize, Default, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct CatalogQuery {
+#[derive(Deserialize, Default)]
+struct CatalogQuery {
     q: Option<String>,
     namespace: Option<String>,
     cursor: Option<String>,
@@ -165,43 +164,22 @@ pub(crate) struct CatalogQuery {
     start: Option<u64>,
 }
 
-/// The catalog's browse pages as served, by viewer and query, each with the epoch of answers
-/// about what is current it was made in: served again while that epoch is the registry's and
-/// it is younger than the current TTL, as `skills/list` pages are, so that the catalog's first
-/// page is made once per change (and per TTL: the cards' read counts move without a change).
-/// Search results are not kept: the index follows a change a moment after the epoch does.
-pub(crate) type CatalogPages = Cache<(Visibility, CatalogQuery), Arc<ServedPage>>;
-
-pub(crate) struct ServedPage {
-    epoch: u64,
-    made: Instant,
-    html: Bytes,
-}
-
-/// The cache of [`CatalogPages`], weighed by its HTML.
-pub(crate) fn catalog_pages(registry: &crate::registry::Registry) -> CatalogPages {
-    registry.caches().cache(
-        CacheId::CatalogPages,
-        |(_, q): &(Visibility, CatalogQuery), p: &Arc<ServedPage>| {
-            let text = [&q.namespace, &q.cursor, &q.sort, &q.verdict, &q.source];
-            let query: usize = text
-                .iter()
-                .map(|t| t.as_ref().map_or(0, cache::string_bytes))
-                .sum();
-            query + cache::arc_bytes(size_of::<ServedPage>()) + cache::allocated(p.html.len())
-        },
-    )
-}
-
+/// The catalog. Browse pages are kept as served, by viewer and query string
+/// (`AppState::catalog_pages`), and served again while the epoch of answers about what is current
+/// they were made in is the registry's and they are younger than the current TTL, as
+/// `skills/list` pages are: the catalog's first page is made once per change (and per TTL: the
+/// cards' read counts move without a change). Search results are not kept: the index follows a
+/// change a moment after the epoch does.
 async fn catalog(
     State(s): State<AppState>,
     reader: Reader,
+    RawQuery(raw): RawQuery,
     Query(q): Query<CatalogQuery>,
 ) -> Response {
     let kept = q.q.as_deref().is_none_or(|q| q.trim().is_empty());
     // Read before the page is made: a change while it is made leaves it stale at once.
     let (epoch, ttl) = s.registry.current_epoch();
-    let key = (reader.visibility, q);
+    let key = (reader.visibility, raw.unwrap_or_default());
     if kept
         && let Some(served) = s.catalog_pages.get(&key)
         && served.epoch == epoch
@@ -210,14 +188,14 @@ async fn catalog(
         return html_page(served.html.clone(), false);
     }
     let made = Instant::now();
-    let view = match catalog::catalog_page(&s.registry, &key.0, &key.1).await {
+    let view = match catalog::catalog_page(&s.registry, &key.0, &q).await {
         Ok(view) => view,
         Err(e) => return error_response(&e),
     };
     match render(&view) {
         Some(html) => {
             if kept {
-                let served = ServedPage {
+                let served = super::app::ServedPage {
                     epoch,
                     made,
                     html: html.clone(),
