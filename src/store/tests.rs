@@ -387,42 +387,69 @@ async fn completion_ranks_the_exact_match_first_and_counts() {
     assert_eq!((namespaces, total), (vec!["acme".to_owned()], 1));
 }
 
-/// A resolution with its manifest is the resolution alone, and the manifest `manifests` reads
-/// (where the engine reads it in the same statement, and only when wanted).
+/// A resolution with its manifest is the resolution alone, the manifest `manifests` reads and
+/// the file's stored bytes (where the engine reads them in the same statement: the manifest
+/// only when wanted, a file only when small).
 #[tokio::test]
-async fn a_resolution_may_bring_its_manifest() {
+async fn a_resolution_may_bring_its_manifest_and_a_file() {
     let (_dir, location, store) = fresh().await;
-    publish(&*store, &ns("acme"), &bundle("refunds", "one"), "1.0.0").await;
-    publish(&*store, &ns("acme"), &bundle("refunds", "two"), "1.1.0").await;
+    let mut files = skill_files("refunds", "one");
+    let large = "x".repeat(usize::try_from(crate::store::INLINE_FILE_BYTES).unwrap() + 1);
+    files.push(InputFile::regular("assets/large.txt", large));
+    let one = bundle::validate(files).unwrap();
+    let two = bundle("refunds", "two");
+    publish(&*store, &ns("acme"), &one, "1.0.0").await;
+    publish(&*store, &ns("acme"), &two, "1.1.0").await;
     let refunds = SkillRef::parse("acme", "refunds").unwrap();
-    for version in [None, Some(v("1.0.0"))] {
+    let postgres = matches!(location, Location::Postgres(..));
+    for (version, bundle) in [(None, &two), (Some(v("1.0.0")), &one)] {
         let alone = store.resolve(&refunds, version.as_ref()).await.unwrap();
         let alone = alone.unwrap();
-        let (resolved, manifest) = store
-            .resolve_with_manifest(&refunds, version.as_ref(), &|_| true)
+        let resolution = store
+            .resolve_with_manifest(&refunds, version.as_ref(), &|_| true, Some("SKILL.md"))
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(format!("{resolved:?}"), format!("{alone:?}"));
+        assert_eq!(format!("{:?}", resolution.resolved), format!("{alone:?}"));
         let stored = store.manifests(&[alone.version_id]).await.unwrap();
-        match &location {
-            Location::Postgres(..) => assert_eq!(
-                format!("{:?}", manifest.unwrap()),
+        let skill_md = bundle
+            .files
+            .iter()
+            .find(|f| f.path.as_str() == "SKILL.md")
+            .unwrap();
+        if postgres {
+            assert_eq!(
+                format!("{:?}", resolution.manifest.unwrap()),
                 format!("{:?}", stored[&alone.version_id])
-            ),
-            Location::Sqlite(_) => assert!(manifest.is_none()),
+            );
+            assert_eq!(resolution.file.as_deref(), Some(skill_md.bytes.as_slice()));
+        } else {
+            assert!(resolution.manifest.is_none());
+            assert!(resolution.file.is_none());
         }
-        let (_, manifest) = store
-            .resolve_with_manifest(&refunds, version.as_ref(), &|_| false)
+        let resolution = store
+            .resolve_with_manifest(&refunds, version.as_ref(), &|_| false, None)
             .await
             .unwrap()
             .unwrap();
-        assert!(manifest.is_none(), "not wanted");
+        assert!(resolution.manifest.is_none(), "not wanted");
+        assert!(resolution.file.is_none(), "not asked for");
+        for (path, why) in [
+            ("assets/large.txt", "larger than a resolution brings"),
+            ("no/such/file.md", "not in the version"),
+        ] {
+            let resolution = store
+                .resolve_with_manifest(&refunds, version.as_ref(), &|_| false, Some(path))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(resolution.file.is_none(), "{path}: {why}");
+        }
     }
     let missing = SkillRef::parse("acme", "missing").unwrap();
     assert!(
         store
-            .resolve_with_manifest(&missing, None, &|_| true)
+            .resolve_with_manifest(&missing, None, &|_| true, Some("SKILL.md"))
             .await
             .unwrap()
             .is_none()
@@ -526,6 +553,29 @@ async fn completion_across_namespaces_counts_what_the_caller_sees() {
         .await
         .unwrap();
     assert_eq!((names, total), (Vec::<String>::new(), 0));
+    // Within one namespace (one statement): a namespace the caller does not see completes as
+    // one that does not exist.
+    let within = |namespace: &'static str, visibility: Visibility| {
+        let store = &store;
+        async move {
+            store
+                .complete_names(Some(&ns(namespace)), "p", 10, &visibility)
+                .await
+                .unwrap()
+        }
+    };
+    let none = (Vec::<String>::new(), 0);
+    // The most recent publish first.
+    let secret = (["png", "pdf-plans"].map(str::to_owned).to_vec(), 2);
+    assert_eq!(within("secret", Visibility::All).await, secret);
+    assert_eq!(within("secret", only(&["secret"])).await, secret);
+    assert_eq!(within("secret", Visibility::public()).await, none);
+    assert_eq!(within("secret", only(&["beta"])).await, none);
+    assert_eq!(within("nowhere", Visibility::All).await, none);
+    assert_eq!(
+        within("beta", Visibility::public()).await,
+        (vec!["pdf".to_owned()], 1)
+    );
 }
 
 #[tokio::test]

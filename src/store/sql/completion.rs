@@ -5,7 +5,7 @@
 //! its `across`), which the two plan differently.
 
 use super::across::across_sql;
-use super::dialect::{Pool, desc_nulls_last, is_set, limit, visibility_args, visible};
+use super::dialect::{Pool, desc_nulls_last, limit, visibility_args, visible};
 use crate::core::{Namespace, Visibility};
 use crate::store::Result;
 use crate::store::rows::{CANDIDATES, COUNT_CAP, count, namespace_by_namespace, prefix_range};
@@ -74,53 +74,46 @@ pub(super) async fn names(
     let (lo, hi) = prefix_range(prefix);
     let (names, total): (Vec<String>, i64) = match namespace {
         Some(ns) => {
-            let found: Option<(i64, bool)> = sqlx::query_as(concat!(
-                "SELECT id, ",
-                is_set!("private"),
-                " FROM namespaces WHERE name = $1"
-            ))
-            .bind(ns.as_str())
-            .fetch_optional(pool)
-            .await?;
-            let Some((ns_id, _)) = found.filter(|(_, private)| visibility.sees(ns, *private))
-            else {
-                return Ok((Vec::new(), 0));
-            };
-            // Range-scans the covering index (namespace_id, name, last_published_at).
-            let names = sqlx::query_scalar(concat!(
-                "SELECT name FROM (SELECT name, last_published_at FROM skills
-                                   WHERE namespace_id = $3 AND name >= $1 AND name < $2
-                                   AND last_published_at IS NOT NULL
-                                   ORDER BY name ",
+            let (mode, visible_names) = visibility_args(visibility)?;
+            // One statement (a round trip on PostgreSQL): the namespace when `visibility` sees
+            // it, the ranked names and their count. Each part range-scans the covering index
+            // (namespace_id, name, last_published_at); the skills' filter is written twice, not
+            // as a shared CTE, which PostgreSQL would materialize whole.
+            let rows: Vec<(String, i64)> = sqlx::query_as(concat!(
+                "WITH ns AS (SELECT n.id FROM namespaces n WHERE n.name = $7 AND ",
+                visible!("n", "$8", "$9"),
+                ")
+                 SELECT c.name, (SELECT count(*) FROM (SELECT 1 FROM skills
+                                     WHERE namespace_id = (SELECT id FROM ns)
+                                     AND name >= $1 AND name < $2
+                                     AND last_published_at IS NOT NULL ",
+                limit!("$4"),
+                ") AS t)
+                 FROM (SELECT name, last_published_at FROM skills
+                       WHERE namespace_id = (SELECT id FROM ns) AND name >= $1 AND name < $2
+                       AND last_published_at IS NOT NULL
+                       ORDER BY name ",
                 limit!("$5"),
                 ") AS c
-                 ORDER BY name = $4 DESC, last_published_at ",
+                 ORDER BY c.name = $3 DESC, c.last_published_at ",
                 desc_nulls_last!(),
-                ", name ",
+                ", c.name ",
                 limit!("$6")
             ))
             .bind(&lo)
             .bind(&hi)
-            .bind(ns_id)
             .bind(prefix)
+            .bind(COUNT_CAP)
             .bind(CANDIDATES)
             .bind(i64::from(limit))
+            .bind(ns.as_str())
+            .bind(mode)
+            .bind(&visible_names)
             .fetch_all(pool)
             .await?;
-            let total = sqlx::query_scalar(concat!(
-                "SELECT count(*) FROM (SELECT 1 FROM skills
-                                       WHERE namespace_id = $3 AND name >= $1 AND name < $2
-                                       AND last_published_at IS NOT NULL ",
-                limit!("$4"),
-                ") AS c"
-            ))
-            .bind(&lo)
-            .bind(&hi)
-            .bind(ns_id)
-            .bind(COUNT_CAP)
-            .fetch_one(pool)
-            .await?;
-            (names, total)
+            // No row: nothing matches (or the namespace is hidden), so the count is 0 as well.
+            let total = rows.first().map_or(0, |(_, total)| *total);
+            (rows.into_iter().map(|(name, _)| name).collect(), total)
         }
         None if namespace_by_namespace(visibility) => {
             across(pool, across_sql!(seen), &lo, &hi, prefix, limit, visibility).await?
