@@ -22,7 +22,7 @@ use super::facets::Facets;
 use super::requires::Graph;
 use crate::core::{Namespace, SkillRef, SkillVersion, Visibility};
 use crate::error::Result;
-use crate::store::{Manifest, ResolvedVersion, Store, VersionId};
+use crate::store::{Resolution, ResolvedVersion, Store, VersionId};
 
 type ResolveKey = (SkillRef, Option<SkillVersion>);
 /// Namespace or name completion: which, within which namespace, the prefix, and who asks.
@@ -97,29 +97,34 @@ impl Current {
         }
     }
 
-    /// What `skill` resolves to (current, or the pinned `version`), with its version's manifest
-    /// when the store read it in the same statement and `wanted` said so of its id (never for a
-    /// cached resolution). Misses are not cached: a skill another process publishes is served
-    /// at once.
+    /// What `skill` resolves to (current, or the pinned `version`), with what the store read in
+    /// the same statement (never for a cached resolution): its version's manifest when `wanted`
+    /// said so of its id, the bytes of the file at `file`. Misses are not cached: a skill
+    /// another process publishes is served at once.
     pub(super) async fn resolve(
         &self,
         skill: &SkillRef,
         version: Option<&SkillVersion>,
         wanted: &(dyn Fn(VersionId) -> bool + Send + Sync),
-    ) -> Result<Option<(ResolvedVersion, Option<Manifest>)>> {
+        file: Option<&str>,
+    ) -> Result<Option<Resolution>> {
         let key = (skill.clone(), version.cloned());
         if let Some(resolved) = self.resolved.get(&key) {
-            return Ok(Some((resolved, None)));
+            return Ok(Some(Resolution {
+                resolved,
+                manifest: None,
+                file: None,
+            }));
         }
-        let Some((resolved, manifest)) = self
+        let Some(resolution) = self
             .store
-            .resolve_with_manifest(skill, version, wanted)
+            .resolve_with_manifest(skill, version, wanted, file)
             .await?
         else {
             return Ok(None);
         };
-        self.resolved.insert(key, resolved.clone());
-        Ok(Some((resolved, manifest)))
+        self.resolved.insert(key, resolution.resolved.clone());
+        Ok(Some(resolution))
     }
 
     /// The private namespaces.

@@ -165,15 +165,17 @@ pub trait Browse: Send + Sync + 'static {
         version: Option<&SkillVersion>,
     ) -> Result<Option<ResolvedVersion>>;
 
-    /// [`Browse::resolve`], and the version's manifest when `wanted` says so of its id and this
-    /// engine reads it in the same statement (PostgreSQL, where every statement is a round trip
-    /// to the server); else `None`, and the caller reads it with [`Catalog::manifests`].
+    /// [`Browse::resolve`], and what this engine reads in the same statement (PostgreSQL,
+    /// where every statement is a round trip to the server; else nothing, and the caller reads
+    /// them apart): the version's manifest when `wanted` says so of its id, and the stored
+    /// bytes of the file at `file` when it has one of at most [`INLINE_FILE_BYTES`].
     async fn resolve_with_manifest(
         &self,
         skill: &SkillRef,
         version: Option<&SkillVersion>,
         wanted: &(dyn Fn(VersionId) -> bool + Send + Sync),
-    ) -> Result<Option<(ResolvedVersion, Option<Manifest>)>>;
+        file: Option<&str>,
+    ) -> Result<Option<Resolution>>;
 
     /// A skill by reference.
     async fn skill(&self, skill: &SkillRef) -> Result<Option<SkillRecord>>;
@@ -669,6 +671,20 @@ pub trait Blobs: Send + Sync + 'static {
     /// Store each `(digest, bytes)` unless a blob with that digest exists. Durable on return.
     async fn put_if_absent(&self, blobs: &[(Digest, &[u8])]) -> Result<()>;
 }
+
+/// A resolution with what the store read in the same statement
+/// ([`Browse::resolve_with_manifest`]).
+#[derive(Debug)]
+pub struct Resolution {
+    pub resolved: ResolvedVersion,
+    pub manifest: Option<Manifest>,
+    /// The stored bytes of the file asked for, as stored (the caller verifies them).
+    pub file: Option<Vec<u8>>,
+}
+
+/// The largest file a resolution brings with it ([`Browse::resolve_with_manifest`]): a
+/// `SKILL.md` and most text files, not the large binaries a read of its own is worth.
+pub const INLINE_FILE_BYTES: i64 = 64 * 1024;
 
 /// Completion totals count at most this many matches.
 pub const COMPLETION_COUNT_CAP: u64 = 10_000;

@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::records::decode;
 use super::{
     AuditRecord, CatalogRecord, ChangedSkill, EntryRecord, FacetRecord, FileRecord, FindingsRecord,
-    ListingRecord, Manifest, Manifests, ResolvedVersion, Result, RevocationRecord, ScanTarget,
-    SkillRecord, SourceMember, SourceRecord, Stats, StoreError, TokenRecord, VerifyReport,
-    VersionRecord, Withdrawal,
+    ListingRecord, Manifest, Manifests, Resolution, ResolvedVersion, Result, RevocationRecord,
+    ScanTarget, SkillRecord, SourceMember, SourceRecord, Stats, StoreError, TokenRecord,
+    VerifyReport, VersionRecord, Withdrawal,
 };
 use crate::core::provenance::SourceSpec;
 use crate::core::scan::Scan;
@@ -39,7 +39,57 @@ pub(super) struct ListingRow {
     entry_id: Option<i64>,
 }
 
+/// A [`ListingRow`]'s columns by position, as a statement selects them in its field order
+/// (without the entry id): read by position, a 100-row page skips a lookup of each column by
+/// name, and of the missing `entry_id` (an error made for every row).
+pub(super) type ListingColumns = (
+    String,
+    String,
+    String,
+    i64,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    bool,
+    String,
+    String,
+);
+
 impl ListingRow {
+    pub(super) fn of_columns(columns: ListingColumns) -> Self {
+        let (
+            uri,
+            namespace,
+            skill,
+            version_id,
+            subpath,
+            name,
+            description,
+            version,
+            deprecation_message,
+            deprecated,
+            verdict,
+            findings,
+        ) = columns;
+        Self {
+            uri,
+            namespace,
+            skill,
+            version_id,
+            subpath,
+            name,
+            description,
+            version,
+            deprecation_message,
+            deprecated,
+            verdict,
+            findings,
+            entry_id: None,
+        }
+    }
+
     pub(super) fn decode(self) -> Result<ListingRecord> {
         Ok(ListingRecord {
             skill: decode::skill(&self.namespace, &self.skill)?,
@@ -98,34 +148,41 @@ pub(super) struct ResolvedManifestRow {
     provenance: Option<String>,
     signatures: Option<String>,
     publisher: Option<String>,
+    file: Option<Vec<u8>>,
 }
 
 impl ResolvedManifestRow {
-    /// The resolution, and the manifest when `wanted` says so of the version (decoded only
-    /// then: the caller may hold it already).
+    /// The resolution, the file's bytes, and the manifest when `wanted` says so of the version
+    /// (decoded only then: the caller may hold it already).
     pub(super) fn decode(
         self,
         wanted: &(dyn Fn(super::VersionId) -> bool + Send + Sync),
-    ) -> Result<(ResolvedVersion, Option<Manifest>)> {
+    ) -> Result<Resolution> {
         let resolved = self.resolved.decode()?;
         let version_id = resolved.version_id;
-        if !wanted(version_id) {
-            return Ok((resolved, None));
-        }
-        let manifest = self
-            .manifest
-            .map(|text| decode::json("a version's manifest column", &text))
-            .transpose()?;
-        let manifest = manifests_of_columns(vec![(
-            version_id,
+        let manifest = if wanted(version_id) {
+            let manifest = self
+                .manifest
+                .map(|text| decode::json("a version's manifest column", &text))
+                .transpose()?;
+            let manifest = manifests_of_columns(vec![(
+                version_id,
+                manifest,
+                self.provenance,
+                self.signatures,
+                self.publisher,
+            )])?
+            .remove(&version_id)
+            .ok_or_else(|| StoreError::Corrupt(format!("version {version_id} has no files")))?;
+            Some(manifest)
+        } else {
+            None
+        };
+        Ok(Resolution {
+            resolved,
             manifest,
-            self.provenance,
-            self.signatures,
-            self.publisher,
-        )])?
-        .remove(&version_id)
-        .ok_or_else(|| StoreError::Corrupt(format!("version {version_id} has no files")))?;
-        Ok((resolved, Some(manifest)))
+            file: self.file,
+        })
     }
 }
 

@@ -30,7 +30,7 @@ use super::usage::Usage;
 use crate::core::{Digest, SkillRef, SkillVersion, Visibility};
 use crate::error::{Error, Result};
 use crate::search::SearchIndex;
-use crate::store::{Blobs, Manifest, ResolvedVersion, Store, VersionId};
+use crate::store::{Blobs, Manifest, Resolution, ResolvedVersion, Store, VersionId};
 
 pub use catalog::{Browse, MAX_SAME_NAME};
 pub use complete::{Completion, MAX_COMPLETIONS};
@@ -108,6 +108,31 @@ impl Reads {
             .get(digest)
             .await?
             .ok_or_else(|| Error::Integrity(format!("blob {digest} is missing")))?;
+        self.verified(digest, Arc::new(bytes), keep).await
+    }
+
+    /// [`Self::blob`], given the bytes the store read as stored under `digest` with something
+    /// else (a resolution's statement).
+    pub(super) async fn stored_blob(
+        &self,
+        digest: &Digest,
+        bytes: Arc<Vec<u8>>,
+        keep: bool,
+    ) -> Result<Arc<Vec<u8>>> {
+        match self.blobs_kept.get(digest) {
+            Some(kept) => Ok(kept),
+            None => self.verified(digest, bytes, keep).await,
+        }
+    }
+
+    /// `bytes` read as stored under `digest`, once they are seen to hash to it (kept when
+    /// `keep`).
+    async fn verified(
+        &self,
+        digest: &Digest,
+        bytes: Arc<Vec<u8>>,
+        keep: bool,
+    ) -> Result<Arc<Vec<u8>>> {
         // Hashing a large file is CPU work: off the async workers, like other heavy work.
         let (bytes, intact) = if bytes.len() > HASH_INLINE_BYTES {
             let expected = *digest;
@@ -126,7 +151,6 @@ impl Reads {
                 "the stored bytes of {digest} do not match their digest"
             )));
         }
-        let bytes = Arc::new(bytes);
         if keep {
             self.blobs_kept.insert(*digest, bytes.clone());
         }
@@ -143,16 +167,35 @@ impl Reads {
         skill: &SkillRef,
         version: Option<&SkillVersion>,
     ) -> Result<Option<(ResolvedVersion, Arc<Manifest>)>> {
+        Ok(self
+            .resolve_visible_with(viewer, skill, version, None)
+            .await?
+            .map(|(resolved, manifest, _)| (resolved, manifest)))
+    }
+
+    /// [`Self::resolve_visible`], and the stored bytes of the file at `file` when the store
+    /// read them with the resolution (unverified: see [`Self::verified`]).
+    async fn resolve_visible_with(
+        &self,
+        viewer: &Visibility,
+        skill: &SkillRef,
+        version: Option<&SkillVersion>,
+        file: Option<&str>,
+    ) -> Result<Option<(ResolvedVersion, Arc<Manifest>, Option<Vec<u8>>)>> {
         // A version pending review is never served over MCP, whoever asks.
         // The manifest comes with the resolution when the store reads both at once and it is
         // not cached (manifests never change: a cached one is the same).
         let uncached = |version_id: VersionId| !self.manifests.contains(&version_id);
-        let Some((resolved, manifest)) = self
+        let Some(Resolution {
+            resolved,
+            manifest,
+            file,
+        }) = self
             .current
-            .resolve(skill, version, &uncached)
+            .resolve(skill, version, &uncached, file)
             .await?
-            .filter(|(resolved, _)| viewer.sees(&skill.namespace, resolved.private))
-            .filter(|(resolved, _)| !resolved.pending)
+            .filter(|r| viewer.sees(&skill.namespace, r.resolved.private))
+            .filter(|r| !r.resolved.pending)
         else {
             return Ok(None);
         };
@@ -171,7 +214,7 @@ impl Reads {
             }
             None => self.manifest(resolved.version_id).await?,
         };
-        Ok(Some((resolved, manifest)))
+        Ok(Some((resolved, manifest, file)))
     }
 
     /// Manifests of many versions: cached ones, and the misses read in one go (then cached).

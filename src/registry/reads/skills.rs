@@ -264,13 +264,26 @@ impl FileContent {
     }
 }
 
-/// A file found in its version's manifest, its bytes not read ([`Reads::locate`]).
+/// A file found in its version's manifest ([`Reads::locate`]), its bytes not read apart: a
+/// store that reads a small file with the resolution hands them over here, unverified, for
+/// [`Reads::read_located`].
 #[derive(Debug, Clone)]
 pub struct Located {
     pub uri: SkillUri,
     pub digest: Digest,
     /// The scan verdict of the version the file belongs to.
     pub scan: Summary,
+    stored: Option<Stored>,
+}
+
+/// Bytes read as stored, not verified yet (shown by their length).
+#[derive(Clone)]
+struct Stored(Arc<Vec<u8>>);
+
+impl std::fmt::Debug for Stored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Stored({} bytes)", self.0.len())
+    }
 }
 
 impl Located {
@@ -454,8 +467,8 @@ impl Reads {
         let Target::Path(path) = &uri.target else {
             return Err(not_found());
         };
-        let (resolved, manifest) = self
-            .resolve_visible(viewer, &uri.skill_ref(), uri.version.as_ref())
+        let (resolved, manifest, stored) = self
+            .resolve_visible_with(viewer, &uri.skill_ref(), uri.version.as_ref(), Some(path))
             .await?
             .ok_or_else(not_found)?;
         let file = manifest.file(path).ok_or_else(not_found)?;
@@ -469,6 +482,7 @@ impl Reads {
             uri: uri.clone(),
             digest: file.digest,
             scan: resolved.scan,
+            stored: stored.map(|bytes| Stored(Arc::new(bytes))),
         })
     }
 
@@ -508,8 +522,12 @@ impl Reads {
     /// The bytes of a located file. With [`Keep::Nothing`] (the caller keeps what it makes of
     /// them) bytes not cached already are read and verified, but not cached: each datum is
     /// held in one layer.
-    pub async fn read_located(&self, file: Located, keep: Keep) -> Result<FileContent> {
-        let bytes = self.blob(&file.digest, keep == Keep::Bytes).await?;
+    pub async fn read_located(&self, mut file: Located, keep: Keep) -> Result<FileContent> {
+        let keep_bytes = keep == Keep::Bytes;
+        let bytes = match file.stored.take() {
+            Some(Stored(bytes)) => self.stored_blob(&file.digest, bytes, keep_bytes).await?,
+            None => self.blob(&file.digest, keep_bytes).await?,
+        };
         let Target::Path(path) = &file.uri.target else {
             return Err(Error::NotFound(NotFound::Resource(file.uri.to_string())));
         };

@@ -9,7 +9,7 @@ use super::dialect::{Engine, visibility_args};
 use super::write::{self, Published, json_text};
 use crate::core::{Digest, SkillRef, VersionRef, Visibility};
 use crate::store::records::decode;
-use crate::store::rows::{self, ListingRow, decode_all};
+use crate::store::rows::{self, ListingColumns, ListingRow, decode_all};
 use crate::store::{
     Catalog, ListingRecord, Manifests, NewVersion, PublishOutcome, Result, StoreError,
 };
@@ -109,7 +109,7 @@ impl Catalog for Engine {
         // (store/sql/listing.rs): the page is one range of them, planned as one table (a join
         // with the namespaces took longer to plan, for every page, than to run). The visibility
         // is `visible!` on the listing's copy of the namespace.
-        let rows: Vec<ListingRow> = sqlx::query_as(
+        let rows: Vec<ListingColumns> = sqlx::query_as(
             "SELECT uri, namespace, skill, version_id, subpath, name, description, version,
                 deprecation_message, deprecated, verdict, findings
          FROM listing
@@ -122,7 +122,7 @@ impl Catalog for Engine {
         .bind(&names)
         .fetch_all(pool)
         .await?;
-        decode_all(rows, ListingRow::decode)
+        decode_all(rows, |columns| ListingRow::of_columns(columns).decode())
     }
 
     async fn manifests(&self, version_ids: &[i64]) -> Result<Manifests> {

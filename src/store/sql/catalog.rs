@@ -12,26 +12,37 @@ use crate::store::rows::{
     CatalogRow, FacetRow, ResolvedManifestRow, ResolvedRow, SkillRow, VersionRow, decode_all,
 };
 use crate::store::{
-    Browse, CatalogFilter, CatalogKey, CatalogRecord, FacetRecord, Manifest, NameMatch,
-    ResolvedVersion, Result, SkillId, SkillRecord, VersionId, VersionRecord,
+    Browse, CatalogFilter, CatalogKey, CatalogRecord, FacetRecord, INLINE_FILE_BYTES, NameMatch,
+    Resolution, ResolvedVersion, Result, SkillId, SkillRecord, VersionId, VersionRecord,
 };
 
 /// The columns of a resolution; the version comes from the current pointer or a pinned match.
-/// With `manifest`, also the version's manifest columns (as `Catalog::manifests` reads them).
+/// With `manifest`, also the version's manifest columns (as `Catalog::manifests` reads them) and
+/// one file's bytes.
 macro_rules! resolve_sql {
     ($join:literal) => {
-        resolve_sql!("", $join)
+        resolve_sql!([], $join)
     };
-    (manifest, $join:literal) => {
+    // With the manifest columns and the bytes of the file at path `$path` when it is at most
+    // `$max` bytes (the blob's row, through the version's file row).
+    (manifest($path:literal, $max:literal), $join:literal) => {
         resolve_sql!(
-            "v.manifest, v.provenance, v.signatures, v.publisher, ",
+            [
+                "v.manifest, v.provenance, v.signatures, v.publisher,
+                 (SELECT b.data FROM version_files f JOIN blobs b ON b.digest = f.digest
+                  WHERE f.version_id = v.id AND f.path = ",
+                $path,
+                " AND f.size <= ",
+                $max,
+                ") AS file, "
+            ],
             $join
         )
     };
-    ($columns:literal, $join:literal) => {
+    ([$($columns:literal),*], $join:literal) => {
         concat!(
             "SELECT ",
-            $columns,
+            $($columns,)*
             "s.id AS skill_id, v.id AS version_id, v.version,
                     v.yanked_at IS NOT NULL AS yanked, v.yank_reason, s.deprecation_message,
                     s.deprecated_at IS NOT NULL AS deprecated, ",
@@ -270,30 +281,42 @@ impl Browse for Engine {
         skill: &SkillRef,
         version: Option<&SkillVersion>,
         wanted: &(dyn Fn(VersionId) -> bool + Send + Sync),
-    ) -> Result<Option<(ResolvedVersion, Option<Manifest>)>> {
+        file: Option<&str>,
+    ) -> Result<Option<Resolution>> {
         if !RESOLVE_WITH_MANIFEST {
-            return Ok(self.resolve(skill, version).await?.map(|r| (r, None)));
+            return Ok(self
+                .resolve(skill, version)
+                .await?
+                .map(|resolved| Resolution {
+                    resolved,
+                    manifest: None,
+                    file: None,
+                }));
         }
         let pool = self.read();
         let row: Option<ResolvedManifestRow> = match version {
             None => {
                 sqlx::query_as(resolve_sql!(
-                    manifest,
+                    manifest("$3", "$4"),
                     "JOIN versions v ON v.id = s.current_version_id"
                 ))
                 .bind(skill.namespace.as_str())
                 .bind(skill.name.as_str())
+                .bind(file)
+                .bind(INLINE_FILE_BYTES)
                 .fetch_optional(pool)
                 .await?
             }
             Some(version) => {
                 sqlx::query_as(resolve_sql!(
-                    manifest,
+                    manifest("$4", "$5"),
                     "JOIN versions v ON v.skill_id = s.id AND v.version = $3"
                 ))
                 .bind(skill.namespace.as_str())
                 .bind(skill.name.as_str())
                 .bind(version.to_string())
+                .bind(file)
+                .bind(INLINE_FILE_BYTES)
                 .fetch_optional(pool)
                 .await?
             }
