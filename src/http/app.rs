@@ -1,7 +1,6 @@
 //! What the HTTP handlers share: the application state and the error answer.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -11,8 +10,8 @@ use super::api::{ErrorBody, ErrorDetail};
 use crate::config::Config;
 use crate::core::{Digest, Visibility};
 use crate::error::Error;
-use crate::registry::Registry;
 use crate::registry::cache::{self, Cache, CacheId};
+use crate::registry::{Kept, Registry};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -22,17 +21,12 @@ pub struct AppState {
     /// Rendered Markdown files, by the digest of the file and its file viewer address (its
     /// relative links point into its version; neither its bytes nor its version's files change).
     pub rendered: Arc<Cache<(Digest, String), Arc<String>>>,
-    /// The web catalog's browse pages as served, by viewer and query string (`web::catalog`).
-    pub catalog_pages: Arc<Cache<(Visibility, String), Arc<ServedPage>>>,
+    /// The web catalog's browse pages as served, by viewer and query (`web::catalog`).
+    pub catalog_pages: Arc<Cache<(Visibility, String), KeptPage>>,
 }
 
-/// A page as served, with the epoch of answers about what is current it was made in
-/// ([`Registry::current_epoch`]) and when.
-pub struct ServedPage {
-    pub epoch: u64,
-    pub made: Instant,
-    pub html: Bytes,
-}
+/// A web page as served, kept while what is current has not changed.
+pub type KeptPage = Arc<Kept<Bytes>>;
 
 impl AppState {
     pub fn new(registry: Registry, config: &Config) -> Self {
@@ -41,10 +35,10 @@ impl AppState {
             config: Arc::new(config.clone()),
             catalog_pages: Arc::new(registry.caches().cache(
                 CacheId::CatalogPages,
-                |(_, query): &(Visibility, String), page: &Arc<ServedPage>| {
+                |(_, query): &(Visibility, String), page: &KeptPage| {
                     cache::string_bytes(query)
-                        + cache::arc_bytes(size_of::<ServedPage>())
-                        + cache::allocated(page.html.len())
+                        + cache::arc_bytes(size_of::<Kept<Bytes>>())
+                        + cache::allocated(page.value.len())
                 },
             )),
             rendered: Arc::new(registry.caches().cache(

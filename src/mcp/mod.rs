@@ -47,7 +47,7 @@ use crate::core::usage;
 use crate::core::{Code, McpKind, SkillUri, Visibility, mime, signature};
 use crate::error::{Error, NotFound};
 use crate::registry::cache::{self, Budget, Cache, CacheId};
-use crate::registry::{Keep, Located, Registry};
+use crate::registry::{Keep, Kept, Located, Registry};
 pub use entries::Codec;
 use entries::Entries;
 use entries::scan_meta;
@@ -151,8 +151,8 @@ pub struct Shared {
     contents: Cache<(Digest, Option<String>), Content>,
     /// `skills/list` pages as served, by who asks and from where: a page of the current
     /// catalog is the same bytes until the catalog changes, so it is kept like the registry's
-    /// resolutions ([`Registry::current_epoch`]).
-    pages: Cache<(Visibility, Option<String>), Arc<ServedPage>>,
+    /// resolutions ([`Registry::current_stamp`]).
+    pages: Cache<(Visibility, Option<String>), Arc<Kept<ServedPage>>>,
     /// What `initialize` answers of the server (rmcp asks on every stateless request).
     info: ServerConfig,
     /// What resource subscriptions resolve after a change, shared ([`subscriptions::Answers`]).
@@ -163,8 +163,6 @@ pub struct Shared {
 
 /// A `skills/list` page as served: its entries serialized, and its cursor.
 struct ServedPage {
-    epoch: u64,
-    made: std::time::Instant,
     entries: Bytes,
     next_cursor: Option<String>,
 }
@@ -214,9 +212,9 @@ impl Shared {
             }),
             pages: budget.cache(CacheId::Pages, |(_, cursor), p| {
                 cursor.as_ref().map_or(0, cache::string_bytes)
-                    + cache::arc_bytes(size_of::<ServedPage>())
-                    + cache::arc_bytes(p.entries.len())
-                    + p.next_cursor.as_ref().map_or(0, cache::string_bytes)
+                    + cache::arc_bytes(size_of::<Kept<ServedPage>>())
+                    + cache::arc_bytes(p.value.entries.len())
+                    + p.value.next_cursor.as_ref().map_or(0, cache::string_bytes)
             }),
         }
     }
@@ -255,28 +253,27 @@ impl SkillServer {
         &self,
         viewer: Visibility,
         cursor: Option<String>,
-    ) -> Result<Arc<ServedPage>, ErrorData> {
-        let (epoch, ttl) = self.registry.current_epoch();
+    ) -> Result<Arc<Kept<ServedPage>>, ErrorData> {
+        let stamp = self.registry.current_stamp();
         let key = (viewer, cursor);
         if let Some(page) = self.shared.pages.get(&key)
-            && page.epoch == epoch
-            && page.made.elapsed() < ttl
+            && page.fresh(&stamp)
         {
             return Ok(page);
         }
-        let made = std::time::Instant::now();
         let page = self
             .registry
             .reads()
             .list_entries(&key.0, key.1.as_deref())
             .await
             .map_err(|e| to_mcp(e, None))?;
-        let served = Arc::new(ServedPage {
-            epoch,
-            made,
-            entries: Entries::page(&page.items).into(),
-            next_cursor: page.next_cursor,
-        });
+        let served = Arc::new(Kept::new(
+            stamp,
+            ServedPage {
+                entries: Entries::page(&page.items).into(),
+                next_cursor: page.next_cursor,
+            },
+        ));
         self.shared.pages.insert(key, served.clone());
         Ok(served)
     }
@@ -730,8 +727,8 @@ impl ServerHandler for SkillServer {
                 Some(slot) => {
                     let page = self.served_page(viewer, cursor).await?;
                     (
-                        vec![slot.page(page.entries.clone())],
-                        page.next_cursor.clone(),
+                        vec![slot.page(page.value.entries.clone())],
+                        page.value.next_cursor.clone(),
                     )
                 }
                 None => {

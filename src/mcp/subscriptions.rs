@@ -144,7 +144,7 @@ async fn resolve(
 }
 
 /// What the subscriptions of a process resolve after a change, shared: within one generation
-/// of what is current ([`Registry::current_epoch`]) each (viewer, URI) followed anywhere is
+/// of what is current ([`Registry::current_stamp`]) each (viewer, URI) followed anywhere is
 /// resolved once, however many sessions follow it, and they wait for that one look rather than
 /// all asking storage at once. Emptied when the generation moves.
 #[derive(Default)]
@@ -166,7 +166,7 @@ impl Answers {
         raw: &str,
         uri: &SkillUri,
     ) -> Answer {
-        let (epoch, _) = registry.current_epoch();
+        let epoch = registry.current_stamp().epoch();
         let cell = {
             let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
             if memo.0 != epoch {

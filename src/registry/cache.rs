@@ -36,7 +36,7 @@
 //! | `entries` | registry (serialized by the transport's codec) | version id, subpath | never: a version's entry is the same bytes for as long as it exists |
 //! | `get_entries` | mcp (`skills/get`: an entry's own part, serialized) | version id, subpath, pinned | never (as entries) |
 //! | `contents` | mcp (`resources/read`) | file digest, MIME type by name | never (as blobs) |
-//! | `pages` | mcp (`skills/list` pages as served) | viewer, cursor | epoch: an item made before the last change, or older than [`RESOLVE_TTL`], is not served ([`Registry::current_epoch`]) |
+//! | `pages` | mcp (`skills/list` pages as served) | viewer, cursor | epoch: an item made before the last change, or older than [`RESOLVE_TTL`], is not served ([`Registry::current_stamp`]) |
 //! | `rendered` | http (web pages) | Markdown file digest, its file viewer address | never: neither the bytes nor the files its links point to change |
 //! | `facets` | registry | catalog generation (one item: the web catalog's counts per namespace) | never: a generation's counts never change; a change bumps the generation |
 //!
@@ -45,7 +45,7 @@
 //! serialized bytes only in `entries`.
 //!
 //! [`RESOLVE_TTL`]: super::RESOLVE_TTL
-//! [`Registry::current_epoch`]: super::Registry::current_epoch
+//! [`Registry::current_stamp`]: super::Registry::current_stamp
 
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, broadcast};
 
@@ -259,8 +259,74 @@ impl Current {
         self.changes.subscribe()
     }
 
-    /// The epoch answers about what is current are at, and how long one may be kept.
-    pub(super) fn epoch(&self) -> (u64, Duration) {
-        (self.epoch.load(Ordering::Acquire), self.ttl)
+    /// The epoch answers about what is current are at, and how long one may be kept, now.
+    pub(super) fn stamp(&self) -> Stamp {
+        Stamp {
+            epoch: self.epoch.load(Ordering::Acquire),
+            ttl: self.ttl,
+            at: Instant::now(),
+        }
+    }
+}
+
+/// When an answer about what is current began to be made: the epoch of such answers then, and
+/// how long one may be kept ([`super::Registry::current_stamp`]). Taken before the answer is
+/// made, so that a change while it is made leaves it stale at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Stamp {
+    epoch: u64,
+    ttl: Duration,
+    at: Instant,
+}
+
+/// An answer about what is current that a service or transport keeps (a `skills/list` page as
+/// served, a web catalog page), with the [`Stamp`] it was made at. It is served again while
+/// nothing changed and it is younger than the current TTL: the rule the registry's own
+/// resolutions follow.
+pub struct Kept<T> {
+    stamp: Stamp,
+    pub value: T,
+}
+
+impl Stamp {
+    /// The epoch alone, for what is kept per epoch whatever its age.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+}
+
+impl<T> Kept<T> {
+    pub fn new(stamp: Stamp, value: T) -> Self {
+        Self { stamp, value }
+    }
+
+    /// Whether it may be served to a request stamped `now`.
+    pub fn fresh(&self, now: &Stamp) -> bool {
+        self.stamp.epoch == now.epoch && now.at.saturating_duration_since(self.stamp.at) < now.ttl
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_answer_is_fresh_until_the_epoch_moves_or_the_ttl_runs_out() {
+        let at = Instant::now();
+        let made = Stamp {
+            epoch: 3,
+            ttl: Duration::from_secs(1),
+            at,
+        };
+        let kept = Kept::new(made, "page");
+        let later = |ms| Stamp {
+            at: at + Duration::from_millis(ms),
+            ..made
+        };
+        assert!(kept.fresh(&made));
+        assert!(kept.fresh(&later(999)));
+        assert!(!kept.fresh(&later(1000)), "the TTL ran out");
+        assert!(!kept.fresh(&Stamp { epoch: 4, ..made }), "a change");
+        assert_eq!(made.epoch(), 3);
     }
 }

@@ -19,7 +19,7 @@
 //! another process imports into the same data directory is served by the next request, and a new
 //! version of an existing skill within [`RESOLVE_TTL`]. A transport that keeps its own answers
 //! about what is current (the MCP surface keeps `skills/list` pages as served) follows the same
-//! rule through [`Registry::current_epoch`]. Every cache of the process, the transports'
+//! rule through [`Registry::current_stamp`] and [`Kept`]. Every cache of the process, the transports'
 //! included, is built from one memory budget ([`Registry::caches`]); [`cache`] lists them with
 //! their weights and what invalidates each.
 //!
@@ -60,6 +60,7 @@ use crate::store::{Backend, Location, Store};
 
 pub use crate::core::Status;
 pub use access::{Access, NewTokenRequest};
+pub use current::{Kept, Stamp};
 pub use events::{EventSettings, Events, FeedPage};
 pub use facets::Counts;
 use heavy::Heavy;
@@ -532,11 +533,11 @@ impl Registry {
     }
 
     /// Which generation of answers about what is current this process is at, and how long one
-    /// may be kept: a transport that keeps such an answer (a `skills/list` page as served) may
-    /// serve it again while the epoch is the same and it is younger than the duration, as the
-    /// registry does with its own resolutions.
-    pub fn current_epoch(&self) -> (u64, Duration) {
-        self.inner.current.epoch()
+    /// may be kept, now: a transport that keeps such an answer (a `skills/list` page as served)
+    /// keeps it as a [`Kept`] made with the stamp taken before the answer, and serves it again
+    /// while [`Kept::fresh`], as the registry does with its own resolutions.
+    pub fn current_stamp(&self) -> Stamp {
+        self.inner.current.stamp()
     }
 
     /// Run CPU-heavy `work` on a blocking thread, at most as many at once as there are cores.

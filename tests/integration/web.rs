@@ -643,16 +643,36 @@ async fn catalog_pages_are_kept_until_the_catalog_changes() {
     let first = get("/").await;
     // Kept for the current TTL (a second): a loaded machine may take that long between two
     // requests, so a few tries.
-    let mut from_memory = false;
-    for _ in 0..5 {
+    let served_from_memory = async |path: &str| {
+        for _ in 0..5 {
+            let before = hits(&get("/metrics").await);
+            assert_eq!(get(path).await, first, "{path}");
+            if hits(&get("/metrics").await) > before {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(
+        served_from_memory("/").await,
+        "the page was never served from memory"
+    );
+    // Kept by the parameters the page reads: others (a new one each try) do not make a page
+    // of their own.
+    let mut kept_by_what_is_read = false;
+    for i in 0..5 {
+        get("/").await;
         let before = hits(&get("/metrics").await);
-        assert_eq!(get("/").await, first);
+        assert_eq!(get(&format!("/?utm_source=mail&x={i}")).await, first);
         if hits(&get("/metrics").await) > before {
-            from_memory = true;
+            kept_by_what_is_read = true;
             break;
         }
     }
-    assert!(from_memory, "the page was never served from memory");
+    assert!(
+        kept_by_what_is_read,
+        "parameters the page does not read made another page"
+    );
     assert!(!first.contains("acme/fresh"), "{first}");
     server
         .registry

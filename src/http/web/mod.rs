@@ -15,16 +15,15 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Instant;
 
 use askama::Template;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, RawQuery, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::app::AppState;
 use super::auth::Reader;
@@ -32,7 +31,7 @@ use crate::core::records::FileRecord;
 use crate::core::uri::SKILL_MD;
 use crate::core::{SkillRef, SkillVersion, VersionRef, Visibility};
 use crate::error::{Error, NotFound, Result};
-use crate::registry::{FileContent, SkillDetail, SkillStats, VersionDetail};
+use crate::registry::{FileContent, Kept, SkillDetail, SkillStats, VersionDetail};
 
 mod catalog;
 mod diff;
@@ -149,7 +148,7 @@ fn error_response(error: &Error) -> Response {
     (status, page(&view, false)).into_response()
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Serialize, Default)]
 struct CatalogQuery {
     q: Option<String>,
     namespace: Option<String>,
@@ -164,8 +163,8 @@ struct CatalogQuery {
     start: Option<u64>,
 }
 
-/// The catalog. Browse pages are kept as served, by viewer and query string
-/// (`AppState::catalog_pages`), and served again while the epoch of answers about what is current
+/// The catalog. Browse pages are kept as served, by viewer and query (`AppState::catalog_pages`:
+/// its parameters as read, so parameters the page does not read make no page of their own), and served again while the epoch of answers about what is current
 /// they were made in is the registry's and they are younger than the current TTL, as
 /// `skills/list` pages are: the catalog's first page is made once per change (and per TTL: the
 /// cards' read counts move without a change). Search results are not kept: the index follows a
@@ -173,21 +172,21 @@ struct CatalogQuery {
 async fn catalog(
     State(s): State<AppState>,
     reader: Reader,
-    RawQuery(raw): RawQuery,
     Query(q): Query<CatalogQuery>,
 ) -> Response {
-    let kept = q.q.as_deref().is_none_or(|q| q.trim().is_empty());
+    // The parameters as read (infallible for these fields; a page whose key cannot be made is
+    // not kept).
+    let query = serde_json::to_string(&q).ok();
+    let kept = q.q.as_deref().is_none_or(|q| q.trim().is_empty()) && query.is_some();
     // Read before the page is made: a change while it is made leaves it stale at once.
-    let (epoch, ttl) = s.registry.current_epoch();
-    let key = (reader.visibility, raw.unwrap_or_default());
+    let stamp = s.registry.current_stamp();
+    let key = (reader.visibility, query.unwrap_or_default());
     if kept
         && let Some(served) = s.catalog_pages.get(&key)
-        && served.epoch == epoch
-        && served.made.elapsed() < ttl
+        && served.fresh(&stamp)
     {
-        return html_page(served.html.clone(), false);
+        return html_page(served.value.clone(), false);
     }
-    let made = Instant::now();
     let view = match catalog::catalog_page(&s.registry, &key.0, &q).await {
         Ok(view) => view,
         Err(e) => return error_response(&e),
@@ -195,12 +194,8 @@ async fn catalog(
     match render(&view) {
         Some(html) => {
             if kept {
-                let served = super::app::ServedPage {
-                    epoch,
-                    made,
-                    html: html.clone(),
-                };
-                s.catalog_pages.insert(key, Arc::new(served));
+                s.catalog_pages
+                    .insert(key, Arc::new(Kept::new(stamp, html.clone())));
             }
             html_page(html, false)
         }
