@@ -141,9 +141,16 @@ pub struct AddArgs {
     pub identity: Option<String>,
     /// A keyless signature (Sigstore: a Fulcio certificate and a Rekor entry) verifies when
     /// its certificate names this OIDC issuer and --identity; checked offline against
-    /// Sigstore's public-good trusted root (built in). Implies --require-signed.
+    /// Sigstore's public-good trusted root (built in), or --sigstore-trusted-root. Implies
+    /// --require-signed.
     #[arg(long, value_name = "URL", requires = "identity")]
     pub issuer: Option<String>,
+    /// The Sigstore trusted root (`trusted_root.json`: Fulcio CAs, Rekor and CT log keys,
+    /// timestamp authorities) keyless signatures are verified against instead of the built-in
+    /// public-good one: a private Sigstore instance's, as the registry's setting of the same
+    /// name.
+    #[arg(long, value_name = "FILE", requires = "issuer")]
+    pub sigstore_trusted_root: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub target: Target,
 }
@@ -159,6 +166,7 @@ impl AddArgs {
             return Ok(None);
         }
         use crate::core::signature::cert::{Anchor, is_certificate_pem};
+        use crate::core::signature::keyless::TrustRoot;
         let (mut keys, mut cas) = (Vec::new(), Vec::new());
         for path in &self.keys {
             let pem = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
@@ -175,11 +183,26 @@ impl AddArgs {
                 keys.push(crate::core::signature::PublicKey::from_pem(&pem).map_err(usage)?);
             }
         }
+        let trusted_root = match &self.sigstore_trusted_root {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
+                let root = TrustRoot::from_json(&text).map_err(|e| {
+                    Error::new(
+                        consumer::Code::Usage,
+                        format!("--sigstore-trusted-root {}: {e}", path.display()),
+                    )
+                })?;
+                Some(std::sync::Arc::new(root))
+            }
+            None => None,
+        };
         Ok(Some(consumer::signed::Policy {
             keys,
             cas,
             identity: self.identity.clone(),
             issuer: self.issuer.clone(),
+            trusted_root,
         }))
     }
 }

@@ -273,9 +273,13 @@ impl Lock {
                     .identity
                     .as_deref()
                     .map_or_else(String::new, |i| format!(", identity = {}", q(i)));
+                let issuer = signed
+                    .issuer
+                    .as_deref()
+                    .map_or_else(String::new, |i| format!(", issuer = {}", q(i)));
                 let _ = writeln!(
                     out,
-                    "signature = {{ by = {}, key = {}{identity} }}",
+                    "signature = {{ by = {}, key = {}{identity}{issuer} }}",
                     q(&signed.by),
                     q(&signed.key)
                 );
@@ -366,6 +370,13 @@ mod tests {
         lock.put(dependency);
         let mut quoted = skill("acme/a", vec![file("z.md", b"z"), file("SKILL.md", b"a")]);
         quoted.uri = "skill://acme/a \"q\"/SKILL.md".into();
+        // Signed keyless: who, and the OIDC issuer that vouched for them.
+        quoted.signature = Some(LockedSignature {
+            by: "author".into(),
+            key: "ab".repeat(32),
+            identity: Some("release@acme.example".into()),
+            issuer: Some("https://token.actions.githubusercontent.com".into()),
+        });
         lock.put(quoted);
         let text = lock.render();
         // A quote in a value is written as TOML escapes it (the crate's own quoting).
@@ -384,6 +395,17 @@ mod tests {
         assert_eq!(back.find("zeta/b").unwrap().required_by, ["acme/a"]);
         assert!(!back.find("acme/a").unwrap().dependency);
         assert_eq!(back.find("b").unwrap().path, "zeta/b");
+        assert!(
+            text.contains(
+                "identity = \"release@acme.example\", issuer = \"https://token.actions.githubusercontent.com\" }\n"
+            ),
+            "{text}"
+        );
+        let signed = back.find("acme/a").unwrap().signature.as_ref().unwrap();
+        assert_eq!(
+            signed.issuer.as_deref(),
+            Some("https://token.actions.githubusercontent.com")
+        );
     }
 
     #[test]

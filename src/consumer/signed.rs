@@ -20,10 +20,11 @@
 //!
 //! With `--issuer` (and `--identity`), a keyless bundle (a Sigstore Fulcio certificate and a
 //! Rekor entry, `model_signing sign sigstore`) verifies here, offline, against Sigstore's
-//! public-good production trusted root (built in): the log entry, the certificate's chain to
-//! Fulcio at the time the log says it was signed, its SCT, the signature, and a certificate
-//! naming that issuer and identity (`prefix*` and `*` as for a CA). The certificate's key is
-//! kept and recorded, with the issuer, as for a CA-issued certificate.
+//! public-good production trusted root (built in), or the `trusted_root.json` of a private
+//! Sigstore instance given with `--sigstore-trusted-root`: the log entry, the certificate's
+//! chain to Fulcio at the time the log says it was signed, its SCT, the signature, and a
+//! certificate naming that issuer and identity (`prefix*` and `*` as for a CA). The
+//! certificate's key is kept and recorded, with the issuer, as for a CA-issued certificate.
 
 use std::path::{Path, PathBuf};
 
@@ -47,8 +48,11 @@ pub struct Policy {
     /// `--identity`: the author whose signature is required.
     pub identity: Option<String>,
     /// `--issuer`: keyless bundles whose certificate names this OIDC issuer and `identity`
-    /// verify (against the production Sigstore root).
+    /// verify (against `trusted_root`).
     pub issuer: Option<String>,
+    /// `--sigstore-trusted-root`: the Sigstore trusted root keyless bundles are verified
+    /// against; `None`: the public-good production root, built in.
+    pub trusted_root: Option<std::sync::Arc<TrustRoot>>,
 }
 
 /// A verified signature, ready to be kept with the install.
@@ -163,6 +167,8 @@ pub async fn verify(
     } else {
         policy.keys.clone()
     };
+    // The built-in root, read only when a keyless bundle is met.
+    let mut production = None;
     let mut failures = Vec::new();
     for announced in wanted {
         let text = remote.read_bundle(&announced.uri).await?;
@@ -183,7 +189,11 @@ pub async fn verify(
                 ));
                 continue;
             };
-            match bundle.verify_keyless(&TrustRoot::production(), std::slice::from_ref(keyless)) {
+            let root = match &policy.trusted_root {
+                Some(root) => &**root,
+                None => production.get_or_insert_with(TrustRoot::production),
+            };
+            match bundle.verify_keyless(root, std::slice::from_ref(keyless)) {
                 Ok(signer) => {
                     return Ok(Verified {
                         locked: LockedSignature {

@@ -22,6 +22,7 @@ mod fuzz_corpus;
 mod hardening;
 mod hostile;
 mod install;
+mod keyless_instance;
 mod mcp_protocol;
 mod ops;
 mod postgres;

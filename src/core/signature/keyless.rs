@@ -169,6 +169,14 @@ fn refusal(error: SigstoreError) -> SignatureError {
         SigstoreError::Certificate(
             CertificateError::Expired { .. } | CertificateError::NotYetValid { .. },
         ) => SignatureError::CertificateExpired(format!("at the time it was logged: {text}")),
+        // The chain is checked (by WebPKI) at the logged time before the leaf's own validity
+        // is: a certificate of it expired or not yet valid then fails there, and only WebPKI's
+        // error (its variant's name, in the detail) says which check it was.
+        SigstoreError::Certificate(CertificateError::ChainInvalid(detail))
+            if detail.contains("CertExpired") || detail.contains("CertNotValidYet") =>
+        {
+            SignatureError::CertificateExpired(format!("at the time it was logged: {text}"))
+        }
         SigstoreError::Certificate(_)
         | SigstoreError::InvalidTrustRoot(_)
         | SigstoreError::TrustRoot(_)
