@@ -25,10 +25,8 @@ import time
 import http.client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import whole_process as wp  # noqa: E402
-from webhooks import archive  # noqa: E402
-
-TOKEN = os.environ.get("SKILLREG_BENCH_TOKEN") or os.urandom(32).hex()
+import webhooks  # noqa: E402
+from webhooks import TOKEN, archive  # noqa: E402
 
 
 def psql(server_url, sql):
@@ -37,26 +35,13 @@ def psql(server_url, sql):
 
 
 def serve(binary, data_dir, database_url=None):
-    port = wp.free_port()
-    env = dict(os.environ, SKILLREG_ADMIN_TOKEN=TOKEN)
-    env.pop("SKILLREG_DATABASE_URL", None)
-    if database_url:
-        env["SKILLREG_DATABASE_URL"] = database_url
-    proc = subprocess.Popen(
-        [binary, "serve", "--data-dir", data_dir, "--listen", f"127.0.0.1:{port}", "--no-seed",
-         "--rate-limit-writes-per-minute", "0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-    )
-    for _ in range(3000):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            wp.get(conn, "/healthz")
-            conn.close()
-            return proc, port
-        except (ConnectionError, OSError, RuntimeError):
-            time.sleep(0.01)
-    proc.kill()
-    raise RuntimeError("the server did not start")
+    """`webhooks.serve` without the write rate limit, on `database_url` when given."""
+    env = {"SKILLREG_DATABASE_URL": database_url} if database_url else {}
+    if not database_url:
+        os.environ.pop("SKILLREG_DATABASE_URL", None)
+    proc, conn = webhooks.serve(binary, data_dir, ("--rate-limit-writes-per-minute", "0"), env)
+    conn.close()
+    return proc, conn.port
 
 
 def load(ports, clients, seconds, tag):

@@ -94,15 +94,17 @@ def request(conn, method, path, body=None, content_type="application/json"):
     return json.loads(text) if text else None
 
 
-def serve(binary, data_dir):
+def serve(binary, data_dir, flags=("--webhook-allow-host", "127.0.0.1"), env=None):
+    """A release `skillreg serve` on a free port with TOKEN as its admin token (and `flags`,
+    and `env` over this process's environment), once it answers: the process and a connection."""
     port = wp.free_port()
-    env = dict(os.environ, SKILLREG_ADMIN_TOKEN=TOKEN)
+    env = dict(os.environ, SKILLREG_ADMIN_TOKEN=TOKEN, **(env or {}))
     proc = subprocess.Popen(
         [binary, "serve", "--data-dir", data_dir, "--listen", f"127.0.0.1:{port}", "--no-seed",
-         "--webhook-allow-host", "127.0.0.1"],
+         *flags],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
-    for _ in range(2000):
+    for _ in range(3000):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             wp.get(conn, "/healthz")
