@@ -189,7 +189,7 @@ impl Reads {
         let Some(Resolution {
             resolved,
             manifest,
-            file,
+            file: stored,
         }) = self
             .current
             .resolve(skill, version, &uncached, file)
@@ -214,7 +214,7 @@ impl Reads {
             }
             None => self.manifest(resolved.version_id).await?,
         };
-        Ok(Some((resolved, manifest, file)))
+        Ok(Some((resolved, manifest, stored)))
     }
 
     /// Manifests of many versions: cached ones, and the misses read in one go (then cached).
