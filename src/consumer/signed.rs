@@ -62,6 +62,29 @@ pub struct Verified {
     key: PublicKey,
 }
 
+impl Verified {
+    /// The signature of `by` in `bundle`, verified with `key`: the identity a certificate
+    /// names (or the registry announced, for a key) and, keyless, the OIDC issuer.
+    fn new(
+        by: &str,
+        key: PublicKey,
+        identity: Option<String>,
+        issuer: Option<String>,
+        bundle: String,
+    ) -> Self {
+        Self {
+            locked: LockedSignature {
+                by: by.to_owned(),
+                key: key.key_id(),
+                identity,
+                issuer,
+            },
+            bundle,
+            key,
+        }
+    }
+}
+
 /// The version `path` @ the entry's version, as a signature's subject.
 struct Owned {
     namespace: Namespace,
@@ -195,16 +218,13 @@ pub async fn verify(
             };
             match bundle.verify_keyless(root, std::slice::from_ref(keyless)) {
                 Ok(signer) => {
-                    return Ok(Verified {
-                        locked: LockedSignature {
-                            by: announced.by.clone(),
-                            key: signer.key.key_id(),
-                            identity: Some(signer.identity),
-                            issuer: Some(signer.issuer),
-                        },
-                        bundle: text,
-                        key: signer.key,
-                    });
+                    return Ok(Verified::new(
+                        &announced.by,
+                        signer.key,
+                        Some(signer.identity),
+                        Some(signer.issuer),
+                        text,
+                    ));
                 }
                 Err(e) => {
                     failures.push(format!("{} (keyless: {e} [{}])", announced.by, e.code()));
@@ -216,16 +236,13 @@ pub async fn verify(
             let now = rustls_pki_types::UnixTime::now();
             match bundle.verify_certificate(&policy.cas, now) {
                 Ok(signer) => {
-                    return Ok(Verified {
-                        locked: LockedSignature {
-                            by: announced.by.clone(),
-                            key: signer.key.key_id(),
-                            identity: Some(signer.identity),
-                            issuer: None,
-                        },
-                        bundle: text,
-                        key: signer.key,
-                    });
+                    return Ok(Verified::new(
+                        &announced.by,
+                        signer.key,
+                        Some(signer.identity),
+                        None,
+                        text,
+                    ));
                 }
                 Err(e) => {
                     failures.push(format!(
@@ -239,16 +256,13 @@ pub async fn verify(
         }
         match keys.iter().find(|k| bundle.verify(k).is_ok()) {
             Some(key) => {
-                return Ok(Verified {
-                    locked: LockedSignature {
-                        by: announced.by.clone(),
-                        key: key.key_id(),
-                        identity: announced.identity.clone(),
-                        issuer: None,
-                    },
-                    bundle: text,
-                    key: key.clone(),
-                });
+                return Ok(Verified::new(
+                    &announced.by,
+                    key.clone(),
+                    announced.identity.clone(),
+                    None,
+                    text,
+                ));
             }
             None => failures.push(format!("{} (key {})", announced.by, announced.key_id)),
         }
